@@ -1,0 +1,889 @@
+/* SPDX-License-Identifier: MIT */
+/* One case per rule of SPEC section 2, named after the rule it checks. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool-helpers.h"
+
+static void order_is(const int *want, int n)
+{
+        int i;
+
+        ev_lock();
+        ck_assert_int_eq(ev_norder, n);
+        for (i = 0; i < n; i++)
+                ck_assert_msg(ev_order[i] == want[i], "run %d was item %d, want item %d", i,
+                              ev_order[i], want[i]);
+        ev_unlock();
+}
+
+/* Rule 1: no thread before the first user; then min-threads; the last user drains and stops. */
+START_TEST(rule1_no_threads_before_register_then_min_threads)
+{
+        ck_assert_int_eq(proc_threads(), 1);
+        ck_assert_ptr_null(slow_work_default_pool());
+        ck_assert_int_eq(slow_work_register_user(), 0);
+        ck_assert_int_eq(pool_stats(slow_work_default_pool()).threads, 2);
+        ck_assert_int_eq(proc_threads(), 3);
+        ck_assert_int_eq(slow_work_register_user(), 0);
+        ck_assert_int_eq(proc_threads(), 3);
+        slow_work_unregister_user();
+        ck_assert_ptr_nonnull(slow_work_default_pool());
+        slow_work_unregister_user();
+        ck_assert_ptr_null(slow_work_default_pool());
+        POLL_FOR(proc_threads() == 1);
+}
+END_TEST
+
+START_TEST(rule1_last_unregister_runs_queued_items_first)
+{
+        struct titem items[20];
+        int i;
+
+        ck_assert_int_eq(slow_work_register_user(), 0);
+        for (i = 0; i < 20; i++) {
+                titem_init(&items[i], i, i % 3 == 0, NULL);
+                ck_assert_int_eq(slow_work_enqueue(W(&items[i])), 0);
+        }
+        slow_work_unregister_user();
+        for (i = 0; i < 20; i++) {
+                ck_assert_int_eq(items[i].runs, 1);
+                ck_assert_int_eq(items[i].puts, 1);
+        }
+}
+END_TEST
+
+/* Rule 2: get_ref before queueing, put_ref after the run; a refusal is -EAGAIN. */
+START_TEST(rule2_get_ref_on_enqueue_put_ref_after_run)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem t;
+
+        titem_init(&t, 1, false, pool);
+        t.gate = &gate;
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        WAIT_FOR(t.running == 1);
+        ev_lock();
+        ck_assert_int_eq(t.gets, 1);
+        ck_assert_int_eq(t.puts, 0);
+        ev_unlock();
+        gate_open(&gate);
+        WAIT_FOR(t.puts == 1);
+        ck_assert_int_eq(t.gets, 1);
+        ck_assert_int_eq(t.runs, 1);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+START_TEST(rule2_get_ref_refusal_is_eagain_and_queues_nothing)
+{
+        struct slow_work_pool *pool = pool_with(1, 2, 50, 5000);
+        struct titem t;
+
+        titem_init(&t, 1, false, pool);
+        t.refuse = true;
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), -EAGAIN);
+        ck_assert_int_eq(slow_work_pool_enqueue_delayed(pool, &t.dw, 10), -EAGAIN);
+        ck_assert_int_eq(pool_stats(pool).queued_slow, 0);
+        ck_assert_int_eq(pool_stats(pool).delayed, 0);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(t.runs, 0);
+        ck_assert_int_eq(t.gets, 0);
+        ck_assert_int_eq(t.puts, 0);
+}
+END_TEST
+
+/* Rule 3: enqueue of a pending item does nothing more. */
+START_TEST(rule3_enqueue_while_pending_runs_once)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem blocker, t;
+        int i;
+
+        titem_init(&blocker, 0, false, pool);
+        blocker.gate = &gate;
+        titem_init(&t, 1, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&blocker)), 0);
+        WAIT_FOR(blocker.running == 1);
+        for (i = 0; i < 3; i++)
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        ck_assert_int_eq(pool_stats(pool).queued_slow, 1);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(t.runs, 1);
+        ck_assert_int_eq(t.gets, 1);
+        ck_assert_int_eq(t.puts, 1);
+}
+END_TEST
+
+/* Rule 4: enqueue of a running item gives exactly one more run, at the queue's tail. */
+START_TEST(rule4_enqueues_during_run_give_one_more_run)
+{
+        struct slow_work_pool *pool = pool_with(2, 2, 50, 5000);
+        struct gate gate = {false};
+        struct titem t;
+        int i;
+
+        titem_init(&t, 1, false, pool);
+        t.gate = &gate;
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        WAIT_FOR(t.running == 1);
+        for (i = 0; i < 5; i++)
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        ev_lock();
+        ck_assert_int_eq(t.gets, 1);
+        ev_unlock();
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(t.runs, 2);
+        ck_assert_int_eq(t.gets, 1);
+        ck_assert_int_eq(t.puts, 1);
+}
+END_TEST
+
+START_TEST(rule4_self_enqueue_requeues_at_tail)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem blocker, a, b;
+        const int want[] = {0, 1, 2, 1};
+
+        titem_init(&blocker, 0, false, pool);
+        blocker.gate = &gate;
+        titem_init(&a, 1, false, pool);
+        a.requeue_in_exec = 2;
+        titem_init(&b, 2, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&blocker)), 0);
+        WAIT_FOR(blocker.running == 1);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&a)), 0);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&b)), 0);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        order_is(want, 4);
+        ck_assert_int_eq(a.gets, 1);
+        ck_assert_int_eq(a.puts, 1);
+}
+END_TEST
+
+/* Rule 5: an item never runs on two threads at once, however many threads are free. */
+struct hammer {
+        struct slow_work_pool *pool;
+        struct titem *t;
+        int n;
+};
+
+static void *hammer_main(void *arg)
+{
+        struct hammer *h = arg;
+        int i;
+
+        for (i = 0; i < h->n; i++)
+                ck_assert_int_eq(slow_work_pool_enqueue(h->pool, W(h->t)), 0);
+        return NULL;
+}
+
+START_TEST(rule5_item_never_runs_on_two_threads)
+{
+        struct slow_work_pool *pool = pool_with(4, 4, 50, 5000);
+        struct titem t;
+        struct hammer h;
+        pthread_t threads[3];
+        int i;
+
+        titem_init(&t, 1, false, pool);
+        h = (struct hammer){pool, &t, 20000};
+        for (i = 0; i < 3; i++)
+                pthread_create(&threads[i], NULL, hammer_main, &h);
+        for (i = 0; i < 3; i++)
+                pthread_join(threads[i], NULL);
+        slow_work_pool_free(pool);
+        ck_assert_int_ge(t.runs, 1);
+        ck_assert_int_eq(t.max_running, 1);
+        ck_assert_int_eq(t.gets, t.puts);
+}
+END_TEST
+
+/* Rule 6: FIFO within a class. */
+static void check_fifo(bool very_slow)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem blocker, items[10];
+        int want[11], i;
+
+        titem_init(&blocker, 100, false, pool);
+        blocker.gate = &gate;
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&blocker)), 0);
+        WAIT_FOR(blocker.running == 1);
+        want[0] = 100;
+        for (i = 0; i < 10; i++) {
+                titem_init(&items[i], i, very_slow, pool);
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&items[i])), 0);
+                want[i + 1] = i;
+        }
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        order_is(want, 11);
+}
+
+START_TEST(rule6_slow_items_run_in_fifo_order)
+{
+        check_fifo(false);
+}
+END_TEST
+
+START_TEST(rule6_very_slow_items_run_in_fifo_order)
+{
+        check_fifo(true);
+}
+END_TEST
+
+/* Rule 7: very slow preferred, up to floor(max * pct / 100), at least 1, at most max - 1. */
+START_TEST(rule7_cap_formula)
+{
+        static const unsigned cases[][3] = {
+            /* max, pct, cap */
+            {4, 50, 2}, {4, 1, 1}, {4, 99, 3}, {1, 99, 1}, {1, 1, 1}, {2, 50, 1},
+            {2, 99, 1}, {10, 25, 2}, {10, 29, 2}, {255, 99, 252}, {255, 1, 2}, {3, 34, 1},
+        };
+        unsigned i;
+
+        for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct slow_work_settings s = {1, cases[i][0], cases[i][1], 5000};
+
+                ck_assert_msg(slow_work_very_slow_cap(&s) == cases[i][2],
+                              "max %u pct %u: cap %u, want %u", cases[i][0], cases[i][1],
+                              slow_work_very_slow_cap(&s), cases[i][2]);
+        }
+}
+END_TEST
+
+START_TEST(rule7_very_slow_preferred_over_older_slow)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem blocker, s1, s2, v1;
+        const int want[] = {0, 3, 1, 2};
+
+        titem_init(&blocker, 0, false, pool);
+        blocker.gate = &gate;
+        titem_init(&s1, 1, false, pool);
+        titem_init(&s2, 2, false, pool);
+        titem_init(&v1, 3, true, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&blocker)), 0);
+        WAIT_FOR(blocker.running == 1);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&s1)), 0);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&s2)), 0);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&v1)), 0);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        order_is(want, 4);
+}
+END_TEST
+
+START_TEST(rule7_very_slow_capped_and_slow_not_starved)
+{
+        struct slow_work_pool *pool = pool_with(1, 4, 50, 5000);
+        struct gate gate = {false};
+        struct titem v[6], s;
+        struct slow_work_stats st;
+        int i;
+
+        for (i = 0; i < 6; i++) {
+                titem_init(&v[i], i, true, pool);
+                v[i].gate = &gate;
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&v[i])), 0);
+        }
+        /* The cap comes from max-threads (2 of 4), not from the one thread that exists. */
+        WAIT_FOR(ev_vslow_running == 2);
+        titem_init(&s, 10, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&s)), 0);
+        WAIT_FOR(s.runs == 1);
+        st = pool_stats(pool);
+        ck_assert_int_eq(st.busy_very_slow, 2);
+        ck_assert_int_eq(st.very_slow_cap, 2);
+        ck_assert_int_eq(st.queued_very_slow, 4);
+        ck_assert_int_le(st.threads, 4);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(ev_max_vslow_running, 2);
+        for (i = 0; i < 6; i++)
+                ck_assert_int_eq(v[i].runs, 1);
+}
+END_TEST
+
+START_TEST(rule7_very_slow_backlog_never_stalls_on_small_pool)
+{
+        /* The kernel's unclamped cap was 0 for pct < 50 on two threads: a stall. */
+        struct slow_work_pool *pool = pool_with(2, 2, 10, 5000);
+        struct titem v[8];
+        int i;
+
+        for (i = 0; i < 8; i++) {
+                titem_init(&v[i], i, true, pool);
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&v[i])), 0);
+        }
+        WAIT_FOR(v[7].runs == 1);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(ev_max_vslow_running, 1);
+}
+END_TEST
+
+/* Rule 8: grow on demand up to max; idle threads above min exit after idle-timeout. */
+START_TEST(rule8_grows_on_demand_up_to_max)
+{
+        struct slow_work_pool *pool = pool_with(1, 3, 50, 5000);
+        struct gate gate = {false};
+        struct titem t[5];
+        struct slow_work_stats st;
+        int i;
+
+        ck_assert_int_eq(pool_stats(pool).threads, 1);
+        for (i = 0; i < 5; i++) {
+                titem_init(&t[i], i, false, pool);
+                t[i].gate = &gate;
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t[i])), 0);
+        }
+        WAIT_FOR(ev_running == 3);
+        st = pool_stats(pool);
+        ck_assert_int_eq(st.threads, 3);
+        ck_assert_int_eq(st.busy, 3);
+        ck_assert_int_eq(st.queued_slow, 2);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(ev_max_running, 3);
+}
+END_TEST
+
+START_TEST(rule8_idle_thread_takes_work_before_a_new_one_starts)
+{
+        struct slow_work_pool *pool = pool_with(2, 4, 50, 5000);
+        struct gate gate = {false};
+        struct titem t;
+
+        titem_init(&t, 1, false, pool);
+        t.gate = &gate;
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        WAIT_FOR(t.running == 1);
+        ck_assert_int_eq(pool_stats(pool).threads, 2);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+START_TEST(rule8_idle_threads_above_min_exit_after_timeout)
+{
+        struct slow_work_pool *pool = pool_with(1, 4, 50, 50);
+        struct gate gate = {false};
+        struct titem t[4];
+        int i;
+
+        for (i = 0; i < 4; i++) {
+                titem_init(&t[i], i, false, pool);
+                t[i].gate = &gate;
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t[i])), 0);
+        }
+        WAIT_FOR(ev_running == 4);
+        ck_assert_int_eq(pool_stats(pool).threads, 4);
+        gate_open(&gate);
+        POLL_FOR(pool_stats(pool).threads == 1);
+        POLL_FOR(proc_threads() == 2);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+/* Rule 9: settings take effect at once without stopping running work. */
+START_TEST(rule9_raising_max_starts_threads_for_queued_work)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct slow_work_settings s = {1, 3, 50, 5000};
+        struct gate gate = {false};
+        struct titem t[3];
+        int i;
+
+        for (i = 0; i < 3; i++) {
+                titem_init(&t[i], i, false, pool);
+                t[i].gate = &gate;
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t[i])), 0);
+        }
+        WAIT_FOR(ev_running == 1);
+        ck_assert_int_eq(slow_work_pool_configure(pool, &s), 0);
+        WAIT_FOR(ev_running == 3);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+START_TEST(rule9_lowering_max_lets_busy_threads_finish_then_caps_runs)
+{
+        struct slow_work_pool *pool = pool_with(1, 4, 50, 5000);
+        struct slow_work_settings s = {1, 2, 50, 5000};
+        struct gate old_gate = {false}, new_gate = {false};
+        struct group after = {0, 0};
+        struct titem old[4], fresh[4];
+        int i;
+
+        for (i = 0; i < 4; i++) {
+                titem_init(&old[i], i, false, pool);
+                old[i].gate = &old_gate;
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&old[i])), 0);
+        }
+        WAIT_FOR(ev_running == 4);
+        ck_assert_int_eq(slow_work_pool_configure(pool, &s), 0);
+        for (i = 0; i < 4; i++) {
+                titem_init(&fresh[i], 10 + i, false, pool);
+                fresh[i].gate = &new_gate;
+                fresh[i].group = &after;
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&fresh[i])), 0);
+        }
+        /* Nothing running was interrupted, and nothing new started beyond the new max. */
+        ev_lock();
+        ck_assert_int_eq(ev_running, 4);
+        ck_assert_int_eq(after.running, 0);
+        ev_unlock();
+        gate_open(&old_gate);
+        WAIT_FOR(after.running == 2);
+        POLL_FOR(pool_stats(pool).threads == 2);
+        gate_open(&new_gate);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(after.max_running, 2);
+        for (i = 0; i < 4; i++)
+                ck_assert_int_eq(fresh[i].runs, 1);
+}
+END_TEST
+
+START_TEST(rule9_lowering_max_retires_idle_threads_at_once)
+{
+        struct slow_work_pool *pool = pool_with(4, 4, 50, 5000);
+        struct slow_work_settings s = {1, 2, 50, 5000};
+
+        POLL_FOR(pool_stats(pool).idle == 4);
+        ck_assert_int_eq(slow_work_pool_configure(pool, &s), 0);
+        ck_assert_int_eq(pool_stats(pool).threads, 2);
+        POLL_FOR(proc_threads() == 3);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+START_TEST(rule9_raising_min_starts_threads_at_once)
+{
+        struct slow_work_pool *pool = pool_with(1, 4, 50, 5000);
+        struct slow_work_settings s = {3, 4, 50, 5000};
+
+        ck_assert_int_eq(pool_stats(pool).threads, 1);
+        ck_assert_int_eq(slow_work_pool_configure(pool, &s), 0);
+        ck_assert_int_eq(pool_stats(pool).threads, 3);
+        POLL_FOR(proc_threads() == 4);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+START_TEST(rule9_raising_percentage_starts_queued_very_slow_work)
+{
+        struct slow_work_pool *pool = pool_with(1, 4, 25, 5000);
+        struct slow_work_settings s = {1, 4, 75, 5000};
+        struct gate gate = {false};
+        struct titem v[4];
+        int i;
+
+        for (i = 0; i < 4; i++) {
+                titem_init(&v[i], i, true, pool);
+                v[i].gate = &gate;
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&v[i])), 0);
+        }
+        WAIT_FOR(ev_vslow_running == 1);
+        ck_assert_int_eq(pool_stats(pool).queued_very_slow, 3);
+        ck_assert_int_eq(slow_work_pool_configure(pool, &s), 0);
+        WAIT_FOR(ev_vslow_running == 3);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+/* Rule 10: kernel defaults; invalid settings are rejected whole. */
+START_TEST(rule10_defaults_are_the_kernels)
+{
+        struct slow_work_pool *pool = NULL;
+        struct slow_work_settings s;
+
+        ck_assert_int_eq(slow_work_pool_new(NULL, &pool), 0);
+        slow_work_pool_settings(pool, &s);
+        ck_assert_uint_eq(s.min_threads, 2);
+        ck_assert_uint_eq(s.max_threads, 4);
+        ck_assert_uint_eq(s.vslow_percentage, 50);
+        ck_assert_uint_eq(s.idle_timeout_ms, 5000);
+        ck_assert_int_eq(pool_stats(pool).threads, 2);
+        ck_assert_int_eq(pool_stats(pool).very_slow_cap, 2);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+START_TEST(rule10_invalid_settings_rejected_whole)
+{
+        static const struct slow_work_settings bad[] = {
+            {0, 4, 50, 5000},   {5, 4, 50, 5000},   {1, 256, 50, 5000},
+            {1, 4, 0, 5000},    {1, 4, 100, 5000},  {1, 4, 50, 0},
+            {2, 1, 50, 5000},   {1, 4, 50, SLOW_WORK_IDLE_TIMEOUT_MAX_MS + 1},
+        };
+        struct slow_work_settings good = {1, 255, 99, SLOW_WORK_IDLE_TIMEOUT_MAX_MS};
+        struct slow_work_pool *pool = pool_with(2, 4, 50, 5000), *other = NULL;
+        struct slow_work_settings s;
+        unsigned i;
+
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ck_assert_int_eq(slow_work_pool_configure(pool, &bad[i]), -EINVAL);
+                ck_assert_int_eq(slow_work_pool_new(&bad[i], &other), -EINVAL);
+                ck_assert_ptr_null(other);
+                slow_work_pool_settings(pool, &s);
+                ck_assert_uint_eq(s.min_threads, 2);
+                ck_assert_uint_eq(s.max_threads, 4);
+                ck_assert_uint_eq(s.vslow_percentage, 50);
+                ck_assert_uint_eq(s.idle_timeout_ms, 5000);
+        }
+        ck_assert_int_eq(slow_work_settings_validate(&good), 0);
+        ck_assert_int_eq(slow_work_pool_configure(pool, &good), 0);
+        slow_work_pool_settings(pool, &s);
+        ck_assert_int_eq(memcmp(&s, &good, sizeof(s)), 0);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+/* Rule 11: cancel, delayed work, and enqueue without a user. */
+START_TEST(rule11_cancel_pending_removes_without_waiting)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem blocker, t;
+
+        titem_init(&blocker, 0, false, pool);
+        blocker.gate = &gate;
+        titem_init(&t, 1, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&blocker)), 0);
+        WAIT_FOR(blocker.running == 1);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        slow_work_cancel(W(&t)); /* returns although the only thread is still blocked */
+        ck_assert_int_eq(t.puts, 1);
+        ck_assert_int_eq(pool_stats(pool).queued_slow, 0);
+        ck_assert_int_eq(blocker.running, 1);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(t.runs, 0);
+        ck_assert_int_eq(t.gets, 1);
+        ck_assert_int_eq(t.puts, 1);
+}
+END_TEST
+
+static void *cancel_main(void *arg)
+{
+        slow_work_cancel(arg);
+        return NULL;
+}
+
+START_TEST(rule11_cancel_running_waits_and_drops_rerun)
+{
+        struct slow_work_pool *pool = pool_with(1, 2, 50, 5000);
+        struct gate gate = {false};
+        struct titem t;
+        pthread_t canceller;
+        int r;
+
+        titem_init(&t, 1, false, pool);
+        t.gate = &gate;
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        WAIT_FOR(t.running == 1);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0); /* a re-run is due */
+        pthread_create(&canceller, NULL, cancel_main, W(&t));
+        /* While the cancel waits for the run, enqueue is refused. */
+        do {
+                r = slow_work_pool_enqueue(pool, W(&t));
+                ck_assert(r == 0 || r == -ECANCELED);
+                if (r == 0)
+                        poll_pause();
+        } while (r == 0);
+        ev_lock();
+        ck_assert_int_eq(t.running, 1);
+        ev_unlock();
+        gate_open(&gate);
+        pthread_join(canceller, NULL);
+        ev_lock();
+        ck_assert_int_eq(t.runs, 1);
+        ck_assert_int_eq(t.running, 0);
+        ev_unlock();
+        /* Afterwards the item can be enqueued again. */
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        WAIT_FOR(t.runs == 2);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(t.gets, 2);
+        ck_assert_int_eq(t.puts, 2);
+}
+END_TEST
+
+START_TEST(rule11_cancel_delayed_before_timer_fires)
+{
+        struct slow_work_pool *pool = pool_with(1, 2, 50, 5000);
+        struct titem t, later;
+
+        titem_init(&t, 1, false, pool);
+        titem_init(&later, 2, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue_delayed(pool, &t.dw, 100), 0);
+        ck_assert_int_eq(slow_work_pool_enqueue_delayed(pool, &later.dw, 200), 0);
+        ck_assert_int_eq(pool_stats(pool).delayed, 2);
+        slow_work_cancel(W(&t));
+        ck_assert_int_eq(t.puts, 1);
+        ck_assert_int_eq(pool_stats(pool).delayed, 1);
+        /* Timers fire in order: once the later one ran, the cancelled one would have. */
+        WAIT_FOR(later.runs == 1);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(t.runs, 0);
+        ck_assert_int_eq(t.gets, 1);
+}
+END_TEST
+
+START_TEST(rule11_delayed_item_never_runs_early_and_is_not_moved)
+{
+        struct slow_work_pool *pool = pool_with(1, 2, 50, 5000);
+        struct titem t;
+        uint64_t start = now_ns();
+
+        titem_init(&t, 1, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue_delayed(pool, &t.dw, 150), 0);
+        /* Enqueues while it waits neither run it now nor push it back. */
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        ck_assert_int_eq(slow_work_pool_enqueue_delayed(pool, &t.dw, 100000), 0);
+        WAIT_FOR(t.runs == 1);
+        ck_assert_uint_ge(t.first_start_ns - start, 150000000ull);
+        ck_assert_uint_lt(t.first_start_ns - start, 100000000000ull);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(t.runs, 1);
+        ck_assert_int_eq(t.gets, 1);
+        ck_assert_int_eq(t.puts, 1);
+}
+END_TEST
+
+START_TEST(rule11_delay_expiring_during_run_gives_one_more_run)
+{
+        struct slow_work_pool *pool = pool_with(1, 2, 50, 5000);
+        struct gate gate = {false};
+        struct titem t;
+
+        titem_init(&t, 1, false, pool);
+        t.gate = &gate;
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        WAIT_FOR(t.running == 1);
+        ck_assert_int_eq(slow_work_pool_enqueue_delayed(pool, &t.dw, 20), 0);
+        WAIT_FOR(t.puts == 1); /* the timer fired: its reference went, the run's carries on */
+        ck_assert_int_eq(pool_stats(pool).delayed, 0);
+        gate_open(&gate);
+        WAIT_FOR(t.runs == 2);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(t.runs, 2);
+        ck_assert_int_eq(t.gets, 2);
+        ck_assert_int_eq(t.puts, 2);
+}
+END_TEST
+
+START_TEST(rule11_get_ref_refusal_leaves_item_enqueueable)
+{
+        struct slow_work_pool *pool = pool_with(1, 2, 50, 5000);
+        struct titem t;
+
+        titem_init(&t, 1, false, pool);
+        t.refuse = true;
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), -EAGAIN);
+        ev_lock();
+        t.refuse = false;
+        ev_unlock();
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        WAIT_FOR(t.runs == 1);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(t.gets, 1);
+        ck_assert_int_eq(t.puts, 1);
+}
+END_TEST
+
+START_TEST(rule11_enqueue_without_user_rejected)
+{
+        struct titem t;
+
+        titem_init(&t, 1, false, NULL);
+        ck_assert_int_lt(slow_work_enqueue(W(&t)), 0);
+        ck_assert_int_lt(delayed_slow_work_enqueue(&t.dw, 10), 0);
+        ck_assert_int_eq(slow_work_register_user(), 0);
+        ck_assert_int_eq(slow_work_enqueue(W(&t)), 0);
+        slow_work_unregister_user();
+        ck_assert_int_lt(slow_work_enqueue(W(&t)), 0);
+        ck_assert_int_eq(t.runs, 1);
+        ck_assert_int_eq(t.gets, 1);
+        ck_assert_int_eq(t.puts, 1);
+}
+END_TEST
+
+START_TEST(rule11_unregister_cancels_armed_timers_and_drops_their_refs)
+{
+        struct titem t;
+
+        ck_assert_int_eq(slow_work_register_user(), 0);
+        titem_init(&t, 1, false, NULL);
+        ck_assert_int_eq(delayed_slow_work_enqueue(&t.dw, 60000), 0);
+        slow_work_unregister_user();
+        ck_assert_int_eq(t.runs, 0);
+        ck_assert_int_eq(t.gets, 1);
+        ck_assert_int_eq(t.puts, 1);
+}
+END_TEST
+
+/* Rule 12: statistics and the run queue in the kernel's layout. */
+START_TEST(rule12_stats_count_threads_queues_and_runs)
+{
+        struct slow_work_pool *pool = pool_with(2, 2, 50, 5000);
+        struct gate gate = {false};
+        struct titem t[5];
+        struct slow_work_stats st;
+        struct slow_work_rq_entry *rq;
+        char line[256];
+        size_t n;
+        int i;
+
+        for (i = 0; i < 5; i++) {
+                titem_init(&t[i], i, i == 0 || i == 4, pool);
+                t[i].gate = &gate;
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t[i])), 0);
+                if (i < 2)
+                        WAIT_FOR(t[i].running == 1);
+        }
+        st = pool_stats(pool);
+        ck_assert_int_eq(st.threads, 2);
+        ck_assert_int_eq(st.busy, 2);
+        ck_assert_int_eq(st.busy_very_slow, 1);
+        ck_assert_int_eq(st.idle, 0);
+        ck_assert_int_eq(st.queued_slow, 2);
+        ck_assert_int_eq(st.queued_very_slow, 1);
+        ck_assert_int_eq(st.items_run, 0);
+
+        ck_assert_int_eq(slow_work_pool_rq(pool, &rq, &n), 0);
+        ck_assert_int_eq(n, 5);
+        /* Executing rows first (each busy thread and what it runs), then sq, then vsq. */
+        ck_assert_int_ge(rq[0].thread, 0);
+        ck_assert_int_ge(rq[1].thread, 0);
+        ck_assert_int_gt(rq[0].pid, 0);
+        ck_assert(strcmp(rq[0].desc, "item 0") == 0 || strcmp(rq[0].desc, "item 1") == 0);
+        ck_assert(strcmp(rq[1].desc, "item 0") == 0 || strcmp(rq[1].desc, "item 1") == 0);
+        ck_assert_str_eq(rq[2].desc, "item 2");
+        ck_assert_str_eq(rq[3].desc, "item 3");
+        ck_assert_str_eq(rq[4].desc, "item 4");
+        ck_assert_ptr_eq(rq[4].item, W(&t[4]));
+        ck_assert_int_eq(rq[2].thread, -1);
+        ck_assert_int_gt(slow_work_rq_format(&rq[2], line, sizeof(line)), 0);
+        ck_assert_int_eq(strncmp(line, " sq     - ", 10), 0);
+        ck_assert_int_gt(slow_work_rq_format(&rq[4], line, sizeof(line)), 0);
+        ck_assert_int_eq(strncmp(line, "vsq     - ", 10), 0);
+        ck_assert_str_eq(line + strlen(line) - 6, "item 4");
+        free(rq);
+
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        for (i = 0; i < 5; i++)
+                ck_assert_int_eq(t[i].runs, 1);
+}
+END_TEST
+
+START_TEST(rule12_rq_rows_use_the_kernel_layout)
+{
+        static const struct {
+                uint64_t age_ns;
+                const char *mark;
+        } marks[] = {
+            {5, "  5ns "},
+            {999, "999ns "},
+            {1000, "  1us "},
+            {250000, "250us "},
+            {12000000, " 12ms "},
+            {1500000000ull, "   1s "},
+            {42000000000ull, "  42s "},
+            {150000000000ull, "   2m "},
+            {7300000000000ull, "   2h "},
+            {90000000000000ull, "exces "},
+        };
+        struct slow_work_rq_entry e = {
+            .thread = 3, .pid = 4242, .item = (void *)0x1234, .flags = 0x2, .desc = "copy"};
+        char line[256], want[256];
+        unsigned i;
+
+        ck_assert_str_eq(slow_work_rq_header, "THR PID   ITEM ADDR        FL MARK  DESC\n"
+                                              "=== ===== ================ == ===== ==========\n");
+        for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+                e.age_ns = marks[i].age_ns;
+                ck_assert_int_gt(slow_work_rq_format(&e, line, sizeof(line)), 0);
+                snprintf(want, sizeof(want), "  3  4242 0000000000001234  2 %scopy", marks[i].mark);
+                ck_assert_str_eq(line, want);
+        }
+        e.thread = -1;
+        e.pid = 0;
+        e.flags = SLOW_WORK_PENDING | SLOW_WORK_VERY_SLOW;
+        e.age_ns = 5;
+        ck_assert_int_gt(slow_work_rq_format(&e, line, sizeof(line)), 0);
+        ck_assert_str_eq(line, "vsq     - 0000000000001234  9   5ns copy");
+        ck_assert_int_eq(slow_work_rq_format(&e, line, 10), -ENOBUFS);
+}
+END_TEST
+
+static Suite *pool_suite(void)
+{
+        Suite *s = suite_create("pool");
+        TCase *tc = tcase_create("rules");
+
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, rule1_no_threads_before_register_then_min_threads);
+        tcase_add_test(tc, rule1_last_unregister_runs_queued_items_first);
+        tcase_add_test(tc, rule2_get_ref_on_enqueue_put_ref_after_run);
+        tcase_add_test(tc, rule2_get_ref_refusal_is_eagain_and_queues_nothing);
+        tcase_add_test(tc, rule3_enqueue_while_pending_runs_once);
+        tcase_add_test(tc, rule4_enqueues_during_run_give_one_more_run);
+        tcase_add_test(tc, rule4_self_enqueue_requeues_at_tail);
+        tcase_add_test(tc, rule5_item_never_runs_on_two_threads);
+        tcase_add_test(tc, rule6_slow_items_run_in_fifo_order);
+        tcase_add_test(tc, rule6_very_slow_items_run_in_fifo_order);
+        tcase_add_test(tc, rule7_cap_formula);
+        tcase_add_test(tc, rule7_very_slow_preferred_over_older_slow);
+        tcase_add_test(tc, rule7_very_slow_capped_and_slow_not_starved);
+        tcase_add_test(tc, rule7_very_slow_backlog_never_stalls_on_small_pool);
+        tcase_add_test(tc, rule8_grows_on_demand_up_to_max);
+        tcase_add_test(tc, rule8_idle_thread_takes_work_before_a_new_one_starts);
+        tcase_add_test(tc, rule8_idle_threads_above_min_exit_after_timeout);
+        tcase_add_test(tc, rule9_raising_max_starts_threads_for_queued_work);
+        tcase_add_test(tc, rule9_lowering_max_lets_busy_threads_finish_then_caps_runs);
+        tcase_add_test(tc, rule9_lowering_max_retires_idle_threads_at_once);
+        tcase_add_test(tc, rule9_raising_min_starts_threads_at_once);
+        tcase_add_test(tc, rule9_raising_percentage_starts_queued_very_slow_work);
+        tcase_add_test(tc, rule10_defaults_are_the_kernels);
+        tcase_add_test(tc, rule10_invalid_settings_rejected_whole);
+        tcase_add_test(tc, rule11_cancel_pending_removes_without_waiting);
+        tcase_add_test(tc, rule11_cancel_running_waits_and_drops_rerun);
+        tcase_add_test(tc, rule11_cancel_delayed_before_timer_fires);
+        tcase_add_test(tc, rule11_delayed_item_never_runs_early_and_is_not_moved);
+        tcase_add_test(tc, rule11_delay_expiring_during_run_gives_one_more_run);
+        tcase_add_test(tc, rule11_get_ref_refusal_leaves_item_enqueueable);
+        tcase_add_test(tc, rule11_enqueue_without_user_rejected);
+        tcase_add_test(tc, rule11_unregister_cancels_armed_timers_and_drops_their_refs);
+        tcase_add_test(tc, rule12_stats_count_threads_queues_and_runs);
+        tcase_add_test(tc, rule12_rq_rows_use_the_kernel_layout);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(pool_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
