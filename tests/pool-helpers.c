@@ -61,16 +61,28 @@ void poll_pause(void)
         nanosleep(&ts, NULL);
 }
 
-int proc_threads(void)
+int worker_threads(void)
 {
         DIR *d = opendir("/proc/self/task");
         struct dirent *e;
         int n = 0;
 
         ck_assert_ptr_nonnull(d);
-        while ((e = readdir(d)))
-                if (e->d_name[0] != '.')
+        while ((e = readdir(d))) {
+                char path[300], comm[32] = "";
+                FILE *f;
+
+                if (e->d_name[0] == '.')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+                f = fopen(path, "re");
+                if (!f)
+                        continue; /* the thread has just exited */
+                if (fgets(comm, sizeof(comm), f) && strncmp(comm, "slowd", 5) == 0 &&
+                    comm[5] >= '0' && comm[5] <= '9')
                         n++;
+                fclose(f);
+        }
         closedir(d);
         return n;
 }

@@ -54,7 +54,8 @@ bool ev_wait(void); /* false after 20 s without a change */
 void gate_open(struct gate *g);
 
 uint64_t now_ns(void);
-int proc_threads(void);
+/* Live worker threads of any pool in this process, by their names (slowd000...). */
+int worker_threads(void);
 
 #define WAIT_FOR(expr)                                                                             \
         do {                                                                                       \
