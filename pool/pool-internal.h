@@ -48,28 +48,82 @@ struct slow_work_pool {
         pthread_t timer_thread;
         bool timer_started;
 
+        /* Enqueues come in without the lock, one lock-free FIFO per class (slow, very slow); the
+         * lock holder moves them onto the run queues (pool_drain). */
+        struct incoming {
+                struct slow_work *tail; /* atomic: producers swap themselves in */
+                struct slow_work *head; /* lock holder's end */
+                struct slow_work stub;
+        } incoming[2];
+        unsigned nidle;       /* atomic mirror of the idle stack's depth */
+        unsigned max_threads; /* atomic mirror of settings.max_threads */
+
         struct worker workers[SLOW_WORK_THREADS_MAX];
 };
 
+/* Internal flag: the item is linked on a run queue, not on an incoming FIFO. Set by
+ * runq_append(); whoever unlinks the item clears it with the flags it changes. */
+#define WORK_LINKED (1UL << 6)
+#define WORK_KERNEL_FLAGS 0x3fUL
+
 uint64_t pool_now_ns(void);
+uint64_t pool_mark_ns(void);
+
+void incoming_init(struct slow_work_pool *pool);
+void incoming_push(struct slow_work_pool *pool, struct slow_work *work);
+struct slow_work *incoming_pop(struct slow_work_pool *pool, bool very_slow); /* lock held */
 
 /* All of these run with pool->lock held. */
+void pool_drain(struct slow_work_pool *pool);
 void pool_queue(struct slow_work_pool *pool, struct slow_work *work);
 void pool_kick(struct slow_work_pool *pool);
-int pool_timer_add(struct slow_work_pool *pool, struct delayed_slow_work *dwork, uint64_t expires);
+int pool_timer_reserve(struct slow_work_pool *pool); /* room and a thread for one more timer */
+void pool_timer_add(struct slow_work_pool *pool, struct delayed_slow_work *dwork, uint64_t expires);
 void pool_timer_remove(struct slow_work_pool *pool, struct delayed_slow_work *dwork);
 
 /* Takes the lock itself: stops the timer thread and returns the items whose timers were armed,
  * linked through their next member, for the caller to put_ref. */
 struct slow_work *pool_timer_stop(struct slow_work_pool *pool);
 
-static inline bool work_is_very_slow(const struct slow_work *work)
+/* Flags change without the lock (enqueue), so every access is atomic. */
+static inline unsigned long flags_get(struct slow_work *work)
 {
-        return work->flags & SLOW_WORK_VERY_SLOW;
+        return __atomic_load_n(&work->flags, __ATOMIC_ACQUIRE);
 }
+
+static inline void flags_set(struct slow_work *work, unsigned long bits)
+{
+        __atomic_fetch_or(&work->flags, bits, __ATOMIC_ACQ_REL);
+}
+
+static inline void flags_clear(struct slow_work *work, unsigned long bits)
+{
+        __atomic_fetch_and(&work->flags, ~bits, __ATOMIC_ACQ_REL);
+}
+
+/* Clears and sets bits in one step; returns the flags before. */
+static inline unsigned long flags_change(struct slow_work *work, unsigned long clear,
+                                         unsigned long set)
+{
+        unsigned long old = flags_get(work);
+
+        while (!__atomic_compare_exchange_n(&work->flags, &old, (old & ~clear) | set, false,
+                                            __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                ;
+        return old;
+}
+
+static inline bool work_is_very_slow(struct slow_work *work)
+{
+        return flags_get(work) & SLOW_WORK_VERY_SLOW;
+}
+
+#define ATOMIC_GET(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define ATOMIC_SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 static inline void runq_append(struct runq *q, struct slow_work *work)
 {
+        flags_set(work, WORK_LINKED);
         work->next = NULL;
         work->prev = q->tail;
         if (q->tail)

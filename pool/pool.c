@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,14 +46,24 @@ unsigned slow_work_very_slow_cap(const struct slow_work_settings *s)
         return cap;
 }
 
-static struct runq *class_queue(struct slow_work_pool *pool, const struct slow_work *work)
+static struct runq *class_queue(struct slow_work_pool *pool, struct slow_work *work)
 {
         return work_is_very_slow(work) ? &pool->vslow : &pool->slow;
 }
 
+/* The run queue view's ages: a coarse clock is plenty, and cheap. */
+uint64_t pool_mark_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void pool_queue(struct slow_work_pool *pool, struct slow_work *work)
 {
-        work->mark_ns = pool_now_ns();
+        pool_drain(pool);
+        work->mark_ns = pool_mark_ns();
         runq_append(class_queue(pool, work), work);
 }
 
@@ -69,20 +80,25 @@ static unsigned runnable(const struct slow_work_pool *pool)
         return pool->slow.n + vslow;
 }
 
-static struct slow_work *pick(struct slow_work_pool *pool)
+/* The oldest item of a class: run queue first, then what came in since the last drain. */
+static struct slow_work *take(struct slow_work_pool *pool, bool very_slow)
 {
-        struct runq *q;
-        struct slow_work *work;
+        struct runq *q = very_slow ? &pool->vslow : &pool->slow;
+        struct slow_work *work = q->head;
 
-        if (pool->vslow.n && pool->nbusy_vslow < pool->vslow_cap)
-                q = &pool->vslow;
-        else if (pool->slow.n)
-                q = &pool->slow;
-        else
-                return NULL;
-        work = q->head;
+        if (!work)
+                return incoming_pop(pool, very_slow);
         runq_remove(q, work);
         return work;
+}
+
+static struct slow_work *pick(struct slow_work_pool *pool)
+{
+        struct slow_work *work = NULL;
+
+        if (pool->nbusy_vslow < pool->vslow_cap)
+                work = take(pool, true);
+        return work ? work : take(pool, false);
 }
 
 static struct worker *wake_idle(struct slow_work_pool *pool)
@@ -90,6 +106,7 @@ static struct worker *wake_idle(struct slow_work_pool *pool)
         struct worker *t = pool->idle_top;
 
         pool->idle_top = t->idle_next;
+        ATOMIC_SET(pool->nidle, pool->nidle - 1);
         t->idle = false;
         pool->nwaking++;
         pthread_cond_signal(&t->wake);
@@ -103,6 +120,7 @@ static void idle_remove(struct slow_work_pool *pool, struct worker *t)
         for (p = &pool->idle_top; *p != t; p = &(*p)->idle_next)
                 ;
         *p = t->idle_next;
+        ATOMIC_SET(pool->nidle, pool->nidle - 1);
         t->idle = false;
 }
 
@@ -127,7 +145,7 @@ static int start_worker(struct slow_work_pool *pool)
         t->idle = t->retire = false;
         t->current = NULL;
         t->tid = 0;
-        pool->nthreads++;
+        ATOMIC_SET(pool->nthreads, pool->nthreads + 1);
         pool->nalive++;
         pool->nwaking++;
 
@@ -141,7 +159,7 @@ static int start_worker(struct slow_work_pool *pool)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (r) {
                 t->used = false;
-                pool->nthreads--;
+                ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
                 pool->nalive--;
                 pool->nwaking--;
                 return -r;
@@ -151,7 +169,10 @@ static int start_worker(struct slow_work_pool *pool)
 
 void pool_kick(struct slow_work_pool *pool)
 {
-        unsigned want = runnable(pool);
+        unsigned want;
+
+        pool_drain(pool);
+        want = runnable(pool);
 
         while (want > pool->nwaking) {
                 if (pool->idle_top)
@@ -167,6 +188,15 @@ static bool idle_wait(struct slow_work_pool *pool, struct worker *t)
         t->idle = true;
         t->idle_next = pool->idle_top;
         pool->idle_top = t;
+        ATOMIC_SET(pool->nidle, pool->nidle + 1);
+
+        /* Pairs with the fence in enqueue: either it sees this thread idle, or we see its item. */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        pool_drain(pool);
+        if (runnable(pool)) {
+                idle_remove(pool, t);
+                return false;
+        }
 
         while (t->idle) {
                 uint64_t deadline = pool_now_ns() + pool->settings.idle_timeout_ms * 1000000ull;
@@ -185,49 +215,46 @@ static bool idle_wait(struct slow_work_pool *pool, struct worker *t)
         return false;
 }
 
-static void run(struct slow_work_pool *pool, struct worker *t, struct slow_work *work)
+static void start(struct slow_work_pool *pool, struct worker *t, struct slow_work *work)
 {
-        bool vslow = work_is_very_slow(work);
-        bool requeue;
-
-        work->flags = (work->flags & ~SLOW_WORK_PENDING) | SLOW_WORK_EXECUTING;
-        work->mark_ns = pool_now_ns();
+        flags_change(work, SLOW_WORK_PENDING | WORK_LINKED, SLOW_WORK_EXECUTING);
+        work->mark_ns = pool_mark_ns();
         t->current = work;
         pool->nbusy++;
-        if (vslow)
+        if (work_is_very_slow(work))
                 pool->nbusy_vslow++;
-        pthread_mutex_unlock(&pool->lock);
-
-        work->ops->execute(work);
-
-        pthread_mutex_lock(&pool->lock);
-        work->flags &= ~SLOW_WORK_EXECUTING;
-        t->current = NULL;
-        pool->items_run++;
-        requeue = work->flags & SLOW_WORK_ENQ_DEFERRED;
-        if (requeue) {
-                /* The run's reference goes over to the new queue entry. */
-                work->flags &= ~SLOW_WORK_ENQ_DEFERRED;
-                pool_queue(pool, work);
-        }
-        if (pool->nwaiters)
-                pthread_cond_broadcast(&pool->changed);
-        if (!requeue) {
-                pthread_mutex_unlock(&pool->lock);
-                work->ops->put_ref(work);
-                pthread_mutex_lock(&pool->lock);
-        }
-        pool->nbusy--;
-        if (vslow)
-                pool->nbusy_vslow--;
-        if (requeue)
-                pool_kick(pool);
 }
 
+/* Ends a run; returns the item if its reference is to be dropped, NULL if it runs again. */
+static struct slow_work *finish(struct slow_work_pool *pool, struct worker *t,
+                                struct slow_work *work)
+{
+        unsigned long old = flags_change(work, SLOW_WORK_EXECUTING | SLOW_WORK_ENQ_DEFERRED, 0);
+
+        t->current = NULL;
+        pool->items_run++;
+        pool->nbusy--;
+        if (old & SLOW_WORK_VERY_SLOW)
+                pool->nbusy_vslow--;
+        if (pool->nwaiters)
+                pthread_cond_broadcast(&pool->changed);
+        if (!(old & SLOW_WORK_ENQ_DEFERRED))
+                return work;
+        /* The run's reference goes over to the new queue entry. */
+        pool_queue(pool, work);
+        pool_kick(pool);
+        return NULL;
+}
+
+/*
+ * One lock hold per item: a run is finished and the next one picked together, and the finished
+ * item's put_ref is called once the lock is dropped.
+ */
 static void *worker_main(void *arg)
 {
         struct worker *t = arg;
         struct slow_work_pool *pool = t->pool;
+        struct slow_work *work, *put = NULL;
         char name[16];
 
         snprintf(name, sizeof(name), "slowd%03u", t->id);
@@ -237,21 +264,37 @@ static void *worker_main(void *arg)
         t->tid = gettid();
         pool->nwaking--;
         while (!t->retire) {
-                struct slow_work *work;
-
                 if (pool->nthreads > pool->settings.max_threads) {
-                        pool->nthreads--;
+                        ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
                         break;
                 }
                 work = pick(pool);
-                if (work) {
-                        run(pool, t, work);
+                if (!work && put) {
+                        pthread_mutex_unlock(&pool->lock);
+                        put->ops->put_ref(put);
+                        put = NULL;
+                        pthread_mutex_lock(&pool->lock);
                         continue;
                 }
-                if (pool->stopping || idle_wait(pool, t)) {
-                        pool->nthreads--;
-                        break;
+                if (!work) {
+                        if (pool->stopping || idle_wait(pool, t)) {
+                                ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
+                                break;
+                        }
+                        continue;
                 }
+                start(pool, t, work);
+                pthread_mutex_unlock(&pool->lock);
+                if (put)
+                        put->ops->put_ref(put);
+                work->ops->execute(work);
+                pthread_mutex_lock(&pool->lock);
+                put = finish(pool, t, work);
+        }
+        if (put) {
+                pthread_mutex_unlock(&pool->lock);
+                put->ops->put_ref(put);
+                pthread_mutex_lock(&pool->lock);
         }
         t->used = false;
         pool->nalive--;
@@ -289,6 +332,7 @@ int slow_work_pool_new(const struct slow_work_settings *settings,
 {
         struct slow_work_settings defaults = SLOW_WORK_SETTINGS_DEFAULT;
         struct slow_work_pool *pool;
+        pthread_mutexattr_t mattr;
         pthread_condattr_t attr;
         unsigned i;
         int r;
@@ -303,8 +347,13 @@ int slow_work_pool_new(const struct slow_work_settings *settings,
         if (!pool)
                 return -ENOMEM;
         pool->settings = *settings;
+        pool->max_threads = settings->max_threads;
         pool->vslow_cap = slow_work_very_slow_cap(settings);
-        pthread_mutex_init(&pool->lock, NULL);
+        incoming_init(pool);
+        pthread_mutexattr_init(&mattr);
+        pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_ADAPTIVE_NP);
+        pthread_mutex_init(&pool->lock, &mattr);
+        pthread_mutexattr_destroy(&mattr);
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
         pthread_cond_init(&pool->changed, &attr);
@@ -347,89 +396,141 @@ void slow_work_pool_free(struct slow_work_pool *pool)
         pool_destroy(pool);
 }
 
+enum { CLAIM_COALESCED, CLAIM_TAKEN, CLAIM_NEEDS_REF };
+
+/*
+ * Marks an item pending (with extra bits), or finds that it needs nothing more: already pending,
+ * or running and now due to run again. A fresh claim needs the caller's get_ref first.
+ */
+static int claim(struct slow_work *work, bool have_ref, bool delayed)
+{
+        unsigned long old = flags_get(work), set;
+
+        for (;;) {
+                if (old & SLOW_WORK_CANCELLING)
+                        return -ECANCELED;
+                if (old & SLOW_WORK_PENDING)
+                        return CLAIM_COALESCED;
+                if ((old & SLOW_WORK_EXECUTING) && !delayed)
+                        set = SLOW_WORK_PENDING | SLOW_WORK_ENQ_DEFERRED;
+                else if (!have_ref)
+                        return CLAIM_NEEDS_REF;
+                else
+                        set = SLOW_WORK_PENDING | (delayed ? SLOW_WORK_DELAYED : 0);
+                if (__atomic_compare_exchange_n(&work->flags, &old, old | set, false,
+                                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                        return set & SLOW_WORK_ENQ_DEFERRED ? CLAIM_COALESCED : CLAIM_TAKEN;
+        }
+}
+
+/* Claims with a reference; drops the reference again when the claim did not need it. */
+static int claim_with_ref(struct slow_work *work, bool delayed)
+{
+        bool have_ref = false;
+        int r;
+
+        while ((r = claim(work, have_ref, delayed)) == CLAIM_NEEDS_REF) {
+                if (work->ops->get_ref(work))
+                        return -EAGAIN;
+                have_ref = true;
+        }
+        if (have_ref && r != CLAIM_TAKEN)
+                work->ops->put_ref(work);
+        return r;
+}
+
 int slow_work_pool_enqueue(struct slow_work_pool *pool, struct slow_work *work)
 {
-        int r = 0;
+        int r = claim_with_ref(work, false);
 
-        pthread_mutex_lock(&pool->lock);
-        if (work->flags & SLOW_WORK_CANCELLING) {
-                r = -ECANCELED;
-        } else if (work->flags & SLOW_WORK_PENDING) {
-                /* Coalesced: it runs once, after this call. */
-        } else if (work->flags & SLOW_WORK_EXECUTING) {
-                work->flags |= SLOW_WORK_PENDING | SLOW_WORK_ENQ_DEFERRED;
-        } else if (work->ops->get_ref(work)) {
-                r = -EAGAIN;
-        } else {
-                __atomic_store_n(&work->pool, pool, __ATOMIC_RELEASE);
-                work->flags |= SLOW_WORK_PENDING;
-                pool_queue(pool, work);
+        if (r != CLAIM_TAKEN)
+                return r < 0 ? r : 0;
+
+        __atomic_store_n(&work->pool, pool, __ATOMIC_RELEASE);
+        work->mark_ns = pool_mark_ns();
+        incoming_push(pool, work);
+
+        /* Pairs with idle_wait(): a thread that went idle before the push is seen here. */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (ATOMIC_GET(pool->nidle) || ATOMIC_GET(pool->nthreads) < ATOMIC_GET(pool->max_threads)) {
+                pthread_mutex_lock(&pool->lock);
                 pool_kick(pool);
+                pthread_mutex_unlock(&pool->lock);
         }
-        pthread_mutex_unlock(&pool->lock);
-        return r;
+        return 0;
 }
 
 int slow_work_pool_enqueue_delayed(struct slow_work_pool *pool, struct delayed_slow_work *dwork,
                                    unsigned long delay_ms)
 {
         struct slow_work *work = &dwork->work;
-        bool put = false;
-        int r = 0;
+        unsigned long flags = flags_get(work);
+        int r;
 
         if (delay_ms == 0)
                 return slow_work_pool_enqueue(pool, work);
+        if (flags & SLOW_WORK_CANCELLING)
+                return -ECANCELED;
+        if (flags & SLOW_WORK_PENDING)
+                return 0; /* the delay is neither moved forward nor extended */
+        if (work->ops->get_ref(work))
+                return -EAGAIN;
 
         pthread_mutex_lock(&pool->lock);
-        if (work->flags & SLOW_WORK_CANCELLING) {
-                r = -ECANCELED;
-        } else if (work->flags & SLOW_WORK_PENDING) {
-                /* Already due: the delay is neither moved forward nor extended. */
-        } else if (work->ops->get_ref(work)) {
-                r = -EAGAIN;
-        } else {
-                r = pool_timer_add(pool, dwork, pool_now_ns() + delay_ms * 1000000ull);
-                if (r == 0) {
-                        __atomic_store_n(&work->pool, pool, __ATOMIC_RELEASE);
-                        work->flags |= SLOW_WORK_PENDING | SLOW_WORK_DELAYED;
-                } else {
-                        put = true;
-                }
+        r = pool_timer_reserve(pool);
+        if (r == 0)
+                r = claim(work, true, true);
+        if (r == CLAIM_TAKEN) {
+                __atomic_store_n(&work->pool, pool, __ATOMIC_RELEASE);
+                pool_timer_add(pool, dwork, pool_now_ns() + delay_ms * 1000000ull);
         }
         pthread_mutex_unlock(&pool->lock);
-        if (put)
+        if (r != CLAIM_TAKEN)
                 work->ops->put_ref(work);
-        return r;
+        return r < 0 ? r : 0;
 }
 
 void slow_work_cancel(struct slow_work *work)
 {
         struct slow_work_pool *pool = __atomic_load_n(&work->pool, __ATOMIC_ACQUIRE);
+        unsigned long flags;
         bool put = false;
 
         if (!pool)
                 return;
 
         pthread_mutex_lock(&pool->lock);
-        work->flags |= SLOW_WORK_CANCELLING;
         work->cancellers++;
-        if (work->flags & SLOW_WORK_DELAYED) {
-                pool_timer_remove(pool, (struct delayed_slow_work *)work);
-                work->flags &= ~(SLOW_WORK_DELAYED | SLOW_WORK_PENDING);
-                put = true;
-        } else if ((work->flags & SLOW_WORK_PENDING) && !(work->flags & SLOW_WORK_EXECUTING)) {
-                runq_remove(class_queue(pool, work), work);
-                work->flags &= ~SLOW_WORK_PENDING;
-                put = true;
-        } else if (work->flags & SLOW_WORK_ENQ_DEFERRED) {
-                work->flags &= ~(SLOW_WORK_ENQ_DEFERRED | SLOW_WORK_PENDING);
+        flags_set(work, SLOW_WORK_CANCELLING);
+        for (;;) {
+                pool_drain(pool);
+                flags = flags_get(work);
+                if (flags & SLOW_WORK_DELAYED) {
+                        pool_timer_remove(pool, (struct delayed_slow_work *)work);
+                        flags_clear(work, SLOW_WORK_DELAYED | SLOW_WORK_PENDING);
+                        put = true;
+                } else if ((flags & SLOW_WORK_PENDING) && !(flags & SLOW_WORK_EXECUTING)) {
+                        if (!(flags & WORK_LINKED)) {
+                                /* An enqueue is pushing it in right now: let it finish. */
+                                pthread_mutex_unlock(&pool->lock);
+                                sched_yield();
+                                pthread_mutex_lock(&pool->lock);
+                                continue;
+                        }
+                        runq_remove(class_queue(pool, work), work);
+                        flags_clear(work, SLOW_WORK_PENDING | WORK_LINKED);
+                        put = true;
+                } else if (flags & SLOW_WORK_ENQ_DEFERRED) {
+                        flags_clear(work, SLOW_WORK_ENQ_DEFERRED | SLOW_WORK_PENDING);
+                }
+                break;
         }
         pool->nwaiters++;
-        while (work->flags & SLOW_WORK_EXECUTING)
+        while (flags_get(work) & SLOW_WORK_EXECUTING)
                 pthread_cond_wait(&pool->changed, &pool->lock);
         pool->nwaiters--;
         if (--work->cancellers == 0)
-                work->flags &= ~SLOW_WORK_CANCELLING;
+                flags_clear(work, SLOW_WORK_CANCELLING);
         pthread_mutex_unlock(&pool->lock);
         if (put)
                 work->ops->put_ref(work);
@@ -444,10 +545,11 @@ int slow_work_pool_configure(struct slow_work_pool *pool, const struct slow_work
 
         pthread_mutex_lock(&pool->lock);
         pool->settings = *settings;
+        ATOMIC_SET(pool->max_threads, settings->max_threads);
         pool->vslow_cap = slow_work_very_slow_cap(settings);
         while (pool->nthreads > settings->max_threads && pool->idle_top) {
                 wake_idle(pool)->retire = true;
-                pool->nthreads--;
+                ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
         }
         while (pool->nthreads < settings->min_threads && start_worker(pool) == 0)
                 ;
@@ -469,6 +571,7 @@ void slow_work_pool_stats(struct slow_work_pool *pool, struct slow_work_stats *r
         unsigned idle = 0;
 
         pthread_mutex_lock(&pool->lock);
+        pool_drain(pool);
         for (t = pool->idle_top; t; t = t->idle_next)
                 idle++;
         *ret_stats = (struct slow_work_stats){

@@ -69,14 +69,14 @@ static void fire(struct slow_work_pool *pool, struct delayed_slow_work *dwork)
         struct slow_work *work = &dwork->work;
 
         pool_timer_remove(pool, dwork);
-        work->flags &= ~SLOW_WORK_DELAYED;
-        if (!(work->flags & SLOW_WORK_EXECUTING)) {
+        if (!(flags_get(work) & SLOW_WORK_EXECUTING)) {
+                flags_clear(work, SLOW_WORK_DELAYED);
                 pool_queue(pool, work);
                 pool_kick(pool);
                 return;
         }
         /* The running instance's reference carries the next run; the timer's goes. */
-        work->flags |= SLOW_WORK_ENQ_DEFERRED;
+        flags_change(work, SLOW_WORK_DELAYED, SLOW_WORK_ENQ_DEFERRED);
         pthread_mutex_unlock(&pool->lock);
         work->ops->put_ref(work);
         pthread_mutex_lock(&pool->lock);
@@ -121,7 +121,7 @@ static int timer_start(struct slow_work_pool *pool)
         return 0;
 }
 
-int pool_timer_add(struct slow_work_pool *pool, struct delayed_slow_work *dwork, uint64_t expires)
+int pool_timer_reserve(struct slow_work_pool *pool)
 {
         int r;
 
@@ -141,12 +141,16 @@ int pool_timer_add(struct slow_work_pool *pool, struct delayed_slow_work *dwork,
                 pool->timers = timers;
                 pool->timers_size = size;
         }
+        return 0;
+}
+
+void pool_timer_add(struct slow_work_pool *pool, struct delayed_slow_work *dwork, uint64_t expires)
+{
         dwork->expires_ns = expires;
         heap_set(pool, pool->ntimers++, dwork);
         sift_up(pool, dwork->timer_slot);
         if (dwork->timer_slot == 0)
                 pthread_cond_signal(&pool->timer_wake);
-        return 0;
 }
 
 struct slow_work *pool_timer_stop(struct slow_work_pool *pool)
@@ -163,7 +167,7 @@ struct slow_work *pool_timer_stop(struct slow_work_pool *pool)
         while (pool->ntimers) {
                 struct slow_work *work = &pool->timers[--pool->ntimers]->work;
 
-                work->flags &= ~(SLOW_WORK_DELAYED | SLOW_WORK_PENDING);
+                flags_clear(work, SLOW_WORK_DELAYED | SLOW_WORK_PENDING);
                 work->next = list;
                 list = work;
         }
