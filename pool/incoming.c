@@ -66,6 +66,13 @@ struct slow_work *incoming_pop(struct slow_work_pool *pool, bool very_slow)
         return pop(&pool->incoming[very_slow]);
 }
 
+bool incoming_empty(struct slow_work_pool *pool, bool very_slow)
+{
+        struct incoming *in = &pool->incoming[very_slow];
+
+        return in->head == &in->stub && !__atomic_load_n(&in->stub.incoming_next, __ATOMIC_ACQUIRE);
+}
+
 void pool_drain(struct slow_work_pool *pool)
 {
         struct slow_work *work;

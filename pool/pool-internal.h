@@ -25,19 +25,39 @@ struct worker {
         bool retire;  /* exit at the next look at the queues */
 };
 
+#define CACHELINE 64
+
+/*
+ * Enqueues come in without the lock, one lock-free FIFO per class (slow, very slow); the lock
+ * holder takes from them directly or moves them onto the run queues (pool_drain). The producers'
+ * end and the lock holder's end live on cache lines of their own.
+ */
+struct incoming {
+        _Alignas(CACHELINE) struct slow_work *tail; /* atomic: producers swap themselves in */
+        _Alignas(CACHELINE) struct slow_work *head; /* lock holder's end */
+        struct slow_work stub;
+};
+
 struct slow_work_pool {
-        pthread_mutex_t lock;
+        /* Read by every enqueue, written only when threads come, go, sleep or wake. */
+        _Alignas(CACHELINE) unsigned nthreads; /* threads counted against max-threads */
+        unsigned max_threads;                  /* mirror of settings.max_threads */
+        unsigned nidle;                        /* mirror of the idle stack's depth */
+        unsigned nwaking; /* threads woken, new or spinning, on their way to the queues */
+
+        struct incoming incoming[2];
+
+        _Alignas(CACHELINE) pthread_mutex_t lock;
         pthread_cond_t changed; /* an item finished, or a thread exited */
         struct slow_work_settings settings;
         unsigned vslow_cap;
 
         struct runq slow, vslow;
         struct worker *idle_top;
-        unsigned nthreads;    /* threads counted against max-threads */
-        unsigned nalive;      /* threads not yet gone, retiring ones included */
-        unsigned nwaking;     /* woken or new threads that have not looked at the queues yet */
+        unsigned nalive;   /* threads not yet gone, retiring ones included */
+        bool spinning;     /* a thread polls the incoming FIFOs before it sleeps */
         unsigned nbusy, nbusy_vslow;
-        unsigned nwaiters;    /* cancellers waiting for a run to end */
+        unsigned nwaiters; /* cancellers waiting for a run to end */
         uint64_t items_run;
         bool stopping;
 
@@ -47,16 +67,6 @@ struct slow_work_pool {
         pthread_cond_t timer_wake;
         pthread_t timer_thread;
         bool timer_started;
-
-        /* Enqueues come in without the lock, one lock-free FIFO per class (slow, very slow); the
-         * lock holder moves them onto the run queues (pool_drain). */
-        struct incoming {
-                struct slow_work *tail; /* atomic: producers swap themselves in */
-                struct slow_work *head; /* lock holder's end */
-                struct slow_work stub;
-        } incoming[2];
-        unsigned nidle;       /* atomic mirror of the idle stack's depth */
-        unsigned max_threads; /* atomic mirror of settings.max_threads */
 
         struct worker workers[SLOW_WORK_THREADS_MAX];
 };
@@ -72,6 +82,7 @@ uint64_t pool_mark_ns(void);
 void incoming_init(struct slow_work_pool *pool);
 void incoming_push(struct slow_work_pool *pool, struct slow_work *work);
 struct slow_work *incoming_pop(struct slow_work_pool *pool, bool very_slow); /* lock held */
+bool incoming_empty(struct slow_work_pool *pool, bool very_slow);               /* lock held */
 
 /* All of these run with pool->lock held. */
 void pool_drain(struct slow_work_pool *pool);

@@ -15,6 +15,15 @@
 
 #include "pool-internal.h"
 
+#define SPIN_NS 20000u /* how long one thread polls for new items before it sleeps */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+}
+
 uint64_t pool_now_ns(void)
 {
         struct timespec ts;
@@ -108,7 +117,7 @@ static struct worker *wake_idle(struct slow_work_pool *pool)
         pool->idle_top = t->idle_next;
         ATOMIC_SET(pool->nidle, pool->nidle - 1);
         t->idle = false;
-        pool->nwaking++;
+        ATOMIC_SET(pool->nwaking, pool->nwaking + 1);
         pthread_cond_signal(&t->wake);
         return t;
 }
@@ -147,7 +156,7 @@ static int start_worker(struct slow_work_pool *pool)
         t->tid = 0;
         ATOMIC_SET(pool->nthreads, pool->nthreads + 1);
         pool->nalive++;
-        pool->nwaking++;
+        ATOMIC_SET(pool->nwaking, pool->nwaking + 1);
 
         /* Workers never take the process's signals: the creator's mask is inherited. */
         sigfillset(&all);
@@ -161,7 +170,7 @@ static int start_worker(struct slow_work_pool *pool)
                 t->used = false;
                 ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
                 pool->nalive--;
-                pool->nwaking--;
+                ATOMIC_SET(pool->nwaking, pool->nwaking - 1);
                 return -r;
         }
         return 0;
@@ -211,7 +220,7 @@ static bool idle_wait(struct slow_work_pool *pool, struct worker *t)
                         return true;
                 }
         }
-        pool->nwaking--;
+        ATOMIC_SET(pool->nwaking, pool->nwaking - 1);
         return false;
 }
 
@@ -250,11 +259,59 @@ static struct slow_work *finish(struct slow_work_pool *pool, struct worker *t,
  * One lock hold per item: a run is finished and the next one picked together, and the finished
  * item's put_ref is called once the lock is dropped.
  */
+/*
+ * Before sleeping, one thread at a time polls the incoming FIFOs for a moment, counted as waking,
+ * so a stream of short items is taken up without a wake-up per item.
+ */
+static void spin(struct slow_work_pool *pool)
+{
+        struct slow_work *tail0 = __atomic_load_n(&pool->incoming[0].tail, __ATOMIC_ACQUIRE);
+        struct slow_work *tail1 = __atomic_load_n(&pool->incoming[1].tail, __ATOMIC_ACQUIRE);
+        uint64_t deadline;
+        unsigned i;
+
+        pool->spinning = true;
+        ATOMIC_SET(pool->nwaking, pool->nwaking + 1);
+        pthread_mutex_unlock(&pool->lock);
+        deadline = pool_now_ns() + SPIN_NS;
+        /* Each look takes the producers' cache line from them: look less often as time passes. */
+        for (i = 1;; i++) {
+                unsigned j;
+
+                if (__atomic_load_n(&pool->incoming[0].tail, __ATOMIC_ACQUIRE) != tail0 ||
+                    __atomic_load_n(&pool->incoming[1].tail, __ATOMIC_ACQUIRE) != tail1)
+                        break;
+                if (i % 16 == 0 && pool_now_ns() > deadline)
+                        break;
+                for (j = 0; j < i && j < 32; j++)
+                        cpu_relax();
+        }
+        pthread_mutex_lock(&pool->lock);
+        pool->spinning = false;
+        ATOMIC_SET(pool->nwaking, pool->nwaking - 1);
+}
+
+/* More work behind the item just picked, and nobody on the way to it: wake one more thread. */
+static void wake_for_more(struct slow_work_pool *pool)
+{
+        if (!pool->idle_top || pool->nwaking)
+                return;
+        if (pool->slow.n || !incoming_empty(pool, false) ||
+            (pool->nbusy_vslow < pool->vslow_cap &&
+             (pool->vslow.n || !incoming_empty(pool, true))))
+                wake_idle(pool);
+}
+
+/*
+ * One lock hold per item: a run is finished and the next one picked together, and the finished
+ * item's put_ref is called once the lock is dropped.
+ */
 static void *worker_main(void *arg)
 {
         struct worker *t = arg;
         struct slow_work_pool *pool = t->pool;
         struct slow_work *work, *put = NULL;
+        bool spun = false;
         char name[16];
 
         snprintf(name, sizeof(name), "slowd%03u", t->id);
@@ -262,7 +319,7 @@ static void *worker_main(void *arg)
 
         pthread_mutex_lock(&pool->lock);
         t->tid = gettid();
-        pool->nwaking--;
+        ATOMIC_SET(pool->nwaking, pool->nwaking - 1);
         while (!t->retire) {
                 if (pool->nthreads > pool->settings.max_threads) {
                         ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
@@ -277,13 +334,25 @@ static void *worker_main(void *arg)
                         continue;
                 }
                 if (!work) {
-                        if (pool->stopping || idle_wait(pool, t)) {
+                        if (pool->stopping) {
                                 ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
                                 break;
                         }
+                        if (!spun && !pool->spinning) {
+                                spin(pool);
+                                spun = true;
+                                continue;
+                        }
+                        if (idle_wait(pool, t)) {
+                                ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
+                                break;
+                        }
+                        spun = false;
                         continue;
                 }
+                spun = false;
                 start(pool, t, work);
+                wake_for_more(pool);
                 pthread_mutex_unlock(&pool->lock);
                 if (put)
                         put->ops->put_ref(put);
@@ -343,9 +412,10 @@ int slow_work_pool_new(const struct slow_work_settings *settings,
         if (r < 0)
                 return r;
 
-        pool = calloc(1, sizeof(*pool));
+        pool = aligned_alloc(CACHELINE, sizeof(*pool));
         if (!pool)
                 return -ENOMEM;
+        memset(pool, 0, sizeof(*pool));
         pool->settings = *settings;
         pool->max_threads = settings->max_threads;
         pool->vslow_cap = slow_work_very_slow_cap(settings);
@@ -450,9 +520,13 @@ int slow_work_pool_enqueue(struct slow_work_pool *pool, struct slow_work *work)
         work->mark_ns = pool_mark_ns();
         incoming_push(pool, work);
 
-        /* Pairs with idle_wait(): a thread that went idle before the push is seen here. */
+        /*
+         * Take the lock only to wake an idle thread when none is on its way to the queues, or to
+         * start one. Pairs with idle_wait(): a thread that went idle before the push is seen here.
+         */
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if (ATOMIC_GET(pool->nidle) || ATOMIC_GET(pool->nthreads) < ATOMIC_GET(pool->max_threads)) {
+        if (ATOMIC_GET(pool->nidle) ? !ATOMIC_GET(pool->nwaking)
+                                    : ATOMIC_GET(pool->nthreads) < ATOMIC_GET(pool->max_threads)) {
                 pthread_mutex_lock(&pool->lock);
                 pool_kick(pool);
                 pthread_mutex_unlock(&pool->lock);
