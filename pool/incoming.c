@@ -2,7 +2,8 @@
 /*
  * The way in: enqueue pushes onto a lock-free intrusive FIFO per class (Dmitry Vyukov's
  * multi-producer single-consumer queue) and never takes the pool's lock while threads are busy;
- * whoever holds the lock moves what came in onto the run queues, in arrival order.
+ * whoever holds the lock moves what came in onto the run queues, in arrival order. The links are
+ * sequentially consistent: see ATOMIC_GET in pool-internal.h.
  */
 #include "pool-internal.h"
 
@@ -26,8 +27,8 @@ static void push(struct incoming *in, struct slow_work *work)
         struct slow_work *prev;
 
         __atomic_store_n(&work->incoming_next, NULL, __ATOMIC_RELAXED);
-        prev = __atomic_exchange_n(&in->tail, work, __ATOMIC_ACQ_REL);
-        __atomic_store_n(&prev->incoming_next, work, __ATOMIC_RELEASE);
+        prev = __atomic_exchange_n(&in->tail, work, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&prev->incoming_next, work, __ATOMIC_SEQ_CST);
 }
 
 void incoming_push(struct slow_work_pool *pool, struct slow_work *work)
@@ -39,22 +40,22 @@ void incoming_push(struct slow_work_pool *pool, struct slow_work *work)
 static struct slow_work *pop(struct incoming *in)
 {
         struct slow_work *head = in->head;
-        struct slow_work *next = __atomic_load_n(&head->incoming_next, __ATOMIC_ACQUIRE);
+        struct slow_work *next = __atomic_load_n(&head->incoming_next, __ATOMIC_SEQ_CST);
 
         if (head == &in->stub) {
                 if (!next)
                         return NULL;
                 in->head = head = next;
-                next = __atomic_load_n(&next->incoming_next, __ATOMIC_ACQUIRE);
+                next = __atomic_load_n(&next->incoming_next, __ATOMIC_SEQ_CST);
         }
         if (next) {
                 in->head = next;
                 return head;
         }
-        if (head != __atomic_load_n(&in->tail, __ATOMIC_ACQUIRE))
+        if (head != __atomic_load_n(&in->tail, __ATOMIC_SEQ_CST))
                 return NULL;
         push(in, &in->stub);
-        next = __atomic_load_n(&head->incoming_next, __ATOMIC_ACQUIRE);
+        next = __atomic_load_n(&head->incoming_next, __ATOMIC_SEQ_CST);
         if (!next)
                 return NULL;
         in->head = next;
@@ -70,7 +71,7 @@ bool incoming_empty(struct slow_work_pool *pool, bool very_slow)
 {
         struct incoming *in = &pool->incoming[very_slow];
 
-        return in->head == &in->stub && !__atomic_load_n(&in->stub.incoming_next, __ATOMIC_ACQUIRE);
+        return in->head == &in->stub && !__atomic_load_n(&in->stub.incoming_next, __ATOMIC_SEQ_CST);
 }
 
 void pool_drain(struct slow_work_pool *pool)

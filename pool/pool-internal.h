@@ -129,8 +129,13 @@ static inline bool work_is_very_slow(struct slow_work *work)
         return flags_get(work) & SLOW_WORK_VERY_SLOW;
 }
 
-#define ATOMIC_GET(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define ATOMIC_SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+/*
+ * The counters enqueue reads without the lock. Sequentially consistent, like the FIFO's links, so
+ * that an enqueue and a thread going idle cannot miss each other: either the enqueue sees the
+ * thread idle, or the thread, looking again after saying so, sees the item (Dekker's pattern).
+ */
+#define ATOMIC_GET(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
+#define ATOMIC_SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
 
 static inline void runq_append(struct runq *q, struct slow_work *work)
 {

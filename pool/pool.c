@@ -198,9 +198,6 @@ static bool idle_wait(struct slow_work_pool *pool, struct worker *t)
         t->idle_next = pool->idle_top;
         pool->idle_top = t;
         ATOMIC_SET(pool->nidle, pool->nidle + 1);
-
-        /* Pairs with the fence in enqueue: either it sees this thread idle, or we see its item. */
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
         pool_drain(pool);
         if (runnable(pool)) {
                 idle_remove(pool, t);
@@ -520,11 +517,7 @@ int slow_work_pool_enqueue(struct slow_work_pool *pool, struct slow_work *work)
         work->mark_ns = pool_mark_ns();
         incoming_push(pool, work);
 
-        /*
-         * Take the lock only to wake an idle thread when none is on its way to the queues, or to
-         * start one. Pairs with idle_wait(): a thread that went idle before the push is seen here.
-         */
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        /* Take the lock only to wake an idle thread when none is on its way, or to start one. */
         if (ATOMIC_GET(pool->nidle) ? !ATOMIC_GET(pool->nwaking)
                                     : ATOMIC_GET(pool->nthreads) < ATOMIC_GET(pool->max_threads)) {
                 pthread_mutex_lock(&pool->lock);
