@@ -69,11 +69,11 @@ uint64_t pool_mark_ns(void)
         return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Queues from under the lock: behind every push already begun, whether or not it is complete. */
 void pool_queue(struct slow_work_pool *pool, struct slow_work *work)
 {
-        pool_drain(pool);
         work->mark_ns = pool_mark_ns();
-        runq_append(class_queue(pool, work), work);
+        incoming_push(pool, work);
 }
 
 /* Items a thread could start now. */
@@ -194,6 +194,8 @@ void pool_kick(struct slow_work_pool *pool)
 /* Waits on the idle stack until woken (false) or idle for idle-timeout above min-threads (true). */
 static bool idle_wait(struct slow_work_pool *pool, struct worker *t)
 {
+        uint64_t since = pool_now_ns();
+
         t->idle = true;
         t->idle_next = pool->idle_top;
         pool->idle_top = t;
@@ -204,20 +206,23 @@ static bool idle_wait(struct slow_work_pool *pool, struct worker *t)
                 return false;
         }
 
+        /* The deadline is worked out afresh after every wake-up: settings may have changed. */
         while (t->idle) {
-                uint64_t deadline = pool_now_ns() + pool->settings.idle_timeout_ms * 1000000ull;
+                uint64_t deadline = since + pool->settings.idle_timeout_ms * 1000000ull;
                 struct timespec ts = {
                     .tv_sec = (time_t)(deadline / 1000000000u),
                     .tv_nsec = (long)(deadline % 1000000000u),
                 };
 
-                if (pthread_cond_timedwait(&t->wake, &pool->lock, &ts) == ETIMEDOUT && t->idle &&
-                    pool->nthreads > pool->settings.min_threads) {
+                pthread_cond_timedwait(&t->wake, &pool->lock, &ts);
+                if (t->idle && pool->nthreads > pool->settings.min_threads &&
+                    pool_now_ns() >= since + pool->settings.idle_timeout_ms * 1000000ull) {
                         idle_remove(pool, t);
                         return true;
                 }
         }
-        ATOMIC_SET(pool->nwaking, pool->nwaking - 1);
+        if (!t->retire)
+                ATOMIC_SET(pool->nwaking, pool->nwaking - 1);
         return false;
 }
 
@@ -246,9 +251,8 @@ static struct slow_work *finish(struct slow_work_pool *pool, struct worker *t,
                 pthread_cond_broadcast(&pool->changed);
         if (!(old & SLOW_WORK_ENQ_DEFERRED))
                 return work;
-        /* The run's reference goes over to the new queue entry. */
+        /* The run's reference goes over to the new queue entry; this thread looks at it next. */
         pool_queue(pool, work);
-        pool_kick(pool);
         return NULL;
 }
 
@@ -288,15 +292,15 @@ static void spin(struct slow_work_pool *pool)
         ATOMIC_SET(pool->nwaking, pool->nwaking - 1);
 }
 
-/* More work behind the item just picked, and nobody on the way to it: wake one more thread. */
+/* More work behind the item just picked, and nobody on the way to it: wake or start threads. */
 static void wake_for_more(struct slow_work_pool *pool)
 {
-        if (!pool->idle_top || pool->nwaking)
+        if (pool->nwaking || (!pool->idle_top && pool->nthreads >= pool->settings.max_threads))
                 return;
         if (pool->slow.n || !incoming_empty(pool, false) ||
             (pool->nbusy_vslow < pool->vslow_cap &&
              (pool->vslow.n || !incoming_empty(pool, true))))
-                wake_idle(pool);
+                pool_kick(pool);
 }
 
 /*
@@ -557,19 +561,37 @@ int slow_work_pool_enqueue_delayed(struct slow_work_pool *pool, struct delayed_s
         return r < 0 ? r : 0;
 }
 
+/* Ends this cancel's part in the CANCELLING state. */
+static void cancel_done(struct slow_work *work)
+{
+        if (__atomic_sub_fetch(&work->cancellers, 1, __ATOMIC_ACQ_REL) == 0)
+                flags_clear(work, SLOW_WORK_CANCELLING);
+}
+
 void slow_work_cancel(struct slow_work *work)
 {
-        struct slow_work_pool *pool = __atomic_load_n(&work->pool, __ATOMIC_ACQUIRE);
+        struct slow_work_pool *pool;
         unsigned long flags;
         bool put = false;
 
+again:
+        /* An idle item has nothing to cancel; it may be enqueued on another pool next. */
+        if (!(flags_get(work) & (SLOW_WORK_PENDING | SLOW_WORK_EXECUTING)))
+                return;
+        pool = __atomic_load_n(&work->pool, __ATOMIC_ACQUIRE);
         if (!pool)
                 return;
 
         pthread_mutex_lock(&pool->lock);
-        work->cancellers++;
+        __atomic_add_fetch(&work->cancellers, 1, __ATOMIC_ACQ_REL);
         flags_set(work, SLOW_WORK_CANCELLING);
         for (;;) {
+                if (__atomic_load_n(&work->pool, __ATOMIC_ACQUIRE) != pool) {
+                        /* Enqueued on another pool meanwhile: cancel it there. */
+                        cancel_done(work);
+                        pthread_mutex_unlock(&pool->lock);
+                        goto again;
+                }
                 pool_drain(pool);
                 flags = flags_get(work);
                 if (flags & SLOW_WORK_DELAYED) {
@@ -596,8 +618,7 @@ void slow_work_cancel(struct slow_work *work)
         while (flags_get(work) & SLOW_WORK_EXECUTING)
                 pthread_cond_wait(&pool->changed, &pool->lock);
         pool->nwaiters--;
-        if (--work->cancellers == 0)
-                flags_clear(work, SLOW_WORK_CANCELLING);
+        cancel_done(work);
         pthread_mutex_unlock(&pool->lock);
         if (put)
                 work->ops->put_ref(work);
@@ -606,6 +627,7 @@ void slow_work_cancel(struct slow_work *work)
 int slow_work_pool_configure(struct slow_work_pool *pool, const struct slow_work_settings *settings)
 {
         int r = slow_work_settings_validate(settings);
+        struct worker *t;
 
         if (r < 0)
                 return r;
@@ -615,9 +637,15 @@ int slow_work_pool_configure(struct slow_work_pool *pool, const struct slow_work
         ATOMIC_SET(pool->max_threads, settings->max_threads);
         pool->vslow_cap = slow_work_very_slow_cap(settings);
         while (pool->nthreads > settings->max_threads && pool->idle_top) {
-                wake_idle(pool)->retire = true;
+                t = pool->idle_top;
+                idle_remove(pool, t);
+                t->retire = true;
                 ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
+                pthread_cond_signal(&t->wake);
         }
+        /* The idle ones left look at their idle timeout again. */
+        for (t = pool->idle_top; t; t = t->idle_next)
+                pthread_cond_signal(&t->wake);
         while (pool->nthreads < settings->min_threads && start_worker(pool) == 0)
                 ;
         pool_kick(pool);

@@ -136,6 +136,8 @@ static void titem_execute(struct slow_work *work)
                 bump(&t->group->running, &t->group->max_running);
         if (ev_norder < (int)(sizeof(ev_order) / sizeof(ev_order[0])))
                 ev_order[ev_norder++] = t->id;
+        if (t->opens)
+                t->opens->open = true;
         ev_changed();
         while (t->gate && !t->gate->open)
                 pthread_cond_wait(&ev_cond, &ev_mutex);

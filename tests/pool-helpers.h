@@ -29,6 +29,7 @@ struct titem {
         bool very_slow;
         bool refuse;                 /* get_ref fails */
         struct gate *gate;           /* execute() waits for it to open */
+        struct gate *opens;          /* execute() opens it first */
         struct group *group;         /* concurrency of a set of items */
         int requeue_in_exec;         /* execute() enqueues its own item this many times */
         int gets, puts, runs, running, max_running;

@@ -402,6 +402,29 @@ START_TEST(rule8_idle_threads_above_min_exit_after_timeout)
 }
 END_TEST
 
+START_TEST(rule8_grows_when_every_idle_thread_is_taken)
+{
+        /* A and B wait for Z: only a third thread can run Z. */
+        struct slow_work_pool *pool = pool_with(2, 4, 50, 5000);
+        struct gate z_ran = {false};
+        struct titem a, b, z;
+
+        POLL_FOR(pool_stats(pool).idle == 2);
+        titem_init(&a, 1, false, pool);
+        titem_init(&b, 2, false, pool);
+        titem_init(&z, 3, false, pool);
+        a.gate = b.gate = &z_ran;
+        z.opens = &z_ran;
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&a)), 0);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&b)), 0);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&z)), 0);
+        WAIT_FOR(z.runs == 1);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(a.runs, 1);
+        ck_assert_int_eq(b.runs, 1);
+}
+END_TEST
+
 /* Rule 9: settings take effect at once without stopping running work. */
 START_TEST(rule9_raising_max_starts_threads_for_queued_work)
 {
@@ -506,6 +529,37 @@ START_TEST(rule9_raising_percentage_starts_queued_very_slow_work)
         ck_assert_int_eq(slow_work_pool_configure(pool, &s), 0);
         WAIT_FOR(ev_vslow_running == 3);
         gate_open(&gate);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+START_TEST(rule9_lowering_max_with_idle_threads_loses_no_item)
+{
+        struct slow_work_pool *pool = pool_with(3, 3, 50, 5000);
+        struct slow_work_settings s = {1, 2, 50, 5000};
+        struct titem t;
+
+        POLL_FOR(pool_stats(pool).idle == 3);
+        titem_init(&t, 1, false, pool);
+        ck_assert_int_eq(slow_work_pool_configure(pool, &s), 0);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        WAIT_FOR(t.runs == 1);
+        ck_assert_int_le(pool_stats(pool).threads, 2);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+START_TEST(rule9_shorter_idle_timeout_reaches_sleeping_threads)
+{
+        struct slow_work_pool *pool = pool_with(1, 4, 50, SLOW_WORK_IDLE_TIMEOUT_MAX_MS);
+        struct slow_work_settings s = {1, 4, 50, 20};
+        struct slow_work_settings grow = {4, 4, 50, SLOW_WORK_IDLE_TIMEOUT_MAX_MS};
+
+        ck_assert_int_eq(slow_work_pool_configure(pool, &grow), 0);
+        POLL_FOR(pool_stats(pool).idle == 4);
+        ck_assert_int_eq(slow_work_pool_configure(pool, &s), 0);
+        POLL_FOR(pool_stats(pool).threads == 1);
+        POLL_FOR(worker_threads() == 1);
         slow_work_pool_free(pool);
 }
 END_TEST
@@ -742,6 +796,25 @@ START_TEST(rule11_unregister_cancels_armed_timers_and_drops_their_refs)
 }
 END_TEST
 
+START_TEST(rule11_cancel_of_idle_item_touches_no_pool)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct titem t;
+
+        titem_init(&t, 1, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        WAIT_FOR(t.puts == 1);
+        slow_work_pool_free(pool);
+        slow_work_cancel(W(&t)); /* the pool it last ran on is gone: AddressSanitizer watches */
+        pool = pool_with(1, 1, 50, 5000);
+        t.pool = pool;
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(t.runs, 2);
+        ck_assert_int_eq(t.puts, 2);
+}
+END_TEST
+
 /* Rule 12: statistics and the run queue in the kernel's layout. */
 START_TEST(rule12_stats_count_threads_queues_and_runs)
 {
@@ -860,11 +933,14 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule8_grows_on_demand_up_to_max);
         tcase_add_test(tc, rule8_idle_thread_takes_work_before_a_new_one_starts);
         tcase_add_test(tc, rule8_idle_threads_above_min_exit_after_timeout);
+        tcase_add_test(tc, rule8_grows_when_every_idle_thread_is_taken);
         tcase_add_test(tc, rule9_raising_max_starts_threads_for_queued_work);
         tcase_add_test(tc, rule9_lowering_max_lets_busy_threads_finish_then_caps_runs);
         tcase_add_test(tc, rule9_lowering_max_retires_idle_threads_at_once);
         tcase_add_test(tc, rule9_raising_min_starts_threads_at_once);
         tcase_add_test(tc, rule9_raising_percentage_starts_queued_very_slow_work);
+        tcase_add_test(tc, rule9_lowering_max_with_idle_threads_loses_no_item);
+        tcase_add_test(tc, rule9_shorter_idle_timeout_reaches_sleeping_threads);
         tcase_add_test(tc, rule10_defaults_are_the_kernels);
         tcase_add_test(tc, rule10_invalid_settings_rejected_whole);
         tcase_add_test(tc, rule11_cancel_pending_removes_without_waiting);
@@ -875,6 +951,7 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule11_get_ref_refusal_leaves_item_enqueueable);
         tcase_add_test(tc, rule11_enqueue_without_user_rejected);
         tcase_add_test(tc, rule11_unregister_cancels_armed_timers_and_drops_their_refs);
+        tcase_add_test(tc, rule11_cancel_of_idle_item_touches_no_pool);
         tcase_add_test(tc, rule12_stats_count_threads_queues_and_runs);
         tcase_add_test(tc, rule12_rq_rows_use_the_kernel_layout);
         suite_add_tcase(s, tc);
