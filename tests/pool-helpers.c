@@ -184,6 +184,27 @@ void titem_init(struct titem *t, int id, bool very_slow, struct slow_work_pool *
         t->pool = pool;
 }
 
+void enqueue_gated(struct slow_work_pool *pool, struct titem *items, int n, int first_id,
+                   bool very_slow, struct gate *gate)
+{
+        int i;
+
+        for (i = 0; i < n; i++) {
+                titem_init(&items[i], first_id + i, very_slow, pool);
+                items[i].gate = gate;
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&items[i])), 0);
+        }
+}
+
+void run_gated(struct slow_work_pool *pool, struct titem *t, int id, bool very_slow,
+               struct gate *gate)
+{
+        titem_init(t, id, very_slow, pool);
+        t->gate = gate;
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(t)), 0);
+        WAIT_FOR(t->running == 1);
+}
+
 struct slow_work_stats pool_stats(struct slow_work_pool *pool)
 {
         struct slow_work_stats st;

@@ -49,6 +49,14 @@ static inline struct slow_work *W(struct titem *t)
         return &t->dw.work;
 }
 
+/* Inits n items (ids first_id...) that wait for the gate, and enqueues them in order. */
+void enqueue_gated(struct slow_work_pool *pool, struct titem *items, int n, int first_id,
+                   bool very_slow, struct gate *gate);
+
+/* Inits an item that waits for the gate, enqueues it and returns once it runs. */
+void run_gated(struct slow_work_pool *pool, struct titem *t, int id, bool very_slow,
+               struct gate *gate);
+
 void ev_lock(void);
 void ev_unlock(void);
 bool ev_wait(void); /* false after 20 s without a change */

@@ -68,10 +68,7 @@ START_TEST(rule2_get_ref_on_enqueue_put_ref_after_run)
         struct gate gate = {false};
         struct titem t;
 
-        titem_init(&t, 1, false, pool);
-        t.gate = &gate;
-        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
-        WAIT_FOR(t.running == 1);
+        run_gated(pool, &t, 1, false, &gate);
         ev_lock();
         ck_assert_int_eq(t.gets, 1);
         ck_assert_int_eq(t.puts, 0);
@@ -110,11 +107,8 @@ START_TEST(rule3_enqueue_while_pending_runs_once)
         struct titem blocker, t;
         int i;
 
-        titem_init(&blocker, 0, false, pool);
-        blocker.gate = &gate;
+        run_gated(pool, &blocker, 0, false, &gate);
         titem_init(&t, 1, false, pool);
-        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&blocker)), 0);
-        WAIT_FOR(blocker.running == 1);
         for (i = 0; i < 3; i++)
                 ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
         ck_assert_int_eq(pool_stats(pool).queued_slow, 1);
@@ -134,10 +128,7 @@ START_TEST(rule4_enqueues_during_run_give_one_more_run)
         struct titem t;
         int i;
 
-        titem_init(&t, 1, false, pool);
-        t.gate = &gate;
-        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
-        WAIT_FOR(t.running == 1);
+        run_gated(pool, &t, 1, false, &gate);
         for (i = 0; i < 5; i++)
                 ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
         ev_lock();
@@ -158,13 +149,10 @@ START_TEST(rule4_self_enqueue_requeues_at_tail)
         struct titem blocker, a, b;
         const int want[] = {0, 1, 2, 1};
 
-        titem_init(&blocker, 0, false, pool);
-        blocker.gate = &gate;
+        run_gated(pool, &blocker, 0, false, &gate);
         titem_init(&a, 1, false, pool);
         a.requeue_in_exec = 2;
         titem_init(&b, 2, false, pool);
-        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&blocker)), 0);
-        WAIT_FOR(blocker.running == 1);
         ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&a)), 0);
         ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&b)), 0);
         gate_open(&gate);
@@ -221,10 +209,7 @@ static void check_fifo(bool very_slow)
         struct titem blocker, items[10];
         int want[11], i;
 
-        titem_init(&blocker, 100, false, pool);
-        blocker.gate = &gate;
-        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&blocker)), 0);
-        WAIT_FOR(blocker.running == 1);
+        run_gated(pool, &blocker, 100, false, &gate);
         want[0] = 100;
         for (i = 0; i < 10; i++) {
                 titem_init(&items[i], i, very_slow, pool);
@@ -275,13 +260,10 @@ START_TEST(rule7_very_slow_preferred_over_older_slow)
         struct titem blocker, s1, s2, v1;
         const int want[] = {0, 3, 1, 2};
 
-        titem_init(&blocker, 0, false, pool);
-        blocker.gate = &gate;
+        run_gated(pool, &blocker, 0, false, &gate);
         titem_init(&s1, 1, false, pool);
         titem_init(&s2, 2, false, pool);
         titem_init(&v1, 3, true, pool);
-        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&blocker)), 0);
-        WAIT_FOR(blocker.running == 1);
         ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&s1)), 0);
         ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&s2)), 0);
         ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&v1)), 0);
@@ -299,11 +281,7 @@ START_TEST(rule7_very_slow_capped_and_slow_not_starved)
         struct slow_work_stats st;
         int i;
 
-        for (i = 0; i < 6; i++) {
-                titem_init(&v[i], i, true, pool);
-                v[i].gate = &gate;
-                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&v[i])), 0);
-        }
+        enqueue_gated(pool, v, 6, 0, true, &gate);
         /* The cap comes from max-threads (2 of 4), not from the one thread that exists. */
         WAIT_FOR(ev_vslow_running == 2);
         titem_init(&s, 10, false, pool);
@@ -346,14 +324,9 @@ START_TEST(rule8_grows_on_demand_up_to_max)
         struct gate gate = {false};
         struct titem t[5];
         struct slow_work_stats st;
-        int i;
 
         ck_assert_int_eq(pool_stats(pool).threads, 1);
-        for (i = 0; i < 5; i++) {
-                titem_init(&t[i], i, false, pool);
-                t[i].gate = &gate;
-                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t[i])), 0);
-        }
+        enqueue_gated(pool, t, 5, 0, false, &gate);
         WAIT_FOR(ev_running == 3);
         st = pool_stats(pool);
         ck_assert_int_eq(st.threads, 3);
@@ -371,10 +344,7 @@ START_TEST(rule8_idle_thread_takes_work_before_a_new_one_starts)
         struct gate gate = {false};
         struct titem t;
 
-        titem_init(&t, 1, false, pool);
-        t.gate = &gate;
-        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
-        WAIT_FOR(t.running == 1);
+        run_gated(pool, &t, 1, false, &gate);
         ck_assert_int_eq(pool_stats(pool).threads, 2);
         gate_open(&gate);
         slow_work_pool_free(pool);
@@ -386,13 +356,8 @@ START_TEST(rule8_idle_threads_above_min_exit_after_timeout)
         struct slow_work_pool *pool = pool_with(1, 4, 50, 50);
         struct gate gate = {false};
         struct titem t[4];
-        int i;
 
-        for (i = 0; i < 4; i++) {
-                titem_init(&t[i], i, false, pool);
-                t[i].gate = &gate;
-                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t[i])), 0);
-        }
+        enqueue_gated(pool, t, 4, 0, false, &gate);
         WAIT_FOR(ev_running == 4);
         ck_assert_int_eq(pool_stats(pool).threads, 4);
         gate_open(&gate);
@@ -432,13 +397,8 @@ START_TEST(rule9_raising_max_starts_threads_for_queued_work)
         struct slow_work_settings s = {1, 3, 50, 5000};
         struct gate gate = {false};
         struct titem t[3];
-        int i;
 
-        for (i = 0; i < 3; i++) {
-                titem_init(&t[i], i, false, pool);
-                t[i].gate = &gate;
-                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t[i])), 0);
-        }
+        enqueue_gated(pool, t, 3, 0, false, &gate);
         WAIT_FOR(ev_running == 1);
         ck_assert_int_eq(slow_work_pool_configure(pool, &s), 0);
         WAIT_FOR(ev_running == 3);
@@ -456,11 +416,7 @@ START_TEST(rule9_lowering_max_lets_busy_threads_finish_then_caps_runs)
         struct titem old[4], fresh[4];
         int i;
 
-        for (i = 0; i < 4; i++) {
-                titem_init(&old[i], i, false, pool);
-                old[i].gate = &old_gate;
-                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&old[i])), 0);
-        }
+        enqueue_gated(pool, old, 4, 0, false, &old_gate);
         WAIT_FOR(ev_running == 4);
         ck_assert_int_eq(slow_work_pool_configure(pool, &s), 0);
         for (i = 0; i < 4; i++) {
@@ -517,13 +473,8 @@ START_TEST(rule9_raising_percentage_starts_queued_very_slow_work)
         struct slow_work_settings s = {1, 4, 75, 5000};
         struct gate gate = {false};
         struct titem v[4];
-        int i;
 
-        for (i = 0; i < 4; i++) {
-                titem_init(&v[i], i, true, pool);
-                v[i].gate = &gate;
-                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&v[i])), 0);
-        }
+        enqueue_gated(pool, v, 4, 0, true, &gate);
         WAIT_FOR(ev_vslow_running == 1);
         ck_assert_int_eq(pool_stats(pool).queued_very_slow, 3);
         ck_assert_int_eq(slow_work_pool_configure(pool, &s), 0);
@@ -619,11 +570,8 @@ START_TEST(rule11_cancel_pending_removes_without_waiting)
         struct gate gate = {false};
         struct titem blocker, t;
 
-        titem_init(&blocker, 0, false, pool);
-        blocker.gate = &gate;
+        run_gated(pool, &blocker, 0, false, &gate);
         titem_init(&t, 1, false, pool);
-        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&blocker)), 0);
-        WAIT_FOR(blocker.running == 1);
         ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
         slow_work_cancel(W(&t)); /* returns although the only thread is still blocked */
         ck_assert_int_eq(t.puts, 1);
@@ -651,10 +599,7 @@ START_TEST(rule11_cancel_running_waits_and_drops_rerun)
         pthread_t canceller;
         int r;
 
-        titem_init(&t, 1, false, pool);
-        t.gate = &gate;
-        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
-        WAIT_FOR(t.running == 1);
+        run_gated(pool, &t, 1, false, &gate);
         ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0); /* a re-run is due */
         pthread_create(&canceller, NULL, cancel_main, W(&t));
         /* While the cancel waits for the run, enqueue is refused. */
@@ -730,10 +675,7 @@ START_TEST(rule11_delay_expiring_during_run_gives_one_more_run)
         struct gate gate = {false};
         struct titem t;
 
-        titem_init(&t, 1, false, pool);
-        t.gate = &gate;
-        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
-        WAIT_FOR(t.running == 1);
+        run_gated(pool, &t, 1, false, &gate);
         ck_assert_int_eq(slow_work_pool_enqueue_delayed(pool, &t.dw, 20), 0);
         WAIT_FOR(t.puts == 1); /* the timer fired: its reference went, the run's carries on */
         ck_assert_int_eq(pool_stats(pool).delayed, 0);
