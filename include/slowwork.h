@@ -106,6 +106,11 @@ void delayed_vslow_work_init(struct delayed_slow_work *dwork, const struct slow_
 int delayed_slow_work_enqueue(struct delayed_slow_work *dwork, unsigned long delay_ms);
 void slow_work_cancel(struct slow_work *work);
 
+/* A snapshot of what the pool does with an item: pending means queued, waiting for its delay, or
+ * due to run again; executing means execute() is running. */
+bool slow_work_is_pending(struct slow_work *work);
+bool slow_work_is_executing(struct slow_work *work);
+
 /* The default pool while a user is registered, else NULL. */
 struct slow_work_pool *slow_work_default_pool(void);
 

@@ -70,6 +70,16 @@ void delayed_vslow_work_init(struct delayed_slow_work *dwork, const struct slow_
         vslow_work_init(&dwork->work, ops);
 }
 
+bool slow_work_is_pending(struct slow_work *work)
+{
+        return __atomic_load_n(&work->flags, __ATOMIC_ACQUIRE) & SLOW_WORK_PENDING;
+}
+
+bool slow_work_is_executing(struct slow_work *work)
+{
+        return __atomic_load_n(&work->flags, __ATOMIC_ACQUIRE) & SLOW_WORK_EXECUTING;
+}
+
 int slow_work_enqueue(struct slow_work *work)
 {
         struct slow_work_pool *pool = slow_work_default_pool();

@@ -812,6 +812,27 @@ START_TEST(rule12_stats_count_threads_queues_and_runs)
 }
 END_TEST
 
+START_TEST(rule12_item_state_is_visible)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem blocker, t;
+
+        titem_init(&t, 1, false, pool);
+        ck_assert(!slow_work_is_pending(W(&t)) && !slow_work_is_executing(W(&t)));
+        run_gated(pool, &blocker, 0, false, &gate);
+        ck_assert(!slow_work_is_pending(W(&blocker)) && slow_work_is_executing(W(&blocker)));
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&blocker)), 0);
+        ck_assert(slow_work_is_pending(W(&blocker)) && slow_work_is_executing(W(&blocker)));
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&t)), 0);
+        ck_assert(slow_work_is_pending(W(&t)) && !slow_work_is_executing(W(&t)));
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        ck_assert(!slow_work_is_pending(W(&t)) && !slow_work_is_executing(W(&t)));
+        ck_assert(!slow_work_is_pending(W(&blocker)));
+}
+END_TEST
+
 START_TEST(rule12_rq_rows_use_the_kernel_layout)
 {
         static const struct {
@@ -895,6 +916,7 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule11_unregister_cancels_armed_timers_and_drops_their_refs);
         tcase_add_test(tc, rule11_cancel_of_idle_item_touches_no_pool);
         tcase_add_test(tc, rule12_stats_count_threads_queues_and_runs);
+        tcase_add_test(tc, rule12_item_state_is_visible);
         tcase_add_test(tc, rule12_rq_rows_use_the_kernel_layout);
         suite_add_tcase(s, tc);
         return s;
