@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A client connection: lines in, replies out in request order, peer credentials checked on
+ * accept, a bounded amount of unread output. A disconnect and a read or write error all end in
+ * conn_close(); the object is freed in the close callback.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "conn.h"
+#include "dispatch.h"
+#include "jobs.h"
+#include "log.h"
+#include "manager.h"
+
+#define READ_CHUNK 65536
+#define IN_MAX (4u * 1024 * 1024) /* requests read ahead while one waits for its reply */
+
+struct write_req {
+        uv_write_t req;
+        char *line;
+        size_t len;
+};
+
+struct conn *conn_ref(struct conn *c)
+{
+        c->refs++;
+        return c;
+}
+
+void conn_unref(struct conn *c)
+{
+        if (--c->refs > 0)
+                return;
+        sw_lines_free(&c->in);
+        free(c->holds);
+        free(c);
+}
+
+static void on_close(uv_handle_t *handle)
+{
+        conn_unref(handle->data);
+}
+
+void conn_close(struct conn *c, const char *why)
+{
+        struct manager *m = c->m;
+
+        if (c->closing)
+                return;
+        c->closing = true;
+        if (why)
+                log_warning("Dropping client pid %d: %s", (int)c->pid, why);
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                m->conns = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        m->nconns--;
+        jobs_drop_handles(m, c);
+        uv_close((uv_handle_t *)&c->pipe, on_close);
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+        struct write_req *w = (struct write_req *)req;
+        struct conn *c = req->handle->data;
+
+        c->out_pending -= w->len;
+        free(w->line);
+        free(w);
+        if (status < 0)
+                conn_close(c, NULL); /* gone: a read error or EOF tells the same */
+}
+
+void conn_send(struct conn *c, char *line)
+{
+        struct write_req *w;
+        uv_buf_t buf;
+        int r;
+
+        if (c->closing || !line) {
+                free(line);
+                if (!c->closing)
+                        conn_close(c, "out of memory");
+                return;
+        }
+        w = malloc(sizeof(*w));
+        if (!w) {
+                free(line);
+                conn_close(c, "out of memory");
+                return;
+        }
+        w->line = line;
+        w->len = strlen(line);
+        if (c->out_pending + w->len > CONN_OUT_MAX) {
+                free(line);
+                free(w);
+                conn_close(c, "it does not read its replies");
+                return;
+        }
+        buf = uv_buf_init(line, (unsigned)w->len);
+        r = uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, on_write);
+        if (r < 0) {
+                free(line);
+                free(w);
+                conn_close(c, uv_strerror(r));
+                return;
+        }
+        c->out_pending += w->len;
+}
+
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
+{
+        static char chunk[READ_CHUNK]; /* the loop thread's; consumed before the next read */
+
+        *buf = uv_buf_init(chunk, sizeof(chunk));
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+        struct conn *c = req->data;
+
+        free(req);
+        conn_close(c, NULL);
+        conn_unref(c);
+}
+
+/* The client sent all it will send: once every reply is out, the connection ends. */
+static void finish(struct conn *c)
+{
+        uv_shutdown_t *req = malloc(sizeof(*req));
+
+        c->finishing = true;
+        if (!req) {
+                conn_close(c, "out of memory");
+                return;
+        }
+        req->data = conn_ref(c);
+        if (uv_shutdown(req, (uv_stream_t *)&c->pipe, on_shutdown) < 0) {
+                free(req);
+                conn_unref(c);
+                conn_close(c, NULL);
+        }
+}
+
+/* Handles buffered requests until one defers its reply; reads no further ahead than IN_MAX. */
+static void process(struct conn *c)
+{
+        size_t len;
+        char *line;
+        int r;
+
+        while (!c->closing && !c->busy && (r = sw_lines_next(&c->in, &line, &len)) != 0) {
+                if (r < 0)
+                        dispatch_error(c, SW_E_TOO_LARGE, "request line longer than 1 MiB");
+                else if (len > 0)
+                        dispatch_line(c, line, len);
+        }
+        if (c->closing || c->finishing)
+                return;
+        if (c->eof) {
+                if (!c->busy)
+                        finish(c);
+                return;
+        }
+        if (c->reading && c->in.len - c->in.start > IN_MAX) {
+                uv_read_stop((uv_stream_t *)&c->pipe);
+                c->reading = false;
+        } else if (!c->reading && c->in.len - c->in.start <= IN_MAX) {
+                c->reading = uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) == 0;
+        }
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+        struct conn *c = stream->data;
+
+        if (nread == UV_EOF) {
+                /* Half closed: the requests read so far still get their replies. */
+                uv_read_stop(stream);
+                c->reading = false;
+                c->eof = true;
+                process(c);
+                return;
+        }
+        if (nread < 0) {
+                conn_close(c, NULL);
+                return;
+        }
+        if (sw_lines_push(&c->in, buf->base, (size_t)nread) < 0) {
+                conn_close(c, "out of memory");
+                return;
+        }
+        process(c);
+}
+
+void conn_reply(struct conn *c, json_object *id, json_object *result, int code,
+                const char *message)
+{
+        if (c->closing || !id) {
+                json_object_put(id);
+                json_object_put(result);
+                c->busy = false;
+                if (!c->closing)
+                        process(c);
+                return;
+        }
+        if (code)
+                conn_send(c, sw_error_line(id, code, message));
+        else
+                conn_send(c, sw_result_line(id, result ? result : json_object_new_object()));
+        c->busy = false;
+        process(c);
+}
+
+static int peer_allowed(struct manager *m, struct conn *c)
+{
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        uv_os_fd_t fd;
+
+        if (uv_fileno((uv_handle_t *)&c->pipe, &fd) < 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return -errno;
+        c->uid = cred.uid;
+        c->gid = cred.gid;
+        c->pid = cred.pid;
+        return cred.uid == m->uid || cred.uid == 0 ? 0 : -EPERM;
+}
+
+void conn_accept(struct manager *m)
+{
+        struct conn *c = calloc(1, sizeof(*c));
+        int r;
+
+        if (!c) {
+                log_warning("Out of memory for a new connection");
+                return;
+        }
+        c->m = m;
+        c->refs = 1;
+        sw_lines_init(&c->in);
+        uv_pipe_init(m->loop, &c->pipe, 0);
+        c->pipe.data = c;
+        c->next = m->conns;
+        if (m->conns)
+                m->conns->prev = c;
+        m->conns = c;
+        m->nconns++;
+
+        r = uv_accept((uv_stream_t *)&m->listener, (uv_stream_t *)&c->pipe);
+        if (r < 0) {
+                conn_close(c, uv_strerror(r));
+                return;
+        }
+        if (peer_allowed(m, c) < 0) {
+                log_warning("Refused a client with uid %u (pid %d): not this daemon's user",
+                            (unsigned)c->uid, (int)c->pid);
+                conn_close(c, NULL);
+                return;
+        }
+        if (m->nconns > MANAGER_CONNECTIONS_MAX) {
+                log_warning("Refused a client (pid %d): %u connections already", (int)c->pid,
+                            MANAGER_CONNECTIONS_MAX);
+                conn_close(c, NULL);
+                return;
+        }
+        r = uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
+        if (r < 0)
+                conn_close(c, uv_strerror(r));
+        c->reading = r == 0;
+}

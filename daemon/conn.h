@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SLOWWORKD_CONN_H
+#define SLOWWORKD_CONN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "proto.h"
+
+#define CONN_OUT_MAX (8u * 1024 * 1024) /* replies a client has not read before it is dropped */
+
+struct manager;
+
+struct conn {
+        struct manager *m;
+        uv_pipe_t pipe;
+        struct conn *prev, *next;
+        struct sw_lines in;
+        size_t out_pending; /* bytes handed to uv_write and not yet written */
+        uid_t uid;
+        gid_t gid;
+        pid_t pid;
+        unsigned refs;      /* the connection's own, and one per reply still to come */
+        bool closing;
+        bool busy;          /* a reply is still to come: later requests wait, in order */
+        bool reading;
+        bool eof;           /* the client will send nothing more */
+        bool finishing;     /* shutting down after the last reply */
+        int64_t *holds;     /* the jobs this connection holds a handle on */
+        size_t nholds, holds_size;
+};
+
+/* Accepts a pending connection from the listener; refuses peers that may not connect. */
+void conn_accept(struct manager *m);
+/* Queues one reply line (taken over); drops the client when too much is unread. */
+void conn_send(struct conn *c, char *line);
+/* Closes the connection; it is freed once closed and no reply is still to come. */
+void conn_close(struct conn *c, const char *why);
+struct conn *conn_ref(struct conn *c);
+void conn_unref(struct conn *c);
+/* Ends a request whose reply was deferred: sends it (unless the client left) and goes on with
+ * the requests that came in meanwhile. */
+void conn_reply(struct conn *c, json_object *id, json_object *result, int code,
+                const char *message);
+
+#endif

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* From the pool's threads to the loop: what happened to a job, handed over with uv_async. */
+#ifndef SLOWWORKD_EVENTS_H
+#define SLOWWORKD_EVENTS_H
+
+#include <pthread.h>
+#include <uv.h>
+
+struct manager;
+struct job;
+struct run_record;
+
+enum event_type {
+        EVENT_RELEASED, /* the pool dropped a reference: the job may be idle */
+        EVENT_ENDED,    /* a run ended, with its record */
+};
+
+struct event {
+        struct event *next;
+        enum event_type type;
+        struct job *job; /* a reference, handed to the loop */
+        struct run_record *rec;
+};
+
+struct events {
+        pthread_mutex_t lock;
+        struct event *head, *tail;
+        uv_async_t async;
+};
+
+int events_init(struct manager *m);
+void events_close(struct manager *m);
+/* Handles what has been posted so far (the loop's async does it on its own). */
+void events_flush(struct manager *m);
+/* Any thread. Aborts on allocation failure: an event lost would leak a job forever. */
+void events_post(struct manager *m, enum event_type type, struct job *job,
+                 struct run_record *rec);
+
+#endif

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "events.h"
+#include "job.h"
+#include "manager.h"
+#include "shell.h"
+
+static char **strv_dup(char *const *v)
+{
+        size_t n = 0, i;
+        char **copy;
+
+        if (!v)
+                return NULL;
+        while (v[n])
+                n++;
+        copy = calloc(n + 1, sizeof(*copy));
+        for (i = 0; copy && i < n; i++)
+                if (!(copy[i] = strdup(v[i])))
+                        break;
+        if (copy && i < n) {
+                while (i-- > 0)
+                        free(copy[i]);
+                free(copy);
+                return NULL;
+        }
+        return copy;
+}
+
+static void strv_free(char **v)
+{
+        size_t i;
+
+        for (i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
+}
+
+static bool strv_equal(char *const *a, char *const *b)
+{
+        size_t i;
+
+        for (i = 0; a[i] && b[i]; i++)
+                if (strcmp(a[i], b[i]) != 0)
+                        return false;
+        return !a[i] && !b[i];
+}
+
+static char *strv_join(char *const *v)
+{
+        size_t len = 0, i;
+        char *s, *p;
+
+        for (i = 0; v[i]; i++)
+                len += strlen(v[i]) + 1;
+        s = malloc(len + 1);
+        if (!s)
+                return NULL;
+        p = s;
+        for (i = 0; v[i]; i++)
+                p += sprintf(p, "%s%s", i ? " " : "", v[i]);
+        *p = '\0';
+        return s;
+}
+
+static int job_get_ref(struct slow_work *work)
+{
+        job_ref((struct job *)work);
+        return 0;
+}
+
+/* The pool is done with one of its entries: the loop looks whether the job went idle. */
+static void job_put_ref(struct slow_work *work)
+{
+        events_post(((struct job *)work)->m, EVENT_RELEASED, (struct job *)work, NULL);
+}
+
+static void job_execute(struct slow_work *work)
+{
+        struct job *job = (struct job *)work;
+        struct run_record *rec = shell_run(job);
+
+        events_post(job->m, EVENT_ENDED, job_ref(job), rec);
+}
+
+static void job_desc(struct slow_work *work, char *buf, size_t len)
+{
+        struct job *job = (struct job *)work;
+
+        snprintf(buf, len, "%lld: %s", (long long)job->id, job->name ? job->name : job->summary);
+}
+
+static const struct slow_work_ops job_ops = {
+    .get_ref = job_get_ref,
+    .put_ref = job_put_ref,
+    .execute = job_execute,
+    .desc = job_desc,
+};
+
+/* The argv a submit asks for: its own, or the shell's for a command. */
+static char **payload_argv(const struct sw_submit_params *p)
+{
+        char *shell[] = {(char *)"/bin/sh", (char *)"-c", p->command, NULL};
+
+        return strv_dup(p->command ? shell : p->argv);
+}
+
+static int payload_check(const struct sw_submit_params *p, bool *ret_very_slow, char *err,
+                         size_t errlen)
+{
+        if (p->plugin || p->entry || p->arg) {
+                snprintf(err, errlen, "plugin jobs are not supported by this slowworkd");
+                return -EINVAL;
+        }
+        if (!p->command == !p->argv) {
+                snprintf(err, errlen, "give exactly one of \"command\" and \"argv\"");
+                return -EINVAL;
+        }
+        if (!p->class_name || strcmp(p->class_name, "slow") == 0)
+                *ret_very_slow = false;
+        else if (strcmp(p->class_name, "very-slow") == 0)
+                *ret_very_slow = true;
+        else {
+                snprintf(err, errlen, "\"class\" must be \"slow\" or \"very-slow\"");
+                return -EINVAL;
+        }
+        if (p->cwd && p->cwd[0] != '/') {
+                snprintf(err, errlen, "\"cwd\" must be an absolute path");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int job_new(struct manager *m, uid_t owner, const struct sw_submit_params *p, struct job **ret,
+            char *err, size_t errlen)
+{
+        struct job *job;
+        bool very_slow;
+        int r;
+
+        r = payload_check(p, &very_slow, err, errlen);
+        if (r < 0)
+                return r;
+        job = calloc(1, sizeof(*job));
+        if (!job)
+                return -ENOMEM;
+        if (very_slow)
+                delayed_vslow_work_init(&job->dw, &job_ops);
+        else
+                delayed_slow_work_init(&job->dw, &job_ops);
+        job->m = m;
+        job->refs = 1;
+        job->owner = owner;
+        job->very_slow = very_slow;
+        job->timeout = p->timeout;
+        job->persist = p->persist;
+        job->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        job->argv = payload_argv(p);
+        job->env = strv_dup(p->env);
+        job->cwd = strdup(p->cwd ? p->cwd : "/");
+        job->name = p->name ? strdup(p->name) : NULL;
+        job->key = p->key ? strdup(p->key) : NULL;
+        job->summary = p->command ? strdup(p->command) : job->argv ? strv_join(job->argv) : NULL;
+        if (job->kick_fd < 0 || !job->argv || (p->env && !job->env) || !job->cwd ||
+            (p->name && !job->name) || (p->key && !job->key) || !job->summary) {
+                job_unref(job);
+                return -ENOMEM;
+        }
+        *ret = job;
+        return 0;
+}
+
+struct job *job_ref(struct job *job)
+{
+        __atomic_add_fetch(&job->refs, 1, __ATOMIC_RELAXED);
+        return job;
+}
+
+void job_unref(struct job *job)
+{
+        if (!job || __atomic_sub_fetch(&job->refs, 1, __ATOMIC_ACQ_REL) > 0)
+                return;
+        if (job->kick_fd >= 0)
+                close(job->kick_fd);
+        strv_free(job->argv);
+        strv_free(job->env);
+        free(job->cwd);
+        free(job->name);
+        free(job->key);
+        free(job->summary);
+        run_record_free(job->last);
+        free(job);
+}
+
+bool job_same_payload(const struct job *job, const struct sw_submit_params *p)
+{
+        char **argv;
+        bool very_slow, same;
+        char err[8];
+
+        if (payload_check(p, &very_slow, err, sizeof(err)) < 0 || very_slow != job->very_slow)
+                return false;
+        argv = payload_argv(p);
+        same = argv && strv_equal(argv, job->argv);
+        strv_free(argv);
+        return same;
+}
+
+bool job_idle(struct job *job)
+{
+        return !slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
+               job->runs_ended == __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE);
+}
+
+const char *job_state(struct job *job)
+{
+        if (slow_work_is_executing(&job->dw.work))
+                return "running";
+        if (slow_work_is_pending(&job->dw.work))
+                return "pending";
+        return job_idle(job) ? "idle" : "running";
+}
+
+json_object *run_record_to_json(const struct run_record *rec)
+{
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "id", json_object_new_int64(rec->id));
+        json_object_object_add(o, "run", json_object_new_int64(rec->run));
+        json_object_object_add(o, "class",
+                               json_object_new_string(rec->very_slow ? "very-slow" : "slow"));
+        json_object_object_add(o, "command", json_object_new_string(rec->summary));
+        json_object_object_add(o, "owner", json_object_new_int64(rec->owner));
+        json_object_object_add(o, "outcome", json_object_new_string(rec->outcome));
+        if (rec->signal)
+                json_object_object_add(o, "signal", json_object_new_int(rec->signal));
+        else if (rec->started > 0)
+                json_object_object_add(o, "exit_code", json_object_new_int(rec->exit_code));
+        json_object_object_add(o, "started", json_object_new_double(rec->started));
+        json_object_object_add(o, "ended", json_object_new_double(rec->ended));
+        json_object_object_add(o, "log", rec->log ? json_object_new_string(rec->log) : NULL);
+        return o;
+}
+
+json_object *job_to_json(struct job *job)
+{
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "id", json_object_new_int64(job->id));
+        json_object_object_add(o, "class",
+                               json_object_new_string(job->very_slow ? "very-slow" : "slow"));
+        json_object_object_add(o, "state", json_object_new_string(job_state(job)));
+        json_object_object_add(o, "name", job->name ? json_object_new_string(job->name) : NULL);
+        json_object_object_add(o, "key", job->key ? json_object_new_string(job->key) : NULL);
+        json_object_object_add(o, "owner", json_object_new_int64(job->owner));
+        json_object_object_add(o, "refs", json_object_new_int(__atomic_load_n(&job->refs,
+                                                                                __ATOMIC_RELAXED)));
+        json_object_object_add(o, "handles", json_object_new_int((int)job->handles));
+        json_object_object_add(o, "runs", json_object_new_int64(__atomic_load_n(
+                                              &job->runs_started, __ATOMIC_RELAXED)));
+        json_object_object_add(o, "command", json_object_new_string(job->summary));
+        json_object_object_add(o, "last", job->last ? run_record_to_json(job->last) : NULL);
+        return o;
+}
+
+void run_record_free(struct run_record *rec)
+{
+        if (!rec)
+                return;
+        free(rec->summary);
+        free(rec->log);
+        free(rec);
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A job: a slowwork item with a shell payload. Reference counted: the manager's table holds one
+ * reference while the job is live, the pool one per queue entry, and work in flight its own.
+ * Everything but the counters and the run in progress belongs to the loop thread.
+ */
+#ifndef SLOWWORKD_JOB_H
+#define SLOWWORKD_JOB_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "methods.h"
+#include "slowwork.h"
+
+struct manager;
+struct waiter;
+
+/* A finished run, kept in the history after the job is gone. */
+struct run_record {
+        int64_t id;
+        int64_t run;
+        bool very_slow;
+        uid_t owner;
+        char *summary; /* the command, for people */
+        double started, ended; /* Unix seconds; started 0 for a run that never started */
+        const char *outcome;   /* succeeded, failed, killed, timed-out, cancelled, interrupted */
+        int exit_code;         /* when it exited */
+        int signal;            /* when a signal ended it */
+        char *log;             /* the run's log file */
+};
+
+struct job {
+        struct delayed_slow_work dw; /* first: the pool's item */
+        struct manager *m;
+        int64_t id;
+        uid_t owner;
+        char *name, *key;
+        struct job *hnext, *knext; /* the manager's tables */
+
+        /* What it runs; fixed at the first submit. */
+        bool very_slow;
+        char **argv;
+        char *cwd;
+        char **env;
+        double timeout;
+        char *summary;
+
+        int refs;         /* atomic */
+        unsigned handles; /* loop: hold handles, and the daemon's own for persist */
+        bool persist;
+        bool live;        /* loop: in the manager's tables */
+        struct waiter *waiters;
+
+        /* The run in progress: the runner's, read by the loop. */
+        int64_t runs_started; /* atomic */
+        pid_t pid;            /* atomic: the run's process group, 0 when none */
+        int kick_fd;          /* eventfd: the loop asks the runner to stop the run */
+        unsigned cancelling;  /* atomic: cancels in progress; a run seeing it stops */
+
+        struct run_record *last; /* loop: the last finished run */
+        int64_t runs_ended;      /* loop: runs whose end the loop has seen */
+};
+
+int job_new(struct manager *m, uid_t owner, const struct sw_submit_params *p, struct job **ret,
+            char *err, size_t errlen);
+struct job *job_ref(struct job *job);
+void job_unref(struct job *job);
+/* Whether a resubmit under the same key asks for the same work. */
+bool job_same_payload(const struct job *job, const struct sw_submit_params *p);
+const char *job_state(struct job *job); /* pending, running or idle */
+/* Neither pending nor running, and the loop has seen the end of every run (loop thread). */
+bool job_idle(struct job *job);
+json_object *job_to_json(struct job *job);
+json_object *run_record_to_json(const struct run_record *rec);
+void run_record_free(struct run_record *rec);
+
+#endif

@@ -1,0 +1,562 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Live jobs and the job methods: submit (with keys), enqueue, wait, cancel, release, status,
+ * list, log. A job is live while it is pending, running, or held; then the manager's tables hold
+ * a reference. Its runs stay in the history after it is gone.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "conn.h"
+#include "handlers.h"
+#include "jobs.h"
+#include "manager.h"
+
+struct waiter {
+        struct waiter *next;
+        struct conn *c;
+        json_object *id;
+};
+
+static unsigned bucket_of_id(int64_t id)
+{
+        return (unsigned)((uint64_t)id % JOBS_BUCKETS);
+}
+
+static unsigned bucket_of_key(uid_t owner, const char *key)
+{
+        uint64_t h = 1469598103934665603ull ^ owner;
+
+        for (; *key; key++)
+                h = (h ^ (unsigned char)*key) * 1099511628211ull;
+        return (unsigned)(h % JOBS_BUCKETS);
+}
+
+struct job *jobs_find(struct manager *m, int64_t id)
+{
+        struct job *job;
+
+        for (job = m->jobs_by_id[bucket_of_id(id)]; job; job = job->hnext)
+                if (job->id == id)
+                        return job;
+        return NULL;
+}
+
+static struct job *find_key(struct manager *m, uid_t owner, const char *key)
+{
+        struct job *job;
+
+        for (job = m->jobs_by_key[bucket_of_key(owner, key)]; job; job = job->knext)
+                if (job->owner == owner && strcmp(job->key, key) == 0)
+                        return job;
+        return NULL;
+}
+
+static void add(struct manager *m, struct job *job)
+{
+        unsigned b = bucket_of_id(job->id);
+
+        job->hnext = m->jobs_by_id[b];
+        m->jobs_by_id[b] = job;
+        if (job->key) {
+                b = bucket_of_key(job->owner, job->key);
+                job->knext = m->jobs_by_key[b];
+                m->jobs_by_key[b] = job;
+        }
+        job->live = true;
+        m->njobs++;
+}
+
+static void unlink_from(struct job **head, struct job *job, bool by_key)
+{
+        struct job **p;
+
+        for (p = head; *p; p = by_key ? &(*p)->knext : &(*p)->hnext)
+                if (*p == job) {
+                        *p = by_key ? job->knext : job->hnext;
+                        return;
+                }
+}
+
+/* Drops the tables' reference. */
+static void retire(struct manager *m, struct job *job)
+{
+        unlink_from(&m->jobs_by_id[bucket_of_id(job->id)], job, false);
+        if (job->key)
+                unlink_from(&m->jobs_by_key[bucket_of_key(job->owner, job->key)], job, true);
+        job->live = false;
+        m->njobs--;
+        job_unref(job);
+}
+
+static bool may_touch(struct conn *c, const struct job *job)
+{
+        return c->uid == 0 || c->uid == c->m->uid || c->uid == job->owner;
+}
+
+static struct run_record *record_dup(const struct run_record *rec)
+{
+        struct run_record *copy = malloc(sizeof(*copy));
+
+        if (!copy)
+                return NULL;
+        *copy = *rec;
+        copy->summary = strdup(rec->summary);
+        copy->log = rec->log ? strdup(rec->log) : NULL;
+        return copy;
+}
+
+void jobs_run_ended(struct manager *m, struct job *job, struct run_record *rec)
+{
+        struct run_record *copy;
+
+        job->runs_ended++;
+        if (!rec)
+                return;
+        copy = record_dup(rec);
+        if (copy)
+                history_add(&m->history, copy, (size_t)m->settings.history_limit);
+        run_record_free(job->last);
+        job->last = rec;
+}
+
+static json_object *last_record(struct manager *m, struct job *job, int64_t id)
+{
+        const struct run_record *rec = job ? job->last : history_last(&m->history, id);
+
+        return rec ? run_record_to_json(rec) : NULL;
+}
+
+void jobs_check_idle(struct manager *m, struct job *job)
+{
+        struct waiter *w;
+
+        if (!job->live || !job_idle(job))
+                return;
+        while ((w = job->waiters)) {
+                job->waiters = w->next;
+                conn_reply(w->c, w->id, last_record(m, job, job->id), 0, NULL);
+                conn_unref(w->c);
+                free(w);
+        }
+        if (job->handles == 0)
+                retire(m, job);
+}
+
+static int hold(struct conn *c, struct job *job)
+{
+        int64_t *holds;
+
+        if (c->nholds == c->holds_size) {
+                size_t size = c->holds_size ? 2 * c->holds_size : 8;
+
+                holds = realloc(c->holds, size * sizeof(*holds));
+                if (!holds)
+                        return -ENOMEM;
+                c->holds = holds;
+                c->holds_size = size;
+        }
+        c->holds[c->nholds++] = job->id;
+        job->handles++;
+        return 0;
+}
+
+/* Drops one handle the connection has on the job; false when it has none. */
+static bool unhold(struct conn *c, struct job *job)
+{
+        size_t i;
+
+        for (i = 0; i < c->nholds; i++)
+                if (c->holds[i] == job->id) {
+                        c->holds[i] = c->holds[--c->nholds];
+                        job->handles--;
+                        return true;
+                }
+        return false;
+}
+
+void jobs_drop_handles(struct manager *m, struct conn *c)
+{
+        while (c->nholds > 0) {
+                struct job *job = jobs_find(m, c->holds[c->nholds - 1]);
+
+                c->nholds--;
+                if (job) {
+                        job->handles--;
+                        jobs_check_idle(m, job);
+                }
+        }
+}
+
+static json_object *state_result(struct job *job, const char *extra)
+{
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "id", json_object_new_int64(job->id));
+        json_object_object_add(o, "state", json_object_new_string(job_state(job)));
+        if (extra)
+                json_object_object_add(o, extra, json_object_new_boolean(1));
+        return o;
+}
+
+/* Enqueues now or after the delay; says whether a pending run took it in or a running one will
+ * run again. */
+static int enqueue(struct manager *m, struct job *job, double delay, const char **ret_extra)
+{
+        bool pending = slow_work_is_pending(&job->dw.work);
+        bool running = slow_work_is_executing(&job->dw.work);
+        int r;
+
+        if (delay > 0)
+                r = slow_work_pool_enqueue_delayed(m->pool, &job->dw,
+                                                   (unsigned long)(delay * 1000.0 + 0.5));
+        else
+                r = slow_work_pool_enqueue(m->pool, &job->dw.work);
+        *ret_extra = r < 0 ? NULL : pending ? "coalesced" : running ? "deferred" : NULL;
+        return r;
+}
+
+static void enqueue_reply(struct manager *m, struct job *job, double delay, struct reply *r)
+{
+        const char *extra;
+        int e = enqueue(m, job, delay, &extra);
+
+        if (e == -ECANCELED) {
+                reply_error(r, SW_E_BUSY, "job %lld is being cancelled", (long long)job->id);
+                return;
+        }
+        if (e < 0) {
+                reply_error(r, SW_E_INTERNAL, "cannot queue job %lld: %s", (long long)job->id,
+                            strerror(-e));
+                return;
+        }
+        r->result = state_result(job, extra);
+}
+
+void handle_submit(struct conn *c, union params *params, struct reply *r)
+{
+        struct sw_submit_params *p = &params->submit;
+        struct manager *m = c->m;
+        struct job *job;
+        char err[256];
+        int e;
+
+        if (m->stopping) {
+                reply_error(r, SW_E_BUSY, "slowworkd is shutting down");
+                return;
+        }
+        if (p->key && (job = find_key(m, c->uid, p->key))) {
+                if (!job_same_payload(job, p)) {
+                        reply_error(r, SW_E_CONFLICT,
+                                    "key \"%s\" belongs to job %lld, which runs something else",
+                                    p->key, (long long)job->id);
+                        return;
+                }
+                if (p->hold && hold(c, job) < 0) {
+                        reply_error(r, SW_E_INTERNAL, "out of memory");
+                        return;
+                }
+                enqueue_reply(m, job, p->delay, r);
+                return;
+        }
+        e = job_new(m, c->uid, p, &job, err, sizeof(err));
+        if (e == -EINVAL) {
+                reply_error(r, SW_E_INVALID_PARAMS, "%s", err);
+                return;
+        }
+        if (e < 0) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        job->id = ++m->next_id;
+        add(m, job);
+        if (job->persist)
+                job->handles++;
+        if (p->hold && hold(c, job) < 0) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                jobs_check_idle(m, job);
+                return;
+        }
+        enqueue_reply(m, job, p->delay, r);
+        if (r->code)
+                jobs_check_idle(m, job);
+}
+
+/* The live job a request names, if the client may touch it; else an error reply. */
+static struct job *lookup(struct conn *c, int64_t id, struct reply *r)
+{
+        struct job *job = jobs_find(c->m, id);
+
+        if (!job) {
+                reply_error(r, SW_E_NOT_FOUND, "no live job %lld", (long long)id);
+                return NULL;
+        }
+        if (!may_touch(c, job)) {
+                reply_error(r, SW_E_PERMISSION, "job %lld is not yours", (long long)id);
+                return NULL;
+        }
+        return job;
+}
+
+void handle_enqueue(struct conn *c, union params *params, struct reply *r)
+{
+        struct sw_enqueue_params *p = &params->enqueue;
+        struct job *job;
+
+        if (!p->id == !p->key) {
+                reply_error(r, SW_E_INVALID_PARAMS, "give exactly one of \"id\" and \"key\"");
+                return;
+        }
+        if (p->key) {
+                job = find_key(c->m, c->uid, p->key);
+                if (!job) {
+                        reply_error(r, SW_E_NOT_FOUND, "no live job with key \"%s\"", p->key);
+                        return;
+                }
+        } else if (!(job = lookup(c, p->id, r))) {
+                return;
+        }
+        enqueue_reply(c->m, job, 0, r);
+}
+
+void handle_wait(struct conn *c, union params *params, struct reply *r)
+{
+        struct job *job = jobs_find(c->m, params->id.id);
+        struct waiter *w;
+
+        if (!job) {
+                r->result = last_record(c->m, NULL, params->id.id);
+                if (!r->result)
+                        reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)params->id.id);
+                return;
+        }
+        if (!may_touch(c, job)) {
+                reply_error(r, SW_E_PERMISSION, "job %lld is not yours", (long long)job->id);
+                return;
+        }
+        if (job_idle(job)) {
+                r->result = last_record(c->m, job, job->id);
+                return;
+        }
+        w = malloc(sizeof(*w));
+        if (!w) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        w->c = conn_ref(c);
+        w->id = json_object_get(r->id);
+        w->next = job->waiters;
+        job->waiters = w;
+        r->deferred = true;
+}
+
+struct cancel {
+        uv_work_t work;
+        struct conn *c;
+        json_object *id;
+        struct job *job;
+        int64_t runs_before;
+        bool was_queued;
+};
+
+static void cancel_work(uv_work_t *work)
+{
+        struct cancel *x = work->data;
+
+        slow_work_cancel(&x->job->dw.work);
+}
+
+static void cancel_done(uv_work_t *work, int status)
+{
+        struct cancel *x = work->data;
+        struct job *job = x->job;
+        struct manager *m = job->m;
+
+        __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
+        if (x->was_queued && __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) ==
+                                 x->runs_before) {
+                /* Taken off the queue before it ever started: a run that never was. */
+                struct run_record *rec = calloc(1, sizeof(*rec));
+
+                if (!rec) {
+                        /* Still counted as seen, so that the job can go idle. */
+                        __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL);
+                        jobs_run_ended(m, job, NULL);
+                } else {
+                        *rec = (struct run_record){
+                            .id = job->id,
+                            .run = __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL),
+                            .very_slow = job->very_slow,
+                            .owner = job->owner,
+                            .summary = strdup(job->summary),
+                            .outcome = "cancelled",
+                            .ended = (double)time(NULL),
+                        };
+                        jobs_run_ended(m, job, rec);
+                }
+        }
+        conn_reply(x->c, x->id, state_result(job, NULL), 0, NULL);
+        conn_unref(x->c);
+        jobs_check_idle(m, job);
+        job_unref(job);
+        free(x);
+}
+
+void handle_cancel(struct conn *c, union params *params, struct reply *r)
+{
+        struct job *job = lookup(c, params->id.id, r);
+        struct cancel *x;
+        uint64_t one = 1;
+
+        if (!job)
+                return;
+        x = calloc(1, sizeof(*x));
+        if (!x) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        x->work.data = x;
+        x->job = job_ref(job);
+        x->c = conn_ref(c);
+        x->id = json_object_get(r->id);
+        x->runs_before = __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE);
+        x->was_queued = slow_work_is_pending(&job->dw.work) &&
+                        !slow_work_is_executing(&job->dw.work);
+        /* A run in progress, or one that starts before the cancel is through, stops. */
+        __atomic_add_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
+        if (write(job->kick_fd, &one, sizeof(one)) < 0) {
+                /* The eventfd counter is full: the runner has a kick pending anyway. */
+        }
+        /* slow_work_cancel() waits for a run to end: not on the loop. */
+        uv_queue_work(c->m->loop, &x->work, cancel_work, cancel_done);
+        r->deferred = true;
+}
+
+void handle_release(struct conn *c, union params *params, struct reply *r)
+{
+        struct job *job = lookup(c, params->id.id, r);
+
+        if (!job)
+                return;
+        if (!unhold(c, job)) {
+                if (!job->persist) {
+                        reply_error(r, SW_E_NOT_FOUND, "this connection holds no handle on job %lld",
+                                    (long long)job->id);
+                        return;
+                }
+                job->persist = false;
+                job->handles--;
+        }
+        r->result = json_object_new_object();
+        json_object_object_add(r->result, "id", json_object_new_int64(job->id));
+        json_object_object_add(r->result, "handles", json_object_new_int((int)job->handles));
+        jobs_check_idle(c->m, job);
+}
+
+void handle_status(struct conn *c, union params *params, struct reply *r)
+{
+        struct manager *m = c->m;
+        struct slow_work_stats st;
+        struct job *job;
+        json_object *q;
+
+        if (params->id.id) {
+                job = jobs_find(m, params->id.id);
+                if (job && !may_touch(c, job)) {
+                        reply_error(r, SW_E_PERMISSION, "job %lld is not yours",
+                                    (long long)job->id);
+                        return;
+                }
+                if (job) {
+                        r->result = job_to_json(job);
+                        return;
+                }
+                r->result = last_record(m, NULL, params->id.id);
+                if (!r->result) {
+                        reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)params->id.id);
+                        return;
+                }
+                json_object_object_add(r->result, "state", json_object_new_string("gone"));
+                return;
+        }
+        slow_work_pool_stats(m->pool, &st);
+        r->result = json_object_new_object();
+        json_object_object_add(r->result, "version", json_object_new_string(PACKAGE_VERSION));
+        json_object_object_add(r->result, "pid", json_object_new_int((int)getpid()));
+        json_object_object_add(r->result, "threads", json_object_new_int64(st.threads));
+        json_object_object_add(r->result, "busy", json_object_new_int64(st.busy));
+        q = json_object_new_object();
+        json_object_object_add(q, "slow", json_object_new_int64(st.queued_slow));
+        json_object_object_add(q, "very-slow", json_object_new_int64(st.queued_very_slow));
+        json_object_object_add(r->result, "queued", q);
+        json_object_object_add(r->result, "items", json_object_new_int64(m->njobs));
+        json_object_object_add(r->result, "connections", json_object_new_int64(m->nconns));
+}
+
+static int by_id(const void *a, const void *b)
+{
+        int64_t x = (*(struct job *const *)a)->id, y = (*(struct job *const *)b)->id;
+
+        return x < y ? -1 : x > y;
+}
+
+void handle_list(struct conn *c, union params *params, struct reply *r)
+{
+        struct manager *m = c->m;
+        struct job **all = malloc((m->njobs + 1) * sizeof(*all)), *job;
+        json_object *items;
+        size_t n = 0, i;
+
+        if (!all) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        for (i = 0; i < JOBS_BUCKETS; i++)
+                for (job = m->jobs_by_id[i]; job; job = job->hnext)
+                        if (may_touch(c, job))
+                                all[n++] = job;
+        qsort(all, n, sizeof(*all), by_id);
+        items = json_object_new_array_ext((int)n);
+        for (i = 0; i < n; i++)
+                json_object_array_add(items, job_to_json(all[i]));
+        free(all);
+        r->result = json_object_new_object();
+        json_object_object_add(r->result, "items", items);
+}
+
+void jobs_interrupt_all(struct manager *m)
+{
+        uint64_t one = 1;
+        struct job *job;
+        size_t i;
+
+        for (i = 0; i < JOBS_BUCKETS; i++)
+                for (job = m->jobs_by_id[i]; job; job = job->hnext)
+                        if (write(job->kick_fd, &one, sizeof(one)) < 0) {
+                                /* a kick is pending already */
+                        }
+}
+
+void jobs_free_all(struct manager *m)
+{
+        size_t i;
+
+        for (i = 0; i < JOBS_BUCKETS; i++)
+                while (m->jobs_by_id[i]) {
+                        struct job *job = m->jobs_by_id[i];
+                        struct waiter *w;
+
+                        while ((w = job->waiters)) {
+                                job->waiters = w->next;
+                                json_object_put(w->id);
+                                conn_unref(w->c);
+                                free(w);
+                        }
+                        retire(m, job);
+                }
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* The live jobs of a manager, and the job methods. All on the loop thread. */
+#ifndef SLOWWORKD_JOBS_H
+#define SLOWWORKD_JOBS_H
+
+#include <stdint.h>
+
+#include "job.h"
+
+struct manager;
+struct conn;
+
+#define JOBS_BUCKETS 4096
+
+struct job *jobs_find(struct manager *m, int64_t id);
+void jobs_run_ended(struct manager *m, struct job *job, struct run_record *rec);
+/* A job neither pending nor running answers its waiters, and leaves the tables unless a handle
+ * keeps it. */
+void jobs_check_idle(struct manager *m, struct job *job);
+/* A connection goes: its handles go with it. */
+void jobs_drop_handles(struct manager *m, struct conn *c);
+/* Shutdown: ask every running job to stop. */
+void jobs_interrupt_all(struct manager *m);
+void jobs_free_all(struct manager *m);
+
+#endif

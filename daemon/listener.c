@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket: where it lives, replacing a dead daemon's socket file but never a live
+ * daemon's, and accepting connections.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "log.h"
+#include "manager.h"
+
+/* --socket PATH, else the user instance's $XDG_RUNTIME_DIR/slowwork/slowworkd.sock. */
+int listener_resolve_path(const char *given, char **ret_path)
+{
+        const char *runtime = getenv("XDG_RUNTIME_DIR");
+        char dir[PATH_MAX];
+
+        if (given) {
+                *ret_path = strdup(given);
+                return *ret_path ? 0 : -ENOMEM;
+        }
+        if (!runtime || runtime[0] != '/') {
+                log_error("XDG_RUNTIME_DIR is not set: give the socket with --socket PATH");
+                return -EINVAL;
+        }
+        if ((size_t)snprintf(dir, sizeof(dir), "%s/slowwork", runtime) >= sizeof(dir))
+                return log_error_errno(-ENAMETOOLONG, "%s/slowwork: %m", runtime);
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                return log_error_errno(-errno, "Failed to create %s: %m", dir);
+        if (chmod(dir, 0700) < 0)
+                return log_error_errno(-errno, "Failed to make %s private: %m", dir);
+        if (asprintf(ret_path, "%s/slowworkd.sock", dir) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int make_address(const char *path, struct sockaddr_un *sa)
+{
+        memset(sa, 0, sizeof(*sa));
+        sa->sun_family = AF_UNIX;
+        if (strlen(path) >= sizeof(sa->sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa->sun_path, path);
+        return 0;
+}
+
+/* An existing socket file: a daemon answers there (-EADDRINUSE), or it is stale (removed). */
+static int claim_path(const char *path, const struct sockaddr_un *sa)
+{
+        struct stat st;
+        int fd, r;
+
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISSOCK(st.st_mode))
+                return -ENOTSOCK;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+        r = r == 0 ? -EADDRINUSE : errno == ECONNREFUSED ? 0 : -errno;
+        close(fd);
+        if (r == 0 && unlink(path) < 0 && errno != ENOENT)
+                r = -errno;
+        return r;
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+        struct manager *m = server->data;
+
+        if (status < 0) {
+                log_warning("Failed to accept a connection: %s", uv_strerror(status));
+                return;
+        }
+        conn_accept(m);
+}
+
+int listener_open(struct manager *m)
+{
+        struct sockaddr_un sa;
+        mode_t old_mask;
+        int fd, r;
+
+        r = make_address(m->socket_path, &sa);
+        if (r < 0)
+                return log_error_errno(r, "Socket path %s: %m", m->socket_path);
+        r = claim_path(m->socket_path, &sa);
+        if (r == -EADDRINUSE) {
+                log_error("A slowworkd is already running on %s", m->socket_path);
+                return r;
+        }
+        if (r < 0)
+                return log_error_errno(r, "Failed to take over %s: %m", m->socket_path);
+
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return log_error_errno(-errno, "Failed to create a socket: %m");
+        old_mask = umask(0177);
+        r = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
+        umask(old_mask);
+        if (r == 0 && listen(fd, SOMAXCONN) < 0)
+                r = -errno;
+        if (r < 0) {
+                close(fd);
+                return log_error_errno(r, "Failed to listen on %s: %m", m->socket_path);
+        }
+
+        uv_pipe_init(m->loop, &m->listener, 0);
+        m->listener.data = m;
+        r = uv_pipe_open(&m->listener, fd);
+        if (r == 0)
+                r = uv_listen((uv_stream_t *)&m->listener, SOMAXCONN, on_connection);
+        if (r < 0) {
+                uv_close((uv_handle_t *)&m->listener, NULL);
+                unlink(m->socket_path);
+                log_error("Failed to listen on %s: %s", m->socket_path, uv_strerror(r));
+                return r;
+        }
+        m->listening = true;
+        log_info("Listening on %s", m->socket_path);
+        return 0;
+}
+
+void listener_close(struct manager *m)
+{
+        if (!m->listening)
+                return;
+        m->listening = false;
+        uv_close((uv_handle_t *)&m->listener, NULL);
+        unlink(m->socket_path);
+}

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/* The daemon's state: the loop, the pool, the settings, the listener and the clients. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "log.h"
+#include "manager.h"
+
+void manager_default_settings(struct sw_settings *s)
+{
+        *s = (struct sw_settings){
+            .min_threads = 2,
+            .max_threads = 4,
+            .vslow_percentage = 50,
+            .idle_timeout = 5.0,
+            .history_limit = 10000,
+            .log_limit = 16 * 1024 * 1024,
+            .kill_grace = 5.0,
+            .stop_timeout = 30.0,
+        };
+}
+
+static struct slow_work_settings pool_settings(const struct sw_settings *s)
+{
+        double ms = s->idle_timeout * 1000.0;
+
+        return (struct slow_work_settings){
+            .min_threads = (unsigned)s->min_threads,
+            .max_threads = (unsigned)s->max_threads,
+            .vslow_percentage = (unsigned)s->vslow_percentage,
+            .idle_timeout_ms = ms < 1.0 ? 1u : (unsigned)ms,
+        };
+}
+
+int manager_settings_validate(const struct sw_settings *s)
+{
+        struct slow_work_settings ps = pool_settings(s);
+
+        return slow_work_settings_validate(&ps);
+}
+
+int manager_apply_settings(struct manager *m, const struct sw_settings *s)
+{
+        struct slow_work_settings ps = pool_settings(s);
+        int r = slow_work_pool_configure(m->pool, &ps);
+
+        if (r < 0)
+                return r;
+        m->settings = *s;
+        m->settings.runtime = false;
+        return 0;
+}
+
+/* --state-dir, else $XDG_STATE_HOME/slowwork, else ~/.local/state/slowwork; made 0700. */
+static int make_state_dir(struct manager *m, const char *given)
+{
+        const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        char *p;
+        int r;
+
+        if (given)
+                r = (m->state_dir = strdup(given)) ? 0 : -1;
+        else if (xdg && xdg[0] == '/')
+                r = asprintf(&m->state_dir, "%s/slowwork", xdg);
+        else if (home && home[0] == '/')
+                r = asprintf(&m->state_dir, "%s/.local/state/slowwork", home);
+        else {
+                log_error("Neither XDG_STATE_HOME nor HOME is set: give --state-dir DIR");
+                return -EINVAL;
+        }
+        if (r < 0 || asprintf(&m->log_dir, "%s/logs", m->state_dir) < 0)
+                return -ENOMEM;
+        /* mkdir -p, the last two levels private */
+        for (p = m->state_dir + 1; (p = strchr(p, '/')); p++) {
+                *p = '\0';
+                r = mkdir(m->state_dir, 0755) < 0 && errno != EEXIST ? -errno : 0;
+                *p = '/';
+                if (r < 0)
+                        return log_error_errno(r, "Failed to create %s: %m", m->state_dir);
+        }
+        if (mkdir(m->state_dir, 0700) < 0 && errno != EEXIST)
+                return log_error_errno(-errno, "Failed to create %s: %m", m->state_dir);
+        if (mkdir(m->log_dir, 0700) < 0 && errno != EEXIST)
+                return log_error_errno(-errno, "Failed to create %s: %m", m->log_dir);
+        return 0;
+}
+
+static void on_signal(uv_signal_t *handle, int signum)
+{
+        struct manager *m = handle->data;
+
+        log_info("Received %s, stopping", strsignal(signum));
+        manager_stop(m);
+}
+
+int manager_new(const struct sw_settings *settings, const char *socket_path,
+                const char *state_dir, struct manager **ret)
+{
+        struct slow_work_settings ps = pool_settings(settings);
+        struct manager *m;
+        int r;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->settings = *settings;
+        m->uid = geteuid();
+        m->loop = uv_default_loop();
+        r = listener_resolve_path(socket_path, &m->socket_path);
+        if (r < 0)
+                goto fail;
+        r = make_state_dir(m, state_dir);
+        if (r < 0)
+                goto fail;
+        r = slow_work_pool_new(&ps, &m->pool);
+        if (r < 0) {
+                log_error_errno(r, "Failed to start the thread pool: %m");
+                goto fail;
+        }
+        *ret = m;
+        return 0;
+fail:
+        manager_free(m);
+        return r;
+}
+
+int manager_start(struct manager *m)
+{
+        int r = listener_open(m);
+
+        if (r < 0)
+                return r;
+        r = events_init(m);
+        if (r < 0) {
+                listener_close(m);
+                return r;
+        }
+        uv_signal_init(m->loop, &m->sigterm);
+        uv_signal_init(m->loop, &m->sigint);
+        m->sigterm.data = m->sigint.data = m;
+        uv_signal_start(&m->sigterm, on_signal, SIGTERM);
+        uv_signal_start(&m->sigint, on_signal, SIGINT);
+        return 0;
+}
+
+static void on_stop_timeout(uv_timer_t *timer)
+{
+        struct manager *m = timer->data;
+
+        log_info("Stop timeout: interrupting the jobs still running");
+        jobs_interrupt_all(m);
+}
+
+/* Queued jobs do not start any more (their runs are recorded interrupted); running ones get
+ * stop-timeout to finish. Freeing the pool waits for them, off the loop. */
+static void drain_work(uv_work_t *work)
+{
+        struct manager *m = work->data;
+
+        slow_work_pool_free(m->pool);
+}
+
+static void drain_done(uv_work_t *work, int status)
+{
+        struct manager *m = work->data;
+
+        m->pool = NULL;
+        events_flush(m);
+        events_close(m);
+        uv_close((uv_handle_t *)&m->stop_timer, NULL);
+}
+
+void manager_stop(struct manager *m)
+{
+        if (m->stopping)
+                return;
+        __atomic_store_n(&m->stopping, true, __ATOMIC_RELEASE);
+        listener_close(m);
+        while (m->conns)
+                conn_close(m->conns, NULL);
+        uv_close((uv_handle_t *)&m->sigterm, NULL);
+        uv_close((uv_handle_t *)&m->sigint, NULL);
+        uv_timer_init(m->loop, &m->stop_timer);
+        m->stop_timer.data = m;
+        uv_timer_start(&m->stop_timer, on_stop_timeout,
+                       (uint64_t)(m->settings.stop_timeout * 1000.0), 0);
+        m->drain.data = m;
+        uv_queue_work(m->loop, &m->drain, drain_work, drain_done);
+}
+
+int manager_run(struct manager *m)
+{
+        return uv_run(m->loop, UV_RUN_DEFAULT);
+}
+
+struct manager *manager_free(struct manager *m)
+{
+        if (!m)
+                return NULL;
+        slow_work_pool_free(m->pool);
+        if (m->loop) {
+                uv_run(m->loop, UV_RUN_NOWAIT); /* close callbacks still due */
+                uv_loop_close(m->loop);
+        }
+        jobs_free_all(m);
+        history_free(&m->history);
+        free(m->socket_path);
+        free(m->state_dir);
+        free(m->log_dir);
+        free(m);
+        return NULL;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SLOWWORKD_MANAGER_H
+#define SLOWWORKD_MANAGER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "events.h"
+#include "history.h"
+#include "jobs.h"
+#include "methods.h"
+#include "slowwork.h"
+
+#define MANAGER_CONNECTIONS_MAX 1024
+
+struct conn;
+
+struct manager {
+        uv_loop_t *loop;
+        struct slow_work_pool *pool;
+        struct sw_settings settings;
+        uid_t uid;
+
+        char *socket_path;
+        uv_pipe_t listener;
+        bool listening;
+
+        struct conn *conns;
+        unsigned nconns;
+
+        char *state_dir, *log_dir;
+        struct events events;
+        struct history history;
+        struct job *jobs_by_id[JOBS_BUCKETS];
+        struct job *jobs_by_key[JOBS_BUCKETS];
+        size_t njobs;
+        int64_t next_id;
+
+        uv_signal_t sigterm, sigint;
+        uv_timer_t stop_timer;
+        uv_work_t drain;
+        bool stopping; /* atomic: read by the runners */
+};
+
+/* The daemon's settings before any flag: the kernel's pool defaults and SPEC's. */
+void manager_default_settings(struct sw_settings *s);
+/* Checks a whole set of settings: 0 or -EINVAL. */
+int manager_settings_validate(const struct sw_settings *s);
+
+int manager_new(const struct sw_settings *settings, const char *socket_path,
+                const char *state_dir, struct manager **ret);
+struct manager *manager_free(struct manager *m);
+int manager_start(struct manager *m);
+int manager_run(struct manager *m);
+void manager_stop(struct manager *m);
+int manager_apply_settings(struct manager *m, const struct sw_settings *s);
+
+/* listener.c */
+int listener_resolve_path(const char *given, char **ret_path);
+int listener_open(struct manager *m);
+void listener_close(struct manager *m);
+
+#endif

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One run of a shell job: /bin/sh -c COMMAND or an argv, in its own process group, stdin from
+ * /dev/null, stdout and stderr through a pipe into the run's log (cut at log-limit). The thread
+ * waits on the pipe, the process (pidfd) and the job's kick eventfd: a cancel, a timeout or a
+ * shutdown sends SIGTERM to the group, and SIGKILL after kill-grace.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "job.h"
+#include "manager.h"
+#include "shell.h"
+
+extern char **environ;
+
+struct run {
+        struct job *job;
+        int log_fd;
+        int64_t logged, limit;
+        bool cut;
+        const char *stopped_as; /* outcome when we stopped it: cancelled, timed-out, ... */
+        double kill_at;         /* monotonic seconds, 0: no SIGKILL due */
+};
+
+static double mono_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double wall_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void log_write(struct run *run, const char *data, size_t n)
+{
+        static const char cut_note[] = "\n[slowworkd: log cut here: log-limit reached]\n";
+
+        if (run->cut)
+                return;
+        if (run->logged + (int64_t)n > run->limit) {
+                n = (size_t)(run->limit - run->logged);
+                run->cut = true;
+        }
+        if (n > 0 && write(run->log_fd, data, n) > 0)
+                run->logged += (int64_t)n;
+        if (run->cut && write(run->log_fd, cut_note, sizeof(cut_note) - 1) < 0)
+                return;
+}
+
+/* Copies what the pipe holds now; false at end of file. */
+static bool drain(struct run *run, int fd)
+{
+        char buf[65536];
+        ssize_t n;
+
+        while ((n = read(fd, buf, sizeof(buf))) > 0)
+                log_write(run, buf, (size_t)n);
+        return n < 0 && errno == EAGAIN;
+}
+
+static void stop(struct run *run, pid_t pid, const char *as)
+{
+        if (run->stopped_as)
+                return;
+        run->stopped_as = as;
+        kill(-pid, SIGTERM);
+        run->kill_at = mono_now() + run->job->m->settings.kill_grace;
+}
+
+/* Why the loop kicked us, if it wants the run stopped. */
+static const char *stop_reason(struct job *job)
+{
+        if (__atomic_load_n(&job->m->stopping, __ATOMIC_ACQUIRE))
+                return "interrupted";
+        if (__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE))
+                return "cancelled";
+        return NULL;
+}
+
+static int spawn(struct job *job, int out_fd, pid_t *ret_pid)
+{
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        sigset_t none, all;
+        int r;
+
+        sigemptyset(&none);
+        sigfillset(&all);
+        posix_spawnattr_init(&attr);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                            POSIX_SPAWN_SETSIGDEF);
+        posix_spawnattr_setpgroup(&attr, 0);
+        posix_spawnattr_setsigmask(&attr, &none);
+        posix_spawnattr_setsigdefault(&attr, &all);
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+        posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
+        posix_spawn_file_actions_addchdir_np(&fa, job->cwd);
+        r = posix_spawnp(ret_pid, job->argv[0], &fa, &attr, job->argv,
+                         job->env ? job->env : environ);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+        return -r;
+}
+
+/*
+ * A stopped job's first process is gone, but others of its group may ignore SIGTERM: they get
+ * SIGKILL when kill-grace is up. The group's id stays ours while any member lives.
+ */
+static void finish_group(struct run *run, pid_t pid)
+{
+        while (kill(-pid, 0) == 0) {
+                if (mono_now() >= run->kill_at) {
+                        kill(-pid, SIGKILL);
+                        return;
+                }
+                poll(NULL, 0, 20);
+        }
+}
+
+/* Waits for the process to end, copying its output, and says how it ended. */
+static void watch(struct run *run, pid_t pid, int out_fd, struct run_record *rec)
+{
+        struct job *job = run->job;
+        double deadline = job->timeout > 0 ? mono_now() + job->timeout : 0;
+        int pidfd = (int)pidfd_open(pid, 0);
+        bool out_open = true;
+        siginfo_t info;
+
+        for (;;) {
+                struct pollfd fds[3] = {
+                    {.fd = pidfd, .events = POLLIN},
+                    {.fd = job->kick_fd, .events = POLLIN},
+                    {.fd = out_open ? out_fd : -1, .events = POLLIN},
+                };
+                double now = mono_now(), next = 0;
+                int timeout = -1;
+                uint64_t kicks;
+
+                if (deadline > 0 && !run->stopped_as)
+                        next = deadline;
+                if (run->kill_at > 0 && (next == 0 || run->kill_at < next))
+                        next = run->kill_at;
+                if (next > 0)
+                        timeout = next <= now ? 0 : (int)ceil((next - now) * 1000.0);
+                poll(fds, 3, timeout);
+                if (fds[2].revents)
+                        out_open = drain(run, out_fd);
+                if (fds[1].revents && read(job->kick_fd, &kicks, sizeof(kicks)) > 0 &&
+                    stop_reason(job))
+                        stop(run, pid, stop_reason(job));
+                now = mono_now();
+                if (deadline > 0 && now >= deadline)
+                        stop(run, pid, "timed-out");
+                if (run->kill_at > 0 && now >= run->kill_at) {
+                        kill(-pid, SIGKILL);
+                        run->kill_at = 0;
+                }
+                if (fds[0].revents || pidfd < 0)
+                        break;
+        }
+        if (pidfd >= 0)
+                close(pidfd);
+        memset(&info, 0, sizeof(info));
+        waitid(P_PID, (id_t)pid, &info, WEXITED);
+        if (run->kill_at > 0)
+                finish_group(run, pid);
+        if (info.si_code == CLD_EXITED) {
+                rec->exit_code = info.si_status;
+                rec->outcome = rec->exit_code == 0 ? "succeeded" : "failed";
+        } else {
+                rec->signal = info.si_status;
+                rec->outcome = "killed";
+        }
+        if (run->stopped_as)
+                rec->outcome = run->stopped_as;
+        if (out_open)
+                drain(run, out_fd);
+}
+
+static char *log_path(struct job *job, int64_t run)
+{
+        char *path;
+
+        if (asprintf(&path, "%s/%lld.%lld.log", job->m->log_dir, (long long)job->id,
+                     (long long)run) < 0)
+                return NULL;
+        return path;
+}
+
+struct run_record *shell_run(struct job *job)
+{
+        struct run_record *rec = calloc(1, sizeof(*rec));
+        struct run run = {.job = job, .log_fd = -1, .limit = job->m->settings.log_limit};
+        int pipefd[2] = {-1, -1}, r;
+        pid_t pid;
+
+        if (!rec)
+                return NULL;
+        rec->id = job->id;
+        rec->run = __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL);
+        rec->very_slow = job->very_slow;
+        rec->owner = job->owner;
+        rec->summary = strdup(job->summary);
+        rec->log = log_path(job, rec->run);
+
+        if (stop_reason(job)) {
+                /* Cancelled or shut down before it could start. */
+                rec->outcome = stop_reason(job);
+                rec->ended = wall_now();
+                return rec;
+        }
+        rec->started = wall_now();
+        if (rec->log)
+                run.log_fd = open(rec->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        r = run.log_fd < 0 ? -errno : 0;
+        if (r == 0 && pipe2(pipefd, O_CLOEXEC) < 0)
+                r = -errno;
+        if (r == 0)
+                r = spawn(job, pipefd[1], &pid);
+        if (pipefd[1] >= 0)
+                close(pipefd[1]);
+        if (r < 0) {
+                char note[256];
+                int n = snprintf(note, sizeof(note), "slowworkd: cannot run %s: %s\n",
+                                 job->argv[0], strerror(-r));
+
+                if (run.log_fd >= 0)
+                        log_write(&run, note, (size_t)n);
+                rec->outcome = "failed";
+                rec->exit_code = 127;
+        } else {
+                __atomic_store_n(&job->pid, pid, __ATOMIC_RELEASE);
+                fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+                watch(&run, pid, pipefd[0], rec);
+                __atomic_store_n(&job->pid, 0, __ATOMIC_RELEASE);
+        }
+        if (pipefd[0] >= 0)
+                close(pipefd[0]);
+        if (run.log_fd >= 0)
+                close(run.log_fd);
+        rec->ended = wall_now();
+        return rec;
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* The shell job runner: runs on a pool thread for as long as the job's process runs. */
+#ifndef SLOWWORKD_SHELL_H
+#define SLOWWORKD_SHELL_H
+
+struct job;
+struct run_record;
+
+/* Runs the job once, its output into the run's log; returns the run's record (NULL only when
+ * out of memory). */
+struct run_record *shell_run(struct job *job);
+
+#endif

@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Messages: a line of bytes to a JSON-RPC 2.0 request or reply, and requests, replies and
+ * notifications back to lines. json-c's strict mode still lets a few things through (overlong
+ * UTF-8, surrogates), so the line's UTF-8 is checked here first.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+
+#define TO_STRING_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+__attribute__((format(printf, 4, 5))) static int seterr(char *errbuf, size_t errlen, int r,
+                                                         const char *fmt, ...)
+{
+        va_list ap;
+
+        if (errbuf && errlen > 0) {
+                va_start(ap, fmt);
+                vsnprintf(errbuf, errlen, fmt, ap);
+                va_end(ap);
+        }
+        return r;
+}
+
+/* The length of the valid UTF-8 character at s, or 0: no overlong forms, no surrogates. */
+static size_t utf8_char(const unsigned char *s, size_t n)
+{
+        unsigned c = s[0];
+        size_t len, i;
+        unsigned long cp;
+
+        if (c < 0x80)
+                return 1;
+        if (c < 0xc2)
+                return 0;
+        if (c < 0xe0) {
+                len = 2;
+                cp = c & 0x1f;
+        } else if (c < 0xf0) {
+                len = 3;
+                cp = c & 0x0f;
+        } else if (c < 0xf5) {
+                len = 4;
+                cp = c & 0x07;
+        } else {
+                return 0;
+        }
+        if (n < len)
+                return 0;
+        for (i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = cp << 6 | (s[i] & 0x3f);
+        }
+        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return len;
+}
+
+/* The offset of the first byte that is not valid UTF-8, or n. */
+static size_t utf8_check(const char *s, size_t n)
+{
+        size_t i = 0, k;
+
+        while (i < n) {
+                k = utf8_char((const unsigned char *)s + i, n - i);
+                if (k == 0)
+                        break;
+                i += k;
+        }
+        return i;
+}
+
+/* A copy of s with each byte that is not valid UTF-8 replaced by '?', so replies stay UTF-8. */
+static char *utf8_sanitize(const char *s)
+{
+        size_t n = strlen(s), i = 0, k;
+        char *copy = malloc(n + 1);
+
+        if (!copy)
+                return NULL;
+        memcpy(copy, s, n + 1);
+        while (i < n) {
+                k = utf8_char((const unsigned char *)copy + i, n - i);
+                if (k == 0) {
+                        copy[i] = '?';
+                        k = 1;
+                }
+                i += k;
+        }
+        return copy;
+}
+
+static bool all_space(const char *s, size_t n)
+{
+        size_t i;
+
+        for (i = 0; i < n; i++)
+                if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+                        return false;
+        return true;
+}
+
+/* One JSON value that must take the whole line; *ret is NULL for JSON null. */
+static int parse_line(const char *line, size_t len, json_object **ret, char *errbuf,
+                      size_t errlen)
+{
+        enum json_tokener_error e;
+        json_tokener *tok;
+        json_object *obj;
+        size_t end;
+
+        if (len > SW_LINE_MAX)
+                return seterr(errbuf, errlen, SW_E_TOO_LARGE,
+                              "message of %zu bytes is larger than the limit of %d", len,
+                              SW_LINE_MAX);
+        if (memchr(line, '\0', len))
+                return seterr(errbuf, errlen, SW_E_PARSE, "invalid JSON: NUL byte");
+        end = utf8_check(line, len);
+        if (end < len)
+                return seterr(errbuf, errlen, SW_E_PARSE, "invalid UTF-8 at byte %zu", end);
+
+        tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+        if (!tok)
+                return seterr(errbuf, errlen, -ENOMEM, "out of memory");
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        obj = json_tokener_parse_ex(tok, line, (int)len);
+        e = json_tokener_get_error(tok);
+        end = json_tokener_get_parse_end(tok);
+        if (e == json_tokener_continue) {
+                /* A value with no end of its own, such as a number: the NUL ends the input. */
+                obj = json_tokener_parse_ex(tok, "", 1);
+                e = json_tokener_get_error(tok);
+                end = len;
+        }
+        json_tokener_free(tok);
+        if (e != json_tokener_success)
+                return seterr(errbuf, errlen, SW_E_PARSE, "invalid JSON: %s at byte %zu",
+                              json_tokener_error_desc(e), end);
+        if (end < len && !all_space(line + end, len - end)) {
+                json_object_put(obj);
+                return seterr(errbuf, errlen, SW_E_PARSE,
+                              "invalid JSON: characters after the value at byte %zu", end);
+        }
+        *ret = obj;
+        return 0;
+}
+
+/* A string member without NUL bytes: 1 with *ret, 0 when absent, -1 when of another type. */
+static int get_string(json_object *obj, const char *key, const char **ret)
+{
+        json_object *v;
+
+        if (!json_object_object_get_ex(obj, key, &v))
+                return 0;
+        if (!json_object_is_type(v, json_type_string) ||
+            strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+                return -1;
+        *ret = json_object_get_string(v);
+        return 1;
+}
+
+static bool is_jsonrpc_2(json_object *obj)
+{
+        const char *version;
+
+        return get_string(obj, "jsonrpc", &version) > 0 && strcmp(version, "2.0") == 0;
+}
+
+/* The first member whose name is not in names, or NULL. */
+static const char *unknown_member(json_object *obj, const char *const *names)
+{
+        size_t i;
+
+        json_object_object_foreach(obj, key, val)
+        {
+                for (i = 0; names[i]; i++)
+                        if (strcmp(key, names[i]) == 0)
+                                break;
+                if (!names[i])
+                        return key;
+        }
+        return NULL;
+}
+
+static const char *const request_members[] = {"jsonrpc", "method", "id", "params", NULL};
+
+/* Everything but the id, which the caller has checked. */
+static int check_request(json_object *obj, char *errbuf, size_t errlen)
+{
+        const char *name, *method;
+        json_object *params;
+
+        name = unknown_member(obj, request_members);
+        if (name)
+                return seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "unknown member \"%.64s\"",
+                              name);
+        if (!is_jsonrpc_2(obj))
+                return seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
+                              "\"jsonrpc\" must be \"2.0\"");
+        if (get_string(obj, "method", &method) <= 0)
+                return seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
+                              "\"method\" must be a string");
+        if (json_object_object_get_ex(obj, "params", &params) &&
+            !json_object_is_type(params, json_type_object))
+                return seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
+                              "\"params\" must be an object");
+        return 0;
+}
+
+int sw_request_parse(const char *line, size_t len, struct sw_request *ret,
+                     json_object **ret_id, char *errbuf, size_t errlen)
+{
+        json_object *obj, *id = NULL, *params = NULL;
+        const char *method;
+        char *copy;
+        int r;
+
+        *ret_id = NULL;
+        r = parse_line(line, len, &obj, errbuf, errlen);
+        if (r)
+                return r;
+        if (!json_object_is_type(obj, json_type_object)) {
+                r = seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
+                           "a request must be a JSON object");
+                goto out;
+        }
+        if (json_object_object_get_ex(obj, "id", &id) &&
+            !json_object_is_type(id, json_type_int) && !json_object_is_type(id, json_type_string)) {
+                r = seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
+                           "\"id\" must be an integer or a string");
+                goto out;
+        }
+        r = check_request(obj, errbuf, errlen);
+        if (r) {
+                *ret_id = json_object_get(id);
+                goto out;
+        }
+        get_string(obj, "method", &method);
+        copy = strdup(method);
+        if (!copy) {
+                *ret_id = json_object_get(id);
+                r = seterr(errbuf, errlen, -ENOMEM, "out of memory");
+                goto out;
+        }
+        json_object_object_get_ex(obj, "params", &params);
+        ret->method = copy;
+        ret->id = json_object_get(id);
+        ret->params = json_object_get(params);
+out:
+        json_object_put(obj);
+        return r;
+}
+
+void sw_request_clear(struct sw_request *req)
+{
+        free(req->method);
+        json_object_put(req->id);
+        json_object_put(req->params);
+        memset(req, 0, sizeof(*req));
+}
+
+/* Adds val to obj, or puts it. */
+static int add(json_object *obj, const char *key, json_object *val)
+{
+        if (json_object_object_add(obj, key, val) == 0)
+                return 0;
+        json_object_put(val);
+        return -ENOMEM;
+}
+
+static int add_string(json_object *obj, const char *key, const char *s)
+{
+        json_object *v = json_object_new_string(s);
+
+        if (!v)
+                return -ENOMEM;
+        return add(obj, key, v);
+}
+
+/* The line for obj, which it puts. */
+static char *finish(json_object *obj)
+{
+        const char *s = json_object_to_json_string_ext(obj, TO_STRING_FLAGS);
+        char *line = NULL;
+        size_t n;
+
+        if (s) {
+                n = strlen(s);
+                line = malloc(n + 2);
+                if (line) {
+                        memcpy(line, s, n);
+                        memcpy(line + n, "\n", 2);
+                }
+        }
+        json_object_put(obj);
+        return line;
+}
+
+/* {"jsonrpc":"2.0","id":id}, taking id over. */
+static json_object *reply_new(json_object *id)
+{
+        json_object *obj = json_object_new_object();
+
+        if (!obj || add_string(obj, "jsonrpc", "2.0") < 0) {
+                json_object_put(obj);
+                json_object_put(id);
+                return NULL;
+        }
+        if (add(obj, "id", id) < 0) {
+                json_object_put(obj);
+                return NULL;
+        }
+        return obj;
+}
+
+char *sw_result_line(json_object *id, json_object *result)
+{
+        json_object *obj = reply_new(id);
+
+        if (!obj) {
+                json_object_put(result);
+                return NULL;
+        }
+        if (add(obj, "result", result) < 0) {
+                json_object_put(obj);
+                return NULL;
+        }
+        return finish(obj);
+}
+
+static json_object *error_new(int code, const char *message)
+{
+        const char *name = sw_error_name(code);
+        json_object *err = json_object_new_object(), *v;
+        char *text = NULL;
+
+        if (!message)
+                message = name ? name : "error";
+        text = utf8_sanitize(message);
+        if (!err || !text)
+                goto fail;
+        v = json_object_new_int(code);
+        if (!v || add(err, "code", v) < 0 || add_string(err, "message", text) < 0)
+                goto fail;
+        if (name && add_string(err, "data", name) < 0)
+                goto fail;
+        free(text);
+        return err;
+fail:
+        free(text);
+        json_object_put(err);
+        return NULL;
+}
+
+char *sw_error_line(json_object *id, int code, const char *message)
+{
+        json_object *obj = reply_new(id), *err;
+
+        if (!obj)
+                return NULL;
+        err = error_new(code, message);
+        if (!err || add(obj, "error", err) < 0) {
+                json_object_put(obj);
+                return NULL;
+        }
+        return finish(obj);
+}
+
+static char *call_line(const char *method, json_object *params, bool has_id, int64_t id)
+{
+        json_object *obj = json_object_new_object(), *v;
+        int r;
+
+        if (!obj || add_string(obj, "jsonrpc", "2.0") < 0)
+                goto fail;
+        if (has_id) {
+                v = json_object_new_int64(id);
+                if (!v || add(obj, "id", v) < 0)
+                        goto fail;
+        }
+        if (add_string(obj, "method", method) < 0)
+                goto fail;
+        if (params) {
+                r = add(obj, "params", params);
+                params = NULL;
+                if (r < 0)
+                        goto fail;
+        }
+        return finish(obj);
+fail:
+        json_object_put(params);
+        json_object_put(obj);
+        return NULL;
+}
+
+char *sw_request_line(const char *method, json_object *params, int64_t id)
+{
+        return call_line(method, params, true, id);
+}
+
+char *sw_notification_line(const char *method, json_object *params)
+{
+        return call_line(method, params, false, 0);
+}
+
+static const char *const reply_members[] = {"jsonrpc", "id", "result", "error", NULL};
+static const char *const notification_members[] = {"jsonrpc", "method", "params", NULL};
+static const char *const error_members[] = {"code", "message", "data", NULL};
+
+static int parse_notification(json_object *obj, struct sw_reply *r)
+{
+        json_object *params = NULL;
+        const char *method;
+
+        if (unknown_member(obj, notification_members) || get_string(obj, "method", &method) <= 0)
+                return SW_E_INVALID_REQUEST;
+        if (json_object_object_get_ex(obj, "params", &params) &&
+            !json_object_is_type(params, json_type_object))
+                return SW_E_INVALID_REQUEST;
+        r->method = strdup(method);
+        if (!r->method)
+                return -ENOMEM;
+        r->params = json_object_get(params);
+        return 0;
+}
+
+static int parse_error(json_object *err, struct sw_reply *r)
+{
+        const char *message, *data = NULL;
+        json_object *code;
+        int64_t c;
+
+        if (!json_object_is_type(err, json_type_object) || unknown_member(err, error_members) ||
+            !json_object_object_get_ex(err, "code", &code) ||
+            !json_object_is_type(code, json_type_int) || get_string(err, "message", &message) <= 0)
+                return SW_E_INVALID_REQUEST;
+        c = json_object_get_int64(code);
+        if (c == 0 || c < INT32_MIN || c > INT32_MAX)
+                return SW_E_INVALID_REQUEST;
+        r->code = (int)c;
+        r->message = strdup(message);
+        /* JSON-RPC lets "data" be anything; only the daemon's names are kept. */
+        if (get_string(err, "data", &data) > 0)
+                r->data = strdup(data);
+        if (!r->message || (data && !r->data))
+                return -ENOMEM;
+        return 0;
+}
+
+static int parse_response(json_object *obj, struct sw_reply *r)
+{
+        json_object *id, *result, *err;
+        bool has_result, has_error;
+
+        if (unknown_member(obj, reply_members) || !json_object_object_get_ex(obj, "id", &id))
+                return SW_E_INVALID_REQUEST;
+        if (json_object_is_type(id, json_type_int))
+                r->id = json_object_get_int64(id);
+        else if (!json_object_is_type(id, json_type_null))
+                return SW_E_INVALID_REQUEST;
+        has_result = json_object_object_get_ex(obj, "result", &result);
+        has_error = json_object_object_get_ex(obj, "error", &err);
+        if (has_result == has_error)
+                return SW_E_INVALID_REQUEST;
+        if (has_error)
+                return parse_error(err, r);
+        r->result = json_object_get(result);
+        return 0;
+}
+
+int sw_reply_parse(const char *line, size_t len, struct sw_reply *ret)
+{
+        struct sw_reply reply = {.id = -1};
+        json_object *obj;
+        int r;
+
+        r = parse_line(line, len, &obj, NULL, 0);
+        if (r)
+                return r;
+        if (!json_object_is_type(obj, json_type_object) || !is_jsonrpc_2(obj))
+                r = SW_E_INVALID_REQUEST;
+        else if (json_object_object_get_ex(obj, "method", NULL))
+                r = parse_notification(obj, &reply);
+        else
+                r = parse_response(obj, &reply);
+        json_object_put(obj);
+        if (r) {
+                sw_reply_clear(&reply);
+                return r;
+        }
+        *ret = reply;
+        return 0;
+}
+
+void sw_reply_clear(struct sw_reply *reply)
+{
+        free(reply->method);
+        json_object_put(reply->result);
+        json_object_put(reply->params);
+        free(reply->message);
+        free(reply->data);
+        memset(reply, 0, sizeof(*reply));
+}

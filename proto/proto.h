@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The wire format shared by slowworkd and its clients: JSON-RPC 2.0, one object per line.
+ * No sockets, no logging, no globals: bytes in, messages out, and back.
+ */
+#ifndef SLOWWORK_PROTO_H
+#define SLOWWORK_PROTO_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SW_PROTO_VERSION 1
+#define SW_LINE_MAX (1024 * 1024) /* bytes in one message, newline excluded */
+
+/* Error codes: JSON-RPC's, then the project's. Each has an errno-style name for "data". */
+enum {
+        SW_E_PARSE = -32700,
+        SW_E_INVALID_REQUEST = -32600,
+        SW_E_NO_METHOD = -32601,
+        SW_E_INVALID_PARAMS = -32602,
+        SW_E_INTERNAL = -32603,
+        SW_E_NOT_FOUND = -32001,  /* ENOENT */
+        SW_E_PERMISSION = -32002, /* EPERM */
+        SW_E_CONFLICT = -32003,   /* EEXIST */
+        SW_E_BUSY = -32004,       /* EBUSY */
+        SW_E_TOO_LARGE = -32005,  /* E2BIG */
+};
+
+/* "EBADMSG" for SW_E_PARSE, "ENOENT" for SW_E_NOT_FOUND, ...; NULL for an unknown code. */
+const char *sw_error_name(int code);
+/* The code for a negative errno a handler failed with (-ENOENT -> SW_E_NOT_FOUND, ...). */
+int sw_error_from_errno(int negative_errno);
+
+/* Splits a byte stream into lines of at most SW_LINE_MAX bytes. The fields are private. */
+struct sw_lines {
+        char *buf;
+        size_t len, size;
+        size_t start;     /* where the next line begins */
+        size_t partial;   /* where the incomplete line begins: [start, partial) are complete */
+        bool discarding;  /* inside an oversized line: drop bytes up to its newline */
+};
+void sw_lines_init(struct sw_lines *l);
+void sw_lines_free(struct sw_lines *l);
+int sw_lines_push(struct sw_lines *l, const char *data, size_t n); /* 0 or -ENOMEM */
+/* 1 with *ret_line (NUL-terminated, no newline, valid until the next call) and *ret_len;
+ * 0 when no complete line is buffered; -E2BIG once for each oversized line (it is dropped). */
+int sw_lines_next(struct sw_lines *l, char **ret_line, size_t *ret_len);
+size_t sw_lines_pending(const struct sw_lines *l); /* bytes of an incomplete line */
+
+struct sw_request {
+        char *method;
+        json_object *id;     /* NULL: a notification, which gets no reply */
+        json_object *params; /* an object or NULL */
+};
+
+/* 0, or a JSON-RPC error code with a message in errbuf: SW_E_PARSE for bad JSON or UTF-8,
+ * SW_E_INVALID_REQUEST when it is not a JSON-RPC 2.0 request, SW_E_TOO_LARGE for more than
+ * SW_LINE_MAX bytes; -ENOMEM. *ret is written only on success. *ret_id is always written: NULL,
+ * or on error the request's id when it was readable, for the error reply; the caller puts it. */
+int sw_request_parse(const char *line, size_t len, struct sw_request *ret,
+                     json_object **ret_id, char *errbuf, size_t errlen);
+void sw_request_clear(struct sw_request *req);
+
+/* Lines ending in "\n", malloc'd; NULL on allocation failure. The json_object arguments are
+ * taken over (put) in every case; id may be NULL (JSON null). */
+char *sw_result_line(json_object *id, json_object *result);
+char *sw_error_line(json_object *id, int code, const char *message);
+char *sw_request_line(const char *method, json_object *params, int64_t id);
+char *sw_notification_line(const char *method, json_object *params);
+
+struct sw_reply {
+        int64_t id;          /* -1 for a notification, and for an error reply whose id is null */
+        char *method;        /* notifications only */
+        json_object *result; /* success */
+        json_object *params; /* notifications */
+        int code;            /* 0 on success, else the error code */
+        char *message;       /* the error's message */
+        char *data;          /* the error's errno-style name, if any */
+};
+/* 0 or SW_E_PARSE / SW_E_INVALID_REQUEST / SW_E_TOO_LARGE, or -ENOMEM; *ret written only on
+ * success. */
+int sw_reply_parse(const char *line, size_t len, struct sw_reply *ret);
+void sw_reply_clear(struct sw_reply *reply);
+
+/* Declarative parameters: a table per method, ending in {NULL}. */
+enum sw_ptype {
+        SW_P_BOOL,     /* bool */
+        SW_P_INT,      /* int64_t, in [min, max] */
+        SW_P_SECONDS,  /* double, a number in [min, max] (fractions allowed) */
+        SW_P_STRING,   /* char *, strdup'd; max = longest length (0: no limit) */
+        SW_P_STRV,     /* char **, NULL-terminated, non-empty array of strings */
+        SW_P_ENV,      /* char **, "KEY=VALUE" strings, from an object of strings */
+        SW_P_JSON,     /* json_object *, any value, referenced (get) */
+};
+
+struct sw_param {
+        const char *name;
+        enum sw_ptype type;
+        size_t offset; /* into the method's params structure */
+        bool required;
+        double min, max;
+};
+
+/* Fills out from params (an object, or NULL for none): 0, or SW_E_INVALID_PARAMS with errbuf
+ * naming the parameter and what is wrong (unknown name, wrong type, out of range, missing), or
+ * -ENOMEM. All or nothing: on error out is left exactly as it was. Fields not given keep what
+ * out held; a given pointer field replaces (and frees) what it held, so out's pointer fields
+ * must be NULL or owned. Free with sw_params_clear(), which also zeroes the scalar fields. */
+int sw_params_parse(json_object *params, const struct sw_param *table, void *out, char *errbuf,
+                    size_t errlen);
+void sw_params_clear(const struct sw_param *table, void *out);
+
+#endif

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon-helpers.h"
+
+#ifndef SLOWWORKD
+#error "SLOWWORKD must name the slowworkd binary under test"
+#endif
+
+static void sleep_ms(int ms)
+{
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+        nanosleep(&ts, NULL);
+}
+
+static pid_t spawn(char **argv, bool quiet)
+{
+        pid_t pid = fork();
+
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (quiet)
+                        if (!freopen("/dev/null", "w", stdout))
+                                _exit(127);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        return pid;
+}
+
+static int collect_args(char **argv, int n, int max, va_list ap)
+{
+        const char *a;
+
+        while ((a = va_arg(ap, const char *)) && n < max - 1)
+                argv[n++] = (char *)a;
+        argv[n] = NULL;
+        return n;
+}
+
+static void wait_ready(struct daemon *d)
+{
+        int i, fd;
+
+        for (i = 0; i < 2000; i++) {
+                fd = client_connect(d->sock);
+                if (fd >= 0) {
+                        close(fd);
+                        return;
+                }
+                ck_assert_msg(daemon_alive(d), "slowworkd exited at start");
+                sleep_ms(5);
+        }
+        ck_abort_msg("slowworkd did not answer on %s", d->sock);
+}
+
+static void start(struct daemon *d, bool with_socket, va_list ap)
+{
+        char *argv[32] = {(char *)SLOWWORKD, (char *)"--state-dir", d->state};
+        int n = 3;
+
+        if (with_socket) {
+                argv[n++] = (char *)"--socket";
+                argv[n++] = d->sock;
+        }
+        collect_args(argv, n, 32, ap);
+        d->pid = spawn(argv, false);
+        wait_ready(d);
+}
+
+void daemon_start(struct daemon *d, ...)
+{
+        va_list ap;
+
+        snprintf(d->dir, sizeof(d->dir), "/tmp/slowwork-test-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(d->dir));
+        snprintf(d->sock, sizeof(d->sock), "%s/sock", d->dir);
+        snprintf(d->state, sizeof(d->state), "%s/state", d->dir);
+        d->own_dir = true;
+        va_start(ap, d);
+        start(d, true, ap);
+        va_end(ap);
+}
+
+void daemon_start_again(struct daemon *d, ...)
+{
+        va_list ap;
+
+        va_start(ap, d);
+        start(d, true, ap);
+        va_end(ap);
+}
+
+static void start_plain(struct daemon *d, ...)
+{
+        va_list ap;
+
+        va_start(ap, d);
+        start(d, false, ap);
+        va_end(ap);
+}
+
+void daemon_start_default(struct daemon *d)
+{
+        snprintf(d->sock, sizeof(d->sock), "%s/slowwork/slowworkd.sock",
+                 getenv("XDG_RUNTIME_DIR"));
+        snprintf(d->state, sizeof(d->state), "%s/state", getenv("XDG_RUNTIME_DIR"));
+        d->own_dir = false;
+        start_plain(d, NULL);
+}
+
+int daemon_run_status(const char *first, ...)
+{
+        char *argv[32] = {(char *)SLOWWORKD, (char *)first};
+        va_list ap;
+        int status;
+        pid_t pid;
+
+        va_start(ap, first);
+        collect_args(argv, 2, 32, ap);
+        va_end(ap);
+        pid = spawn(argv, true);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+        return remove(path);
+}
+
+static void remove_tree(const char *path)
+{
+        nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+bool daemon_alive(struct daemon *d)
+{
+        int status;
+
+        return waitpid(d->pid, &status, WNOHANG) == 0;
+}
+
+void daemon_stop(struct daemon *d)
+{
+        struct stat st;
+        int status;
+
+        ck_assert_int_eq(kill(d->pid, SIGTERM), 0);
+        ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "slowworkd ended with status 0x%x", status);
+        ck_assert_int_eq(stat(d->sock, &st), -1);
+        remove_tree(d->state);
+        if (d->own_dir)
+                rmdir(d->dir);
+}
+
+int client_connect(const char *sock)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_uint_lt(strlen(sock), sizeof(sa.sun_path));
+        memcpy(sa.sun_path, sock, strlen(sock) + 1);
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                int e = errno;
+
+                close(fd);
+                errno = e;
+                return -1;
+        }
+        return fd;
+}
+
+void client_write(int fd, const char *data, size_t len)
+{
+        while (len > 0) {
+                ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+
+                ck_assert_msg(n > 0, "write to slowworkd: %s", strerror(errno));
+                data += n;
+                len -= (size_t)n;
+        }
+}
+
+void client_send(int fd, const char *text)
+{
+        client_write(fd, text, strlen(text));
+        client_write(fd, "\n", 1);
+}
+
+char *client_read_line(int fd)
+{
+        size_t len = 0, size = 256;
+        char *line = malloc(size);
+
+        ck_assert_ptr_nonnull(line);
+        for (;;) {
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                ssize_t n;
+
+                ck_assert_msg(poll(&p, 1, 20000) == 1, "no reply from slowworkd in 20 s");
+                if (len + 1 >= size) {
+                        size *= 2;
+                        line = realloc(line, size);
+                        ck_assert_ptr_nonnull(line);
+                }
+                n = read(fd, line + len, 1);
+                if (n == 0 || (n < 0 && errno == ECONNRESET)) {
+                        free(line);
+                        return NULL;
+                }
+                ck_assert_int_eq(n, 1);
+                if (line[len] == '\n') {
+                        line[len] = '\0';
+                        return line;
+                }
+                len++;
+        }
+}
+
+json_object *client_call(int fd, const char *method, const char *params_json)
+{
+        static int next_id = 1;
+        char *request, *line;
+        json_object *reply;
+        int id = next_id++;
+
+        ck_assert_int_gt(asprintf(&request, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\"%s%s}",
+                                  id, method, params_json ? ",\"params\":" : "",
+                                  params_json ? params_json : ""),
+                         0);
+        client_send(fd, request);
+        free(request);
+        line = client_read_line(fd);
+        ck_assert_ptr_nonnull(line);
+        reply = json_tokener_parse(line);
+        ck_assert_msg(reply != NULL, "not JSON: %s", line);
+        free(line);
+        ck_assert_int_eq(json_object_get_int(json_object_object_get(reply, "id")), id);
+        return reply;
+}
+
+int reply_code(json_object *reply)
+{
+        json_object *error = json_object_object_get(reply, "error");
+
+        return error ? json_object_get_int(json_object_object_get(error, "code")) : 0;
+}
+
+json_object *reply_result(json_object *reply)
+{
+        json_object *result = json_object_object_get(reply, "result");
+
+        ck_assert_msg(result != NULL, "error reply: %s", json_object_to_json_string(reply));
+        return result;
+}
+
+const char *str_member(json_object *o, const char *name)
+{
+        json_object *v = json_object_object_get(o, name);
+
+        ck_assert_msg(v && json_object_is_type(v, json_type_string), "no string \"%s\" in %s",
+                      name, json_object_to_json_string(o));
+        return json_object_get_string(v);
+}
+
+int64_t int_member(json_object *o, const char *name)
+{
+        json_object *v = json_object_object_get(o, name);
+
+        ck_assert_msg(v && json_object_is_type(v, json_type_int), "no integer \"%s\" in %s",
+                      name, json_object_to_json_string(o));
+        return json_object_get_int64(v);
+}
+
+static json_object *call_ok(int fd, const char *method, const char *params)
+{
+        json_object *reply = client_call(fd, method, params);
+        json_object *result = json_object_get(reply_result(reply));
+
+        json_object_put(reply);
+        return result;
+}
+
+int64_t job_submit(int fd, const char *params_json)
+{
+        json_object *result = call_ok(fd, "submit", params_json);
+        int64_t id = int_member(result, "id");
+
+        json_object_put(result);
+        return id;
+}
+
+static json_object *call_id(int fd, const char *method, int64_t id)
+{
+        char params[64];
+
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        return call_ok(fd, method, params);
+}
+
+json_object *job_wait(int fd, int64_t id)
+{
+        return call_id(fd, "wait", id);
+}
+
+json_object *job_status(int fd, int64_t id)
+{
+        return call_id(fd, "status", id);
+}
+
+char *job_log(int fd, int64_t id)
+{
+        json_object *result = call_id(fd, "log", id);
+        char *data = strdup(str_member(result, "data"));
+
+        json_object_put(result);
+        return data;
+}

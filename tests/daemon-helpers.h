@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* A real slowworkd on a private socket, and a raw client for it. */
+#ifndef SLOWWORK_TESTS_DAEMON_HELPERS_H
+#define SLOWWORK_TESTS_DAEMON_HELPERS_H
+
+#include <check.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct daemon {
+        pid_t pid;
+        bool own_dir; /* dir was made for this daemon and goes with it */
+        char dir[64];
+        char sock[PATH_MAX];
+        char state[PATH_MAX]; /* --state-dir, removed with the daemon */
+};
+
+/* Starts slowworkd --socket DIR/sock with the extra arguments (NULL-terminated) and returns
+ * once it answers. */
+void daemon_start(struct daemon *d, ...);
+/* The same on the socket path d already names (its folder exists). */
+void daemon_start_again(struct daemon *d, ...);
+/* Without --socket: the user instance's path under $XDG_RUNTIME_DIR. */
+void daemon_start_default(struct daemon *d);
+/* Runs slowworkd with the arguments and returns its exit status, for ones that must fail. */
+int daemon_run_status(const char *first, ...);
+/* SIGTERM, then checks that it exited with 0 and removed its socket. */
+void daemon_stop(struct daemon *d);
+bool daemon_alive(struct daemon *d);
+
+int client_connect(const char *sock); /* -1 with errno when nothing answers */
+void client_write(int fd, const char *data, size_t len);
+void client_send(int fd, const char *text); /* text and a newline */
+/* The next line, or NULL at EOF; fails the test after 20 s without one. */
+char *client_read_line(int fd);
+/* Sends a request and returns the reply object (which the caller puts). */
+json_object *client_call(int fd, const char *method, const char *params_json);
+/* The reply's error code, or 0 for a result. */
+int reply_code(json_object *reply);
+json_object *reply_result(json_object *reply);
+
+/* Job helpers: each fails the test on an error reply. */
+int64_t job_submit(int fd, const char *params_json);
+json_object *job_wait(int fd, int64_t id);   /* the run record */
+json_object *job_status(int fd, int64_t id); /* the status object */
+char *job_log(int fd, int64_t id);           /* the last run's log, whole */
+const char *str_member(json_object *o, const char *name);
+int64_t int_member(json_object *o, const char *name);
+
+#endif

@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/* slowworkd over its socket: the daemon-level methods, and bad input that must change nothing. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon-helpers.h"
+
+static struct daemon d;
+
+static int64_t result_int(json_object *reply, const char *name)
+{
+        json_object *v = json_object_object_get(reply_result(reply), name);
+
+        ck_assert_msg(v != NULL, "no \"%s\" in %s", name, json_object_to_json_string(reply));
+        return json_object_get_int64(v);
+}
+
+static int64_t setting(int fd, const char *name)
+{
+        json_object *reply = client_call(fd, "settings.get", NULL);
+        int64_t v = result_int(reply, name);
+
+        json_object_put(reply);
+        return v;
+}
+
+/* The daemon still answers on a fresh connection. */
+static void still_answers(void)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply;
+
+        ck_assert_int_ge(fd, 0);
+        reply = client_call(fd, "ping", NULL);
+        ck_assert(json_object_get_boolean(json_object_object_get(reply_result(reply), "pong")));
+        json_object_put(reply);
+        close(fd);
+        ck_assert(daemon_alive(&d));
+}
+
+static void expect_error(int fd, const char *request, int code)
+{
+        char *line;
+        json_object *reply;
+
+        client_send(fd, request);
+        line = client_read_line(fd);
+        ck_assert_ptr_nonnull(line);
+        reply = json_tokener_parse(line);
+        ck_assert_msg(reply_code(reply) == code, "%s -> %s, want code %d", request, line, code);
+        json_object_put(reply);
+        free(line);
+}
+
+START_TEST(ping_and_version_answer)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply;
+
+        reply = client_call(fd, "ping", NULL);
+        ck_assert(json_object_get_boolean(json_object_object_get(reply_result(reply), "pong")));
+        json_object_put(reply);
+        reply = client_call(fd, "version", "{}");
+        ck_assert_str_eq(json_object_get_string(json_object_object_get(reply_result(reply),
+                                                                       "version")),
+                         PACKAGE_VERSION);
+        ck_assert_int_eq(result_int(reply, "protocol"), 1);
+        json_object_put(reply);
+        close(fd);
+}
+END_TEST
+
+START_TEST(settings_get_shows_defaults_and_flags)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply = client_call(fd, "settings.get", NULL);
+        json_object *s = reply_result(reply);
+
+        ck_assert_int_eq(json_object_object_length(s), 8);
+        ck_assert_int_eq(result_int(reply, "min-threads"), 2);
+        ck_assert_int_eq(result_int(reply, "max-threads"), 6); /* from --max-threads 6 */
+        ck_assert_int_eq(result_int(reply, "vslow-percentage"), 50);
+        ck_assert_int_eq(result_int(reply, "history-limit"), 10000);
+        ck_assert_int_eq(result_int(reply, "log-limit"), 16777216);
+        ck_assert_double_eq(json_object_get_double(json_object_object_get(s, "idle-timeout")), 5.0);
+        ck_assert_double_eq(json_object_get_double(json_object_object_get(s, "kill-grace")), 5.0);
+        ck_assert_double_eq(json_object_get_double(json_object_object_get(s, "stop-timeout")), 30.0);
+        json_object_put(reply);
+        close(fd);
+}
+END_TEST
+
+START_TEST(settings_set_applies_all_or_nothing)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply;
+
+        reply = client_call(fd, "settings.set", "{\"min-threads\":3,\"max-threads\":8}");
+        ck_assert_int_eq(result_int(reply, "min-threads"), 3);
+        ck_assert_int_eq(result_int(reply, "max-threads"), 8);
+        json_object_put(reply);
+        ck_assert_int_eq(setting(fd, "min-threads"), 3);
+
+        /* Each of these is refused whole: nothing of it applies. */
+        static const char *const bad[] = {
+            "{\"min-threads\":9,\"max-threads\":4,\"vslow-percentage\":10}",
+            "{\"vslow-percentage\":10,\"max-threads\":0}",
+            "{\"vslow-percentage\":10,\"max-threads\":256}",
+            "{\"vslow-percentage\":10,\"min-threads\":\"4\"}",
+            "{\"vslow-percentage\":10,\"idle-timeout\":-1}",
+            "{\"vslow-percentage\":10,\"bogus\":1}",
+            "{\"vslow-percentage\":100}",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                reply = client_call(fd, "settings.set", bad[i]);
+                ck_assert_msg(reply_code(reply) == -32602, "%s accepted", bad[i]);
+                json_object_put(reply);
+                ck_assert_int_eq(setting(fd, "vslow-percentage"), 50);
+                ck_assert_int_eq(setting(fd, "min-threads"), 3);
+                ck_assert_int_eq(setting(fd, "max-threads"), 8);
+        }
+        close(fd);
+}
+END_TEST
+
+START_TEST(settings_set_reaches_the_pool)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply;
+
+        reply = client_call(fd, "settings.set", "{\"min-threads\":5,\"max-threads\":6}");
+        json_object_put(reply);
+        reply = client_call(fd, "stats", NULL);
+        ck_assert_int_eq(result_int(reply, "threads"), 5);
+        ck_assert_int_eq(result_int(reply, "very_slow_cap"), 3);
+        ck_assert_int_eq(result_int(reply, "queued_slow"), 0);
+        ck_assert(json_object_is_type(json_object_object_get(reply_result(reply), "rq"),
+                                      json_type_array));
+        json_object_put(reply);
+        close(fd);
+}
+END_TEST
+
+START_TEST(malformed_json_gets_a_parse_error_and_the_connection_stays)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply;
+
+        expect_error(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":", -32700);
+        expect_error(fd, "not json at all", -32700);
+        expect_error(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} trailing", -32700);
+        expect_error(fd, "[1,2,3]", -32600);
+        expect_error(fd, "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", -32600);
+        reply = client_call(fd, "ping", NULL); /* same connection */
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        close(fd);
+        still_answers();
+}
+END_TEST
+
+START_TEST(unknown_method_is_method_not_found)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply = client_call(fd, "frobnicate", NULL);
+
+        ck_assert_int_eq(reply_code(reply), -32601);
+        ck_assert_str_eq(json_object_get_string(json_object_object_get(
+                             json_object_object_get(reply, "error"), "data")),
+                         "ENOSYS");
+        json_object_put(reply);
+        close(fd);
+}
+END_TEST
+
+START_TEST(wrong_types_and_unknown_fields_are_invalid_params)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply;
+
+        reply = client_call(fd, "ping", "{\"extra\":1}");
+        ck_assert_int_eq(reply_code(reply), -32602);
+        json_object_put(reply);
+        reply = client_call(fd, "settings.set", "{\"max-threads\":4.5}");
+        ck_assert_int_eq(reply_code(reply), -32602);
+        json_object_put(reply);
+        reply = client_call(fd, "settings.set", "{\"max-threads\":null}");
+        ck_assert_int_eq(reply_code(reply), -32602);
+        json_object_put(reply);
+        expect_error(fd, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":[1]}",
+                     -32600);
+        expect_error(fd, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":5}", -32600);
+        close(fd);
+        still_answers();
+}
+END_TEST
+
+START_TEST(oversized_line_is_refused_and_the_next_request_answered)
+{
+        size_t size = 3 * 1024 * 1024;
+        char *big = malloc(size);
+        int fd = client_connect(d.sock);
+        json_object *reply;
+        char *line;
+
+        memset(big, 'x', size);
+        client_write(fd, big, size);
+        client_write(fd, "\n", 1);
+        free(big);
+        line = client_read_line(fd);
+        ck_assert_ptr_nonnull(line);
+        reply = json_tokener_parse(line);
+        ck_assert_int_eq(reply_code(reply), -32005);
+        ck_assert(json_object_is_type(json_object_object_get(reply, "id"), json_type_null));
+        json_object_put(reply);
+        free(line);
+        reply = client_call(fd, "ping", NULL);
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        close(fd);
+}
+END_TEST
+
+START_TEST(line_cut_by_a_disconnect_changes_nothing)
+{
+        int fd = client_connect(d.sock);
+
+        client_write(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"settings.set\",\"params\":"
+                         "{\"min-threads\":4",
+                     60);
+        close(fd);
+        still_answers();
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(setting(fd, "min-threads"), 2);
+        close(fd);
+}
+END_TEST
+
+START_TEST(pipelined_requests_are_answered_in_order)
+{
+        int fd = client_connect(d.sock);
+        char request[128], *batch = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&batch, &len);
+        int i;
+
+        for (i = 1; i <= 200; i++) {
+                snprintf(request, sizeof(request),
+                         "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\"}\n", i,
+                         i % 2 ? "ping" : "settings.get");
+                fputs(request, f);
+        }
+        fclose(f);
+        client_write(fd, batch, len);
+        free(batch);
+        for (i = 1; i <= 200; i++) {
+                char *line = client_read_line(fd);
+                json_object *reply = json_tokener_parse(line);
+
+                ck_assert_int_eq(json_object_get_int(json_object_object_get(reply, "id")), i);
+                ck_assert_int_eq(reply_code(reply), 0);
+                json_object_put(reply);
+                free(line);
+        }
+        close(fd);
+}
+END_TEST
+
+START_TEST(notification_gets_no_reply)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply;
+
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}");
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"method\":\"nonexistent\"}");
+        reply = client_call(fd, "version", NULL); /* the first reply is this one's */
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        close(fd);
+}
+END_TEST
+
+START_TEST(two_hundred_connections_opened_and_dropped_at_once)
+{
+        int fds[200], i;
+
+        for (i = 0; i < 200; i++) {
+                fds[i] = client_connect(d.sock);
+                ck_assert_int_ge(fds[i], 0);
+        }
+        for (i = 0; i < 200; i += 2)
+                client_write(fds[i], "{\"jsonrpc\":\"2.0\",\"id\":1,\"meth", 30);
+        for (i = 0; i < 200; i++)
+                close(fds[i]);
+        still_answers();
+}
+END_TEST
+
+START_TEST(client_that_never_reads_is_dropped)
+{
+        int fd = client_connect(d.sock), other = client_connect(d.sock);
+        const char *request = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"settings.get\"}\n";
+        int buf = 4096, i;
+        bool dropped = false;
+        json_object *reply;
+
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+        /* Far more replies than the daemon keeps for a client, never read. */
+        for (i = 0; i < 200000 && !dropped; i++) {
+                struct pollfd p = {.fd = fd, .events = POLLOUT};
+
+                if (poll(&p, 1, 20000) != 1 || (p.revents & (POLLERR | POLLHUP)) ||
+                    send(fd, request, strlen(request), MSG_NOSIGNAL) < 0)
+                        dropped = true;
+        }
+        ck_assert_msg(dropped, "the daemon kept a client that never reads");
+        reply = client_call(other, "ping", NULL);
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        close(fd);
+        close(other);
+        still_answers();
+}
+END_TEST
+
+static void setup(void)
+{
+        daemon_start(&d, "--max-threads", "6", NULL);
+}
+
+static void teardown(void)
+{
+        daemon_stop(&d);
+}
+
+/* Outside the fixture: these start daemons of their own. */
+START_TEST(live_daemon_is_not_displaced_and_stale_socket_is_replaced)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        struct stat st;
+        int fd;
+
+        daemon_start(&d, NULL);
+        /* A second daemon on the same socket refuses to start and leaves the first alone. */
+        ck_assert_int_eq(daemon_run_status("--socket", d.sock, NULL), 1);
+        still_answers();
+        ck_assert_int_eq(stat(d.sock, &st), 0);
+        ck_assert_int_eq(st.st_mode & 0777, 0600);
+        daemon_stop(&d);
+
+        /* A socket file nobody listens on, as a killed daemon leaves it, is taken over. */
+        ck_assert_int_eq(mkdir(d.dir, 0700), 0);
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        ck_assert_uint_lt(strlen(d.sock), sizeof(sa.sun_path));
+        memcpy(sa.sun_path, d.sock, strlen(d.sock) + 1);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        close(fd);
+        daemon_start_again(&d, NULL);
+        still_answers();
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(user_instance_socket_lives_in_a_private_runtime_folder)
+{
+        char runtime[] = "/tmp/slowwork-runtime-XXXXXX", dir[PATH_MAX];
+        struct stat st;
+
+        ck_assert_ptr_nonnull(mkdtemp(runtime));
+        setenv("XDG_RUNTIME_DIR", runtime, 1);
+        daemon_start_default(&d);
+        snprintf(dir, sizeof(dir), "%s/slowwork", runtime);
+        ck_assert_int_eq(stat(dir, &st), 0);
+        ck_assert_int_eq(st.st_mode & 0777, 0700);
+        ck_assert_int_eq(stat(d.sock, &st), 0);
+        ck_assert(S_ISSOCK(st.st_mode));
+        ck_assert_int_eq(st.st_mode & 0777, 0600);
+        still_answers();
+        daemon_stop(&d);
+        rmdir(dir);
+        rmdir(runtime);
+}
+END_TEST
+
+START_TEST(bad_flags_exit_with_usage_status)
+{
+        ck_assert_int_eq(daemon_run_status("--max-threads", "0", NULL), 2);
+        ck_assert_int_eq(daemon_run_status("--min-threads", "5", "--max-threads", "4", NULL), 2);
+        ck_assert_int_eq(daemon_run_status("--idle-timeout", "soon", NULL), 2);
+        ck_assert_int_eq(daemon_run_status("--no-such-flag", NULL), 2);
+        ck_assert_int_eq(daemon_run_status("--help", NULL), 0);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("daemon");
+        TCase *tc = tcase_create("requests");
+        TCase *alone = tcase_create("startup");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, ping_and_version_answer);
+        tcase_add_test(tc, settings_get_shows_defaults_and_flags);
+        tcase_add_test(tc, settings_set_applies_all_or_nothing);
+        tcase_add_test(tc, settings_set_reaches_the_pool);
+        tcase_add_test(tc, malformed_json_gets_a_parse_error_and_the_connection_stays);
+        tcase_add_test(tc, unknown_method_is_method_not_found);
+        tcase_add_test(tc, wrong_types_and_unknown_fields_are_invalid_params);
+        tcase_add_test(tc, oversized_line_is_refused_and_the_next_request_answered);
+        tcase_add_test(tc, line_cut_by_a_disconnect_changes_nothing);
+        tcase_add_test(tc, pipelined_requests_are_answered_in_order);
+        tcase_add_test(tc, notification_gets_no_reply);
+        tcase_add_test(tc, two_hundred_connections_opened_and_dropped_at_once);
+        tcase_add_test(tc, client_that_never_reads_is_dropped);
+        suite_add_tcase(s, tc);
+        tcase_set_timeout(alone, 60);
+        tcase_add_test(alone, live_daemon_is_not_displaced_and_stale_socket_is_replaced);
+        tcase_add_test(alone, user_instance_socket_lives_in_a_private_runtime_folder);
+        tcase_add_test(alone, bad_flags_exit_with_usage_status);
+        suite_add_tcase(s, alone);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

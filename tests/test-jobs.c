@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: MIT */
+/* Shell jobs through a real slowworkd: runs, logs, keys, handles, cancel, timeout, history. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon-helpers.h"
+
+static struct daemon d;
+static int fd;
+
+static void setup(void)
+{
+        daemon_start(&d, "--max-threads", "4", "--kill-grace", "1", NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_ge(fd, 0);
+}
+
+static void teardown(void)
+{
+        close(fd);
+        daemon_stop(&d);
+}
+
+static const char *outcome(json_object *rec)
+{
+        return str_member(rec, "outcome");
+}
+
+static void set(const char *params)
+{
+        json_object *reply = client_call(fd, "settings.set", params);
+
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+}
+
+static int submit_error(const char *params)
+{
+        json_object *reply = client_call(fd, "submit", params);
+        int code = reply_code(reply);
+
+        json_object_put(reply);
+        return code;
+}
+
+static const char *state_of(int64_t id)
+{
+        static char state[16];
+        json_object *st = job_status(fd, id);
+
+        snprintf(state, sizeof(state), "%s", str_member(st, "state"));
+        json_object_put(st);
+        return state;
+}
+
+/* Polls the job's state: the daemon sends no event for it to tests that do not subscribe. */
+static void wait_state(int64_t id, const char *want)
+{
+        int i;
+
+        for (i = 0; i < 4000 && strcmp(state_of(id), want) != 0; i++)
+                usleep(5000);
+        ck_assert_str_eq(state_of(id), want);
+}
+
+static bool process_gone(pid_t pid)
+{
+        char path[64], stat[256] = "";
+        FILE *f;
+
+        if (kill(pid, 0) < 0)
+                return true;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        f = fopen(path, "re");
+        if (!f)
+                return true;
+        if (!fgets(stat, sizeof(stat), f))
+                stat[0] = '\0';
+        fclose(f);
+        return strstr(stat, ") Z ") != NULL; /* a zombie waiting for its new parent */
+}
+
+START_TEST(command_runs_and_wait_gives_its_exit_code)
+{
+        int64_t id = job_submit(fd, "{\"command\":\"echo out; echo err >&2; exit 3\"}");
+        json_object *rec = job_wait(fd, id);
+        char *log;
+
+        ck_assert_str_eq(outcome(rec), "failed");
+        ck_assert_int_eq(int_member(rec, "exit_code"), 3);
+        ck_assert_int_eq(int_member(rec, "run"), 1);
+        json_object_put(rec);
+        log = job_log(fd, id);
+        ck_assert_str_eq(log, "out\nerr\n");
+        free(log);
+        rec = job_wait(fd, job_submit(fd, "{\"command\":\"true\"}"));
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        json_object_put(rec);
+}
+END_TEST
+
+START_TEST(argv_runs_without_a_shell_with_cwd_env_and_no_stdin)
+{
+        char params[512], *log;
+        int64_t id;
+        json_object *rec;
+
+        snprintf(params, sizeof(params),
+                 "{\"argv\":[\"/bin/sh\",\"-c\",\"pwd; echo \\\"$FOO\\\" \\\"$0\\\"; cat\","
+                 "\"x y\"],\"cwd\":\"%s\",\"env\":{\"FOO\":\"bar baz\",\"PATH\":\"/usr/bin:/bin\"}}",
+                 d.dir);
+        id = job_submit(fd, params);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        json_object_put(rec);
+        log = job_log(fd, id);
+        snprintf(params, sizeof(params), "%s\nbar baz x y\n", d.dir);
+        ck_assert_str_eq(log, params);
+        free(log);
+
+        id = job_submit(fd, "{\"argv\":[\"echo\",\"a;b\",\"$HOME\"]}");
+        json_object_put(job_wait(fd, id));
+        log = job_log(fd, id);
+        ck_assert_str_eq(log, "a;b $HOME\n");
+        free(log);
+}
+END_TEST
+
+START_TEST(bad_submits_are_invalid_params_and_queue_nothing)
+{
+        static const char *const bad[] = {
+            "{}",
+            "{\"command\":\"true\",\"argv\":[\"true\"]}",
+            "{\"command\":\"true\",\"class\":\"fast\"}",
+            "{\"command\":\"true\",\"cwd\":\"relative/dir\"}",
+            "{\"plugin\":\"p\",\"entry\":\"e\"}",
+            "{\"argv\":[]}",
+            "{\"command\":5}",
+            "{\"command\":\"true\",\"timeout\":-1}",
+            "{\"command\":\"true\",\"env\":{\"A\":1}}",
+            "{\"command\":\"true\",\"colour\":\"red\"}",
+        };
+        json_object *list, *reply;
+        size_t i;
+
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                ck_assert_msg(submit_error(bad[i]) == -32602, "accepted: %s", bad[i]);
+        reply = client_call(fd, "list", NULL);
+        list = json_object_object_get(reply_result(reply), "items");
+        ck_assert_int_eq(json_object_array_length(list), 0);
+        json_object_put(reply);
+}
+END_TEST
+
+START_TEST(four_submits_of_a_running_key_give_two_runs)
+{
+        const char *job = "{\"key\":\"k\",\"command\":\"sleep 0.5; echo run\"}";
+        json_object *reply, *rec;
+        int64_t id = job_submit(fd, job);
+        int i;
+
+        wait_state(id, "running");
+        for (i = 0; i < 3; i++) {
+                reply = client_call(fd, "submit", job);
+                ck_assert_int_eq(int_member(reply_result(reply), "id"), id);
+                ck_assert(json_object_get_boolean(json_object_object_get(
+                    reply_result(reply), i == 0 ? "deferred" : "coalesced")));
+                json_object_put(reply);
+        }
+        rec = job_wait(fd, id);
+        ck_assert_int_eq(int_member(rec, "run"), 2);
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        json_object_put(rec);
+}
+END_TEST
+
+START_TEST(a_key_with_other_work_is_a_conflict)
+{
+        int64_t id = job_submit(fd, "{\"key\":\"k\",\"command\":\"sleep 0.3\"}");
+
+        ck_assert_int_eq(submit_error("{\"key\":\"k\",\"command\":\"sleep 9\"}"), -32003);
+        ck_assert_int_eq(submit_error("{\"key\":\"k\",\"command\":\"sleep 0.3\","
+                                      "\"class\":\"very-slow\"}"),
+                         -32003);
+        json_object_put(job_wait(fd, id));
+}
+END_TEST
+
+START_TEST(very_slow_jobs_are_capped_and_slow_ones_not_starved)
+{
+        int64_t v[3], s;
+        json_object *rec, *st;
+        int i;
+
+        set("{\"min-threads\":2,\"max-threads\":2}"); /* very slow cap: 1 */
+        for (i = 0; i < 3; i++)
+                v[i] = job_submit(fd, "{\"command\":\"sleep 0.6\",\"class\":\"very-slow\"}");
+        s = job_submit(fd, "{\"command\":\"true\"}");
+        rec = job_wait(fd, s);
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        json_object_put(rec);
+        /* The slow job ran while very slow ones were still waiting their turn. */
+        ck_assert_str_ne(state_of(v[2]), "idle");
+        st = client_call(fd, "stats", NULL);
+        ck_assert_int_le(int_member(reply_result(st), "busy_very_slow"), 1);
+        json_object_put(st);
+        for (i = 0; i < 3; i++)
+                json_object_put(job_wait(fd, v[i]));
+}
+END_TEST
+
+START_TEST(cancel_of_a_pending_job_records_a_run_that_never_started)
+{
+        int64_t blocker, id;
+        json_object *reply, *rec;
+
+        set("{\"min-threads\":1,\"max-threads\":1}");
+        blocker = job_submit(fd, "{\"command\":\"sleep 30\"}");
+        id = job_submit(fd, "{\"command\":\"echo should not run\"}");
+        wait_state(blocker, "running");
+        ck_assert_str_eq(state_of(id), "pending");
+        reply = client_call(fd, "cancel", "{\"id\":2}");
+        ck_assert_str_eq(str_member(reply_result(reply), "state"), "idle");
+        json_object_put(reply);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(outcome(rec), "cancelled");
+        ck_assert(json_object_get_double(json_object_object_get(rec, "started")) == 0);
+        json_object_put(rec);
+        reply = client_call(fd, "cancel", "{\"id\":1}");
+        json_object_put(reply);
+        rec = job_wait(fd, blocker);
+        ck_assert_str_eq(outcome(rec), "cancelled");
+        json_object_put(rec);
+}
+END_TEST
+
+START_TEST(cancel_of_a_running_job_ends_its_whole_process_tree)
+{
+        int64_t id = job_submit(fd, "{\"command\":\"sleep 60 & echo $!; "
+                                    "sh -c 'trap \\\"\\\" TERM; sleep 60' & echo $!; wait\"}");
+        pid_t pids[2];
+        json_object *reply, *rec;
+        char *log;
+        int i;
+
+        wait_state(id, "running");
+        for (i = 0; i < 200; i++) { /* both children are started */
+                log = job_log(fd, id);
+                if (sscanf(log, "%d\n%d", &pids[0], &pids[1]) == 2)
+                        break;
+                free(log);
+                log = NULL;
+                usleep(10000);
+        }
+        ck_assert_ptr_nonnull(log);
+        free(log);
+        reply = client_call(fd, "cancel", "{\"id\":1}");
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(outcome(rec), "cancelled");
+        json_object_put(rec);
+        /* One of them ignored SIGTERM: SIGKILL after kill-grace got it. */
+        for (i = 0; i < 300 && !(process_gone(pids[0]) && process_gone(pids[1])); i++)
+                usleep(10000);
+        ck_assert(process_gone(pids[0]));
+        ck_assert(process_gone(pids[1]));
+}
+END_TEST
+
+START_TEST(timeout_stops_the_job_and_says_so)
+{
+        json_object *rec = job_wait(fd, job_submit(fd, "{\"command\":\"sleep 30\","
+                                                       "\"timeout\":0.3}"));
+
+        ck_assert_str_eq(outcome(rec), "timed-out");
+        ck_assert_int_eq(int_member(rec, "signal"), SIGTERM);
+        ck_assert(json_object_get_double(json_object_object_get(rec, "ended")) -
+                      json_object_get_double(json_object_object_get(rec, "started")) <
+                  10);
+        json_object_put(rec);
+}
+END_TEST
+
+START_TEST(held_job_lives_until_its_connection_closes)
+{
+        int other = client_connect(d.sock);
+        int64_t id = job_submit(other, "{\"command\":\"true\",\"hold\":true}");
+        json_object *st, *reply;
+
+        json_object_put(job_wait(other, id));
+        st = job_status(fd, id);
+        ck_assert_str_eq(str_member(st, "state"), "idle");
+        ck_assert_int_eq(int_member(st, "handles"), 1);
+        json_object_put(st);
+        /* Held, it can be enqueued by id again. */
+        reply = client_call(fd, "enqueue", "{\"id\":1}");
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        st = job_wait(fd, id);
+        ck_assert_int_eq(int_member(st, "run"), 2);
+        json_object_put(st);
+        close(other);
+        for (int i = 0; i < 400 && strcmp(state_of(id), "gone") != 0; i++)
+                usleep(5000);
+        ck_assert_str_eq(state_of(id), "gone");
+        reply = client_call(fd, "enqueue", "{\"id\":1}");
+        ck_assert_int_eq(reply_code(reply), -32001);
+        json_object_put(reply);
+}
+END_TEST
+
+START_TEST(release_and_persist)
+{
+        int other = client_connect(d.sock);
+        int64_t held = job_submit(fd, "{\"command\":\"true\",\"hold\":true}");
+        int64_t kept = job_submit(other, "{\"command\":\"true\",\"persist\":true,"
+                                         "\"key\":\"nightly\"}");
+        json_object *reply;
+
+        json_object_put(job_wait(fd, held));
+        json_object_put(job_wait(fd, kept));
+        close(other);
+        ck_assert_str_eq(state_of(kept), "idle"); /* the daemon holds it */
+        reply = client_call(fd, "enqueue", "{\"key\":\"nightly\"}");
+        ck_assert_int_eq(int_member(reply_result(reply), "id"), kept);
+        json_object_put(reply);
+        json_object_put(job_wait(fd, kept));
+
+        reply = client_call(fd, "release", "{\"id\":1}");
+        ck_assert_int_eq(int_member(reply_result(reply), "handles"), 0);
+        json_object_put(reply);
+        ck_assert_str_eq(state_of(held), "gone");
+        reply = client_call(fd, "release", "{\"id\":2}");
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        ck_assert_str_eq(state_of(kept), "gone");
+        reply = client_call(fd, "release", "{\"id\":2}");
+        ck_assert_int_eq(reply_code(reply), -32001);
+        json_object_put(reply);
+}
+END_TEST
+
+START_TEST(delayed_job_waits_its_delay)
+{
+        struct timespec t0;
+        int64_t id;
+        json_object *rec;
+
+        clock_gettime(CLOCK_REALTIME, &t0);
+        id = job_submit(fd, "{\"command\":\"true\",\"delay\":0.4}");
+        ck_assert_str_eq(state_of(id), "pending");
+        rec = job_wait(fd, id);
+        ck_assert(json_object_get_double(json_object_object_get(rec, "started")) >=
+                  (double)t0.tv_sec + t0.tv_nsec / 1e9 + 0.4 - 0.01);
+        json_object_put(rec);
+}
+END_TEST
+
+START_TEST(history_answers_after_the_job_is_gone_within_its_limit)
+{
+        json_object *reply, *rec;
+        int64_t ids[3];
+        int i;
+
+        set("{\"history-limit\":2}");
+        for (i = 0; i < 3; i++)
+                json_object_put(job_wait(fd, ids[i] = job_submit(fd, "{\"command\":\"true\"}")));
+        rec = job_wait(fd, ids[2]);
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        json_object_put(rec);
+        reply = client_call(fd, "wait", "{\"id\":1}");
+        ck_assert_int_eq(reply_code(reply), -32001);
+        json_object_put(reply);
+        reply = client_call(fd, "wait", "{\"id\":99}");
+        ck_assert_int_eq(reply_code(reply), -32001);
+        json_object_put(reply);
+}
+END_TEST
+
+START_TEST(log_is_cut_at_the_log_limit)
+{
+        int64_t id;
+        char *log;
+
+        set("{\"log-limit\":1024}");
+        id = job_submit(fd, "{\"command\":\"head -c 100000 /dev/zero | tr '\\\\0' x\"}");
+        json_object_put(job_wait(fd, id));
+        log = job_log(fd, id);
+        ck_assert_int_le(strlen(log), 1024 + 100);
+        ck_assert_int_eq(strspn(log, "x"), 1024);
+        ck_assert_ptr_nonnull(strstr(log, "log cut"));
+        free(log);
+}
+END_TEST
+
+START_TEST(bad_input_loses_no_accepted_job)
+{
+        int64_t ids[20];
+        int i, bad;
+
+        for (i = 0; i < 20; i++)
+                ids[i] = job_submit(fd, i % 2 ? "{\"command\":\"sleep 0.05\"}"
+                                              : "{\"command\":\"true\",\"class\":\"very-slow\"}");
+        for (i = 0; i < 50; i++) {
+                bad = client_connect(d.sock);
+                client_send(bad, i % 2 ? "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\","
+                                         "\"params\":{\"command\":"
+                                       : "\x01\x02garbage");
+                close(bad);
+        }
+        for (i = 0; i < 20; i++) {
+                json_object *rec = job_wait(fd, ids[i]);
+
+                ck_assert_str_eq(outcome(rec), "succeeded");
+                json_object_put(rec);
+        }
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("jobs");
+        TCase *tc = tcase_create("shell");
+        SRunner *sr;
+        int failed;
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, command_runs_and_wait_gives_its_exit_code);
+        tcase_add_test(tc, argv_runs_without_a_shell_with_cwd_env_and_no_stdin);
+        tcase_add_test(tc, bad_submits_are_invalid_params_and_queue_nothing);
+        tcase_add_test(tc, four_submits_of_a_running_key_give_two_runs);
+        tcase_add_test(tc, a_key_with_other_work_is_a_conflict);
+        tcase_add_test(tc, very_slow_jobs_are_capped_and_slow_ones_not_starved);
+        tcase_add_test(tc, cancel_of_a_pending_job_records_a_run_that_never_started);
+        tcase_add_test(tc, cancel_of_a_running_job_ends_its_whole_process_tree);
+        tcase_add_test(tc, timeout_stops_the_job_and_says_so);
+        tcase_add_test(tc, held_job_lives_until_its_connection_closes);
+        tcase_add_test(tc, release_and_persist);
+        tcase_add_test(tc, delayed_job_waits_its_delay);
+        tcase_add_test(tc, history_answers_after_the_job_is_gone_within_its_limit);
+        tcase_add_test(tc, log_is_cut_at_the_log_limit);
+        tcase_add_test(tc, bad_input_loses_no_accepted_job);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

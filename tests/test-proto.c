@@ -1,0 +1,1174 @@
+/* SPDX-License-Identifier: MIT */
+/* The wire format: errors, lines, requests, replies, and parameter tables (proto/PROTOCOL.md). */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "methods.h"
+#include "proto.h"
+
+static char errbuf[256];
+
+/* A parsed JSON text; NULL for "null". */
+static json_object *J(const char *text)
+{
+        json_object *obj = json_tokener_parse(text);
+
+        ck_assert_msg(obj || strcmp(text, "null") == 0, "test JSON does not parse: %s", text);
+        return obj;
+}
+
+static int params(const char *text, const struct sw_param *table, void *out)
+{
+        json_object *obj = text ? J(text) : NULL;
+        int r;
+
+        errbuf[0] = '\0';
+        r = sw_params_parse(obj, table, out, errbuf, sizeof(errbuf));
+        json_object_put(obj);
+        return r;
+}
+
+static void rejected(const char *text, const struct sw_param *table, void *out, const char *msg)
+{
+        ck_assert_msg(params(text, table, out) == SW_E_INVALID_PARAMS, "accepted: %s", text);
+        ck_assert_msg(strstr(errbuf, msg), "\"%s\" does not say \"%s\" for %s", errbuf, msg, text);
+}
+
+static char *repeat(char c, size_t n)
+{
+        char *s = malloc(n + 1);
+
+        ck_assert_ptr_nonnull(s);
+        memset(s, c, n);
+        s[n] = '\0';
+        return s;
+}
+
+/* Errors */
+
+START_TEST(error_names_are_errno_style)
+{
+        static const struct {
+                int code;
+                const char *name;
+        } want[] = {
+            {SW_E_PARSE, "EBADMSG"},         {SW_E_INVALID_REQUEST, "EPROTO"},
+            {SW_E_NO_METHOD, "ENOSYS"},      {SW_E_INVALID_PARAMS, "EINVAL"},
+            {SW_E_INTERNAL, "EIO"},          {SW_E_NOT_FOUND, "ENOENT"},
+            {SW_E_PERMISSION, "EPERM"},      {SW_E_CONFLICT, "EEXIST"},
+            {SW_E_BUSY, "EBUSY"},            {SW_E_TOO_LARGE, "E2BIG"},
+        };
+        size_t i;
+
+        for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+                ck_assert_str_eq(sw_error_name(want[i].code), want[i].name);
+        ck_assert_ptr_null(sw_error_name(0));
+        ck_assert_ptr_null(sw_error_name(-32000));
+        ck_assert_ptr_null(sw_error_name(-ENOENT));
+}
+END_TEST
+
+START_TEST(error_from_errno_maps_handler_failures)
+{
+        ck_assert_int_eq(sw_error_from_errno(-ENOENT), SW_E_NOT_FOUND);
+        ck_assert_int_eq(sw_error_from_errno(-EPERM), SW_E_PERMISSION);
+        ck_assert_int_eq(sw_error_from_errno(-EACCES), SW_E_PERMISSION);
+        ck_assert_int_eq(sw_error_from_errno(-EEXIST), SW_E_CONFLICT);
+        ck_assert_int_eq(sw_error_from_errno(-EBUSY), SW_E_BUSY);
+        ck_assert_int_eq(sw_error_from_errno(-E2BIG), SW_E_TOO_LARGE);
+        ck_assert_int_eq(sw_error_from_errno(-EMSGSIZE), SW_E_TOO_LARGE);
+        ck_assert_int_eq(sw_error_from_errno(-EINVAL), SW_E_INVALID_PARAMS);
+        ck_assert_int_eq(sw_error_from_errno(-ENOMEM), SW_E_INTERNAL);
+        ck_assert_int_eq(sw_error_from_errno(-EIO), SW_E_INTERNAL);
+        ck_assert_int_eq(sw_error_from_errno(0), SW_E_INTERNAL);
+}
+END_TEST
+
+/* Lines */
+
+/* Pushes stream in chunks (0: in one go) and records what sw_lines_next() gives, one event a
+ * line: "E2BIG", or the line's length and a hash of its bytes. Ends with the pending count.
+ * No ck_assert in the loop: in fork mode each one is a write to the parent. */
+static char *transcript(const char *stream, size_t n, size_t chunk, bool random_chunks)
+{
+        struct sw_lines l;
+        size_t off = 0, len, cap = 4096, used = 0, k, i;
+        char *out = malloc(cap), *line;
+        unsigned seed = 12345, hash;
+        int r;
+
+        ck_assert_ptr_nonnull(out);
+        out[0] = '\0';
+        sw_lines_init(&l);
+        while (off < n) {
+                k = chunk ? chunk : n;
+                if (random_chunks) {
+                        seed = seed * 1103515245 + 12345;
+                        k = 1 + (seed >> 8) % 70000;
+                }
+                if (k > n - off)
+                        k = n - off;
+                if (sw_lines_push(&l, stream + off, k) != 0)
+                        ck_abort_msg("push failed");
+                off += k;
+                while ((r = sw_lines_next(&l, &line, &len)) != 0) {
+                        if (used + 64 > cap) {
+                                cap *= 2;
+                                out = realloc(out, cap);
+                                if (!out)
+                                        ck_abort_msg("out of memory");
+                        }
+                        if (r == -E2BIG) {
+                                used += (size_t)sprintf(out + used, "E2BIG\n");
+                                continue;
+                        }
+                        if (r != 1 || line[len] != '\0')
+                                ck_abort_msg("sw_lines_next gave %d", r);
+                        for (hash = 2166136261u, i = 0; i < len; i++)
+                                hash = (hash ^ (unsigned char)line[i]) * 16777619u;
+                        used += (size_t)sprintf(out + used, "%zu:%08x\n", len, hash);
+                }
+        }
+        sprintf(out + used, "pending %zu\n", sw_lines_pending(&l));
+        sw_lines_free(&l);
+        return out;
+}
+
+START_TEST(lines_split_keeps_cr_and_returns_empty_lines)
+{
+        struct sw_lines l;
+        char *line;
+        size_t len;
+
+        sw_lines_init(&l);
+        ck_assert_int_eq(sw_lines_push(&l, "a\r\n\nb\n", 6), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
+        ck_assert_uint_eq(len, 2);
+        ck_assert_str_eq(line, "a\r");
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
+        ck_assert_uint_eq(len, 0);
+        ck_assert_str_eq(line, "");
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
+        ck_assert_str_eq(line, "b");
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
+        sw_lines_free(&l);
+}
+END_TEST
+
+START_TEST(lines_incomplete_line_waits_for_its_newline)
+{
+        struct sw_lines l;
+        char *line;
+        size_t len;
+
+        sw_lines_init(&l);
+        ck_assert_int_eq(sw_lines_push(&l, "abc", 3), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
+        ck_assert_uint_eq(sw_lines_pending(&l), 3);
+        ck_assert_int_eq(sw_lines_push(&l, "d\nef", 4), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
+        ck_assert_str_eq(line, "abcd");
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
+        ck_assert_uint_eq(sw_lines_pending(&l), 2);
+        sw_lines_free(&l);
+}
+END_TEST
+
+START_TEST(lines_same_for_any_chunking)
+{
+        const size_t big = SW_LINE_MAX + 5, exact = SW_LINE_MAX, huge = SW_LINE_MAX + 4096;
+        size_t n = 0, cap = big + exact + huge + 100;
+        char *stream = malloc(cap), *one, *t;
+        static const size_t chunks[] = {1, 7, 4096, 65536};
+        size_t i;
+
+        ck_assert_ptr_nonnull(stream);
+        n += (size_t)sprintf(stream + n, "first\n\r\n\n");
+        memset(stream + n, 'x', big);
+        n += big;
+        n += (size_t)sprintf(stream + n, "\nmid\n");
+        memset(stream + n, 'y', exact);
+        n += exact;
+        stream[n++] = '\n';
+        memset(stream + n, 'z', huge);
+        n += huge;
+        n += (size_t)sprintf(stream + n, "\nlast\ntail");
+
+        one = transcript(stream, n, 0, false);
+        ck_assert_msg(strncmp(one, "5:", 2) == 0, "%s", one);
+        ck_assert_msg(strstr(one, "\n1:"), "the \\r line is lost: %s", one);
+        ck_assert_msg(strstr(one, "\n0:"), "the empty line is lost: %s", one);
+        ck_assert_msg(strstr(one, "E2BIG\n3:"), "mid does not follow the big line: %s", one);
+        ck_assert_msg(strstr(one, "\n1048576:"), "the SW_LINE_MAX line is lost: %s", one);
+        ck_assert_msg(strstr(one, "E2BIG\n4:"), "last does not follow the huge line: %s", one);
+        ck_assert_msg(strstr(one, "pending 4\n"), "%s", one);
+        for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+                t = transcript(stream, n, chunks[i], false);
+                ck_assert_msg(strcmp(t, one) == 0, "chunks of %zu:\n%s\nin one go:\n%s", chunks[i],
+                              t, one);
+                free(t);
+        }
+        t = transcript(stream, n, 0, true);
+        ck_assert_str_eq(t, one);
+        free(t);
+        free(one);
+        free(stream);
+}
+END_TEST
+
+START_TEST(lines_oversized_line_gives_e2big_once_and_next_line_intact)
+{
+        const size_t n = 3 * 1024 * 1024;
+        char *big = repeat('{', n), *line;
+        struct sw_lines l;
+        size_t len;
+
+        sw_lines_init(&l);
+        ck_assert_int_eq(sw_lines_push(&l, big, n), 0);
+        ck_assert_int_eq(sw_lines_push(&l, "\n{\"ok\":1}\n", 10), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), -E2BIG);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
+        ck_assert_str_eq(line, "{\"ok\":1}");
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
+        sw_lines_free(&l);
+        free(big);
+}
+END_TEST
+
+START_TEST(lines_oversized_line_is_never_held)
+{
+        const size_t chunk = 64 * 1024;
+        char *data = repeat('a', chunk), *line;
+        struct sw_lines l;
+        size_t len, i;
+
+        sw_lines_init(&l);
+        for (i = 0; i < 48; i++) {
+                ck_assert_int_eq(sw_lines_push(&l, data, chunk), 0);
+                ck_assert_uint_le(l.len, SW_LINE_MAX + 2);
+                ck_assert_uint_le(sw_lines_pending(&l), SW_LINE_MAX);
+        }
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), -E2BIG);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
+        ck_assert_uint_eq(sw_lines_pending(&l), 0);
+        ck_assert_int_eq(sw_lines_push(&l, "still\nnext\n", 11), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
+        ck_assert_str_eq(line, "next");
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
+        sw_lines_free(&l);
+        free(data);
+}
+END_TEST
+
+START_TEST(lines_exactly_line_max_is_accepted)
+{
+        char *data = repeat('b', SW_LINE_MAX + 1), *line;
+        struct sw_lines l;
+        size_t len;
+
+        data[SW_LINE_MAX] = '\n';
+        sw_lines_init(&l);
+        ck_assert_int_eq(sw_lines_push(&l, data, SW_LINE_MAX + 1), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
+        ck_assert_uint_eq(len, SW_LINE_MAX);
+        ck_assert_int_eq(line[0], 'b');
+        ck_assert_int_eq(line[len], '\0');
+        sw_lines_free(&l);
+        free(data);
+}
+END_TEST
+
+START_TEST(lines_line_max_plus_one_is_rejected)
+{
+        char *data = repeat('c', SW_LINE_MAX + 2), *line;
+        struct sw_lines l;
+        size_t len;
+
+        data[SW_LINE_MAX + 1] = '\n';
+        sw_lines_init(&l);
+        ck_assert_int_eq(sw_lines_push(&l, data, SW_LINE_MAX + 2), 0);
+        ck_assert_int_eq(sw_lines_push(&l, "ok\n", 3), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), -E2BIG);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
+        ck_assert_str_eq(line, "ok");
+        sw_lines_free(&l);
+        free(data);
+}
+END_TEST
+
+/* Requests */
+
+static int request(const char *line, struct sw_request *req, json_object **id)
+{
+        errbuf[0] = '\0';
+        return sw_request_parse(line, strlen(line), req, id, errbuf, sizeof(errbuf));
+}
+
+static void bad_request(const char *line, int code, json_object *want_id)
+{
+        struct sw_request req;
+        json_object *id = (json_object *)&req; /* must be overwritten */
+        int r = request(line, &req, &id);
+
+        ck_assert_msg(r == code, "%s: %d, want %d (%s)", line, r, code, errbuf);
+        ck_assert_msg(errbuf[0] != '\0', "%s: no message", line);
+        ck_assert_msg(json_object_equal(id, want_id), "%s: id %s, want %s", line,
+                      id ? json_object_to_json_string(id) : "NULL",
+                      want_id ? json_object_to_json_string(want_id) : "NULL");
+        json_object_put(id);
+        json_object_put(want_id);
+}
+
+START_TEST(request_with_integer_id)
+{
+        struct sw_request req;
+        json_object *id;
+
+        ck_assert_int_eq(
+            request("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"wait\",\"params\":{\"id\":3}}",
+                    &req, &id),
+            0);
+        ck_assert_ptr_null(id);
+        ck_assert_str_eq(req.method, "wait");
+        ck_assert(json_object_is_type(req.id, json_type_int));
+        ck_assert_int_eq(json_object_get_int64(req.id), 7);
+        ck_assert(json_object_is_type(req.params, json_type_object));
+        ck_assert_int_eq(json_object_get_int(json_object_object_get(req.params, "id")), 3);
+        sw_request_clear(&req);
+        ck_assert_ptr_null(req.method);
+}
+END_TEST
+
+START_TEST(request_with_string_id)
+{
+        struct sw_request req;
+        json_object *id;
+
+        ck_assert_int_eq(request("{\"jsonrpc\":\"2.0\",\"id\":\"a-1\",\"method\":\"ping\"}", &req,
+                                 &id),
+                         0);
+        ck_assert_str_eq(json_object_get_string(req.id), "a-1");
+        ck_assert_str_eq(req.method, "ping");
+        sw_request_clear(&req);
+}
+END_TEST
+
+START_TEST(request_without_id_is_a_notification)
+{
+        struct sw_request req;
+        json_object *id;
+
+        ck_assert_int_eq(request("{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{}}", &req,
+                                 &id),
+                         0);
+        ck_assert_ptr_null(req.id);
+        ck_assert_ptr_nonnull(req.params);
+        sw_request_clear(&req);
+}
+END_TEST
+
+START_TEST(request_without_params_has_null_params)
+{
+        struct sw_request req;
+        json_object *id;
+
+        ck_assert_int_eq(request(" {\"method\":\"list\",\"id\":1,\"jsonrpc\":\"2.0\"} \r", &req,
+                                 &id),
+                         0);
+        ck_assert_ptr_null(req.params);
+        ck_assert_str_eq(req.method, "list");
+        sw_request_clear(&req);
+}
+END_TEST
+
+START_TEST(request_malformed_json_is_parse_error)
+{
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"", SW_E_PARSE, NULL);
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":ping}", SW_E_PARSE, NULL);
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":01,\"method\":\"ping\"}", SW_E_PARSE, NULL);
+        bad_request("", SW_E_PARSE, NULL);
+        bad_request("   ", SW_E_PARSE, NULL);
+}
+END_TEST
+
+START_TEST(request_trailing_garbage_is_parse_error)
+{
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} x", SW_E_PARSE, NULL);
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}{}", SW_E_PARSE, NULL);
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\r,", SW_E_PARSE, NULL);
+}
+END_TEST
+
+START_TEST(request_invalid_utf8_is_parse_error)
+{
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"}", SW_E_PARSE, NULL);
+        /* json-c lets these through: an overlong NUL, a UTF-16 surrogate, a cut sequence. */
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xc0\x80\"}", SW_E_PARSE, NULL);
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xed\xa0\x80\"}", SW_E_PARSE, NULL);
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\xe2\x82", SW_E_PARSE, NULL);
+        ck_assert(strstr(errbuf, "UTF-8"));
+}
+END_TEST
+
+START_TEST(request_embedded_nul_is_parse_error)
+{
+        static const char line[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\0 ";
+        struct sw_request req;
+        json_object *id;
+
+        ck_assert_int_eq(sw_request_parse(line, sizeof(line) - 1, &req, &id, errbuf,
+                                          sizeof(errbuf)),
+                         SW_E_PARSE);
+        ck_assert_ptr_null(id);
+        ck_assert_int_eq(sw_request_parse(line, sizeof(line) - 3, &req, &id, errbuf,
+                                          sizeof(errbuf)),
+                         0);
+        sw_request_clear(&req);
+}
+END_TEST
+
+START_TEST(request_not_an_object_is_invalid_request)
+{
+        bad_request("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", SW_E_INVALID_REQUEST,
+                    NULL);
+        bad_request("123", SW_E_INVALID_REQUEST, NULL);
+        bad_request("\"ping\"", SW_E_INVALID_REQUEST, NULL);
+        bad_request("null", SW_E_INVALID_REQUEST, NULL);
+}
+END_TEST
+
+START_TEST(request_without_jsonrpc_2_0_is_invalid_request_with_id)
+{
+        bad_request("{\"id\":4,\"method\":\"ping\"}", SW_E_INVALID_REQUEST, J("4"));
+        bad_request("{\"jsonrpc\":\"1.0\",\"id\":4,\"method\":\"ping\"}", SW_E_INVALID_REQUEST,
+                    J("4"));
+        bad_request("{\"jsonrpc\":2.0,\"id\":\"x\",\"method\":\"ping\"}", SW_E_INVALID_REQUEST,
+                    J("\"x\""));
+}
+END_TEST
+
+START_TEST(request_method_not_a_string_is_invalid_request_with_id)
+{
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":1}", SW_E_INVALID_REQUEST, J("5"));
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":5}", SW_E_INVALID_REQUEST, J("5"));
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\\u0000x\"}",
+                    SW_E_INVALID_REQUEST, J("5"));
+}
+END_TEST
+
+START_TEST(request_params_not_an_object_is_invalid_request_with_id)
+{
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"wait\",\"params\":[1]}",
+                    SW_E_INVALID_REQUEST, J("6"));
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"wait\",\"params\":null}",
+                    SW_E_INVALID_REQUEST, J("6"));
+}
+END_TEST
+
+START_TEST(request_extra_member_is_invalid_request_with_id)
+{
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\",\"extra\":1}",
+                    SW_E_INVALID_REQUEST, J("8"));
+        ck_assert(strstr(errbuf, "\"extra\""));
+}
+END_TEST
+
+START_TEST(request_id_null_float_or_object_is_invalid_request_without_id)
+{
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", SW_E_INVALID_REQUEST,
+                    NULL);
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", SW_E_INVALID_REQUEST,
+                    NULL);
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1.0,\"method\":\"ping\"}", SW_E_INVALID_REQUEST,
+                    NULL);
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", SW_E_INVALID_REQUEST,
+                    NULL);
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"ping\"}", SW_E_INVALID_REQUEST,
+                    NULL);
+}
+END_TEST
+
+START_TEST(request_longer_than_line_max_is_too_large)
+{
+        char *line = repeat(' ', SW_LINE_MAX + 1);
+        struct sw_request req;
+        json_object *id;
+
+        ck_assert_int_eq(sw_request_parse(line, SW_LINE_MAX + 1, &req, &id, errbuf,
+                                          sizeof(errbuf)),
+                         SW_E_TOO_LARGE);
+        ck_assert_ptr_null(id);
+        free(line);
+}
+END_TEST
+
+/* Replies */
+
+START_TEST(result_line_is_one_plain_json_line)
+{
+        json_object *result = J("{\"path\":\"/run/x\",\"pong\":true}");
+        char *line = sw_result_line(J("7"), result);
+
+        ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"path\":\"/run/x\","
+                               "\"pong\":true}}\n");
+        free(line);
+}
+END_TEST
+
+START_TEST(result_line_round_trips)
+{
+        char *line = sw_result_line(J("42"), J("{\"id\":3,\"state\":\"pending\"}"));
+        struct sw_reply reply;
+
+        ck_assert_int_eq(sw_reply_parse(line, strlen(line) - 1, &reply), 0);
+        ck_assert_int_eq(reply.id, 42);
+        ck_assert_int_eq(reply.code, 0);
+        ck_assert_ptr_null(reply.method);
+        ck_assert_ptr_null(reply.message);
+        ck_assert_str_eq(json_object_get_string(json_object_object_get(reply.result, "state")),
+                         "pending");
+        sw_reply_clear(&reply);
+        free(line);
+
+        line = sw_result_line(J("1"), NULL);
+        ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}\n");
+        ck_assert_int_eq(sw_reply_parse(line, strlen(line), &reply), 0);
+        ck_assert_int_eq(reply.code, 0);
+        ck_assert_ptr_null(reply.result);
+        sw_reply_clear(&reply);
+        free(line);
+}
+END_TEST
+
+START_TEST(error_line_round_trips_with_data_name)
+{
+        char *line = sw_error_line(J("9"), SW_E_NOT_FOUND, "no item 9");
+        struct sw_reply reply;
+
+        ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":9,\"error\":{\"code\":-32001,"
+                               "\"message\":\"no item 9\",\"data\":\"ENOENT\"}}\n");
+        ck_assert_int_eq(sw_reply_parse(line, strlen(line), &reply), 0);
+        ck_assert_int_eq(reply.id, 9);
+        ck_assert_int_eq(reply.code, SW_E_NOT_FOUND);
+        ck_assert_str_eq(reply.message, "no item 9");
+        ck_assert_str_eq(reply.data, "ENOENT");
+        ck_assert_ptr_null(reply.result);
+        sw_reply_clear(&reply);
+        free(line);
+}
+END_TEST
+
+START_TEST(error_line_with_null_id_and_unknown_code)
+{
+        char *line = sw_error_line(NULL, -1, "odd");
+        struct sw_reply reply;
+
+        ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-1,"
+                               "\"message\":\"odd\"}}\n");
+        ck_assert_int_eq(sw_reply_parse(line, strlen(line), &reply), 0);
+        ck_assert_int_eq(reply.id, -1);
+        ck_assert_int_eq(reply.code, -1);
+        ck_assert_ptr_null(reply.data);
+        sw_reply_clear(&reply);
+        free(line);
+}
+END_TEST
+
+START_TEST(error_line_message_stays_utf8)
+{
+        char *line = sw_error_line(J("3"), SW_E_INVALID_PARAMS, "bad \xff\xc3 name \xc3\xa9");
+        struct sw_reply reply;
+
+        ck_assert_int_eq(sw_reply_parse(line, strlen(line), &reply), 0);
+        ck_assert_str_eq(reply.message, "bad ?? name \xc3\xa9");
+        ck_assert_str_eq(reply.data, "EINVAL");
+        sw_reply_clear(&reply);
+        free(line);
+}
+END_TEST
+
+START_TEST(notification_line_round_trips)
+{
+        char *line = sw_notification_line("event", J("{\"id\":3,\"state\":\"idle\"}"));
+        struct sw_reply reply;
+
+        ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"method\":\"event\",\"params\":{\"id\":3,"
+                               "\"state\":\"idle\"}}\n");
+        ck_assert_int_eq(sw_reply_parse(line, strlen(line), &reply), 0);
+        ck_assert_int_eq(reply.id, -1);
+        ck_assert_str_eq(reply.method, "event");
+        ck_assert_int_eq(json_object_get_int(json_object_object_get(reply.params, "id")), 3);
+        sw_reply_clear(&reply);
+        free(line);
+}
+END_TEST
+
+START_TEST(request_line_parses_as_a_request)
+{
+        char *line = sw_request_line("cancel", J("{\"id\":12}"), 5);
+        struct sw_request req;
+        json_object *id;
+
+        ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"cancel\",\"params\":"
+                               "{\"id\":12}}\n");
+        ck_assert_int_eq(sw_request_parse(line, strlen(line) - 1, &req, &id, errbuf,
+                                          sizeof(errbuf)),
+                         0);
+        ck_assert_int_eq(json_object_get_int64(req.id), 5);
+        ck_assert_str_eq(req.method, "cancel");
+        sw_request_clear(&req);
+        free(line);
+
+        line = sw_request_line("ping", NULL, 6);
+        ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}\n");
+        free(line);
+}
+END_TEST
+
+START_TEST(reply_parse_rejects_what_is_not_a_reply)
+{
+        static const char *const bad[] = {
+            "{\"jsonrpc\":\"2.0\",\"id\":1}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":1,\"error\":{\"code\":1,\"message\":\"x\"}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"result\":1}",
+            "{\"id\":1,\"result\":1}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":1,\"extra\":1}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":\"x\",\"message\":\"x\"}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1}}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"event\",\"id\":1}",
+            "[1]",
+        };
+        struct sw_reply reply;
+        size_t i;
+
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                ck_assert_msg(sw_reply_parse(bad[i], strlen(bad[i]), &reply) ==
+                                  SW_E_INVALID_REQUEST,
+                              "accepted: %s", bad[i]);
+        ck_assert_int_eq(sw_reply_parse("{\"jsonrpc\":", 11, &reply), SW_E_PARSE);
+}
+END_TEST
+
+/* Parameters */
+
+struct every {
+        bool b;
+        int64_t i, any;
+        double s;
+        char *str;
+        char **strv;
+        char **env;
+        json_object *json;
+};
+
+static const struct sw_param every_params[] = {
+    {"b", SW_P_BOOL, offsetof(struct every, b), false, 0, 0},
+    {"i", SW_P_INT, offsetof(struct every, i), false, -5, 5},
+    {"any", SW_P_INT, offsetof(struct every, any), false, 0, 0},
+    {"s", SW_P_SECONDS, offsetof(struct every, s), false, 0.5, 10},
+    {"str", SW_P_STRING, offsetof(struct every, str), false, 0, 4},
+    {"strv", SW_P_STRV, offsetof(struct every, strv), false, 0, 0},
+    {"env", SW_P_ENV, offsetof(struct every, env), false, 0, 0},
+    {"json", SW_P_JSON, offsetof(struct every, json), false, 0, 0},
+    {.name = NULL},
+};
+
+static bool submit_is_empty(const struct sw_submit_params *p)
+{
+        return !p->class_name && !p->command && !p->argv && !p->cwd && !p->env &&
+               p->timeout == 0 && !p->plugin && !p->entry && !p->arg && !p->key && !p->name &&
+               p->delay == 0 && !p->hold && !p->persist;
+}
+
+START_TEST(params_absent_or_empty_without_required_is_fine)
+{
+        struct sw_submit_params sub = {0};
+        struct sw_id_params id = {0};
+
+        ck_assert_int_eq(params(NULL, sw_submit_params, &sub), 0);
+        ck_assert_int_eq(params("{}", sw_submit_params, &sub), 0);
+        ck_assert_ptr_null(sub.command);
+        ck_assert_int_eq(params(NULL, sw_no_params, &id), 0);
+        ck_assert_int_eq(params("{}", sw_status_params, &id), 0);
+        ck_assert_int_eq(id.id, 0);
+}
+END_TEST
+
+START_TEST(params_bool_accepts_only_booleans)
+{
+        struct every e = {0};
+
+        ck_assert_int_eq(params("{\"b\":true}", every_params, &e), 0);
+        ck_assert(e.b);
+        rejected("{\"b\":1}", every_params, &e, "parameter \"b\" must be a boolean");
+        rejected("{\"b\":\"true\"}", every_params, &e, "must be a boolean");
+        rejected("{\"b\":null}", every_params, &e, "must be a boolean");
+        ck_assert(e.b);
+}
+END_TEST
+
+START_TEST(params_int_accepts_only_integers_in_range)
+{
+        struct every e = {0};
+
+        ck_assert_int_eq(params("{\"i\":-5}", every_params, &e), 0);
+        ck_assert_int_eq(e.i, -5);
+        ck_assert_int_eq(params("{\"i\":5}", every_params, &e), 0);
+        ck_assert_int_eq(e.i, 5);
+        rejected("{\"i\":6}", every_params, &e, "parameter \"i\" must be between -5 and 5");
+        rejected("{\"i\":-6}", every_params, &e, "between -5 and 5");
+        rejected("{\"i\":1.0}", every_params, &e, "parameter \"i\" must be an integer");
+        rejected("{\"i\":\"1\"}", every_params, &e, "must be an integer");
+        rejected("{\"i\":18446744073709551615}", every_params, &e, "too large");
+        ck_assert_int_eq(e.i, 5);
+}
+END_TEST
+
+START_TEST(params_int_with_zero_range_is_unchecked)
+{
+        struct every e = {0};
+
+        ck_assert_int_eq(params("{\"any\":-9223372036854775808}", every_params, &e), 0);
+        ck_assert_int_eq(e.any, INT64_MIN);
+        ck_assert_int_eq(params("{\"any\":9223372036854775807}", every_params, &e), 0);
+        ck_assert_int_eq(e.any, INT64_MAX);
+        rejected("{\"any\":9223372036854775808}", every_params, &e, "too large");
+}
+END_TEST
+
+START_TEST(params_seconds_accept_finite_numbers_in_range)
+{
+        struct every e = {0};
+
+        ck_assert_int_eq(params("{\"s\":2}", every_params, &e), 0);
+        ck_assert_double_eq(e.s, 2.0);
+        ck_assert_int_eq(params("{\"s\":0.5}", every_params, &e), 0);
+        ck_assert_double_eq(e.s, 0.5);
+        rejected("{\"s\":0.25}", every_params, &e, "parameter \"s\" must be between 0.5 and 10");
+        rejected("{\"s\":10.001}", every_params, &e, "between 0.5 and 10");
+        rejected("{\"s\":\"2\"}", every_params, &e, "parameter \"s\" must be a number");
+        rejected("{\"s\":true}", every_params, &e, "must be a number");
+        /* json-c reads these words even in strict mode. */
+        rejected("{\"s\":NaN}", every_params, &e, "finite");
+        rejected("{\"s\":Infinity}", every_params, &e, "finite");
+        rejected("{\"s\":1e999}", every_params, &e, "finite");
+        ck_assert_double_eq(e.s, 0.5);
+}
+END_TEST
+
+START_TEST(params_string_checks_type_length_and_nul)
+{
+        struct every e = {0};
+
+        ck_assert_int_eq(params("{\"str\":\"abcd\"}", every_params, &e), 0);
+        ck_assert_str_eq(e.str, "abcd");
+        ck_assert_int_eq(params("{\"str\":\"\"}", every_params, &e), 0);
+        ck_assert_str_eq(e.str, "");
+        rejected("{\"str\":\"abcde\"}", every_params, &e, "parameter \"str\" must be at most 4");
+        rejected("{\"str\":\"a\\u0000b\"}", every_params, &e, "parameter \"str\" must not contain NUL");
+        rejected("{\"str\":1}", every_params, &e, "parameter \"str\" must be a string");
+        rejected("{\"str\":null}", every_params, &e, "must be a string");
+        ck_assert_str_eq(e.str, "");
+        sw_params_clear(every_params, &e);
+}
+END_TEST
+
+START_TEST(params_strv_is_a_non_empty_array_of_strings)
+{
+        struct every e = {0};
+
+        ck_assert_int_eq(params("{\"strv\":[\"ls\",\"-l\",\"\"]}", every_params, &e), 0);
+        ck_assert_str_eq(e.strv[0], "ls");
+        ck_assert_str_eq(e.strv[1], "-l");
+        ck_assert_str_eq(e.strv[2], "");
+        ck_assert_ptr_null(e.strv[3]);
+        rejected("{\"strv\":[]}", every_params, &e, "must be a non-empty array of strings");
+        rejected("{\"strv\":\"ls\"}", every_params, &e, "must be a non-empty array of strings");
+        rejected("{\"strv\":[\"ls\",1]}", every_params, &e, "must be a non-empty array of strings");
+        rejected("{\"strv\":[\"ls\",\"a\\u0000\"]}", every_params, &e, "must not contain NUL");
+        ck_assert_str_eq(e.strv[0], "ls");
+        sw_params_clear(every_params, &e);
+}
+END_TEST
+
+START_TEST(params_env_object_becomes_key_value_strings)
+{
+        struct every e = {0};
+
+        ck_assert_int_eq(params("{\"env\":{\"PATH\":\"/bin\",\"EMPTY\":\"\",\"EQ\":\"a=b\"}}",
+                                every_params, &e),
+                         0);
+        ck_assert_str_eq(e.env[0], "PATH=/bin");
+        ck_assert_str_eq(e.env[1], "EMPTY=");
+        ck_assert_str_eq(e.env[2], "EQ=a=b");
+        ck_assert_ptr_null(e.env[3]);
+        ck_assert_int_eq(params("{\"env\":{}}", every_params, &e), 0);
+        ck_assert_ptr_null(e.env[0]);
+        sw_params_clear(every_params, &e);
+}
+END_TEST
+
+START_TEST(params_env_rejects_bad_names_and_values)
+{
+        struct every e = {0};
+
+        rejected("{\"env\":{\"A=B\":\"x\"}}", every_params, &e, "invalid variable name \"A=B\"");
+        rejected("{\"env\":{\"\":\"x\"}}", every_params, &e, "invalid variable name");
+        rejected("{\"env\":{\"A\":1}}", every_params, &e, "must be an object of strings");
+        rejected("{\"env\":[\"A=B\"]}", every_params, &e, "must be an object of strings");
+        rejected("{\"env\":{\"A\":\"x\\u0000y\"}}", every_params, &e, "must not contain NUL");
+        ck_assert_ptr_null(e.env);
+}
+END_TEST
+
+START_TEST(params_json_takes_any_value_and_null)
+{
+        struct every e = {0};
+
+        ck_assert_int_eq(params("{\"json\":{\"n\":[1,2]}}", every_params, &e), 0);
+        ck_assert(json_object_is_type(e.json, json_type_object));
+        ck_assert_int_eq(params("{\"json\":\"s\"}", every_params, &e), 0);
+        ck_assert_str_eq(json_object_get_string(e.json), "s");
+        ck_assert_int_eq(params("{\"json\":null}", every_params, &e), 0);
+        ck_assert_ptr_null(e.json);
+        sw_params_clear(every_params, &e);
+}
+END_TEST
+
+START_TEST(params_unknown_name_is_rejected)
+{
+        struct sw_submit_params sub = {0};
+
+        rejected("{\"command\":\"true\",\"foo\":1}", sw_submit_params, &sub,
+                 "unknown parameter \"foo\"");
+        rejected("{\"Command\":\"true\"}", sw_submit_params, &sub, "unknown parameter \"Command\"");
+        ck_assert_ptr_null(sub.command);
+}
+END_TEST
+
+START_TEST(params_missing_required_is_rejected)
+{
+        struct sw_log_params log = {0};
+        struct sw_id_params id = {0};
+
+        rejected("{\"offset\":5}", sw_log_params, &log, "missing parameter \"id\"");
+        rejected(NULL, sw_id_params, &id, "missing parameter \"id\"");
+        ck_assert_int_eq(log.offset, 0);
+}
+END_TEST
+
+START_TEST(params_failure_leaves_out_unchanged_and_leaks_nothing)
+{
+        struct sw_submit_params sub = {0};
+
+        /* Every pointer field is converted before the last member fails; ASan checks the frees. */
+        rejected("{\"class\":\"slow\",\"command\":\"true\",\"argv\":[\"a\",\"b\"],\"cwd\":\"/\","
+                 "\"env\":{\"A\":\"1\"},\"plugin\":\"p\",\"entry\":\"e\",\"arg\":{\"x\":[1]},"
+                 "\"key\":\"k\",\"name\":\"n\",\"hold\":true,\"delay\":-1}",
+                 sw_submit_params, &sub, "parameter \"delay\" must be between 0 and 31536000");
+        ck_assert(submit_is_empty(&sub));
+        rejected("{\"command\":\"true\",\"argv\":[\"a\"],\"bogus\":1}", sw_submit_params, &sub,
+                 "unknown parameter");
+        ck_assert(submit_is_empty(&sub));
+}
+END_TEST
+
+START_TEST(params_given_pointer_replaces_what_out_held)
+{
+        struct sw_submit_params sub = {0};
+
+        ck_assert_int_eq(params("{\"command\":\"one\",\"argv\":[\"a\"],\"arg\":[1]}",
+                                sw_submit_params, &sub),
+                         0);
+        ck_assert_int_eq(params("{\"command\":\"two\",\"arg\":{}}", sw_submit_params, &sub), 0);
+        ck_assert_str_eq(sub.command, "two");
+        ck_assert_str_eq(sub.argv[0], "a");
+        ck_assert(json_object_is_type(sub.arg, json_type_object));
+        sw_params_clear(sw_submit_params, &sub);
+}
+END_TEST
+
+START_TEST(params_clear_frees_and_zeroes_every_field)
+{
+        struct sw_submit_params sub = {0};
+
+        ck_assert_int_eq(params("{\"class\":\"very-slow\",\"argv\":[\"sleep\",\"1\"],\"cwd\":\"/\","
+                                "\"env\":{\"A\":\"1\"},\"timeout\":1.5,\"key\":\"k\",\"name\":\"n\","
+                                "\"delay\":0,\"hold\":true,\"persist\":true}",
+                                sw_submit_params, &sub),
+                         0);
+        ck_assert_str_eq(sub.class_name, "very-slow");
+        ck_assert_double_eq(sub.timeout, 1.5);
+        ck_assert(sub.hold && sub.persist);
+        sw_params_clear(sw_submit_params, &sub);
+        ck_assert(submit_is_empty(&sub));
+        sw_params_clear(sw_submit_params, &sub);
+}
+END_TEST
+
+START_TEST(params_submit_limits_follow_the_protocol)
+{
+        struct sw_submit_params sub = {0};
+        char *text, *cmd = repeat('x', 65537);
+
+        rejected("{\"class\":\"very-very-very-slow\"}", sw_submit_params, &sub,
+                 "parameter \"class\" must be at most 16 bytes");
+        rejected("{\"timeout\":31536001}", sw_submit_params, &sub,
+                 "parameter \"timeout\" must be between 0 and 31536000");
+        ck_assert_int_ne(asprintf(&text, "{\"command\":\"%s\"}", cmd), -1);
+        rejected(text, sw_submit_params, &sub, "parameter \"command\" must be at most 65536");
+        free(text);
+        cmd[65536] = '\0';
+        ck_assert_int_ne(asprintf(&text, "{\"command\":\"%s\"}", cmd), -1);
+        ck_assert_int_eq(params(text, sw_submit_params, &sub), 0);
+        free(text);
+        free(cmd);
+        sw_params_clear(sw_submit_params, &sub);
+}
+END_TEST
+
+START_TEST(params_id_tables_require_what_the_methods_need)
+{
+        struct sw_log_params log = {0};
+        struct sw_enqueue_params enq = {0};
+        struct sw_id_params id = {0};
+
+        ck_assert_int_eq(params("{\"id\":9007199254740991}", sw_id_params, &id), 0);
+        ck_assert_int_eq(id.id, 9007199254740991);
+        rejected("{\"id\":9007199254740992}", sw_id_params, &id, "between 1 and 9007199254740991");
+        rejected("{\"id\":0}", sw_id_params, &id, "between 1");
+        rejected("{\"id\":\"3\"}", sw_status_params, &id, "must be an integer");
+        ck_assert_int_eq(params("{\"id\":3,\"offset\":0,\"max\":1048576}", sw_log_params, &log), 0);
+        ck_assert_int_eq(log.max, 1048576);
+        rejected("{\"id\":3,\"max\":0}", sw_log_params, &log, "\"max\" must be between 1");
+        rejected("{\"id\":3,\"offset\":-1}", sw_log_params, &log, "\"offset\" must be between 0");
+        ck_assert_int_eq(params("{\"key\":\"nightly\"}", sw_enqueue_params, &enq), 0);
+        ck_assert_str_eq(enq.key, "nightly");
+        ck_assert_int_eq(enq.id, 0);
+        sw_params_clear(sw_enqueue_params, &enq);
+}
+END_TEST
+
+START_TEST(params_no_params_table_rejects_any_member)
+{
+        struct sw_id_params unused = {0};
+
+        rejected("{\"id\":1}", sw_no_params, &unused, "unknown parameter \"id\"");
+}
+END_TEST
+
+/* Settings */
+
+static struct sw_settings current(void)
+{
+        struct sw_settings s = {
+            .min_threads = 2,
+            .max_threads = 4,
+            .vslow_percentage = 50,
+            .idle_timeout = 5,
+            .history_limit = 10000,
+            .log_limit = 16777216,
+            .kill_grace = 5,
+            .stop_timeout = 30,
+        };
+        return s;
+}
+
+static bool settings_eq(const struct sw_settings *a, const struct sw_settings *b)
+{
+        return a->min_threads == b->min_threads && a->max_threads == b->max_threads &&
+               a->vslow_percentage == b->vslow_percentage && a->idle_timeout == b->idle_timeout &&
+               a->history_limit == b->history_limit && a->log_limit == b->log_limit &&
+               a->kill_grace == b->kill_grace && a->stop_timeout == b->stop_timeout &&
+               a->runtime == b->runtime;
+}
+
+START_TEST(settings_set_keeps_what_is_not_given)
+{
+        struct sw_settings s = current();
+
+        ck_assert_int_eq(params("{\"max-threads\":8,\"idle-timeout\":0.25,\"runtime\":true}",
+                                sw_settings_params, &s),
+                         0);
+        ck_assert_int_eq(s.max_threads, 8);
+        ck_assert_double_eq(s.idle_timeout, 0.25);
+        ck_assert(s.runtime);
+        ck_assert_int_eq(s.min_threads, 2);
+        ck_assert_int_eq(s.vslow_percentage, 50);
+        ck_assert_int_eq(s.history_limit, 10000);
+        ck_assert_int_eq(s.log_limit, 16777216);
+        ck_assert_double_eq(s.kill_grace, 5);
+        ck_assert_double_eq(s.stop_timeout, 30);
+}
+END_TEST
+
+START_TEST(settings_set_rejects_a_bad_value_whole)
+{
+        struct sw_settings s = current(), before = current();
+
+        rejected("{\"max-threads\":8,\"vslow-percentage\":100}", sw_settings_params, &s,
+                 "parameter \"vslow-percentage\" must be between 1 and 99");
+        rejected("{\"min-threads\":0}", sw_settings_params, &s, "between 1 and 255");
+        rejected("{\"max-threads\":256}", sw_settings_params, &s, "between 1 and 255");
+        rejected("{\"idle-timeout\":0}", sw_settings_params, &s, "between 0.001 and 86400");
+        rejected("{\"log-limit\":1023}", sw_settings_params, &s, "between 1024 and 1099511627776");
+        rejected("{\"history-limit\":10000001}", sw_settings_params, &s, "between 1 and 10000000");
+        rejected("{\"kill-grace\":3601}", sw_settings_params, &s, "between 0 and 3600");
+        rejected("{\"stop-timeout\":-0.5}", sw_settings_params, &s, "between 0 and 86400");
+        rejected("{\"min-threads\":\"2\"}", sw_settings_params, &s, "must be an integer");
+        rejected("{\"threads\":2}", sw_settings_params, &s, "unknown parameter \"threads\"");
+        ck_assert(settings_eq(&s, &before));
+}
+END_TEST
+
+START_TEST(settings_to_json_has_the_eight_names)
+{
+        struct sw_settings s = current();
+        json_object *obj;
+        char *line;
+
+        s.runtime = true;
+        obj = sw_settings_to_json(&s);
+        ck_assert_int_eq(json_object_object_length(obj), 8);
+        line = sw_result_line(NULL, obj);
+        ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{\"min-threads\":2,"
+                               "\"max-threads\":4,\"vslow-percentage\":50,\"idle-timeout\":5.0,"
+                               "\"history-limit\":10000,\"log-limit\":16777216,"
+                               "\"kill-grace\":5.0,\"stop-timeout\":30.0}}\n");
+        free(line);
+}
+END_TEST
+
+START_TEST(settings_get_output_parses_back_as_settings_set_input)
+{
+        struct sw_settings s = current(), back = {0};
+        json_object *obj = sw_settings_to_json(&s);
+
+        ck_assert_int_eq(sw_params_parse(obj, sw_settings_params, &back, errbuf, sizeof(errbuf)),
+                         0);
+        ck_assert(settings_eq(&back, &s));
+        json_object_put(obj);
+}
+END_TEST
+
+START_TEST(methods_table_lists_the_fourteen_methods)
+{
+        static const char *const want[] = {
+            "submit", "enqueue", "wait",      "cancel", "release", "status",       "list",
+            "log",    "stats",   "subscribe", "ping",   "version", "settings.get", "settings.set",
+        };
+        size_t i, j, n = 0;
+
+        while (sw_methods[n])
+                n++;
+        ck_assert_uint_eq(n, 14);
+        for (i = 0; i < 14; i++) {
+                for (j = 0; j < n; j++)
+                        if (strcmp(sw_methods[j], want[i]) == 0)
+                                break;
+                ck_assert_msg(j < n, "%s is missing", want[i]);
+        }
+}
+END_TEST
+
+static Suite *proto_suite(void)
+{
+        Suite *s = suite_create("proto");
+        TCase *tc;
+
+        tc = tcase_create("errors");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, error_names_are_errno_style);
+        tcase_add_test(tc, error_from_errno_maps_handler_failures);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("lines");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, lines_split_keeps_cr_and_returns_empty_lines);
+        tcase_add_test(tc, lines_incomplete_line_waits_for_its_newline);
+        tcase_add_test(tc, lines_same_for_any_chunking);
+        tcase_add_test(tc, lines_oversized_line_gives_e2big_once_and_next_line_intact);
+        tcase_add_test(tc, lines_oversized_line_is_never_held);
+        tcase_add_test(tc, lines_exactly_line_max_is_accepted);
+        tcase_add_test(tc, lines_line_max_plus_one_is_rejected);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("requests");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, request_with_integer_id);
+        tcase_add_test(tc, request_with_string_id);
+        tcase_add_test(tc, request_without_id_is_a_notification);
+        tcase_add_test(tc, request_without_params_has_null_params);
+        tcase_add_test(tc, request_malformed_json_is_parse_error);
+        tcase_add_test(tc, request_trailing_garbage_is_parse_error);
+        tcase_add_test(tc, request_invalid_utf8_is_parse_error);
+        tcase_add_test(tc, request_embedded_nul_is_parse_error);
+        tcase_add_test(tc, request_not_an_object_is_invalid_request);
+        tcase_add_test(tc, request_without_jsonrpc_2_0_is_invalid_request_with_id);
+        tcase_add_test(tc, request_method_not_a_string_is_invalid_request_with_id);
+        tcase_add_test(tc, request_params_not_an_object_is_invalid_request_with_id);
+        tcase_add_test(tc, request_extra_member_is_invalid_request_with_id);
+        tcase_add_test(tc, request_id_null_float_or_object_is_invalid_request_without_id);
+        tcase_add_test(tc, request_longer_than_line_max_is_too_large);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("replies");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, result_line_is_one_plain_json_line);
+        tcase_add_test(tc, result_line_round_trips);
+        tcase_add_test(tc, error_line_round_trips_with_data_name);
+        tcase_add_test(tc, error_line_with_null_id_and_unknown_code);
+        tcase_add_test(tc, error_line_message_stays_utf8);
+        tcase_add_test(tc, notification_line_round_trips);
+        tcase_add_test(tc, request_line_parses_as_a_request);
+        tcase_add_test(tc, reply_parse_rejects_what_is_not_a_reply);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("params");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, params_absent_or_empty_without_required_is_fine);
+        tcase_add_test(tc, params_bool_accepts_only_booleans);
+        tcase_add_test(tc, params_int_accepts_only_integers_in_range);
+        tcase_add_test(tc, params_int_with_zero_range_is_unchecked);
+        tcase_add_test(tc, params_seconds_accept_finite_numbers_in_range);
+        tcase_add_test(tc, params_string_checks_type_length_and_nul);
+        tcase_add_test(tc, params_strv_is_a_non_empty_array_of_strings);
+        tcase_add_test(tc, params_env_object_becomes_key_value_strings);
+        tcase_add_test(tc, params_env_rejects_bad_names_and_values);
+        tcase_add_test(tc, params_json_takes_any_value_and_null);
+        tcase_add_test(tc, params_unknown_name_is_rejected);
+        tcase_add_test(tc, params_missing_required_is_rejected);
+        tcase_add_test(tc, params_failure_leaves_out_unchanged_and_leaks_nothing);
+        tcase_add_test(tc, params_given_pointer_replaces_what_out_held);
+        tcase_add_test(tc, params_clear_frees_and_zeroes_every_field);
+        tcase_add_test(tc, params_submit_limits_follow_the_protocol);
+        tcase_add_test(tc, params_id_tables_require_what_the_methods_need);
+        tcase_add_test(tc, params_no_params_table_rejects_any_member);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("methods");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, settings_set_keeps_what_is_not_given);
+        tcase_add_test(tc, settings_set_rejects_a_bad_value_whole);
+        tcase_add_test(tc, settings_to_json_has_the_eight_names);
+        tcase_add_test(tc, settings_get_output_parses_back_as_settings_set_input);
+        tcase_add_test(tc, methods_table_lists_the_fourteen_methods);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(proto_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
