@@ -27,6 +27,7 @@ struct conn {
         bool reading;
         bool eof;           /* the client will send nothing more */
         bool finishing;     /* shutting down after the last reply */
+        bool subscribed;    /* sent job events */
         int64_t *holds;     /* the jobs this connection holds a handle on */
         size_t nholds, holds_size;
 };

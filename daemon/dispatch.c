@@ -30,6 +30,7 @@ static const struct method methods[] = {
     {"status", sw_status_params, NULL, handle_status},
     {"list", sw_no_params, NULL, handle_list},
     {"log", sw_log_params, NULL, handle_log},
+    {"subscribe", sw_no_params, NULL, handle_subscribe},
 };
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)

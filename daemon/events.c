@@ -19,6 +19,12 @@ void events_flush(struct manager *m)
                 next = e->next;
                 if (e->type == EVENT_ENDED)
                         jobs_run_ended(m, e->job, e->rec);
+                if (e->type == EVENT_STARTED)
+                        jobs_notify(m, e->job, "running", NULL);
+                if (e->type == EVENT_ENDED)
+                        jobs_notify(m, e->job,
+                                    slow_work_is_pending(&e->job->dw.work) ? "pending" : "idle",
+                                    e->job->last);
                 jobs_check_idle(m, e->job);
                 job_unref(e->job);
                 free(e);

@@ -12,6 +12,7 @@ struct run_record;
 
 enum event_type {
         EVENT_RELEASED, /* the pool dropped a reference: the job may be idle */
+        EVENT_STARTED,  /* a run started */
         EVENT_ENDED,    /* a run ended, with its record */
 };
 

@@ -28,5 +28,6 @@ void handle_release(struct conn *c, union params *p, struct reply *r);
 void handle_status(struct conn *c, union params *p, struct reply *r);
 void handle_list(struct conn *c, union params *p, struct reply *r);
 void handle_log(struct conn *c, union params *p, struct reply *r);
+void handle_subscribe(struct conn *c, union params *p, struct reply *r);
 
 #endif

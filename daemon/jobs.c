@@ -285,6 +285,8 @@ void handle_submit(struct conn *c, union params *params, struct reply *r)
         enqueue_reply(m, job, p->delay, r);
         if (r->code)
                 jobs_check_idle(m, job);
+        else
+                jobs_notify(m, job, "pending", NULL);
 }
 
 /* The live job a request names, if the client may touch it; else an error reply. */
@@ -527,6 +529,35 @@ void handle_list(struct conn *c, union params *params, struct reply *r)
         free(all);
         r->result = json_object_new_object();
         json_object_object_add(r->result, "items", items);
+}
+
+void jobs_notify(struct manager *m, struct job *job, const char *state,
+                 const struct run_record *ended)
+{
+        struct conn *c;
+
+        for (c = m->conns; c; c = c->next) {
+                json_object *o;
+
+                if (!c->subscribed || !may_touch(c, job))
+                        continue;
+                o = json_object_new_object();
+                json_object_object_add(o, "id", json_object_new_int64(job->id));
+                json_object_object_add(o, "state", json_object_new_string(state));
+                if (ended) {
+                        json_object_object_add(o, "run", json_object_new_int64(ended->run));
+                        json_object_object_add(o, "outcome",
+                                               json_object_new_string(ended->outcome));
+                }
+                conn_send(c, sw_notification_line("event", o));
+        }
+}
+
+void handle_subscribe(struct conn *c, union params *params, struct reply *r)
+{
+        c->subscribed = true;
+        r->result = json_object_new_object();
+        json_object_object_add(r->result, "subscribed", json_object_new_boolean(1));
 }
 
 void jobs_interrupt_all(struct manager *m)

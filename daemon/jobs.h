@@ -19,6 +19,9 @@ void jobs_run_ended(struct manager *m, struct job *job, struct run_record *rec);
 void jobs_check_idle(struct manager *m, struct job *job);
 /* A connection goes: its handles go with it. */
 void jobs_drop_handles(struct manager *m, struct conn *c);
+/* Tells subscribed clients about a job: its state, and the outcome of a run that ended. */
+void jobs_notify(struct manager *m, struct job *job, const char *state,
+                 const struct run_record *ended);
 /* Shutdown: ask every running job to stop. */
 void jobs_interrupt_all(struct manager *m);
 void jobs_free_all(struct manager *m);

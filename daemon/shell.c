@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "job.h"
 #include "manager.h"
 #include "shell.h"
@@ -233,6 +234,7 @@ struct run_record *shell_run(struct job *job)
                 return rec;
         }
         rec->started = wall_now();
+        events_post(job->m, EVENT_STARTED, job_ref(job), NULL);
         if (rec->log)
                 run.log_fd = open(rec->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         r = run.log_fd < 0 ? -errno : 0;

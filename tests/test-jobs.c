@@ -423,6 +423,40 @@ START_TEST(bad_input_loses_no_accepted_job)
 }
 END_TEST
 
+START_TEST(subscribers_see_each_state_change)
+{
+        int watcher = client_connect(d.sock);
+        json_object *reply, *event;
+        const char *want[] = {"pending", "running", NULL};
+        char *line;
+        int i;
+
+        reply = client_call(watcher, "subscribe", NULL);
+        ck_assert(json_object_get_boolean(json_object_object_get(reply_result(reply),
+                                                                 "subscribed")));
+        json_object_put(reply);
+        job_submit(fd, "{\"command\":\"exit 4\"}");
+        for (i = 0; i < 3; i++) {
+                line = client_read_line(watcher);
+                ck_assert_ptr_nonnull(line);
+                event = json_tokener_parse(line);
+                free(line);
+                ck_assert_str_eq(str_member(event, "method"), "event");
+                ck_assert_ptr_null(json_object_object_get(event, "id"));
+                if (want[i])
+                        ck_assert_str_eq(str_member(json_object_object_get(event, "params"),
+                                                    "state"),
+                                         want[i]);
+                else
+                        ck_assert_str_eq(str_member(json_object_object_get(event, "params"),
+                                                    "outcome"),
+                                         "failed");
+                json_object_put(event);
+        }
+        close(watcher);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("jobs");
@@ -447,6 +481,7 @@ int main(void)
         tcase_add_test(tc, history_answers_after_the_job_is_gone_within_its_limit);
         tcase_add_test(tc, log_is_cut_at_the_log_limit);
         tcase_add_test(tc, bad_input_loses_no_accepted_job);
+        tcase_add_test(tc, subscribers_see_each_state_change);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
