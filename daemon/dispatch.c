@@ -44,6 +44,15 @@ int reply_error(struct reply *r, int code, const char *fmt, ...)
         return code;
 }
 
+/* proto's calls return JSON-RPC codes, or a negative errno (-ENOMEM) that needs one. */
+static int protocol_code(int code, char *message, size_t len)
+{
+        if (code <= -32000)
+                return code;
+        snprintf(message, len, "%s", strerror(-code));
+        return sw_error_from_errno(code);
+}
+
 static const struct method *find(const char *name)
 {
         size_t i;
@@ -78,7 +87,7 @@ void dispatch_line(struct conn *c, const char *line, size_t len)
 
         code = sw_request_parse(line, len, &req, &id, r.message, sizeof(r.message));
         if (code) {
-                r.code = code;
+                r.code = protocol_code(code, r.message, sizeof(r.message));
                 /* An unreadable request still gets an error, addressed to id null. */
                 conn_send(c, sw_error_line(id, r.code, r.message));
                 return;
@@ -95,7 +104,7 @@ void dispatch_line(struct conn *c, const char *line, size_t len)
                 method->prefill(c, &p);
         code = sw_params_parse(req.params, method->params, &p, r.message, sizeof(r.message));
         if (code) {
-                r.code = code;
+                r.code = protocol_code(code, r.message, sizeof(r.message));
                 goto done;
         }
         r.id = id;

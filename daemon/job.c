@@ -257,6 +257,7 @@ json_object *job_to_json(struct job *job)
         json_object_object_add(o, "class",
                                json_object_new_string(job->very_slow ? "very-slow" : "slow"));
         json_object_object_add(o, "state", json_object_new_string(job_state(job)));
+        json_object_object_add(o, "live", json_object_new_boolean(1));
         json_object_object_add(o, "name", job->name ? json_object_new_string(job->name) : NULL);
         json_object_object_add(o, "key", job->key ? json_object_new_string(job->key) : NULL);
         json_object_object_add(o, "owner", json_object_new_int64(job->owner));

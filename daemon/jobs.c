@@ -460,6 +460,28 @@ void handle_release(struct conn *c, union params *params, struct reply *r)
         jobs_check_idle(c->m, job);
 }
 
+/* A job that is gone: idle for good, its last run from the history. */
+static json_object *status_from_history(struct manager *m, int64_t id)
+{
+        const struct run_record *rec = history_last(&m->history, id);
+        json_object *o;
+
+        if (!rec)
+                return NULL;
+        o = json_object_new_object();
+        json_object_object_add(o, "id", json_object_new_int64(id));
+        json_object_object_add(o, "class",
+                               json_object_new_string(rec->very_slow ? "very-slow" : "slow"));
+        json_object_object_add(o, "state", json_object_new_string("idle"));
+        json_object_object_add(o, "live", json_object_new_boolean(0));
+        json_object_object_add(o, "owner", json_object_new_int64(rec->owner));
+        json_object_object_add(o, "refs", json_object_new_int(0));
+        json_object_object_add(o, "runs", json_object_new_int64(rec->run));
+        json_object_object_add(o, "command", json_object_new_string(rec->summary));
+        json_object_object_add(o, "last", run_record_to_json(rec));
+        return o;
+}
+
 void handle_status(struct conn *c, union params *params, struct reply *r)
 {
         struct manager *m = c->m;
@@ -478,12 +500,9 @@ void handle_status(struct conn *c, union params *params, struct reply *r)
                         r->result = job_to_json(job);
                         return;
                 }
-                r->result = last_record(m, NULL, params->id.id);
-                if (!r->result) {
+                r->result = status_from_history(m, params->id.id);
+                if (!r->result)
                         reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)params->id.id);
-                        return;
-                }
-                json_object_object_add(r->result, "state", json_object_new_string("gone"));
                 return;
         }
         slow_work_pool_stats(m->pool, &st);

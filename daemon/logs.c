@@ -17,6 +17,7 @@
 #include "manager.h"
 
 #define LOG_CHUNK_DEFAULT 65536
+#define LOG_CHUNK_MAX 131072 /* escaped as JSON, it stays well under a 1 MiB reply */
 
 struct log_read {
         uv_work_t work;
@@ -195,6 +196,8 @@ void handle_log(struct conn *c, union params *params, struct reply *r)
         x->path = path;
         x->offset = p->offset;
         x->max = p->max ? p->max : LOG_CHUNK_DEFAULT;
+        if (x->max > LOG_CHUNK_MAX)
+                x->max = LOG_CHUNK_MAX;
         x->running = running;
         uv_queue_work(m->loop, &x->work, read_work, read_done);
         r->deferred = true;

@@ -11,20 +11,26 @@
 
 #include "proto.h"
 
-#define TAG_LINE 'L'
+#define TAG_LINE    'L'
 #define TAG_DROPPED 'X'
-#define BUF_MIN 4096
-#define BUF_KEEP (64 * 1024) /* an empty buffer larger than this is freed */
+#define BUF_MIN     4096
+#define BUF_KEEP    (64 * 1024) /* an empty buffer larger than this is freed */
+
+void sw_lines_init_max(struct sw_lines *l, size_t max)
+{
+        memset(l, 0, sizeof(*l));
+        l->max = max;
+}
 
 void sw_lines_init(struct sw_lines *l)
 {
-        memset(l, 0, sizeof(*l));
+        sw_lines_init_max(l, SW_LINE_MAX);
 }
 
 void sw_lines_free(struct sw_lines *l)
 {
         free(l->buf);
-        sw_lines_init(l);
+        sw_lines_init_max(l, l->max);
 }
 
 size_t sw_lines_pending(const struct sw_lines *l)
@@ -71,7 +77,7 @@ int sw_lines_push(struct sw_lines *l, const char *data, size_t n)
 
                 if (l->discarding) {
                         l->discarding = !nl;
-                } else if (sw_lines_pending(l) + seg > SW_LINE_MAX) {
+                } else if (sw_lines_pending(l) + seg > l->max) {
                         l->len = l->partial;
                         r = reserve(l, 1);
                         if (r < 0)

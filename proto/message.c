@@ -15,7 +15,7 @@
 #define TO_STRING_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 __attribute__((format(printf, 4, 5))) static int seterr(char *errbuf, size_t errlen, int r,
-                                                         const char *fmt, ...)
+                                                        const char *fmt, ...)
 {
         va_list ap;
 
@@ -108,7 +108,7 @@ static bool all_space(const char *s, size_t n)
 }
 
 /* One JSON value that must take the whole line; *ret is NULL for JSON null. */
-static int parse_line(const char *line, size_t len, json_object **ret, char *errbuf,
+static int parse_line(const char *line, size_t len, size_t max, json_object **ret, char *errbuf,
                       size_t errlen)
 {
         enum json_tokener_error e;
@@ -116,10 +116,9 @@ static int parse_line(const char *line, size_t len, json_object **ret, char *err
         json_object *obj;
         size_t end;
 
-        if (len > SW_LINE_MAX)
+        if (len > max)
                 return seterr(errbuf, errlen, SW_E_TOO_LARGE,
-                              "message of %zu bytes is larger than the limit of %d", len,
-                              SW_LINE_MAX);
+                              "message of %zu bytes is larger than the limit of %zu", len, max);
         if (memchr(line, '\0', len))
                 return seterr(errbuf, errlen, SW_E_PARSE, "invalid JSON: NUL byte");
         end = utf8_check(line, len);
@@ -202,20 +201,17 @@ static int check_request(json_object *obj, char *errbuf, size_t errlen)
                 return seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "unknown member \"%.64s\"",
                               name);
         if (!is_jsonrpc_2(obj))
-                return seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
-                              "\"jsonrpc\" must be \"2.0\"");
+                return seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "\"jsonrpc\" must be \"2.0\"");
         if (get_string(obj, "method", &method) <= 0)
-                return seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
-                              "\"method\" must be a string");
+                return seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "\"method\" must be a string");
         if (json_object_object_get_ex(obj, "params", &params) &&
             !json_object_is_type(params, json_type_object))
-                return seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
-                              "\"params\" must be an object");
+                return seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "\"params\" must be an object");
         return 0;
 }
 
-int sw_request_parse(const char *line, size_t len, struct sw_request *ret,
-                     json_object **ret_id, char *errbuf, size_t errlen)
+int sw_request_parse(const char *line, size_t len, struct sw_request *ret, json_object **ret_id,
+                     char *errbuf, size_t errlen)
 {
         json_object *obj, *id = NULL, *params = NULL;
         const char *method;
@@ -223,16 +219,15 @@ int sw_request_parse(const char *line, size_t len, struct sw_request *ret,
         int r;
 
         *ret_id = NULL;
-        r = parse_line(line, len, &obj, errbuf, errlen);
+        r = parse_line(line, len, SW_LINE_MAX, &obj, errbuf, errlen);
         if (r)
                 return r;
         if (!json_object_is_type(obj, json_type_object)) {
-                r = seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
-                           "a request must be a JSON object");
+                r = seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "a request must be a JSON object");
                 goto out;
         }
-        if (json_object_object_get_ex(obj, "id", &id) &&
-            !json_object_is_type(id, json_type_int) && !json_object_is_type(id, json_type_string)) {
+        if (json_object_object_get_ex(obj, "id", &id) && !json_object_is_type(id, json_type_int) &&
+            !json_object_is_type(id, json_type_string)) {
                 r = seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
                            "\"id\" must be an integer or a string");
                 goto out;
@@ -481,7 +476,7 @@ int sw_reply_parse(const char *line, size_t len, struct sw_reply *ret)
         json_object *obj;
         int r;
 
-        r = parse_line(line, len, &obj, NULL, 0);
+        r = parse_line(line, len, SW_REPLY_MAX, &obj, NULL, 0);
         if (r)
                 return r;
         if (!json_object_is_type(obj, json_type_object) || !is_jsonrpc_2(obj))

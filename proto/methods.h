@@ -22,9 +22,9 @@ struct sw_submit_params {
         char *command;    /* for /bin/sh -c */
         char **argv;      /* or this, without a shell */
         char *cwd;
-        char **env;       /* "KEY=VALUE" */
-        double timeout;   /* seconds; 0: none */
-        char *plugin;     /* or a plugin's entry point */
+        char **env;     /* "KEY=VALUE" */
+        double timeout; /* seconds; 0: none */
+        char *plugin;   /* or a plugin's entry point */
         char *entry;
         json_object *arg; /* any JSON, NULL for null or absent */
         char *key;

@@ -27,7 +27,7 @@ struct staged {
 };
 
 __attribute__((format(printf, 3, 4))) static int invalid(char *errbuf, size_t errlen,
-                                                          const char *fmt, ...)
+                                                         const char *fmt, ...)
 {
         va_list ap;
 
@@ -116,8 +116,8 @@ static int convert_int(const struct sw_param *p, json_object *val, union value *
         return 0;
 }
 
-static int convert_seconds(const struct sw_param *p, json_object *val, union value *v,
-                           char *errbuf, size_t errlen)
+static int convert_seconds(const struct sw_param *p, json_object *val, union value *v, char *errbuf,
+                           size_t errlen)
 {
         double d;
 
@@ -134,8 +134,8 @@ static int convert_seconds(const struct sw_param *p, json_object *val, union val
         return 0;
 }
 
-static int convert_string(const struct sw_param *p, json_object *val, union value *v,
-                          char *errbuf, size_t errlen)
+static int convert_string(const struct sw_param *p, json_object *val, union value *v, char *errbuf,
+                          size_t errlen)
 {
         if (!json_object_is_type(val, json_type_string))
                 return invalid(errbuf, errlen, "parameter \"%s\" must be a string", p->name);
@@ -200,47 +200,48 @@ static char *env_entry(const char *key, json_object *val)
         return entry;
 }
 
+static int check_env(const struct sw_param *p, json_object *val, char *errbuf, size_t errlen)
+{
+        json_object_object_foreach(val, key, s)
+        {
+                if (!json_object_is_type(s, json_type_string))
+                        return invalid(errbuf, errlen,
+                                       "parameter \"%s\" must be an object of strings", p->name);
+                if (!is_plain_string(s))
+                        return invalid(errbuf, errlen,
+                                       "parameter \"%s\" must not contain NUL bytes", p->name);
+                if (key[0] == '\0' || strchr(key, '='))
+                        return invalid(errbuf, errlen,
+                                       "parameter \"%s\": invalid variable name \"%.64s\"", p->name,
+                                       key);
+        }
+        return 0;
+}
+
 static int convert_env(const struct sw_param *p, json_object *val, union value *v, char *errbuf,
                        size_t errlen)
 {
-        char **strv;
         size_t n = 0;
+        char **strv;
+        int r;
 
         if (!json_object_is_type(val, json_type_object))
                 return invalid(errbuf, errlen, "parameter \"%s\" must be an object of strings",
                                p->name);
-        {
-                json_object_object_foreach(val, key, s)
-                {
-                        if (!json_object_is_type(s, json_type_string))
-                                return invalid(errbuf, errlen,
-                                               "parameter \"%s\" must be an object of strings",
-                                               p->name);
-                        if (!is_plain_string(s))
-                                return invalid(errbuf, errlen,
-                                               "parameter \"%s\" must not contain NUL bytes",
-                                               p->name);
-                        if (key[0] == '\0' || strchr(key, '='))
-                                return invalid(errbuf, errlen,
-                                               "parameter \"%s\": invalid variable name \"%.64s\"",
-                                               p->name, key);
-                        n++;
-                }
-        }
-        strv = calloc(n + 1, sizeof(*strv));
+        r = check_env(p, val, errbuf, errlen);
+        if (r)
+                return r;
+        strv = calloc((size_t)json_object_object_length(val) + 1, sizeof(*strv));
         if (!strv)
                 return out_of_memory(errbuf, errlen);
-        n = 0;
+        json_object_object_foreach(val, key, s)
         {
-                json_object_object_foreach(val, key, s)
-                {
-                        strv[n] = env_entry(key, s);
-                        if (!strv[n]) {
-                                strv_free(strv);
-                                return out_of_memory(errbuf, errlen);
-                        }
-                        n++;
+                strv[n] = env_entry(key, s);
+                if (!strv[n]) {
+                        strv_free(strv);
+                        return out_of_memory(errbuf, errlen);
                 }
+                n++;
         }
         v->v = strv;
         return 0;
@@ -291,8 +292,8 @@ static const struct sw_param *lookup(const struct sw_param *table, const char *n
 }
 
 /* Fills st, one entry per table row, from the members of params. */
-static int stage(json_object *params, const struct sw_param *table, struct staged *st,
-                 char *errbuf, size_t errlen)
+static int stage(json_object *params, const struct sw_param *table, struct staged *st, char *errbuf,
+                 size_t errlen)
 {
         const struct sw_param *p;
         int r;

@@ -12,7 +12,8 @@
 #include <stdint.h>
 
 #define SW_PROTO_VERSION 1
-#define SW_LINE_MAX (1024 * 1024) /* bytes in one message, newline excluded */
+#define SW_LINE_MAX (1024 * 1024) /* bytes in one request, newline excluded */
+#define SW_REPLY_MAX (256u * 1024 * 1024) /* bytes in one reply: a list of many items is long */
 
 /* Error codes: JSON-RPC's, then the project's. Each has an errno-style name for "data". */
 enum {
@@ -33,15 +34,17 @@ const char *sw_error_name(int code);
 /* The code for a negative errno a handler failed with (-ENOENT -> SW_E_NOT_FOUND, ...). */
 int sw_error_from_errno(int negative_errno);
 
-/* Splits a byte stream into lines of at most SW_LINE_MAX bytes. The fields are private. */
+/* Splits a byte stream into lines of at most max bytes. The fields are private. */
 struct sw_lines {
         char *buf;
+        size_t max;
         size_t len, size;
         size_t start;     /* where the next line begins */
         size_t partial;   /* where the incomplete line begins: [start, partial) are complete */
         bool discarding;  /* inside an oversized line: drop bytes up to its newline */
 };
-void sw_lines_init(struct sw_lines *l);
+void sw_lines_init(struct sw_lines *l); /* lines of at most SW_LINE_MAX: requests */
+void sw_lines_init_max(struct sw_lines *l, size_t max); /* replies: SW_REPLY_MAX */
 void sw_lines_free(struct sw_lines *l);
 int sw_lines_push(struct sw_lines *l, const char *data, size_t n); /* 0 or -ENOMEM */
 /* 1 with *ret_line (NUL-terminated, no newline, valid until the next call) and *ret_len;
@@ -79,7 +82,7 @@ struct sw_reply {
         char *message;       /* the error's message */
         char *data;          /* the error's errno-style name, if any */
 };
-/* 0 or SW_E_PARSE / SW_E_INVALID_REQUEST / SW_E_TOO_LARGE, or -ENOMEM; *ret written only on
+/* Replies may be up to SW_REPLY_MAX bytes. 0 or SW_E_PARSE / SW_E_INVALID_REQUEST / SW_E_TOO_LARGE, or -ENOMEM; *ret written only on
  * success. */
 int sw_reply_parse(const char *line, size_t len, struct sw_reply *ret);
 void sw_reply_clear(struct sw_reply *reply);

@@ -57,11 +57,11 @@ START_TEST(error_names_are_errno_style)
                 int code;
                 const char *name;
         } want[] = {
-            {SW_E_PARSE, "EBADMSG"},         {SW_E_INVALID_REQUEST, "EPROTO"},
-            {SW_E_NO_METHOD, "ENOSYS"},      {SW_E_INVALID_PARAMS, "EINVAL"},
-            {SW_E_INTERNAL, "EIO"},          {SW_E_NOT_FOUND, "ENOENT"},
-            {SW_E_PERMISSION, "EPERM"},      {SW_E_CONFLICT, "EEXIST"},
-            {SW_E_BUSY, "EBUSY"},            {SW_E_TOO_LARGE, "E2BIG"},
+            {SW_E_PARSE, "EBADMSG"},    {SW_E_INVALID_REQUEST, "EPROTO"},
+            {SW_E_NO_METHOD, "ENOSYS"}, {SW_E_INVALID_PARAMS, "EINVAL"},
+            {SW_E_INTERNAL, "EIO"},     {SW_E_NOT_FOUND, "ENOENT"},
+            {SW_E_PERMISSION, "EPERM"}, {SW_E_CONFLICT, "EEXIST"},
+            {SW_E_BUSY, "EBUSY"},       {SW_E_TOO_LARGE, "E2BIG"},
         };
         size_t i;
 
@@ -311,10 +311,12 @@ static int request(const char *line, struct sw_request *req, json_object **id)
 
 static void bad_request(const char *line, int code, json_object *want_id)
 {
+        json_object *unset = json_object_new_int(-999), *id = unset;
         struct sw_request req;
-        json_object *id = (json_object *)&req; /* must be overwritten */
         int r = request(line, &req, &id);
 
+        ck_assert_msg(id != unset, "%s: *ret_id not written", line);
+        json_object_put(unset);
         ck_assert_msg(r == code, "%s: %d, want %d (%s)", line, r, code, errbuf);
         ck_assert_msg(errbuf[0] != '\0', "%s: no message", line);
         ck_assert_msg(json_object_equal(id, want_id), "%s: id %s, want %s", line,
@@ -349,9 +351,8 @@ START_TEST(request_with_string_id)
         struct sw_request req;
         json_object *id;
 
-        ck_assert_int_eq(request("{\"jsonrpc\":\"2.0\",\"id\":\"a-1\",\"method\":\"ping\"}", &req,
-                                 &id),
-                         0);
+        ck_assert_int_eq(
+            request("{\"jsonrpc\":\"2.0\",\"id\":\"a-1\",\"method\":\"ping\"}", &req, &id), 0);
         ck_assert_str_eq(json_object_get_string(req.id), "a-1");
         ck_assert_str_eq(req.method, "ping");
         sw_request_clear(&req);
@@ -363,9 +364,8 @@ START_TEST(request_without_id_is_a_notification)
         struct sw_request req;
         json_object *id;
 
-        ck_assert_int_eq(request("{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{}}", &req,
-                                 &id),
-                         0);
+        ck_assert_int_eq(
+            request("{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{}}", &req, &id), 0);
         ck_assert_ptr_null(req.id);
         ck_assert_ptr_nonnull(req.params);
         sw_request_clear(&req);
@@ -377,9 +377,8 @@ START_TEST(request_without_params_has_null_params)
         struct sw_request req;
         json_object *id;
 
-        ck_assert_int_eq(request(" {\"method\":\"list\",\"id\":1,\"jsonrpc\":\"2.0\"} \r", &req,
-                                 &id),
-                         0);
+        ck_assert_int_eq(
+            request(" {\"method\":\"list\",\"id\":1,\"jsonrpc\":\"2.0\"} \r", &req, &id), 0);
         ck_assert_ptr_null(req.params);
         ck_assert_str_eq(req.method, "list");
         sw_request_clear(&req);
@@ -421,13 +420,12 @@ START_TEST(request_embedded_nul_is_parse_error)
         struct sw_request req;
         json_object *id;
 
-        ck_assert_int_eq(sw_request_parse(line, sizeof(line) - 1, &req, &id, errbuf,
-                                          sizeof(errbuf)),
-                         SW_E_PARSE);
+        ck_assert_int_eq(
+            sw_request_parse(line, sizeof(line) - 1, &req, &id, errbuf, sizeof(errbuf)),
+            SW_E_PARSE);
         ck_assert_ptr_null(id);
-        ck_assert_int_eq(sw_request_parse(line, sizeof(line) - 3, &req, &id, errbuf,
-                                          sizeof(errbuf)),
-                         0);
+        ck_assert_int_eq(
+            sw_request_parse(line, sizeof(line) - 3, &req, &id, errbuf, sizeof(errbuf)), 0);
         sw_request_clear(&req);
 }
 END_TEST
@@ -499,8 +497,7 @@ START_TEST(request_longer_than_line_max_is_too_large)
         struct sw_request req;
         json_object *id;
 
-        ck_assert_int_eq(sw_request_parse(line, SW_LINE_MAX + 1, &req, &id, errbuf,
-                                          sizeof(errbuf)),
+        ck_assert_int_eq(sw_request_parse(line, SW_LINE_MAX + 1, &req, &id, errbuf, sizeof(errbuf)),
                          SW_E_TOO_LARGE);
         ck_assert_ptr_null(id);
         free(line);
@@ -616,9 +613,8 @@ START_TEST(request_line_parses_as_a_request)
 
         ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"cancel\",\"params\":"
                                "{\"id\":12}}\n");
-        ck_assert_int_eq(sw_request_parse(line, strlen(line) - 1, &req, &id, errbuf,
-                                          sizeof(errbuf)),
-                         0);
+        ck_assert_int_eq(
+            sw_request_parse(line, strlen(line) - 1, &req, &id, errbuf, sizeof(errbuf)), 0);
         ck_assert_int_eq(json_object_get_int64(req.id), 5);
         ck_assert_str_eq(req.method, "cancel");
         sw_request_clear(&req);
@@ -680,9 +676,9 @@ static const struct sw_param every_params[] = {
 
 static bool submit_is_empty(const struct sw_submit_params *p)
 {
-        return !p->class_name && !p->command && !p->argv && !p->cwd && !p->env &&
-               p->timeout == 0 && !p->plugin && !p->entry && !p->arg && !p->key && !p->name &&
-               p->delay == 0 && !p->hold && !p->persist;
+        return !p->class_name && !p->command && !p->argv && !p->cwd && !p->env && p->timeout == 0 &&
+               !p->plugin && !p->entry && !p->arg && !p->key && !p->name && p->delay == 0 &&
+               !p->hold && !p->persist;
 }
 
 START_TEST(params_absent_or_empty_without_required_is_fine)
@@ -770,7 +766,8 @@ START_TEST(params_string_checks_type_length_and_nul)
         ck_assert_int_eq(params("{\"str\":\"\"}", every_params, &e), 0);
         ck_assert_str_eq(e.str, "");
         rejected("{\"str\":\"abcde\"}", every_params, &e, "parameter \"str\" must be at most 4");
-        rejected("{\"str\":\"a\\u0000b\"}", every_params, &e, "parameter \"str\" must not contain NUL");
+        rejected("{\"str\":\"a\\u0000b\"}", every_params, &e,
+                 "parameter \"str\" must not contain NUL");
         rejected("{\"str\":1}", every_params, &e, "parameter \"str\" must be a string");
         rejected("{\"str\":null}", every_params, &e, "must be a string");
         ck_assert_str_eq(e.str, "");
@@ -800,9 +797,9 @@ START_TEST(params_env_object_becomes_key_value_strings)
 {
         struct every e = {0};
 
-        ck_assert_int_eq(params("{\"env\":{\"PATH\":\"/bin\",\"EMPTY\":\"\",\"EQ\":\"a=b\"}}",
-                                every_params, &e),
-                         0);
+        ck_assert_int_eq(
+            params("{\"env\":{\"PATH\":\"/bin\",\"EMPTY\":\"\",\"EQ\":\"a=b\"}}", every_params, &e),
+            0);
         ck_assert_str_eq(e.env[0], "PATH=/bin");
         ck_assert_str_eq(e.env[1], "EMPTY=");
         ck_assert_str_eq(e.env[2], "EQ=a=b");
@@ -882,9 +879,9 @@ START_TEST(params_given_pointer_replaces_what_out_held)
 {
         struct sw_submit_params sub = {0};
 
-        ck_assert_int_eq(params("{\"command\":\"one\",\"argv\":[\"a\"],\"arg\":[1]}",
-                                sw_submit_params, &sub),
-                         0);
+        ck_assert_int_eq(
+            params("{\"command\":\"one\",\"argv\":[\"a\"],\"arg\":[1]}", sw_submit_params, &sub),
+            0);
         ck_assert_int_eq(params("{\"command\":\"two\",\"arg\":{}}", sw_submit_params, &sub), 0);
         ck_assert_str_eq(sub.command, "two");
         ck_assert_str_eq(sub.argv[0], "a");
@@ -897,11 +894,12 @@ START_TEST(params_clear_frees_and_zeroes_every_field)
 {
         struct sw_submit_params sub = {0};
 
-        ck_assert_int_eq(params("{\"class\":\"very-slow\",\"argv\":[\"sleep\",\"1\"],\"cwd\":\"/\","
-                                "\"env\":{\"A\":\"1\"},\"timeout\":1.5,\"key\":\"k\",\"name\":\"n\","
-                                "\"delay\":0,\"hold\":true,\"persist\":true}",
-                                sw_submit_params, &sub),
-                         0);
+        ck_assert_int_eq(
+            params("{\"class\":\"very-slow\",\"argv\":[\"sleep\",\"1\"],\"cwd\":\"/\","
+                   "\"env\":{\"A\":\"1\"},\"timeout\":1.5,\"key\":\"k\",\"name\":\"n\","
+                   "\"delay\":0,\"hold\":true,\"persist\":true}",
+                   sw_submit_params, &sub),
+            0);
         ck_assert_str_eq(sub.class_name, "very-slow");
         ck_assert_double_eq(sub.timeout, 1.5);
         ck_assert(sub.hold && sub.persist);
