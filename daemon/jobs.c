@@ -138,14 +138,17 @@ void jobs_check_idle(struct manager *m, struct job *job)
 
         if (!job->live || !job_idle(job))
                 return;
+        /* A reply lets its connection go on with later requests, which may touch this job. */
+        job_ref(job);
         while ((w = job->waiters)) {
                 job->waiters = w->next;
                 conn_reply(w->c, w->id, last_record(m, job, job->id), 0, NULL);
                 conn_unref(w->c);
                 free(w);
         }
-        if (job->handles == 0)
+        if (job->live && job->handles == 0 && job_idle(job))
                 retire(m, job);
+        job_unref(job);
 }
 
 static int hold(struct conn *c, struct job *job)

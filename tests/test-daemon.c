@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -391,6 +392,33 @@ START_TEST(user_instance_socket_lives_in_a_private_runtime_folder)
 }
 END_TEST
 
+START_TEST(sigterm_stops_running_jobs_after_the_stop_timeout)
+{
+        struct timespec t0, t1;
+        json_object *st;
+        int fd, i;
+
+        daemon_start(&d, "--stop-timeout", "0.3", "--kill-grace", "0.5", NULL);
+        fd = client_connect(d.sock);
+        job_submit(fd, "{\"command\":\"trap '' TERM; sleep 60\"}");
+        job_submit(fd, "{\"command\":\"echo never\"}");
+        for (i = 0; i < 400; i++) {
+                st = job_status(fd, 1);
+                if (strcmp(str_member(st, "state"), "running") == 0)
+                        i = 1000;
+                json_object_put(st);
+                usleep(5000);
+        }
+        ck_assert_int_ge(i, 1000);
+        close(fd);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        daemon_stop(&d); /* exits 0 */
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        /* The job ignored SIGTERM: it got stop-timeout, then kill-grace, then SIGKILL. */
+        ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 10);
+}
+END_TEST
+
 START_TEST(bad_flags_exit_with_usage_status)
 {
         ck_assert_int_eq(daemon_run_status("--max-threads", "0", NULL), 2);
@@ -428,6 +456,7 @@ int main(void)
         tcase_set_timeout(alone, 60);
         tcase_add_test(alone, live_daemon_is_not_displaced_and_stale_socket_is_replaced);
         tcase_add_test(alone, user_instance_socket_lives_in_a_private_runtime_folder);
+        tcase_add_test(alone, sigterm_stops_running_jobs_after_the_stop_timeout);
         tcase_add_test(alone, bad_flags_exit_with_usage_status);
         suite_add_tcase(s, alone);
         sr = srunner_create(s);
