@@ -96,7 +96,7 @@ void conn_send(struct conn *c, char *line)
         }
         w->line = line;
         w->len = strlen(line);
-        if (c->out_pending + w->len > CONN_OUT_MAX) {
+        if (c->out_pending > CONN_OUT_MAX) {
                 free(line);
                 free(w);
                 conn_close(c, "it does not read its replies");

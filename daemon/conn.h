@@ -8,7 +8,7 @@
 
 #include "proto.h"
 
-#define CONN_OUT_MAX (8u * 1024 * 1024) /* replies a client has not read before it is dropped */
+#define CONN_OUT_MAX (8u * 1024 * 1024) /* unread replies beyond which a client is dropped */
 
 struct manager;
 

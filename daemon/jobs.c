@@ -383,6 +383,7 @@ static void cancel_done(uv_work_t *work, int status)
         struct manager *m = job->m;
 
         __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
+        m->cancels--;
         if (x->was_queued && __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) ==
                                  x->runs_before) {
                 /* Taken off the queue before it ever started: a run that never was. */
@@ -410,6 +411,7 @@ static void cancel_done(uv_work_t *work, int status)
         jobs_check_idle(m, job);
         job_unref(job);
         free(x);
+        manager_drain(m);
 }
 
 void handle_cancel(struct conn *c, union params *params, struct reply *r)
@@ -438,6 +440,7 @@ void handle_cancel(struct conn *c, union params *params, struct reply *r)
                 /* The eventfd counter is full: the runner has a kick pending anyway. */
         }
         /* slow_work_cancel() waits for a run to end: not on the loop. */
+        c->m->cancels++;
         uv_queue_work(c->m->loop, &x->work, cancel_work, cancel_done);
         r->deferred = true;
 }

@@ -191,6 +191,15 @@ void manager_stop(struct manager *m)
         m->stop_timer.data = m;
         uv_timer_start(&m->stop_timer, on_stop_timeout,
                        (uint64_t)(m->settings.stop_timeout * 1000.0), 0);
+        m->drain_due = true;
+        manager_drain(m);
+}
+
+void manager_drain(struct manager *m)
+{
+        if (!m->drain_due || m->cancels > 0)
+                return;
+        m->drain_due = false;
         m->drain.data = m;
         uv_queue_work(m->loop, &m->drain, drain_work, drain_done);
 }

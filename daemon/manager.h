@@ -40,7 +40,9 @@ struct manager {
         uv_signal_t sigterm, sigint;
         uv_timer_t stop_timer;
         uv_work_t drain;
-        bool stopping; /* atomic: read by the runners */
+        unsigned cancels;   /* slow_work_cancel() calls under way: the pool outlives them */
+        bool drain_due;     /* stopping, and waiting for cancels before freeing the pool */
+        bool stopping;      /* atomic: read by the runners */
 };
 
 /* The daemon's settings before any flag: the kernel's pool defaults and SPEC's. */
@@ -55,6 +57,8 @@ int manager_start(struct manager *m);
 int manager_run(struct manager *m);
 void manager_stop(struct manager *m);
 int manager_apply_settings(struct manager *m, const struct sw_settings *s);
+/* Frees the pool off the loop once no cancel is under way (the loop keeps running). */
+void manager_drain(struct manager *m);
 
 /* listener.c */
 int listener_resolve_path(const char *given, char **ret_path);
