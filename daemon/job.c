@@ -163,7 +163,7 @@ int job_new(struct manager *m, uid_t owner, const struct sw_submit_params *p, st
         job->persist = p->persist;
         job->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         job->argv = payload_argv(p);
-        job->env = strv_dup(p->env);
+        job->env = p->env ? envs_intern(&m->envs, p->env) : NULL;
         job->cwd = strdup(p->cwd ? p->cwd : "/");
         job->name = p->name ? strdup(p->name) : NULL;
         job->key = p->key ? strdup(p->key) : NULL;
@@ -190,7 +190,7 @@ void job_unref(struct job *job)
         if (job->kick_fd >= 0)
                 close(job->kick_fd);
         strv_free(job->argv);
-        strv_free(job->env);
+        envs_unref(&job->m->envs, job->env);
         free(job->cwd);
         free(job->name);
         free(job->key);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "envs.h"
 #include "methods.h"
 #include "slowwork.h"
 
@@ -44,7 +45,7 @@ struct job {
         bool very_slow;
         char **argv;
         char *cwd;
-        char **env;
+        struct env_block *env; /* shared; NULL: the daemon's own environment */
         double timeout;
         char *summary;
 

@@ -32,6 +32,7 @@ struct manager {
         char *state_dir, *log_dir;
         struct events events;
         struct history history;
+        struct envs envs;
         struct job *jobs_by_id[JOBS_BUCKETS];
         struct job *jobs_by_key[JOBS_BUCKETS];
         size_t njobs;

@@ -120,7 +120,7 @@ static int spawn(struct job *job, int out_fd, pid_t *ret_pid)
         posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
         posix_spawn_file_actions_addchdir_np(&fa, job->cwd);
         r = posix_spawnp(ret_pid, job->argv[0], &fa, &attr, job->argv,
-                         job->env ? job->env : environ);
+                         job->env ? job->env->vars : environ);
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&attr);
         return -r;

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Environments, shared: clients send their whole environment with each job, and a queue of many
+ * jobs from one shell would otherwise hold as many copies. Loop thread only.
+ */
+#ifndef SLOWWORKD_ENVS_H
+#define SLOWWORKD_ENVS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ENVS_BUCKETS 256
+
+struct env_block {
+        struct env_block *next;
+        uint64_t hash;
+        unsigned refs;
+        char **vars; /* NULL-terminated "KEY=VALUE" */
+};
+
+struct envs {
+        struct env_block *buckets[ENVS_BUCKETS];
+};
+
+/* The shared copy of vars (a new reference), or NULL when out of memory. */
+struct env_block *envs_intern(struct envs *envs, char *const *vars);
+void envs_unref(struct envs *envs, struct env_block *block);
+
+#endif
