@@ -28,6 +28,7 @@ struct log_read {
         int64_t offset, max;
         bool running;
         /* results */
+        bool at_end; /* the read reached the end of the file */
         char *data;
         size_t len;
         int err;
@@ -111,6 +112,7 @@ static void read_work(uv_work_t *work)
         if (fd < 0) {
                 /* A run that has not written anything yet has no file: empty, not an error. */
                 x->err = errno == ENOENT ? 0 : -errno;
+                x->at_end = true;
                 x->data = strdup("");
                 free(buf);
                 return;
@@ -122,7 +124,8 @@ static void read_work(uv_work_t *work)
                 free(buf);
                 return;
         }
-        x->data = to_utf8(buf, (size_t)n, n < x->max && !x->running, &x->len);
+        x->at_end = n < x->max;
+        x->data = to_utf8(buf, (size_t)n, x->at_end && !x->running, &x->len);
         free(buf);
         if (!x->data)
                 x->err = -ENOMEM;
@@ -146,7 +149,9 @@ static void read_done(uv_work_t *work, int status)
                 json_object_object_add(o, "data", json_object_new_string(x->data));
                 json_object_object_add(o, "offset",
                                        json_object_new_int64(x->offset + (int64_t)x->len));
-                json_object_object_add(o, "eof", json_object_new_boolean(!x->running));
+                /* eof: the run has ended and this is the last of its log */
+                json_object_object_add(o, "eof",
+                                       json_object_new_boolean(!x->running && x->at_end));
                 conn_reply(x->c, x->id, o, 0, NULL);
         }
         conn_unref(x->c);

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* The daemon's own commands: get, set, ping, version. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "output.h"
+#include "slowctl.h"
+
+int cmd_get(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *result = NULL, *value;
+        char *text;
+        int r;
+
+        r = ctl_call(x, NULL, "settings.get", NULL, &result);
+        if (r || x->json) {
+                json_object_put(result);
+                return r;
+        }
+        if (argc == 0) {
+                r = output_object(result, NULL) < 0 ? ctl_error(x, "out of memory") : EXIT_OK;
+        } else if (!json_object_object_get_ex(result, argv[0], &value)) {
+                r = ctl_error(x, "get: no setting \"%s\"", argv[0]);
+        } else {
+                text = output_value(value);
+                if (text)
+                        puts(text);
+                else
+                        r = ctl_error(x, "out of memory");
+                free(text);
+        }
+        json_object_put(result);
+        return r;
+}
+
+/* A setting's value: a JSON number. */
+static json_object *parse_number(const char *s)
+{
+        enum json_tokener_error e;
+        json_object *v = json_tokener_parse_verbose(s, &e);
+
+        if (v &&
+            (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+                return v;
+        json_object_put(v);
+        return NULL;
+}
+
+int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *p, *v;
+        int i;
+
+        if (argc % 2)
+                return ctl_usage_error(x, "\"%s\" has no value", argv[argc - 1]);
+        p = json_object_new_object();
+        if (!p)
+                return ctl_error(x, "out of memory");
+        for (i = 0; i < argc; i += 2) {
+                v = parse_number(argv[i + 1]);
+                if (!v) {
+                        json_object_put(p);
+                        return ctl_usage_error(x, "the value of %s must be a number, not \"%s\"",
+                                               argv[i], argv[i + 1]);
+                }
+                json_object_object_add(p, argv[i], v);
+        }
+        if (o->runtime)
+                json_object_object_add(p, "runtime", json_object_new_boolean(1));
+        return ctl_call(x, NULL, "settings.set", p, NULL);
+}
+
+int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        int r = ctl_call(x, NULL, "ping", NULL, NULL);
+
+        if (r == 0 && !x->json)
+                printf("slowworkd answers on %s\n", sw_client_socket(x->client));
+        return r;
+}
+
+int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *result;
+        int r;
+
+        if (!x->json) {
+                printf("slowctl %s\n", PACKAGE_VERSION);
+                fflush(stdout);
+        }
+        r = ctl_call(x, NULL, "version", NULL, &result);
+        if (r)
+                return r;
+        if (!x->json)
+                printf("slowworkd %s (protocol %lld)\n", json_str(result, "version", "?"),
+                       (long long)json_int(result, "protocol", 0));
+        json_object_put(result);
+        return EXIT_OK;
+}

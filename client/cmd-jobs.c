@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/* The job commands: enqueue, wait, cancel, release, status, list, log. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "output.h"
+#include "slowctl.h"
+
+#define LOG_POLL_NS 200000000L /* between reads of a running job's log that found nothing */
+
+int jobs_record_status(json_object *rec)
+{
+        const char *outcome = json_str(rec, "outcome", "");
+        int64_t code = json_int(rec, "exit_code", 1), sig = json_int(rec, "signal", 0);
+
+        if (strcmp(outcome, "succeeded") == 0)
+                return EXIT_OK;
+        if (strcmp(outcome, "failed") == 0)
+                return code > 0 && code < 256 ? (int)code : EXIT_FAIL;
+        if (strcmp(outcome, "killed") == 0 && sig > 0 && sig < 128)
+                return 128 + (int)sig;
+        return EXIT_FAIL; /* cancelled, timed out, interrupted */
+}
+
+/* "succeeded", "failed (exit code 3)", "killed (SIGTERM)", ... */
+static void describe(json_object *rec, char *buf, size_t len)
+{
+        const char *outcome = json_str(rec, "outcome", "?");
+        int64_t sig = json_int(rec, "signal", 0);
+        const char *name = sig > 0 && sig < 128 ? sigabbrev_np((int)sig) : NULL;
+
+        if (json_int(rec, "exit_code", 0) != 0)
+                snprintf(buf, len, "%s (exit code %lld)", outcome,
+                         (long long)json_int(rec, "exit_code", 0));
+        else if (name)
+                snprintf(buf, len, "%s (SIG%s)", outcome, name);
+        else if (sig)
+                snprintf(buf, len, "%s (signal %lld)", outcome, (long long)sig);
+        else
+                snprintf(buf, len, "%s", outcome);
+}
+
+static void print_outcome(int64_t id, json_object *rec)
+{
+        char text[128];
+
+        describe(rec, text, sizeof(text));
+        printf("job %lld: %s\n", (long long)id, text);
+}
+
+int jobs_wait_one(struct ctl *x, int64_t id, bool quiet)
+{
+        json_object *rec;
+        char what[64];
+        int r;
+
+        snprintf(what, sizeof(what), "wait %lld", (long long)id);
+        r = ctl_call(x, what, "wait", ctl_id_params(id), &rec);
+        if (r)
+                return r;
+        if (!quiet && !x->json)
+                print_outcome(id, rec);
+        r = jobs_record_status(rec);
+        json_object_put(rec);
+        return r;
+}
+
+/* The ids on the command line; NULL after a usage message. */
+static int64_t *parse_ids(struct ctl *x, int argc, char **argv)
+{
+        int64_t *ids = calloc((size_t)argc, sizeof(*ids));
+        int i;
+
+        if (!ids) {
+                ctl_error(x, "out of memory");
+                return NULL;
+        }
+        for (i = 0; i < argc; i++) {
+                ids[i] = ctl_parse_id(x, argv[i]);
+                if (ids[i] < 0) {
+                        free(ids);
+                        return NULL;
+                }
+        }
+        return ids;
+}
+
+struct progress {
+        bool on;
+        int done, total;
+};
+
+static void progress_show(struct progress *p)
+{
+        if (p->on)
+                fprintf(stderr, "\rwaiting: %d of %d done\033[K", p->done, p->total);
+}
+
+static void progress_hide(struct progress *p)
+{
+        if (p->on)
+                fputs("\r\033[K", stderr);
+}
+
+/*
+ * Sends method for each id at once, then takes the replies in order, calling done() for each
+ * result. The daemon answers a connection's requests in order, so the i-th reply is the i-th id's.
+ * Returns 0, EXIT_FAIL when an id failed (said on stderr), or an exit status.
+ */
+static int for_each_id(struct ctl *x, int argc, char **argv, const char *method,
+                       struct progress *progress,
+                       void (*done)(struct ctl *x, int64_t id, json_object *result, void *data),
+                       void *data)
+{
+        int64_t *ids = parse_ids(x, argc, argv), got;
+        struct sw_client_error err;
+        json_object *result;
+        bool failed = false;
+        int i, r = 0;
+
+        if (!ids)
+                return EXIT_USAGE;
+        for (i = 0; i < argc && !r; i++)
+                r = ctl_send(x, method, ctl_id_params(ids[i]), NULL);
+        progress_show(progress);
+        for (i = 0; i < argc && !r; i++) {
+                r = ctl_receive(x, &result, &err, &got);
+                if (r < 0) {
+                        r = EXIT_FAIL;
+                        break;
+                }
+                if (r == 0 && got < 0) {
+                        json_object_put(result); /* a notification */
+                        i--;
+                        continue;
+                }
+                progress_hide(progress);
+                if (r == 1) {
+                        ctl_error(x, "%s %lld: %s", method, (long long)ids[i], err.message);
+                        failed = true;
+                        r = 0;
+                } else {
+                        if (x->json)
+                                output_json(result);
+                        done(x, ids[i], result, data);
+                        json_object_put(result);
+                }
+                fflush(stdout);
+                progress->done++;
+                progress_show(progress);
+        }
+        progress_hide(progress);
+        free(ids);
+        return r ? r : failed ? EXIT_FAIL : 0;
+}
+
+static void waited(struct ctl *x, int64_t id, json_object *rec, void *data)
+{
+        if (!x->json)
+                print_outcome(id, rec);
+        *(int *)data = jobs_record_status(rec);
+}
+
+int cmd_wait(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        struct progress progress = {.on = argc > 1 && isatty(STDERR_FILENO), .total = argc};
+        int status = EXIT_OK, r;
+
+        r = for_each_id(x, argc, argv, "wait", &progress, waited, &status);
+        return r ? r : status;
+}
+
+static void nothing(struct ctl *x, int64_t id, json_object *result, void *data)
+{
+}
+
+int cmd_cancel(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        struct progress none = {0};
+
+        return for_each_id(x, argc, argv, "cancel", &none, nothing, NULL);
+}
+
+int cmd_release(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        struct progress none = {0};
+
+        return for_each_id(x, argc, argv, "release", &none, nothing, NULL);
+}
+
+int cmd_enqueue(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *p = json_object_new_object(), *result;
+        int64_t id;
+        int r;
+
+        if (!p)
+                return ctl_error(x, "out of memory");
+        if ((argc == 1) == !!o->key) {
+                json_object_put(p);
+                return ctl_usage_error(x, "give a job id or --key, not both");
+        }
+        if (argc == 1) {
+                id = ctl_parse_id(x, argv[0]);
+                if (id < 0) {
+                        json_object_put(p);
+                        return EXIT_USAGE;
+                }
+                json_object_object_add(p, "id", json_object_new_int64(id));
+        } else {
+                json_object_object_add(p, "key", json_object_new_string(o->key));
+        }
+        r = ctl_call(x, NULL, "enqueue", p, &result);
+        if (r)
+                return r;
+        if (!x->json)
+                printf("%lld\n", (long long)json_int(result, "id", 0));
+        json_object_put(result);
+        return EXIT_OK;
+}
+
+int cmd_status(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *p = NULL, *result;
+        char what[64] = "status";
+        int64_t id;
+        int r;
+
+        if (argc == 1) {
+                id = ctl_parse_id(x, argv[0]);
+                if (id < 0)
+                        return EXIT_USAGE;
+                p = ctl_id_params(id);
+                snprintf(what, sizeof(what), "status %lld", (long long)id);
+        }
+        r = ctl_call(x, what, "status", p, &result);
+        if (r)
+                return r;
+        if (!x->json && output_object(result, NULL) < 0)
+                r = ctl_error(x, "out of memory");
+        json_object_put(result);
+        return r;
+}
+
+int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *result = NULL, *items;
+        struct table t;
+        size_t i, n;
+        int r;
+
+        r = ctl_call(x, NULL, "list", NULL, &result);
+        if (r || x->json) {
+                json_object_put(result);
+                return r;
+        }
+        table_init(&t, 6, 1u << 0 | 1u << 3);
+        r = table_add(&t, "ID", "CLASS", "STATE", "RUNS", "NAME", "COMMAND");
+        items = json_object_object_get(result, "items");
+        n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
+        for (i = 0; i < n && r == 0; i++) {
+                json_object *job = json_object_array_get_idx(items, i);
+                char id[24], runs[24];
+
+                snprintf(id, sizeof(id), "%lld", (long long)json_int(job, "id", 0));
+                snprintf(runs, sizeof(runs), "%lld", (long long)json_int(job, "runs", 0));
+                r = table_add(&t, id, json_str(job, "class", "?"), json_str(job, "state", "?"),
+                              runs, json_str(job, "name", NULL), json_str(job, "command", ""));
+        }
+        if (r == 0)
+                table_print(&t, stdout);
+        else
+                r = ctl_error(x, "out of memory");
+        table_clear(&t);
+        json_object_put(result);
+        return r;
+}
+
+static json_object *log_params(int64_t id, int64_t offset)
+{
+        json_object *p = ctl_id_params(id);
+
+        json_object_object_add(p, "offset", json_object_new_int64(offset));
+        return p;
+}
+
+/* Whether the job is still to run or running: a log that does not exist yet will. */
+static bool still_coming(struct ctl *x, int64_t id)
+{
+        struct sw_client_error err;
+        json_object *st;
+        const char *state;
+        bool coming;
+
+        if (ctl_try(x, NULL, "status", ctl_id_params(id), &st, &err) || !st)
+                return false;
+        state = json_str(st, "state", "");
+        coming = strcmp(state, "pending") == 0 || strcmp(state, "running") == 0;
+        json_object_put(st);
+        return coming;
+}
+
+static void pause_a_little(void)
+{
+        struct timespec ts = {.tv_nsec = LOG_POLL_NS};
+
+        nanosleep(&ts, NULL);
+}
+
+int cmd_log(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        int64_t id = ctl_parse_id(x, argv[0]), offset = 0, next;
+        struct sw_client_error err;
+        json_object *result;
+        bool eof, empty;
+        char what[64];
+        int r;
+
+        if (id < 0)
+                return EXIT_USAGE;
+        snprintf(what, sizeof(what), "log %lld", (long long)id);
+        for (;;) {
+                const char *data;
+
+                r = ctl_try(x, what, "log", log_params(id, offset), &result, &err);
+                if (r)
+                        return r;
+                if (!result) {
+                        if (o->follow && strcmp(err.name, "ENOENT") == 0 && offset == 0 &&
+                            still_coming(x, id)) {
+                                pause_a_little();
+                                continue;
+                        }
+                        return ctl_error(x, "%s: %s", what, err.message);
+                }
+                data = json_str(result, "data", "");
+                next = json_int(result, "offset", offset);
+                eof = json_object_get_boolean(json_object_object_get(result, "eof"));
+                if (x->json && (*data || eof))
+                        output_json(result);
+                else if (!x->json)
+                        fputs(data, stdout);
+                fflush(stdout);
+                empty = !*data;
+                json_object_put(result);
+                /* A finished run's log may take more than one read: go on until nothing comes. */
+                if (empty && next == offset) {
+                        if (eof || !o->follow)
+                                return EXIT_OK;
+                        pause_a_little();
+                }
+                offset = next;
+        }
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pool's commands: stats, rq (the run queue as the kernel's /proc/slow_work_rq showed it,
+ * formatted by libslowwork itself) and top (both, once a second).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "output.h"
+#include "slowctl.h"
+#include "slowwork.h"
+
+#define TOP_REFRESH_MS   1000
+#define TOP_HEADER_LINES 9 /* the lines top prints besides the queue's rows */
+
+/* A row of the stats' "rq" as libslowwork describes an entry: age back in nanoseconds. */
+static void rq_entry(json_object *row, struct slow_work_rq_entry *e)
+{
+        double age = json_double(row, "age", 0);
+
+        memset(e, 0, sizeof(*e));
+        e->thread = (int)json_int(row, "thread", -1);
+        e->pid = (pid_t)json_int(row, "pid", 0);
+        e->item = (const void *)(uintptr_t)json_int(row, "item", 0);
+        e->flags = (unsigned long)json_int(row, "flags", 0);
+        e->age_ns = age > 0 ? (uint64_t)(age * 1e9 + 0.5) : 0;
+        snprintf(e->desc, sizeof(e->desc), "%s", json_str(row, "desc", ""));
+}
+
+/* The header and at most max rows (-1: all), then how many were left out. */
+static void print_rq(json_object *stats, int max)
+{
+        json_object *rq = json_object_object_get(stats, "rq");
+        size_t n = json_object_is_type(rq, json_type_array) ? json_object_array_length(rq) : 0;
+        char line[SLOW_WORK_DESC_MAX + 64];
+        struct slow_work_rq_entry e;
+        size_t i;
+
+        fputs(slow_work_rq_header, stdout);
+        for (i = 0; i < n && (max < 0 || i < (size_t)max); i++) {
+                rq_entry(json_object_array_get_idx(rq, i), &e);
+                if (slow_work_rq_format(&e, line, sizeof(line)) >= 0)
+                        puts(line);
+        }
+        if (i < n)
+                printf("... %zu more\n", n - i);
+}
+
+int cmd_rq(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *stats;
+        int r;
+
+        r = ctl_call(x, NULL, "stats", NULL, &stats);
+        if (r)
+                return r;
+        if (!x->json)
+                print_rq(stats, -1);
+        json_object_put(stats);
+        return EXIT_OK;
+}
+
+int cmd_stats(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *stats, *rq;
+        int r;
+
+        r = ctl_call(x, NULL, "stats", NULL, &stats);
+        if (r)
+                return r;
+        if (!x->json && output_object(stats, "rq") < 0)
+                r = ctl_error(x, "out of memory");
+        rq = json_object_object_get(stats, "rq");
+        if (!x->json && r == 0 && json_object_is_type(rq, json_type_array) &&
+            json_object_array_length(rq) > 0) {
+                putchar('\n');
+                print_rq(stats, -1);
+        }
+        json_object_put(stats);
+        return r;
+}
+
+static volatile sig_atomic_t top_stop;
+
+static void on_stop_signal(int sig)
+{
+        top_stop = 1;
+}
+
+static void top_screen(struct ctl *x, json_object *stats, bool live)
+{
+        struct winsize ws = {0};
+        char now[16];
+        time_t t = time(NULL);
+        int rows = -1;
+
+        strftime(now, sizeof(now), "%H:%M:%S", localtime(&t));
+        if (live) {
+                fputs("\033[H\033[2J", stdout);
+                if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > TOP_HEADER_LINES)
+                        rows = ws.ws_row - TOP_HEADER_LINES;
+        }
+        printf("slowworkd on %s at %s%s\n\n", sw_client_socket(x->client), now,
+               live ? "    (q quits)" : "");
+        printf("threads %lld  busy %lld  idle %lld  very slow busy %lld of at most %lld\n",
+               (long long)json_int(stats, "threads", 0), (long long)json_int(stats, "busy", 0),
+               (long long)json_int(stats, "idle", 0),
+               (long long)json_int(stats, "busy_very_slow", 0),
+               (long long)json_int(stats, "very_slow_cap", 0));
+        printf("queued  slow %lld  very slow %lld  delayed %lld\n",
+               (long long)json_int(stats, "queued_slow", 0),
+               (long long)json_int(stats, "queued_very_slow", 0),
+               (long long)json_int(stats, "delayed", 0));
+        printf("runs done %lld\n\n", (long long)json_int(stats, "items_run", 0));
+        print_rq(stats, rows);
+        fflush(stdout);
+}
+
+/* Waits for the next refresh; true when the user asked to quit (q, or a signal). */
+static bool top_pause(bool keys)
+{
+        struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+        struct timespec ts = {.tv_sec = TOP_REFRESH_MS / 1000};
+        char c;
+
+        if (!keys) {
+                nanosleep(&ts, NULL);
+                return top_stop;
+        }
+        if (poll(&p, 1, TOP_REFRESH_MS) > 0 && read(STDIN_FILENO, &c, 1) == 1)
+                return c == 'q' || c == 'Q';
+        return top_stop;
+}
+
+int cmd_top(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        struct sigaction sa = {.sa_handler = on_stop_signal}, old_int, old_term;
+        bool live = isatty(STDOUT_FILENO), keys = live && isatty(STDIN_FILENO);
+        struct termios saved, raw;
+        json_object *stats;
+        int r;
+
+        if (keys && tcgetattr(STDIN_FILENO, &saved) == 0) {
+                raw = saved;
+                raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+                raw.c_cc[VMIN] = 1;
+                raw.c_cc[VTIME] = 0;
+                tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+        } else {
+                keys = false;
+        }
+        /* No SA_RESTART: Ctrl-C cuts a pause short. */
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        do {
+                r = ctl_call(x, NULL, "stats", NULL, &stats);
+                if (r)
+                        break;
+                if (!x->json)
+                        top_screen(x, stats, live);
+                fflush(stdout);
+                json_object_put(stats);
+        } while (live && !top_stop && !top_pause(keys));
+        if (keys)
+                tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        return r;
+}

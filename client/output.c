@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/* Tables sized from their data, JSON lines, and values out of results. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+
+#define TABLE_GAP 2 /* spaces between columns */
+
+void table_init(struct table *t, unsigned ncols, unsigned right)
+{
+        *t = (struct table){.ncols = ncols, .right = right};
+}
+
+/* A copy fit for one line of a table. */
+static char *cell_dup(const char *s)
+{
+        char *copy = strdup(s ? s : "-"), *p;
+
+        for (p = copy; p && *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                        *p = '?';
+        return copy;
+}
+
+int table_add_row(struct table *t, const char *const *cells)
+{
+        size_t first = t->nrows * t->ncols;
+        unsigned i;
+
+        if (first + t->ncols > t->size) {
+                size_t size = t->size ? 2 * t->size : 16 * t->ncols;
+                char **p = realloc(t->cells, size * sizeof(*p));
+
+                if (!p)
+                        return -ENOMEM;
+                t->cells = p;
+                t->size = size;
+        }
+        for (i = 0; i < t->ncols; i++) {
+                t->cells[first + i] = cell_dup(cells[i]);
+                if (!t->cells[first + i]) {
+                        while (i-- > 0)
+                                free(t->cells[first + i]);
+                        return -ENOMEM;
+                }
+        }
+        t->nrows++;
+        return 0;
+}
+
+int table_add(struct table *t, ...)
+{
+        const char *cells[16];
+        unsigned i;
+        va_list ap;
+
+        if (t->ncols > sizeof(cells) / sizeof(cells[0]))
+                return -EINVAL;
+        va_start(ap, t);
+        for (i = 0; i < t->ncols; i++)
+                cells[i] = va_arg(ap, const char *);
+        va_end(ap);
+        return table_add_row(t, cells);
+}
+
+/* Columns on a terminal: UTF-8 characters, not bytes. */
+static size_t width(const char *s)
+{
+        size_t n = 0;
+
+        for (; *s; s++)
+                n += ((unsigned char)*s & 0xc0) != 0x80;
+        return n;
+}
+
+void table_print(const struct table *t, FILE *f)
+{
+        size_t *widths = calloc(t->ncols, sizeof(*widths)), row;
+        unsigned i;
+
+        if (!widths)
+                return;
+        for (row = 0; row < t->nrows; row++)
+                for (i = 0; i < t->ncols; i++) {
+                        size_t w = width(t->cells[row * t->ncols + i]);
+
+                        if (w > widths[i])
+                                widths[i] = w;
+                }
+        for (row = 0; row < t->nrows; row++) {
+                for (i = 0; i < t->ncols; i++) {
+                        const char *cell = t->cells[row * t->ncols + i];
+                        int pad = (int)(widths[i] - width(cell));
+                        bool last = i + 1 == t->ncols;
+
+                        if (t->right & (1u << i))
+                                fprintf(f, "%*s%s", pad, "", cell);
+                        else if (last)
+                                fputs(cell, f);
+                        else
+                                fprintf(f, "%s%*s", cell, pad, "");
+                        if (!last)
+                                fprintf(f, "%*s", TABLE_GAP, "");
+                }
+                fputc('\n', f);
+        }
+        free(widths);
+}
+
+void table_clear(struct table *t)
+{
+        size_t i;
+
+        for (i = 0; i < t->nrows * t->ncols; i++)
+                free(t->cells[i]);
+        free(t->cells);
+        table_init(t, t->ncols, t->right);
+}
+
+/* Adds an object's members as rows NAME VALUE, the members of objects within as NAME.MEMBER. */
+static int add_members(struct table *t, const char *prefix, json_object *o, const char *skip)
+{
+        int r;
+
+        json_object_object_foreach(o, name, value)
+        {
+                bool inner = json_object_is_type(value, json_type_object);
+                char *key, *text;
+
+                if (skip && strcmp(name, skip) == 0)
+                        continue;
+                if (asprintf(&key, "%s%s%s", prefix, name, inner ? "." : "") < 0)
+                        return -ENOMEM;
+                if (inner) {
+                        r = add_members(t, key, value, NULL);
+                } else {
+                        text = output_value(value);
+                        r = text ? table_add(t, key, text) : -ENOMEM;
+                        free(text);
+                }
+                free(key);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int output_object(json_object *o, const char *skip)
+{
+        struct table t;
+        int r;
+
+        table_init(&t, 2, 0);
+        r = add_members(&t, "", o, skip);
+        if (r == 0)
+                table_print(&t, stdout);
+        table_clear(&t);
+        return r;
+}
+
+void output_json(json_object *o)
+{
+        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                   JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+char *output_value(json_object *v)
+{
+        if (!v)
+                return strdup("-");
+        if (json_object_is_type(v, json_type_string))
+                return strdup(json_object_get_string(v));
+        return strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+                                                            JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+int64_t json_int(json_object *o, const char *name, int64_t fallback)
+{
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, name, &v) || !json_object_is_type(v, json_type_int))
+                return fallback;
+        return json_object_get_int64(v);
+}
+
+double json_double(json_object *o, const char *name, double fallback)
+{
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, name, &v) ||
+            (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)))
+                return fallback;
+        return json_object_get_double(v);
+}
+
+const char *json_str(json_object *o, const char *name, const char *fallback)
+{
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, name, &v) || !json_object_is_type(v, json_type_string))
+                return fallback;
+        return json_object_get_string(v);
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* slowctl's output: aligned tables, JSON lines, and reading values out of results. */
+#ifndef SLOWCTL_OUTPUT_H
+#define SLOWCTL_OUTPUT_H
+
+#include <json-c/json.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Rows of cells, printed with each column as wide as its widest cell. */
+struct table {
+        unsigned ncols;
+        unsigned right; /* bit i: column i is aligned to the right */
+        char **cells;   /* row after row, ncols each */
+        size_t nrows, size;
+};
+
+void table_init(struct table *t, unsigned ncols, unsigned right);
+/* Adds a row of ncols cells, given as arguments or as an array (NULL prints as "-"); control
+ * characters become '?'. 0 or -ENOMEM. */
+int table_add(struct table *t, ...);
+int table_add_row(struct table *t, const char *const *cells);
+void table_print(const struct table *t, FILE *f);
+void table_clear(struct table *t);
+
+/* An object's members as an aligned two-column table on stdout, leaving out the member skip (or
+ * NULL); objects within as NAME.MEMBER. 0 or -ENOMEM. */
+int output_object(json_object *o, const char *skip);
+/* One line of compact JSON on stdout. */
+void output_json(json_object *o);
+/* A value as text: strings bare, null as "-", numbers and the rest as JSON; malloc'd. */
+char *output_value(json_object *v);
+
+/* Members of a result, with a fallback when absent or of another type. */
+int64_t json_int(json_object *o, const char *name, int64_t fallback);
+double json_double(json_object *o, const char *name, double fallback);
+const char *json_str(json_object *o, const char *name, const char *fallback);
+
+#endif

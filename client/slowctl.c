@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slowctl: the command table, the command line, and main. Options are declared once, with their
+ * help; each command lists the ones it takes, and they are parsed here for all commands alike.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "slowctl.h"
+
+enum {
+        OPT_FOLLOW = 'f',
+        OPT_HELP = 'h',
+        OPT_VERY_SLOW = 256,
+        OPT_KEY,
+        OPT_NAME,
+        OPT_DELAY,
+        OPT_TIMEOUT,
+        OPT_WAIT,
+        OPT_HOLD,
+        OPT_PERSIST,
+        OPT_CWD,
+        OPT_PLUGIN,
+        OPT_ENTRY,
+        OPT_ARG,
+        OPT_STDIN,
+        OPT_RUNTIME,
+        OPT_SOCKET,
+        OPT_JSON,
+        OPT_VERSION,
+};
+
+struct option_def {
+        int code;
+        const char *name;
+        const char *arg; /* the argument's name, or NULL for none */
+        const char *help;
+};
+
+static const struct option_def option_defs[] = {
+    {OPT_VERY_SLOW, "very-slow", NULL,
+     "run as very slow work, which gets a limited share of the threads"},
+    {OPT_KEY, "key", "K", "coalesce with your live job of this key instead of adding one"},
+    {OPT_NAME, "name", "N", "a label that list and status show"},
+    {OPT_DELAY, "delay", "S", "queue it after S seconds"},
+    {OPT_TIMEOUT, "timeout", "S", "stop a run after S seconds"},
+    {OPT_WAIT, "wait", NULL, "wait for the job; exit with its exit status"},
+    {OPT_HOLD, "hold", NULL, "keep the job after its run while slowctl stays connected"},
+    {OPT_PERSIST, "persist", NULL, "keep the job until it is released"},
+    {OPT_CWD, "cwd", "D", "the directory to run in (default: the current one)"},
+    {OPT_PLUGIN, "plugin", "NAME", "run a plugin instead of a command"},
+    {OPT_ENTRY, "entry", "SYM", "the plugin's entry point"},
+    {OPT_ARG, "arg", "JSON", "the argument for the entry point"},
+    {OPT_STDIN, "stdin", NULL, "submit each line of standard input as a command; print the ids"},
+    {OPT_FOLLOW, "follow", NULL, "keep printing while the job runs"},
+    {OPT_RUNTIME, "runtime", NULL, "change the running daemon only: do not store the change"},
+    {OPT_HELP, "help", NULL, "show this help"},
+    {OPT_SOCKET, "socket", "PATH", "the daemon's socket"},
+    {OPT_JSON, "json", NULL, "print the daemon's replies as JSON"},
+    {OPT_VERSION, "version", NULL, "print slowctl's version"},
+};
+
+#define N_DEFS   (sizeof(option_defs) / sizeof(option_defs[0]))
+#define OPTS_MAX 20
+
+struct command {
+        const char *name;
+        int min_args, max_args; /* positional arguments; max -1: any number */
+        const int *options;     /* OPT_* codes, ending in 0; --help goes without saying */
+        bool args_end_options;  /* the first argument ends the options (the command to run) */
+        int (*run)(struct ctl *x, const struct opts *o, int argc, char **argv);
+        const char *usage; /* what follows "slowctl NAME" */
+        const char *summary;
+};
+
+static const int submit_options[] = {
+    OPT_VERY_SLOW, OPT_KEY, OPT_NAME,   OPT_DELAY, OPT_TIMEOUT, OPT_WAIT,  OPT_HOLD,
+    OPT_PERSIST,   OPT_CWD, OPT_PLUGIN, OPT_ENTRY, OPT_ARG,     OPT_STDIN, 0,
+};
+static const int enqueue_options[] = {OPT_KEY, 0};
+static const int log_options[] = {OPT_FOLLOW, 0};
+static const int set_options[] = {OPT_RUNTIME, 0};
+static const int no_options[] = {0};
+
+static const struct command commands[] = {
+    {"submit", 0, -1, submit_options, true, cmd_submit,
+     "[--very-slow] [--key K] [--name N] [--delay S] [--timeout S] [--wait] [--hold]\n"
+     "                      [--persist] [--cwd D] -- CMD [ARGS...]\n"
+     "       slowctl submit --plugin NAME --entry SYM [--arg JSON] [OPTIONS]\n"
+     "       slowctl submit --stdin [OPTIONS]",
+     "queue a job and print its id"},
+    {"enqueue", 0, 1, enqueue_options, false, cmd_enqueue, "ID | --key K",
+     "queue a live job again"},
+    {"wait", 1, -1, no_options, false, cmd_wait, "ID...",
+     "wait for jobs; exit with the last one's exit status"},
+    {"cancel", 1, -1, no_options, false, cmd_cancel, "ID...",
+     "take jobs off the queue, or stop their runs"},
+    {"release", 1, -1, no_options, false, cmd_release, "ID...",
+     "drop the handle kept by --persist"},
+    {"status", 0, 1, no_options, false, cmd_status, "[ID]", "show a job, or the daemon"},
+    {"list", 0, 0, no_options, false, cmd_list, "", "list the live jobs"},
+    {"log", 1, 1, log_options, false, cmd_log, "ID [-f]", "print a job's output"},
+    {"get", 0, 1, no_options, false, cmd_get, "[NAME]", "show the settings, or one"},
+    {"set", 2, -1, set_options, false, cmd_set, "NAME VALUE... [--runtime]",
+     "change settings, all or nothing"},
+    {"stats", 0, 0, no_options, false, cmd_stats, "", "show the pool's statistics"},
+    {"top", 0, 0, no_options, false, cmd_top, "",
+     "a live view of the threads and the queue (q quits)"},
+    {"rq", 0, 0, no_options, false, cmd_rq, "",
+     "show the run queue as the kernel's /proc/slow_work_rq"},
+    {"ping", 0, 0, no_options, false, cmd_ping, "", "check that the daemon answers"},
+    {"version", 0, 0, no_options, false, cmd_version, "",
+     "show slowctl's and the daemon's version"},
+};
+
+static const struct option_def *find_def(int code)
+{
+        size_t i;
+
+        for (i = 0; i < N_DEFS; i++)
+                if (option_defs[i].code == code)
+                        return &option_defs[i];
+        return NULL;
+}
+
+static const struct command *find_command(const char *name)
+{
+        size_t i;
+
+        for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+                if (strcmp(commands[i].name, name) == 0)
+                        return &commands[i];
+        return NULL;
+}
+
+static void print_option_help(FILE *f, const struct option_def *d)
+{
+        char left[40], shortopt[8] = "";
+
+        if (d->code < 256)
+                snprintf(shortopt, sizeof(shortopt), "-%c, ", d->code);
+        snprintf(left, sizeof(left), "%s--%s%s%s", shortopt, d->name, d->arg ? " " : "",
+                 d->arg ? d->arg : "");
+        fprintf(f, "  %-18s %s\n", left, d->help);
+}
+
+static void print_help(void)
+{
+        size_t i;
+
+        printf("Usage: slowctl [--socket PATH] [--json] COMMAND [ARGS...]\n\n"
+               "Talks to slowworkd, the slow work job service.\n\nCommands:\n");
+        for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+                printf("  %-8s %s\n", commands[i].name, commands[i].summary);
+        printf("\nOptions:\n");
+        print_option_help(stdout, find_def(OPT_SOCKET));
+        print_option_help(stdout, find_def(OPT_JSON));
+        print_option_help(stdout, find_def(OPT_HELP));
+        print_option_help(stdout, find_def(OPT_VERSION));
+        printf("\nThe socket is $SLOWWORK_SOCKET, else $XDG_RUNTIME_DIR/slowwork/slowworkd.sock, "
+               "else\n/run/slowwork/slowworkd.sock. 'slowctl COMMAND --help' shows a command's "
+               "options.\n");
+}
+
+static void print_command_help(const struct command *cmd)
+{
+        const int *code;
+
+        printf("Usage: slowctl %s%s%s\n\n%c%s.\n", cmd->name, *cmd->usage ? " " : "", cmd->usage,
+               toupper((unsigned char)cmd->summary[0]), cmd->summary + 1);
+        printf("\nOptions:\n");
+        for (code = cmd->options; *code; code++)
+                print_option_help(stdout, find_def(*code));
+        print_option_help(stdout, find_def(OPT_HELP));
+}
+
+static int parse_seconds(struct ctl *x, const char *name, const char *s, double *ret)
+{
+        char *end;
+        double v;
+
+        errno = 0;
+        v = strtod(s, &end);
+        if (errno || end == s || *end || !isfinite(v) || v < 0)
+                return ctl_usage_error(x, "--%s takes a number of seconds, not \"%s\"", name, s);
+        *ret = v;
+        return 0;
+}
+
+static int parse_json_arg(struct ctl *x, const char *s, json_object **ret)
+{
+        enum json_tokener_error e;
+        json_object *v = json_tokener_parse_verbose(s, &e);
+
+        if (e != json_tokener_success)
+                return ctl_usage_error(x, "--arg takes JSON: %s", json_tokener_error_desc(e));
+        json_object_put(*ret);
+        *ret = v;
+        return 0;
+}
+
+static int store_option(struct ctl *x, struct opts *o, int code, const char *arg)
+{
+        switch (code) {
+        case OPT_VERY_SLOW:
+                o->very_slow = true;
+                return 0;
+        case OPT_KEY:
+                o->key = arg;
+                return 0;
+        case OPT_NAME:
+                o->name = arg;
+                return 0;
+        case OPT_DELAY:
+                return parse_seconds(x, "delay", arg, &o->delay);
+        case OPT_TIMEOUT:
+                return parse_seconds(x, "timeout", arg, &o->timeout);
+        case OPT_WAIT:
+                o->wait = true;
+                return 0;
+        case OPT_HOLD:
+                o->hold = true;
+                return 0;
+        case OPT_PERSIST:
+                o->persist = true;
+                return 0;
+        case OPT_CWD:
+                o->cwd = arg;
+                return 0;
+        case OPT_PLUGIN:
+                o->plugin = arg;
+                return 0;
+        case OPT_ENTRY:
+                o->entry = arg;
+                return 0;
+        case OPT_ARG:
+                o->arg_given = true;
+                return parse_json_arg(x, arg, &o->arg);
+        case OPT_STDIN:
+                o->from_stdin = true;
+                return 0;
+        case OPT_FOLLOW:
+                o->follow = true;
+                return 0;
+        case OPT_RUNTIME:
+                o->runtime = true;
+                return 0;
+        default:
+                return ctl_usage_error(x, "option code %d has no meaning", code);
+        }
+}
+
+static struct option getopt_option(int code)
+{
+        const struct option_def *d = find_def(code);
+
+        return (struct option){d->name, d->arg ? required_argument : no_argument, NULL, d->code};
+}
+
+/* getopt's tables for a command: its options and --help. */
+static void build_options(const struct command *cmd, struct option *longopts, char *shortopts)
+{
+        const int *code;
+        size_t n = 0;
+        char *s = shortopts;
+
+        if (cmd->args_end_options)
+                *s++ = '+';
+        *s++ = ':';
+        for (code = cmd->options; *code; code++)
+                longopts[n++] = getopt_option(*code);
+        longopts[n++] = getopt_option(OPT_HELP);
+        longopts[n] = (struct option){0};
+        for (code = cmd->options; *code; code++)
+                if (*code < 256)
+                        *s++ = (char)*code;
+        *s++ = 'h';
+        *s = '\0';
+}
+
+/* Parses the command's options: 0 with the positional arguments from *ret_first, -1 after
+ * --help, or an exit status. */
+static int parse_command_line(struct ctl *x, const struct command *cmd, int argc, char **argv,
+                              struct opts *o, int *ret_first)
+{
+        struct option longopts[OPTS_MAX];
+        char shortopts[2 * OPTS_MAX];
+        int c, r, nargs;
+
+        build_options(cmd, longopts, shortopts);
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+                switch (c) {
+                case OPT_HELP:
+                        print_command_help(cmd);
+                        return -1;
+                case ':':
+                        return ctl_usage_error(x, "%s needs an argument", argv[optind - 1]);
+                case '?':
+                        if (optopt && optopt < 256)
+                                return ctl_usage_error(x, "unknown option -%c", optopt);
+                        return ctl_usage_error(x, "unknown option %s", argv[optind - 1]);
+                default:
+                        r = store_option(x, o, c, optarg);
+                        if (r)
+                                return r;
+                }
+        }
+        nargs = argc - optind;
+        if (nargs < cmd->min_args)
+                return ctl_usage_error(x, "too few arguments");
+        if (cmd->max_args >= 0 && nargs > cmd->max_args)
+                return ctl_usage_error(x, "too many arguments");
+        *ret_first = optind;
+        return 0;
+}
+
+static int unknown_command(const char *name)
+{
+        fprintf(stderr,
+                "slowctl: unknown command \"%s\"\n"
+                "Usage: slowctl [--socket PATH] [--json] COMMAND [ARGS...]; "
+                "'slowctl --help' lists the commands\n",
+                name);
+        return EXIT_USAGE;
+}
+
+__attribute__((format(printf, 1, 2))) static int global_usage(const char *fmt, ...)
+{
+        va_list ap;
+
+        fputs("slowctl: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputs("\nUsage: slowctl [--socket PATH] [--json] COMMAND [ARGS...]\n", stderr);
+        return EXIT_USAGE;
+}
+
+/* The options before the command: 0 with the command's index, -1 when done, or an exit status. */
+static int parse_global(struct ctl *x, int argc, char **argv, int *ret_index)
+{
+        const struct option longopts[] = {
+            getopt_option(OPT_SOCKET),
+            getopt_option(OPT_JSON),
+            getopt_option(OPT_HELP),
+            getopt_option(OPT_VERSION),
+            {0},
+        };
+        int c;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+                switch (c) {
+                case OPT_SOCKET:
+                        x->socket = optarg;
+                        break;
+                case OPT_JSON:
+                        x->json = true;
+                        break;
+                case OPT_HELP:
+                        print_help();
+                        return -1;
+                case OPT_VERSION:
+                        printf("slowctl %s\n", PACKAGE_VERSION);
+                        return -1;
+                case ':':
+                        return global_usage("%s needs an argument", argv[optind - 1]);
+                default:
+                        return global_usage("unknown option %s", argv[optind - 1]);
+                }
+        }
+        if (optind >= argc)
+                return global_usage("no command given");
+        *ret_index = optind;
+        return 0;
+}
+
+static int finish_output(int status)
+{
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "slowctl: cannot write the output: %s\n", strerror(errno));
+                return status ? status : EXIT_FAIL;
+        }
+        return status;
+}
+
+int main(int argc, char **argv)
+{
+        const struct command *cmd;
+        struct ctl x = {0};
+        struct opts o = {0};
+        int r, index = 0, first = 0;
+
+        r = parse_global(&x, argc, argv, &index);
+        if (r)
+                return finish_output(r < 0 ? EXIT_OK : r);
+        cmd = find_command(argv[index]);
+        if (!cmd)
+                return unknown_command(argv[index]);
+        x.command = cmd->name;
+        x.usage = cmd->usage;
+        argc -= index;
+        argv += index;
+        r = parse_command_line(&x, cmd, argc, argv, &o, &first);
+        if (r == 0)
+                r = cmd->run(&x, &o, argc - first, argv + first);
+        else if (r < 0)
+                r = EXIT_OK;
+        json_object_put(o.arg);
+        sw_client_free(x.client);
+        return finish_output(r);
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slowctl's insides: the options a command line gives, the state every command shares, and the
+ * commands. A command returns the process's exit status: EXIT_OK, EXIT_FAIL (with a message on
+ * stderr), EXIT_USAGE, EXIT_UNAVAILABLE, or a job's code.
+ */
+#ifndef SLOWCTL_H
+#define SLOWCTL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "slowwork-client.h"
+
+enum {
+        EXIT_OK = 0,
+        EXIT_FAIL = 1,
+        EXIT_USAGE = 2,
+        EXIT_UNAVAILABLE = 69, /* sysexits.h's EX_UNAVAILABLE: no daemon to talk to */
+};
+
+/* Options of all commands; each command accepts the ones its table entry lists. */
+struct opts {
+        bool very_slow, wait, hold, persist, from_stdin, follow, runtime;
+        const char *key, *name, *cwd, *plugin, *entry;
+        json_object *arg; /* --arg, parsed; NULL also for JSON null */
+        bool arg_given;
+        double delay, timeout;
+};
+
+struct ctl {
+        const char *socket; /* --socket, or NULL for the default */
+        bool json;          /* print the daemon's results as they are */
+        const char *command;
+        struct sw_client *client;
+        const char *usage; /* the command's usage line */
+};
+
+/* ctl.c: the daemon, and messages. */
+int ctl_connect(struct ctl *x);
+/* Calls a method: 0 with *ret_result (may be NULL) and, with --json, the result printed; or an
+ * exit status with the message printed, prefixed with what (NULL: the command's name). */
+/* The same without printing: 0 with *ret_result, or with *ret_result NULL and the daemon's error
+ * in *err; or an exit status for a daemon that cannot be reached (the message printed). */
+int ctl_try(struct ctl *x, const char *what, const char *method, json_object *params,
+            json_object **ret_result, struct sw_client_error *err);
+int ctl_call(struct ctl *x, const char *what, const char *method, json_object *params,
+             json_object **ret_result);
+/* Sends a request, pipelined; 0 or an exit status, the message printed. */
+int ctl_send(struct ctl *x, const char *method, json_object *params, int64_t *ret_id);
+/* Receives a reply as sw_client_receive() does; a transport failure's message is printed. */
+int ctl_receive(struct ctl *x, json_object **ret_result, struct sw_client_error *err,
+                int64_t *ret_id);
+/* A transport failure: the message, and the exit status. */
+int ctl_transport_error(struct ctl *x, const char *what, int r);
+__attribute__((format(printf, 2, 3))) int ctl_error(struct ctl *x, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) int ctl_usage_error(struct ctl *x, const char *fmt, ...);
+/* A job id from the command line, or -1 with a usage message printed. */
+int64_t ctl_parse_id(struct ctl *x, const char *s);
+json_object *ctl_id_params(int64_t id);
+
+/* The commands: cmd-submit.c, cmd-jobs.c, cmd-settings.c, cmd-pool.c. */
+int cmd_submit(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_enqueue(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_wait(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_cancel(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_release(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_status(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_log(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_get(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_stats(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_top(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_rq(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv);
+
+/* cmd-jobs.c: waits for a job and says how it ended; the exit status is the job's. */
+int jobs_wait_one(struct ctl *x, int64_t id, bool quiet);
+/* The exit status a run record stands for: the exit code, 128 + signal, or 1. */
+int jobs_record_status(json_object *rec);
+
+#endif

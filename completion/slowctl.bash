@@ -1,0 +1,115 @@
+# bash completion for slowctl(1)                                       -*- shell-script -*-
+
+_slowctl_jobs()
+{
+        # The live jobs' ids, from the first column of "slowctl list".
+        slowctl ${socket:+--socket "$socket"} list 2>/dev/null | awk 'NR > 1 { print $1 }'
+}
+
+_slowctl()
+{
+        local cur prev words cword
+        _init_completion || return
+
+        local commands="submit enqueue wait cancel release status list log get set stats top rq
+                ping version"
+        local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
+                log-limit kill-grace stop-timeout"
+        local global_opts="--socket --json --help --version"
+        local i command="" socket="" command_index=0
+
+        for ((i = 1; i < cword; i++)); do
+                case ${words[i]} in
+                --socket)
+                        socket=${words[i + 1]}
+                        ((i++))
+                        ;;
+                -*) ;;
+                *)
+                        command=${words[i]}
+                        command_index=$i
+                        break
+                        ;;
+                esac
+        done
+
+        if [[ -z $command ]]; then
+                case $prev in
+                --socket)
+                        _filedir
+                        return
+                        ;;
+                esac
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "$global_opts" -- "$cur"))
+                else
+                        COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+                fi
+                return
+        fi
+
+        case $command in
+        submit)
+                # After "--" comes the command to run: complete it as a command line.
+                for ((i = command_index + 1; i < cword; i++)); do
+                        if [[ ${words[i]} == -- ]]; then
+                                _command_offset $((i + 1))
+                                return
+                        fi
+                done
+                case $prev in
+                --cwd)
+                        _filedir -d
+                        return
+                        ;;
+                --key | --name | --delay | --timeout | --plugin | --entry | --arg)
+                        return
+                        ;;
+                esac
+                COMPREPLY=($(compgen -W "--very-slow --key --name --delay --timeout --wait
+                        --hold --persist --cwd --plugin --entry --arg --stdin --help --" \
+                        -- "$cur"))
+                ;;
+        enqueue)
+                [[ $prev == --key ]] && return
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--key --help" -- "$cur"))
+                else
+                        COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
+                fi
+                ;;
+        wait | cancel | release | status)
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--help" -- "$cur"))
+                else
+                        COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
+                fi
+                ;;
+        log)
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "-f --follow --help" -- "$cur"))
+                else
+                        COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
+                fi
+                ;;
+        get)
+                if ((cword == command_index + 1)); then
+                        COMPREPLY=($(compgen -W "$settings --help" -- "$cur"))
+                fi
+                ;;
+        set)
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--runtime --help" -- "$cur"))
+                elif (((cword - command_index) % 2 == 1)); then
+                        # NAME VALUE pairs: a name goes in the odd places.
+                        COMPREPLY=($(compgen -W "$settings" -- "$cur"))
+                fi
+                ;;
+        *)
+                COMPREPLY=($(compgen -W "--help" -- "$cur"))
+                ;;
+        esac
+} &&
+        complete -F _slowctl slowctl
+
+# ex: filetype=sh

@@ -1,0 +1,764 @@
+/* SPDX-License-Identifier: MIT */
+/* slowctl and libslowwork-client against a real slowworkd: commands, output, exit codes. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon-helpers.h"
+#include "slowwork-client.h"
+
+#ifndef SLOWCTL
+#error "SLOWCTL must name the slowctl binary under test"
+#endif
+
+static struct daemon d;
+
+static void setup(void)
+{
+        daemon_start(&d, "--max-threads", "4", "--kill-grace", "1", NULL);
+        ck_assert_int_eq(setenv("SLOWWORK_SOCKET", d.sock, 1), 0);
+}
+
+static void teardown(void)
+{
+        daemon_stop(&d);
+}
+
+/* What one run of slowctl did. */
+struct run {
+        int status; /* the exit status; 128 + N for signal N */
+        char *out, *err;
+};
+
+static void run_free(struct run *r)
+{
+        free(r->out);
+        free(r->err);
+}
+
+struct sink {
+        int fd;
+        char *buf;
+        size_t len, size;
+};
+
+static bool sink_read(struct sink *s)
+{
+        ssize_t n;
+
+        if (s->len + 4096 + 1 > s->size) {
+                s->size = 2 * s->size + 4096 + 1;
+                s->buf = realloc(s->buf, s->size);
+                ck_assert_ptr_nonnull(s->buf);
+        }
+        n = read(s->fd, s->buf + s->len, s->size - s->len - 1);
+        ck_assert_int_ge(n, 0);
+        s->len += (size_t)n;
+        s->buf[s->len] = '\0';
+        return n > 0;
+}
+
+/* Runs slowctl with the arguments (NULL-terminated) and input on its stdin (NULL: none). */
+static void ctl(struct run *r, const char *input, ...)
+{
+        char *argv[64] = {(char *)SLOWCTL};
+        int in[2], out[2], err[2], status, n = 1;
+        struct sink sinks[2] = {{.fd = -1}, {.fd = -1}};
+        size_t written = 0, len = input ? strlen(input) : 0;
+        const char *a;
+        va_list ap;
+        pid_t pid;
+
+        va_start(ap, input);
+        while ((a = va_arg(ap, const char *)) && n < 63)
+                argv[n++] = (char *)a;
+        va_end(ap);
+        argv[n] = NULL;
+        ck_assert(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0 &&
+                  pipe2(err, O_CLOEXEC) == 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                dup2(in[0], STDIN_FILENO);
+                dup2(out[1], STDOUT_FILENO);
+                dup2(err[1], STDERR_FILENO);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        close(in[0]);
+        close(out[1]);
+        close(err[1]);
+        sinks[0].fd = out[0];
+        sinks[1].fd = err[0];
+        if (len == 0)
+                close(in[1]);
+        else
+                fcntl(in[1], F_SETFL, O_NONBLOCK);
+        while (sinks[0].fd >= 0 || sinks[1].fd >= 0) {
+                struct pollfd p[3] = {
+                    {.fd = sinks[0].fd, .events = POLLIN},
+                    {.fd = sinks[1].fd, .events = POLLIN},
+                    {.fd = written < len ? in[1] : -1, .events = POLLOUT},
+                };
+                int i;
+
+                ck_assert_msg(poll(p, 3, 30000) > 0, "slowctl %s took more than 30 s", argv[1]);
+                for (i = 0; i < 2; i++)
+                        if (p[i].revents && !sink_read(&sinks[i])) {
+                                close(sinks[i].fd);
+                                sinks[i].fd = -1;
+                        }
+                if (p[2].revents & POLLOUT) {
+                        ssize_t k = write(in[1], input + written, len - written);
+
+                        ck_assert_int_gt(k, 0);
+                        written += (size_t)k;
+                        if (written == len)
+                                close(in[1]);
+                } else if (p[2].revents) {
+                        close(in[1]);
+                        written = len;
+                }
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        r->out = sinks[0].buf ? sinks[0].buf : strdup("");
+        r->err = sinks[1].buf ? sinks[1].buf : strdup("");
+}
+
+/* slowctl that must succeed; its output, which the caller frees. */
+static char *ctl_ok(const char *first, ...)
+{
+        char *argv[16] = {(char *)first};
+        struct run r;
+        va_list ap;
+        int n = 1;
+
+        va_start(ap, first);
+        while (n < 15 && (argv[n] = va_arg(ap, char *)))
+                n++;
+        va_end(ap);
+        ctl(&r, NULL, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7],
+            argv[8], argv[9], argv[10], argv[11], argv[12], argv[13], argv[14], NULL);
+        ck_assert_msg(r.status == 0, "slowctl %s: status %d: %s", first, r.status, r.err);
+        ck_assert_str_eq(r.err, "");
+        free(r.err);
+        return r.out;
+}
+
+/* The id a submit printed. */
+static int64_t submitted(const char *out)
+{
+        char *end;
+        long long id = strtoll(out, &end, 10);
+
+        ck_assert_msg(id > 0 && strcmp(end, "\n") == 0, "not an id: \"%s\"", out);
+        return id;
+}
+
+static int64_t submit(const char *first, ...)
+{
+        char *argv[16] = {(char *)"submit", (char *)first};
+        struct run r;
+        int64_t id;
+        va_list ap;
+        int n = 2;
+
+        va_start(ap, first);
+        while (n < 15 && (argv[n] = va_arg(ap, char *)))
+                n++;
+        va_end(ap);
+        ctl(&r, NULL, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7],
+            argv[8], argv[9], argv[10], argv[11], argv[12], argv[13], argv[14], NULL);
+        ck_assert_msg(r.status == 0, "submit: status %d: %s", r.status, r.err);
+        id = submitted(r.out);
+        run_free(&r);
+        return id;
+}
+
+static const char *idstr(int64_t id)
+{
+        static char buf[4][24];
+        static int next;
+        char *s = buf[next++ % 4];
+
+        snprintf(s, sizeof(buf[0]), "%lld", (long long)id);
+        return s;
+}
+
+/* The job's state, through the library. */
+static char *state_of(int64_t id)
+{
+        struct sw_client *c;
+        json_object *params = json_object_new_object(), *st;
+        struct sw_client_error err;
+        char *state;
+
+        ck_assert_int_eq(sw_client_connect(NULL, &c), 0);
+        json_object_object_add(params, "id", json_object_new_int64(id));
+        ck_assert_int_eq(sw_client_call(c, "status", params, &st, &err), 0);
+        state = strdup(str_member(st, "state"));
+        json_object_put(st);
+        sw_client_free(c);
+        return state;
+}
+
+static void wait_running(int64_t id)
+{
+        char *state = NULL;
+        int i;
+
+        for (i = 0; i < 4000; i++) {
+                free(state);
+                state = state_of(id);
+                if (strcmp(state, "running") == 0)
+                        break;
+                usleep(5000);
+        }
+        ck_assert_str_eq(state, "running");
+        free(state);
+}
+
+START_TEST(submit_prints_an_id_and_wait_exits_with_the_jobs_code)
+{
+        int64_t id = submit("--", "sh", "-c", "exit 3", NULL);
+        struct run r;
+        char want[64];
+
+        ctl(&r, NULL, "wait", idstr(id), NULL);
+        ck_assert_int_eq(r.status, 3);
+        snprintf(want, sizeof(want), "job %lld: failed (exit code 3)\n", (long long)id);
+        ck_assert_str_eq(r.out, want);
+        ck_assert_str_eq(r.err, "");
+        run_free(&r);
+}
+END_TEST
+
+START_TEST(submit_wait_exits_with_the_jobs_code)
+{
+        struct run r;
+
+        ctl(&r, NULL, "submit", "--wait", "--", "sh", "-c", "exit 5", NULL);
+        ck_assert_int_eq(r.status, 5);
+        submitted(r.out);
+        run_free(&r);
+        ctl(&r, NULL, "submit", "--wait", "--", "sh", "-c", "kill -KILL $$", NULL);
+        ck_assert_int_eq(r.status, 128 + SIGKILL);
+        run_free(&r);
+        ctl(&r, NULL, "submit", "--wait", "--", "true", NULL);
+        ck_assert_int_eq(r.status, 0);
+        run_free(&r);
+        ctl(&r, NULL, "submit", "--wait", "--timeout", "0.2", "--", "sleep 30", NULL);
+        ck_assert_int_eq(r.status, 1); /* timed out */
+        run_free(&r);
+}
+END_TEST
+
+START_TEST(one_argument_is_a_shell_command_several_are_argv)
+{
+        int64_t shell = submit("--wait", "--", "echo $((1+2)) \"$HOME_OF_TEST\"", NULL);
+        int64_t argv = submit("--wait", "--", "echo", "$((1+2))", "a  b", NULL);
+        char *out;
+
+        out = ctl_ok("log", idstr(shell), NULL);
+        ck_assert_str_eq(out, "3 from-slowctl\n");
+        free(out);
+        out = ctl_ok("log", idstr(argv), NULL);
+        ck_assert_str_eq(out, "$((1+2)) a  b\n");
+        free(out);
+}
+END_TEST
+
+START_TEST(submit_sends_the_current_directory_or_cwd)
+{
+        int64_t here, there;
+        char *out;
+
+        ck_assert_int_eq(chdir(d.dir), 0);
+        here = submit("--wait", "--", "pwd", NULL);
+        there = submit("--wait", "--cwd", "/tmp", "--", "pwd", NULL);
+        out = ctl_ok("log", idstr(here), NULL);
+        ck_assert_int_eq(strncmp(out, d.dir, strlen(d.dir)), 0);
+        ck_assert_str_eq(out + strlen(d.dir), "\n");
+        free(out);
+        out = ctl_ok("log", idstr(there), NULL);
+        ck_assert_str_eq(out, "/tmp\n");
+        free(out);
+}
+END_TEST
+
+START_TEST(submit_stdin_gives_an_id_per_line_in_order_and_runs_them_all)
+{
+        char *input = malloc(500 * 32), *p = input, *line, *save = NULL;
+        int64_t ids[500], last = 0;
+        struct run r;
+        int i, n = 0;
+
+        for (i = 1; i <= 500; i++)
+                p += sprintf(p, "%secho %d\n", i == 250 ? "\n" : "", i); /* a blank line too */
+        ctl(&r, input, "submit", "--stdin", NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                ck_assert_int_lt(n, 500);
+                ids[n] = strtoll(line, NULL, 10);
+                ck_assert_int_gt(ids[n], last); /* distinct, in input order */
+                last = ids[n++];
+        }
+        ck_assert_int_eq(n, 500);
+        run_free(&r);
+        ctl(&r, NULL, "wait", idstr(ids[497]), idstr(ids[498]), idstr(ids[499]), NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        run_free(&r);
+        for (i = 0; i < 500; i += 83) {
+                char want[16], *out;
+
+                ctl(&r, NULL, "wait", idstr(ids[i]), NULL);
+                ck_assert_int_eq(r.status, 0);
+                run_free(&r);
+                out = ctl_ok("log", idstr(ids[i]), NULL);
+                snprintf(want, sizeof(want), "%d\n", i + 1);
+                ck_assert_str_eq(out, want);
+                free(out);
+        }
+        free(input);
+}
+END_TEST
+
+/* The column where the header's word starts, or ends for a column aligned to the right. */
+static void check_column(char **rows, int n, const char *word, bool right)
+{
+        const char *at = strstr(rows[0], word);
+        size_t col = (size_t)(at - rows[0]) + (right ? strlen(word) - 1 : 0);
+        int i;
+
+        ck_assert_ptr_nonnull(at);
+        for (i = 1; i < n; i++) {
+                ck_assert_msg(strlen(rows[i]) > col && rows[i][col] != ' ',
+                              "column %s not aligned in \"%s\"", word, rows[i]);
+                if (right)
+                        ck_assert_msg(rows[i][col + 1] == ' ', "%s: \"%s\"", word, rows[i]);
+                else
+                        ck_assert_msg(rows[i][col - 1] == ' ', "%s: \"%s\"", word, rows[i]);
+        }
+}
+
+START_TEST(list_shows_aligned_columns_with_a_header)
+{
+        int64_t a = submit("--name", "a", "--", "sleep 30", NULL);
+        int64_t b = submit("--name", "a-longer-name", "--very-slow", "--", "sleep", "31", NULL);
+        char *out, *rows[8], *save = NULL;
+        int n = 0;
+
+        wait_running(a);
+        wait_running(b);
+        out = ctl_ok("list", NULL);
+        for (rows[n] = strtok_r(out, "\n", &save); rows[n] && n < 7;
+             rows[n] = strtok_r(NULL, "\n", &save))
+                n++;
+        ck_assert_int_eq(n, 3);
+        ck_assert_int_eq(strncmp(rows[0], "ID", 2), 0);
+        check_column(rows, n, "ID", true);
+        check_column(rows, n, "CLASS", false);
+        check_column(rows, n, "STATE", false);
+        check_column(rows, n, "RUNS", true);
+        check_column(rows, n, "NAME", false);
+        check_column(rows, n, "COMMAND", false);
+        ck_assert_ptr_nonnull(strstr(rows[1], " a "));
+        ck_assert_ptr_nonnull(strstr(rows[1], "running"));
+        ck_assert_ptr_nonnull(strstr(rows[2], "very-slow"));
+        ck_assert_ptr_nonnull(strstr(rows[2], "sleep 31"));
+        free(out);
+        free(ctl_ok("cancel", idstr(a), idstr(b), NULL));
+}
+END_TEST
+
+START_TEST(log_prints_the_output_and_follows_a_running_job)
+{
+        int64_t id = submit("--wait", "--", "echo out; echo err >&2", NULL);
+        char *out;
+
+        out = ctl_ok("log", idstr(id), NULL);
+        ck_assert_str_eq(out, "out\nerr\n");
+        free(out);
+        id = submit("--", "echo one; sleep 0.5; echo two; sleep 0.3; echo three", NULL);
+        out = ctl_ok("log", "-f", idstr(id), NULL);
+        ck_assert_str_eq(out, "one\ntwo\nthree\n");
+        free(out);
+}
+END_TEST
+
+START_TEST(cancel_of_a_running_sleep_makes_wait_say_cancelled)
+{
+        int64_t id = submit("--", "sleep", "30", NULL);
+        struct run r;
+
+        wait_running(id);
+        free(ctl_ok("cancel", idstr(id), NULL));
+        ctl(&r, NULL, "wait", idstr(id), NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.out, "cancelled"));
+        run_free(&r);
+        ctl(&r, NULL, "cancel", "999", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, "slowctl: cancel 999: no live job 999\n");
+        run_free(&r);
+}
+END_TEST
+
+START_TEST(wait_for_several_reports_each_and_exits_with_the_last)
+{
+        int64_t a = submit("--", "exit 7", NULL), b = submit("--", "exit 0", NULL);
+        struct run r;
+
+        ctl(&r, NULL, "wait", idstr(a), idstr(b), NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_ptr_nonnull(strstr(r.out, "failed (exit code 7)"));
+        ck_assert_ptr_nonnull(strstr(r.out, "succeeded"));
+        ck_assert_str_eq(r.err, ""); /* no progress line off a terminal */
+        run_free(&r);
+        ctl(&r, NULL, "wait", idstr(b), "424242", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, "slowctl: wait 424242: no job 424242\n");
+        run_free(&r);
+}
+END_TEST
+
+START_TEST(get_and_set_settings)
+{
+        struct run r;
+        char *out;
+
+        out = ctl_ok("get", "max-threads", NULL);
+        ck_assert_str_eq(out, "4\n");
+        free(out);
+        free(ctl_ok("set", "max-threads", "6", NULL));
+        out = ctl_ok("get", "max-threads", NULL);
+        ck_assert_str_eq(out, "6\n");
+        free(out);
+        ctl(&r, NULL, "set", "min-threads", "9", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_ptr_nonnull(strstr(r.err, "slowctl: set: "));
+        ck_assert_ptr_nonnull(strstr(r.err, "nothing was changed"));
+        run_free(&r);
+        out = ctl_ok("get", "min-threads", NULL);
+        ck_assert_str_eq(out, "2\n");
+        free(out);
+        free(ctl_ok("set", "min-threads", "3", "kill-grace", "0.5", "--runtime", NULL));
+        out = ctl_ok("get", NULL);
+        ck_assert_ptr_nonnull(strstr(out, "min-threads       3\n"));
+        ck_assert_ptr_nonnull(strstr(out, "kill-grace        0.5\n"));
+        free(out);
+        ctl(&r, NULL, "set", "max-threads", "many", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "get", "no-such-setting", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, "slowctl: get: no setting \"no-such-setting\"\n");
+        run_free(&r);
+}
+END_TEST
+
+START_TEST(json_prints_the_daemons_results)
+{
+        int64_t id = submit("--wait", "--", "true", NULL);
+        json_object *o;
+        char *out;
+
+        out = ctl_ok("--json", "status", NULL);
+        o = json_tokener_parse(out);
+        ck_assert_ptr_nonnull(o);
+        ck_assert_int_ge(int_member(o, "threads"), 1);
+        ck_assert_ptr_nonnull(json_object_object_get(o, "queued"));
+        json_object_put(o);
+        free(out);
+        out = ctl_ok("--json", "wait", idstr(id), NULL);
+        o = json_tokener_parse(out);
+        ck_assert_ptr_nonnull(o);
+        ck_assert_str_eq(str_member(o, "outcome"), "succeeded");
+        json_object_put(o);
+        free(out);
+        out = ctl_ok("--json", "submit", "--", "true", NULL);
+        o = json_tokener_parse(out);
+        ck_assert_int_gt(int_member(o, "id"), id);
+        json_object_put(o);
+        free(out);
+}
+END_TEST
+
+START_TEST(rq_prints_the_kernels_layout)
+{
+        int64_t id = submit("--name", "sleeper", "--", "sleep 30", NULL);
+        char *out, *row;
+
+        wait_running(id);
+        out = ctl_ok("rq", NULL);
+        ck_assert_int_eq(strncmp(out,
+                                 "THR PID   ITEM ADDR        FL MARK  DESC\n"
+                                 "=== ===== ================ == ===== ==========\n",
+                                 88),
+                         0);
+        row = strstr(out, ": sleeper");
+        ck_assert_ptr_nonnull(row);
+        free(out);
+        free(ctl_ok("cancel", idstr(id), NULL));
+        out = ctl_ok("stats", NULL);
+        ck_assert_ptr_nonnull(strstr(out, "threads "));
+        ck_assert_ptr_nonnull(strstr(out, "queued_very_slow "));
+        free(out);
+        out = ctl_ok("top", NULL); /* not a terminal: once */
+        ck_assert_ptr_nonnull(strstr(out, "THR PID"));
+        free(out);
+}
+END_TEST
+
+START_TEST(usage_errors_exit_2_and_help_exits_0)
+{
+        struct run r;
+
+        ctl(&r, NULL, "frobnicate", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "unknown command \"frobnicate\""));
+        run_free(&r);
+        ctl(&r, NULL, NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "wait", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "Usage: slowctl wait ID..."));
+        run_free(&r);
+        ctl(&r, NULL, "wait", "12x", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "submit", "--bogus", "--", "true", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "submit", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "enqueue", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "set", "max-threads", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "--help", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_ptr_nonnull(strstr(r.out, "Usage: slowctl"));
+        ck_assert_ptr_nonnull(strstr(r.out, "rq"));
+        run_free(&r);
+        ctl(&r, NULL, "log", "--help", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_ptr_nonnull(strstr(r.out, "Usage: slowctl log ID [-f]"));
+        ck_assert_ptr_nonnull(strstr(r.out, "--follow"));
+        run_free(&r);
+}
+END_TEST
+
+START_TEST(missing_daemon_exits_69_and_names_the_path)
+{
+        char path[PATH_MAX], want[PATH_MAX + 128];
+        struct run r;
+
+        snprintf(path, sizeof(path), "%s/no-such.sock", d.dir);
+        snprintf(want, sizeof(want),
+                 "slowctl: cannot connect to %s: No such file or directory "
+                 "(is slowworkd running?)\n",
+                 path);
+        ctl(&r, NULL, "--socket", path, "ping", NULL);
+        ck_assert_int_eq(r.status, 69);
+        ck_assert_str_eq(r.err, want);
+        ck_assert_str_eq(r.out, "");
+        run_free(&r);
+        ck_assert_int_eq(setenv("SLOWWORK_SOCKET", path, 1), 0);
+        ctl(&r, NULL, "list", NULL);
+        ck_assert_int_eq(r.status, 69);
+        ck_assert_str_eq(r.err, want);
+        run_free(&r);
+}
+END_TEST
+
+START_TEST(ping_and_version)
+{
+        char want[PATH_MAX + 64], *out;
+
+        out = ctl_ok("ping", NULL);
+        snprintf(want, sizeof(want), "slowworkd answers on %s\n", d.sock);
+        ck_assert_str_eq(out, want);
+        free(out);
+        out = ctl_ok("version", NULL);
+        ck_assert_str_eq(out, "slowctl " PACKAGE_VERSION "\nslowworkd " PACKAGE_VERSION
+                              " (protocol 1)\n");
+        free(out);
+        out = ctl_ok("--json", "ping", NULL);
+        ck_assert_str_eq(out, "{\"pong\":true}\n");
+        free(out);
+}
+END_TEST
+
+START_TEST(library_call_gives_results_and_daemon_errors)
+{
+        struct sw_client_error err = {0};
+        json_object *result = NULL, *params;
+        struct sw_client *c;
+
+        ck_assert_int_eq(sw_client_connect(d.sock, &c), 0);
+        ck_assert_str_eq(sw_client_socket(c), d.sock);
+        ck_assert_int_eq(sw_client_call(c, "ping", NULL, &result, &err), 0);
+        ck_assert(json_object_get_boolean(json_object_object_get(result, "pong")));
+        json_object_put(result);
+        params = json_object_new_object();
+        json_object_object_add(params, "id", json_object_new_int64(999));
+        ck_assert_int_eq(sw_client_call(c, "wait", params, &result, &err), 1);
+        ck_assert_int_eq(err.code, -32001);
+        ck_assert_str_eq(err.name, "ENOENT");
+        ck_assert_str_eq(err.message, "no job 999");
+        ck_assert_int_eq(sw_client_call(c, "no.such.method", NULL, NULL, &err), 1);
+        ck_assert_int_eq(err.code, -32601);
+        ck_assert_int_eq(sw_client_call(c, "ping", NULL, NULL, NULL), 0);
+        ck_assert_ptr_null(sw_client_free(c));
+        ck_assert_ptr_null(sw_client_free(NULL));
+}
+END_TEST
+
+START_TEST(library_pipelined_requests_are_answered_in_order)
+{
+        struct sw_client_error err;
+        int64_t sent[100], id;
+        json_object *result;
+        struct sw_client *c;
+        int i;
+
+        ck_assert_int_eq(sw_client_connect(NULL, &c), 0);
+        for (i = 0; i < 100; i++) {
+                json_object *p = json_object_new_object();
+
+                if (i % 10 == 9) {
+                        json_object_object_add(p, "id", json_object_new_int64(424242));
+                        ck_assert_int_eq(sw_client_send(c, "wait", p, &sent[i]), 0);
+                } else if (i % 2) {
+                        json_object_put(p);
+                        ck_assert_int_eq(sw_client_send(c, "ping", NULL, &sent[i]), 0);
+                } else {
+                        json_object_object_add(p, "command", json_object_new_string("true"));
+                        ck_assert_int_eq(sw_client_send(c, "submit", p, &sent[i]), 0);
+                }
+                ck_assert_int_gt(sent[i], i ? sent[i - 1] : 0);
+        }
+        ck_assert_uint_eq(sw_client_outstanding(c), 100);
+        ck_assert_int_eq(sw_client_call(c, "ping", NULL, NULL, NULL), -EBUSY);
+        for (i = 0; i < 100; i++) {
+                if (i % 10 == 9) {
+                        ck_assert_int_eq(sw_client_receive(c, &result, &err, &id), 1);
+                        ck_assert_int_eq(id, sent[i]);
+                        ck_assert_str_eq(err.name, "ENOENT");
+                        continue;
+                }
+                ck_assert_int_eq(sw_client_receive(c, &result, &err, &id), 0);
+                ck_assert_int_eq(id, sent[i]);
+                ck_assert_ptr_nonnull(json_object_object_get(result, i % 2 ? "pong" : "state"));
+                json_object_put(result);
+        }
+        ck_assert_uint_eq(sw_client_outstanding(c), 0);
+        ck_assert_int_eq(sw_client_call(c, "ping", NULL, NULL, NULL), 0);
+        sw_client_free(c);
+}
+END_TEST
+
+START_TEST(library_receive_gives_notifications_with_id_minus_1)
+{
+        struct sw_client_error err;
+        json_object *result;
+        struct sw_client *c;
+        int64_t job, id;
+        char *outcome = NULL;
+        int i;
+
+        ck_assert_int_eq(sw_client_connect(NULL, &c), 0);
+        ck_assert_int_eq(sw_client_call(c, "subscribe", NULL, &result, &err), 0);
+        json_object_put(result);
+        job = submit("--", "exit 4", NULL);
+        for (i = 0; i < 10 && !outcome; i++) {
+                ck_assert_int_eq(sw_client_receive(c, &result, &err, &id), 0);
+                ck_assert_int_eq(id, -1);
+                ck_assert_int_eq(int_member(result, "id"), job);
+                if (json_object_object_get(result, "outcome"))
+                        outcome = strdup(str_member(result, "outcome"));
+                json_object_put(result);
+        }
+        ck_assert_str_eq(outcome, "failed");
+        free(outcome);
+        ck_assert_uint_eq(sw_client_outstanding(c), 0);
+        sw_client_free(c);
+}
+END_TEST
+
+START_TEST(library_connect_resolves_the_socket_path)
+{
+        struct sw_client *c;
+
+        ck_assert_int_eq(setenv("SLOWWORK_SOCKET", "/nonexistent/a.sock", 1), 0);
+        ck_assert_int_eq(sw_client_connect(NULL, &c), -ENOENT);
+        ck_assert_str_eq(sw_client_socket(c), "/nonexistent/a.sock");
+        ck_assert_int_eq(sw_client_call(c, "ping", NULL, NULL, NULL), -ENOTCONN);
+        sw_client_free(c);
+        ck_assert_int_eq(unsetenv("SLOWWORK_SOCKET"), 0);
+        ck_assert_int_eq(setenv("XDG_RUNTIME_DIR", "/nonexistent/run", 1), 0);
+        ck_assert_int_eq(sw_client_connect(NULL, &c), -ENOENT);
+        ck_assert_str_eq(sw_client_socket(c), "/nonexistent/run/slowwork/slowworkd.sock");
+        sw_client_free(c);
+        ck_assert_int_eq(unsetenv("XDG_RUNTIME_DIR"), 0);
+        sw_client_connect(NULL, &c); /* a system instance may run here: either way */
+        ck_assert_str_eq(sw_client_socket(c), "/run/slowwork/slowworkd.sock");
+        sw_client_free(c);
+        ck_assert_int_eq(sw_client_connect(d.sock, &c), 0);
+        ck_assert_str_eq(sw_client_socket(c), d.sock);
+        sw_client_free(c);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("slowctl");
+        TCase *tc = tcase_create("slowctl");
+        SRunner *sr;
+        int failed;
+
+        setenv("HOME_OF_TEST", "from-slowctl", 1);
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, submit_prints_an_id_and_wait_exits_with_the_jobs_code);
+        tcase_add_test(tc, submit_wait_exits_with_the_jobs_code);
+        tcase_add_test(tc, one_argument_is_a_shell_command_several_are_argv);
+        tcase_add_test(tc, submit_sends_the_current_directory_or_cwd);
+        tcase_add_test(tc, submit_stdin_gives_an_id_per_line_in_order_and_runs_them_all);
+        tcase_add_test(tc, list_shows_aligned_columns_with_a_header);
+        tcase_add_test(tc, log_prints_the_output_and_follows_a_running_job);
+        tcase_add_test(tc, cancel_of_a_running_sleep_makes_wait_say_cancelled);
+        tcase_add_test(tc, wait_for_several_reports_each_and_exits_with_the_last);
+        tcase_add_test(tc, get_and_set_settings);
+        tcase_add_test(tc, json_prints_the_daemons_results);
+        tcase_add_test(tc, rq_prints_the_kernels_layout);
+        tcase_add_test(tc, usage_errors_exit_2_and_help_exits_0);
+        tcase_add_test(tc, missing_daemon_exits_69_and_names_the_path);
+        tcase_add_test(tc, ping_and_version);
+        tcase_add_test(tc, library_call_gives_results_and_daemon_errors);
+        tcase_add_test(tc, library_pipelined_requests_are_answered_in_order);
+        tcase_add_test(tc, library_receive_gives_notifications_with_id_minus_1);
+        tcase_add_test(tc, library_connect_resolves_the_socket_path);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
