@@ -94,7 +94,18 @@ static void job_desc(struct slow_work *work, char *buf, size_t len)
 {
         struct job *job = (struct job *)work;
 
+        size_t n;
+
         snprintf(buf, len, "%lld: %s", (long long)job->id, job->name ? job->name : job->summary);
+        /* Cut at the buffer's end, maybe inside a character: drop the part of it. */
+        n = strlen(buf);
+        if (n > 0 && ((unsigned char)buf[n - 1] & 0x80)) {
+                while (n > 0 && ((unsigned char)buf[n - 1] & 0xc0) == 0x80)
+                        n--;
+                if (n > 0 && ((unsigned char)buf[n - 1] & 0xc0) == 0xc0)
+                        n--;
+                buf[n] = '\0';
+        }
 }
 
 static const struct slow_work_ops job_ops = {

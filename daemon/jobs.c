@@ -239,6 +239,8 @@ static void enqueue_reply(struct manager *m, struct job *job, double delay, stru
                 return;
         }
         r->result = state_result(job, extra);
+        if (!extra || strcmp(extra, "coalesced") != 0)
+                jobs_notify(m, job, "pending", NULL);
 }
 
 void handle_submit(struct conn *c, union params *params, struct reply *r)
@@ -264,6 +266,10 @@ void handle_submit(struct conn *c, union params *params, struct reply *r)
                         reply_error(r, SW_E_INTERNAL, "out of memory");
                         return;
                 }
+                if (p->persist && !job->persist) {
+                        job->persist = true;
+                        job->handles++;
+                }
                 enqueue_reply(m, job, p->delay, r);
                 return;
         }
@@ -288,8 +294,6 @@ void handle_submit(struct conn *c, union params *params, struct reply *r)
         enqueue_reply(m, job, p->delay, r);
         if (r->code)
                 jobs_check_idle(m, job);
-        else
-                jobs_notify(m, job, "pending", NULL);
 }
 
 /* The live job a request names, if the client may touch it; else an error reply. */
@@ -381,6 +385,7 @@ static void cancel_done(uv_work_t *work, int status)
         struct cancel *x = work->data;
         struct job *job = x->job;
         struct manager *m = job->m;
+        json_object *o;
 
         __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
         m->cancels--;
@@ -406,7 +411,13 @@ static void cancel_done(uv_work_t *work, int status)
                         jobs_run_ended(m, job, rec);
                 }
         }
-        conn_reply(x->c, x->id, state_result(job, NULL), 0, NULL);
+        /* The run, if there was one, has ended: the job is idle unless queued again. */
+        o = json_object_new_object();
+        json_object_object_add(o, "id", json_object_new_int64(job->id));
+        json_object_object_add(o, "state", json_object_new_string(
+                                               slow_work_is_pending(&job->dw.work) ? "pending"
+                                                                                   : "idle"));
+        conn_reply(x->c, x->id, o, 0, NULL);
         conn_unref(x->c);
         jobs_check_idle(m, job);
         job_unref(job);

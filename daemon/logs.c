@@ -203,6 +203,8 @@ void handle_log(struct conn *c, union params *params, struct reply *r)
         x->max = p->max ? p->max : LOG_CHUNK_DEFAULT;
         if (x->max > LOG_CHUNK_MAX)
                 x->max = LOG_CHUNK_MAX;
+        if (x->max < 4) /* room for any whole character, so that a reader always moves on */
+                x->max = 4;
         x->running = running;
         uv_queue_work(m->loop, &x->work, read_work, read_done);
         r->deferred = true;

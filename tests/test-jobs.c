@@ -468,6 +468,68 @@ START_TEST(subscribers_see_each_state_change)
 }
 END_TEST
 
+static bool valid_utf8(const unsigned char *s)
+{
+        while (*s) {
+                int n = *s < 0x80 ? 0 : (*s & 0xe0) == 0xc0 ? 1 : (*s & 0xf0) == 0xe0 ? 2
+                        : (*s & 0xf8) == 0xf0 ? 3 : -1;
+
+                if (n < 0)
+                        return false;
+                for (s++; n > 0; n--, s++)
+                        if ((*s & 0xc0) != 0x80)
+                                return false;
+        }
+        return true;
+}
+
+START_TEST(replies_stay_utf8_where_text_is_cut)
+{
+        char params[1024] = "{\"command\":\"echo ", *line;
+        json_object *reply;
+        int64_t id;
+        int i;
+
+        for (i = 0; i < 100; i++)
+                strcat(params, "\u00e9");
+        strcat(params, "; sleep 1\"}");
+        id = job_submit(fd, params);
+        wait_state(id, "running");
+        /* The run queue's descriptions are cut to 63 bytes, maybe inside a character. */
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"stats\"}");
+        line = client_read_line(fd);
+        ck_assert(valid_utf8((const unsigned char *)line));
+        ck_assert_ptr_nonnull(strstr(line, "\xc3\xa9"));
+        free(line);
+        json_object_put(job_wait(fd, id));
+        /* A log read of 1 byte still moves on, by whole characters. */
+        reply = client_call(fd, "log", "{\"id\":1,\"offset\":4,\"max\":1}");
+        ck_assert_str_eq(str_member(reply_result(reply), "data"), "\xc3\xa9\xc3\xa9");
+        ck_assert_int_eq(int_member(reply_result(reply), "offset"), 8);
+        json_object_put(reply);
+}
+END_TEST
+
+START_TEST(a_keyed_resubmit_can_make_the_job_persist)
+{
+        int other = client_connect(d.sock);
+        int64_t id = job_submit(other, "{\"key\":\"k\",\"command\":\"sleep 0.2\"}");
+        json_object *reply;
+
+        reply = client_call(other, "submit", "{\"key\":\"k\",\"command\":\"sleep 0.2\","
+                                             "\"persist\":true}");
+        ck_assert_int_eq(int_member(reply_result(reply), "id"), id);
+        json_object_put(reply);
+        close(other);
+        json_object_put(job_wait(fd, id));
+        ck_assert(live(id));
+        reply = client_call(fd, "enqueue", "{\"key\":\"k\"}");
+        ck_assert_int_eq(int_member(reply_result(reply), "id"), id);
+        json_object_put(reply);
+        json_object_put(job_wait(fd, id));
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("jobs");
@@ -493,6 +555,8 @@ int main(void)
         tcase_add_test(tc, log_is_cut_at_the_log_limit);
         tcase_add_test(tc, bad_input_loses_no_accepted_job);
         tcase_add_test(tc, subscribers_see_each_state_change);
+        tcase_add_test(tc, replies_stay_utf8_where_text_is_cut);
+        tcase_add_test(tc, a_keyed_resubmit_can_make_the_job_persist);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
