@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "events.h"
@@ -172,14 +171,15 @@ int job_new(struct manager *m, uid_t owner, const struct sw_submit_params *p, st
         job->very_slow = very_slow;
         job->timeout = p->timeout;
         job->persist = p->persist;
-        job->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        job->kick_fd = -1;
+        pthread_mutex_init(&job->run_lock, NULL);
         job->argv = payload_argv(p);
         job->env = p->env ? envs_intern(&m->envs, p->env) : NULL;
         job->cwd = strdup(p->cwd ? p->cwd : "/");
         job->name = p->name ? strdup(p->name) : NULL;
         job->key = p->key ? strdup(p->key) : NULL;
         job->summary = p->command ? strdup(p->command) : job->argv ? strv_join(job->argv) : NULL;
-        if (job->kick_fd < 0 || !job->argv || (p->env && !job->env) || !job->cwd ||
+        if (!job->argv || (p->env && !job->env) || !job->cwd ||
             (p->name && !job->name) || (p->key && !job->key) || !job->summary) {
                 job_unref(job);
                 return -ENOMEM;
@@ -198,8 +198,7 @@ void job_unref(struct job *job)
 {
         if (!job || __atomic_sub_fetch(&job->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return;
-        if (job->kick_fd >= 0)
-                close(job->kick_fd);
+        pthread_mutex_destroy(&job->run_lock);
         strv_free(job->argv);
         envs_unref(&job->m->envs, job->env);
         free(job->cwd);
@@ -208,6 +207,17 @@ void job_unref(struct job *job)
         free(job->summary);
         run_record_free(job->last);
         free(job);
+}
+
+void job_kick(struct job *job)
+{
+        uint64_t one = 1;
+
+        pthread_mutex_lock(&job->run_lock);
+        if (job->kick_fd >= 0 && write(job->kick_fd, &one, sizeof(one)) < 0) {
+                /* the counter is full: a kick is pending anyway */
+        }
+        pthread_mutex_unlock(&job->run_lock);
 }
 
 bool job_same_payload(const struct job *job, const struct sw_submit_params *p)

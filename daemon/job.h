@@ -8,6 +8,7 @@
 #define SLOWWORKD_JOB_H
 
 #include <json-c/json.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -58,7 +59,8 @@ struct job {
         /* The run in progress: the runner's, read by the loop. */
         int64_t runs_started; /* atomic */
         pid_t pid;            /* atomic: the run's process group, 0 when none */
-        int kick_fd;          /* eventfd: the loop asks the runner to stop the run */
+        pthread_mutex_t run_lock;
+        int kick_fd;          /* under run_lock: the run's eventfd, -1 between runs */
         unsigned cancelling;  /* atomic: cancels in progress; a run seeing it stops */
 
         struct run_record *last; /* loop: the last finished run */
@@ -71,6 +73,8 @@ struct job *job_ref(struct job *job);
 void job_unref(struct job *job);
 /* Whether a resubmit under the same key asks for the same work. */
 bool job_same_payload(const struct job *job, const struct sw_submit_params *p);
+/* Wakes the job's run, if one is in progress, to look at why it should stop. */
+void job_kick(struct job *job);
 const char *job_state(struct job *job); /* pending, running or idle */
 /* Neither pending nor running, and the loop has seen the end of every run (loop thread). */
 bool job_idle(struct job *job);

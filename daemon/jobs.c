@@ -429,7 +429,6 @@ void handle_cancel(struct conn *c, union params *params, struct reply *r)
 {
         struct job *job = lookup(c, params->id.id, r);
         struct cancel *x;
-        uint64_t one = 1;
 
         if (!job)
                 return;
@@ -447,9 +446,7 @@ void handle_cancel(struct conn *c, union params *params, struct reply *r)
                         !slow_work_is_executing(&job->dw.work);
         /* A run in progress, or one that starts before the cancel is through, stops. */
         __atomic_add_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
-        if (write(job->kick_fd, &one, sizeof(one)) < 0) {
-                /* The eventfd counter is full: the runner has a kick pending anyway. */
-        }
+        job_kick(job);
         /* slow_work_cancel() waits for a run to end: not on the loop. */
         c->m->cancels++;
         uv_queue_work(c->m->loop, &x->work, cancel_work, cancel_done);
@@ -598,15 +595,12 @@ void handle_subscribe(struct conn *c, union params *params, struct reply *r)
 
 void jobs_interrupt_all(struct manager *m)
 {
-        uint64_t one = 1;
         struct job *job;
         size_t i;
 
         for (i = 0; i < JOBS_BUCKETS; i++)
                 for (job = m->jobs_by_id[i]; job; job = job->hnext)
-                        if (write(job->kick_fd, &one, sizeof(one)) < 0) {
-                                /* a kick is pending already */
-                        }
+                        job_kick(job);
 }
 
 void jobs_free_all(struct manager *m)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -142,7 +143,7 @@ static void finish_group(struct run *run, pid_t pid)
 }
 
 /* Waits for the process to end, copying its output, and says how it ended. */
-static void watch(struct run *run, pid_t pid, int out_fd, struct run_record *rec)
+static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct run_record *rec)
 {
         struct job *job = run->job;
         double deadline = job->timeout > 0 ? mono_now() + job->timeout : 0;
@@ -153,7 +154,7 @@ static void watch(struct run *run, pid_t pid, int out_fd, struct run_record *rec
         for (;;) {
                 struct pollfd fds[3] = {
                     {.fd = pidfd, .events = POLLIN},
-                    {.fd = job->kick_fd, .events = POLLIN},
+                    {.fd = kick_fd, .events = POLLIN},
                     {.fd = out_open ? out_fd : -1, .events = POLLIN},
                 };
                 double now = mono_now(), next = 0;
@@ -169,7 +170,7 @@ static void watch(struct run *run, pid_t pid, int out_fd, struct run_record *rec
                 poll(fds, 3, timeout);
                 if (fds[2].revents)
                         out_open = drain(run, out_fd);
-                if (fds[1].revents && read(job->kick_fd, &kicks, sizeof(kicks)) > 0 &&
+                if (fds[1].revents && read(kick_fd, &kicks, sizeof(kicks)) > 0 &&
                     stop_reason(job))
                         stop(run, pid, stop_reason(job));
                 now = mono_now();
@@ -201,6 +202,15 @@ static void watch(struct run *run, pid_t pid, int out_fd, struct run_record *rec
                 drain(run, out_fd);
 }
 
+static void end_run(struct job *job, int kick_fd)
+{
+        pthread_mutex_lock(&job->run_lock);
+        job->kick_fd = -1;
+        pthread_mutex_unlock(&job->run_lock);
+        if (kick_fd >= 0)
+                close(kick_fd);
+}
+
 static char *log_path(struct job *job, int64_t run)
 {
         char *path;
@@ -215,7 +225,7 @@ struct run_record *shell_run(struct job *job)
 {
         struct run_record *rec = calloc(1, sizeof(*rec));
         struct run run = {.job = job, .log_fd = -1, .limit = job->m->settings.log_limit};
-        int pipefd[2] = {-1, -1}, r;
+        int pipefd[2] = {-1, -1}, kick_fd, r;
         pid_t pid;
 
         if (!rec)
@@ -227,10 +237,16 @@ struct run_record *shell_run(struct job *job)
         rec->summary = strdup(job->summary);
         rec->log = log_path(job, rec->run);
 
-        if (stop_reason(job)) {
+        /* Published before stop_reason() is read: a cancel either is seen now, or kicks. */
+        kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        pthread_mutex_lock(&job->run_lock);
+        job->kick_fd = kick_fd;
+        pthread_mutex_unlock(&job->run_lock);
+        if (stop_reason(job) || kick_fd < 0) {
                 /* Cancelled or shut down before it could start. */
-                rec->outcome = stop_reason(job);
+                rec->outcome = kick_fd < 0 ? "failed" : stop_reason(job);
                 rec->ended = wall_now();
+                end_run(job, kick_fd);
                 return rec;
         }
         rec->started = wall_now();
@@ -256,7 +272,7 @@ struct run_record *shell_run(struct job *job)
         } else {
                 __atomic_store_n(&job->pid, pid, __ATOMIC_RELEASE);
                 fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
-                watch(&run, pid, pipefd[0], rec);
+                watch(&run, pid, pipefd[0], kick_fd, rec);
                 __atomic_store_n(&job->pid, 0, __ATOMIC_RELEASE);
         }
         if (pipefd[0] >= 0)
@@ -264,5 +280,6 @@ struct run_record *shell_run(struct job *job)
         if (run.log_fd >= 0)
                 close(run.log_fd);
         rec->ended = wall_now();
+        end_run(job, kick_fd);
         return rec;
 }

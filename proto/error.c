@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Error codes: their errno-style names, and the code for a handler's negative errno. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 
+#include "error-internal.h"
 #include "proto.h"
 
 const char *sw_error_name(int code)
@@ -53,4 +56,16 @@ int sw_error_from_errno(int negative_errno)
         default:
                 return SW_E_INTERNAL;
         }
+}
+
+int proto_error(char *errbuf, size_t errlen, int code, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (errbuf && errlen > 0) {
+                va_start(ap, fmt);
+                vsnprintf(errbuf, errlen, fmt, ap);
+                va_end(ap);
+        }
+        return code;
 }

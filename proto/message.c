@@ -10,22 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error-internal.h"
 #include "proto.h"
 
 #define TO_STRING_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
-__attribute__((format(printf, 4, 5))) static int seterr(char *errbuf, size_t errlen, int r,
-                                                        const char *fmt, ...)
-{
-        va_list ap;
-
-        if (errbuf && errlen > 0) {
-                va_start(ap, fmt);
-                vsnprintf(errbuf, errlen, fmt, ap);
-                va_end(ap);
-        }
-        return r;
-}
+#define seterr proto_error
 
 /* The length of the valid UTF-8 character at s, or 0: no overlong forms, no surrogates. */
 static size_t utf8_char(const unsigned char *s, size_t n)

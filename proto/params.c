@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error-internal.h"
 #include "proto.h"
 
 union value {
@@ -26,18 +27,7 @@ struct staged {
         union value v;
 };
 
-__attribute__((format(printf, 3, 4))) static int invalid(char *errbuf, size_t errlen,
-                                                         const char *fmt, ...)
-{
-        va_list ap;
-
-        if (errbuf && errlen > 0) {
-                va_start(ap, fmt);
-                vsnprintf(errbuf, errlen, fmt, ap);
-                va_end(ap);
-        }
-        return SW_E_INVALID_PARAMS;
-}
+#define invalid(errbuf, errlen, ...) proto_error(errbuf, errlen, SW_E_INVALID_PARAMS, __VA_ARGS__)
 
 static int out_of_memory(char *errbuf, size_t errlen)
 {

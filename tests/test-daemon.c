@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -419,6 +420,26 @@ START_TEST(sigterm_stops_running_jobs_after_the_stop_timeout)
 }
 END_TEST
 
+START_TEST(queued_jobs_hold_no_file_descriptors)
+{
+        struct rlimit few = {.rlim_cur = 64, .rlim_max = 64}, old;
+        int fd, i;
+
+        /* The daemon inherits the limit: 300 queued jobs must not need 300 descriptors. */
+        ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+        ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &few), 0);
+        daemon_start(&d, "--max-threads", "2", NULL);
+        fd = client_connect(d.sock);
+        job_submit(fd, "{\"command\":\"sleep 30\"}");
+        job_submit(fd, "{\"command\":\"sleep 30\"}");
+        for (i = 0; i < 300; i++)
+                job_submit(fd, "{\"command\":\"true\",\"env\":{\"A\":\"1\"}}");
+        close(fd);
+        daemon_stop(&d);
+        setrlimit(RLIMIT_NOFILE, &old);
+}
+END_TEST
+
 START_TEST(bad_flags_exit_with_usage_status)
 {
         ck_assert_int_eq(daemon_run_status("--max-threads", "0", NULL), 2);
@@ -457,6 +478,7 @@ int main(void)
         tcase_add_test(alone, live_daemon_is_not_displaced_and_stale_socket_is_replaced);
         tcase_add_test(alone, user_instance_socket_lives_in_a_private_runtime_folder);
         tcase_add_test(alone, sigterm_stops_running_jobs_after_the_stop_timeout);
+        tcase_add_test(alone, queued_jobs_hold_no_file_descriptors);
         tcase_add_test(alone, bad_flags_exit_with_usage_status);
         suite_add_tcase(s, alone);
         sr = srunner_create(s);
