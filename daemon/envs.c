@@ -5,18 +5,22 @@
 
 #include "envs.h"
 
+/* FNV-1a over eight bytes at a time, each string with its length. */
 static uint64_t hash_vars(char *const *vars)
 {
-        uint64_t h = 1469598103934665603ull;
-        const char *p;
-        size_t i;
+        uint64_t h = 1469598103934665603ull, w;
+        size_t i, len, k;
 
-        for (i = 0; vars[i]; i++)
-                for (p = vars[i];; p++) {
-                        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-                        if (!*p)
-                                break;
+        for (i = 0; vars[i]; i++) {
+                len = strlen(vars[i]);
+                h = (h ^ len) * 1099511628211ull;
+                for (k = 0; k + 8 <= len; k += 8) {
+                        memcpy(&w, vars[i] + k, sizeof(w));
+                        h = (h ^ w) * 1099511628211ull;
                 }
+                for (; k < len; k++)
+                        h = (h ^ (unsigned char)vars[i][k]) * 1099511628211ull;
+        }
         return h;
 }
 
