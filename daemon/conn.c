@@ -18,10 +18,11 @@
 #define READ_CHUNK 65536
 #define IN_MAX (4u * 1024 * 1024) /* requests read ahead while one waits for its reply */
 
+/* One write for the replies to all the requests one read brought in. */
 struct write_req {
         uv_write_t req;
-        char *line;
-        size_t len;
+        size_t n, len;
+        char *lines[];
 };
 
 struct conn *conn_ref(struct conn *c)
@@ -30,10 +31,19 @@ struct conn *conn_ref(struct conn *c)
         return c;
 }
 
+static void drop_held(struct conn *c)
+{
+        while (c->nheld > 0)
+                free(c->held[--c->nheld]);
+        c->held_len = 0;
+}
+
 void conn_unref(struct conn *c)
 {
         if (--c->refs > 0)
                 return;
+        drop_held(c);
+        free(c->held);
         sw_lines_free(&c->in);
         free(c->holds);
         free(c);
@@ -68,19 +78,56 @@ static void on_write(uv_write_t *req, int status)
 {
         struct write_req *w = (struct write_req *)req;
         struct conn *c = req->handle->data;
+        size_t i;
 
         c->out_pending -= w->len;
-        free(w->line);
+        for (i = 0; i < w->n; i++)
+                free(w->lines[i]);
         free(w);
         if (status < 0)
                 conn_close(c, NULL); /* gone: a read error or EOF tells the same */
 }
 
-void conn_send(struct conn *c, char *line)
+static void flush(struct conn *c)
 {
         struct write_req *w;
-        uv_buf_t buf;
+        uv_buf_t *bufs;
+        size_t i;
         int r;
+
+        if (c->nheld == 0 || c->closing)
+                return;
+        w = malloc(sizeof(*w) + c->nheld * sizeof(w->lines[0]));
+        bufs = malloc(c->nheld * sizeof(*bufs));
+        if (!w || !bufs) {
+                free(w);
+                free(bufs);
+                conn_close(c, "out of memory");
+                return;
+        }
+        w->n = c->nheld;
+        w->len = c->held_len;
+        for (i = 0; i < w->n; i++) {
+                w->lines[i] = c->held[i];
+                bufs[i] = uv_buf_init(c->held[i], (unsigned)strlen(c->held[i]));
+        }
+        c->nheld = 0;
+        c->held_len = 0;
+        r = uv_write(&w->req, (uv_stream_t *)&c->pipe, bufs, (unsigned)w->n, on_write);
+        free(bufs); /* libuv keeps its own copy of the list */
+        if (r < 0) {
+                for (i = 0; i < w->n; i++)
+                        free(w->lines[i]);
+                free(w);
+                conn_close(c, uv_strerror(r));
+                return;
+        }
+        c->out_pending += w->len;
+}
+
+void conn_send(struct conn *c, char *line)
+{
+        char **held;
 
         if (c->closing || !line) {
                 free(line);
@@ -88,29 +135,27 @@ void conn_send(struct conn *c, char *line)
                         conn_close(c, "out of memory");
                 return;
         }
-        w = malloc(sizeof(*w));
-        if (!w) {
-                free(line);
-                conn_close(c, "out of memory");
-                return;
-        }
-        w->line = line;
-        w->len = strlen(line);
         if (c->out_pending > CONN_OUT_MAX) {
                 free(line);
-                free(w);
                 conn_close(c, "it does not read its replies");
                 return;
         }
-        buf = uv_buf_init(line, (unsigned)w->len);
-        r = uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, on_write);
-        if (r < 0) {
-                free(line);
-                free(w);
-                conn_close(c, uv_strerror(r));
-                return;
+        if (c->nheld == c->held_size) {
+                size_t size = c->held_size ? 2 * c->held_size : 16;
+
+                held = realloc(c->held, size * sizeof(*held));
+                if (!held) {
+                        free(line);
+                        conn_close(c, "out of memory");
+                        return;
+                }
+                c->held = held;
+                c->held_size = size;
         }
-        c->out_pending += w->len;
+        c->held[c->nheld++] = line;
+        c->held_len += strlen(line);
+        if (!c->batching)
+                flush(c);
 }
 
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
@@ -156,12 +201,15 @@ static void process(struct conn *c)
         char *line;
         int r;
 
+        c->batching = true;
         while (!c->closing && !c->busy && (r = sw_lines_next(&c->in, &line, &len)) != 0) {
                 if (r < 0)
                         dispatch_error(c, SW_E_TOO_LARGE, "request line longer than 1 MiB");
                 else if (len > 0)
                         dispatch_line(c, line, len);
         }
+        c->batching = false;
+        flush(c);
         if (c->closing || c->finishing)
                 return;
         if (c->eof) {

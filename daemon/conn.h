@@ -28,6 +28,9 @@ struct conn {
         bool eof;           /* the client will send nothing more */
         bool finishing;     /* shutting down after the last reply */
         bool subscribed;    /* sent job events */
+        char **held;        /* replies not yet handed to uv_write */
+        size_t nheld, held_size, held_len;
+        bool batching;      /* requests are being handled: write their replies together after */
         int64_t *holds;     /* the jobs this connection holds a handle on */
         size_t nholds, holds_size;
 };
