@@ -120,6 +120,8 @@ static int spawn(struct job *job, int out_fd, pid_t *ret_pid)
         posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
         posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
         posix_spawn_file_actions_addchdir_np(&fa, job->cwd);
+        /* Nothing else of the daemon's, not even what it inherited without close-on-exec. */
+        posix_spawn_file_actions_addclosefrom_np(&fa, 3);
         r = posix_spawnp(ret_pid, job->argv[0], &fa, &attr, job->argv,
                          job->env ? job->env->vars : environ);
         posix_spawn_file_actions_destroy(&fa);

@@ -140,6 +140,18 @@ START_TEST(argv_runs_without_a_shell_with_cwd_env_and_no_stdin)
 }
 END_TEST
 
+START_TEST(a_job_inherits_no_descriptor_but_its_three)
+{
+        int64_t id = job_submit(fd, "{\"argv\":[\"ls\",\"/proc/self/fd\"]}");
+        char *log;
+
+        json_object_put(job_wait(fd, id));
+        log = job_log(fd, id);
+        ck_assert_str_eq(log, "0\n1\n2\n3\n"); /* 3: the folder ls reads */
+        free(log);
+}
+END_TEST
+
 START_TEST(bad_submits_are_invalid_params_and_queue_nothing)
 {
         static const char *const bad[] = {
@@ -541,6 +553,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, command_runs_and_wait_gives_its_exit_code);
         tcase_add_test(tc, argv_runs_without_a_shell_with_cwd_env_and_no_stdin);
+        tcase_add_test(tc, a_job_inherits_no_descriptor_but_its_three);
         tcase_add_test(tc, bad_submits_are_invalid_params_and_queue_nothing);
         tcase_add_test(tc, four_submits_of_a_running_key_give_two_runs);
         tcase_add_test(tc, a_key_with_other_work_is_a_conflict);
