@@ -135,7 +135,7 @@ void conn_send(struct conn *c, char *line)
                         conn_close(c, "out of memory");
                 return;
         }
-        if (c->out_pending > CONN_OUT_MAX) {
+        if (c->out_pending + c->held_len > CONN_OUT_MAX) {
                 free(line);
                 conn_close(c, "it does not read its replies");
                 return;

@@ -237,7 +237,8 @@ bool job_same_payload(const struct job *job, const struct sw_submit_params *p)
 bool job_idle(struct job *job)
 {
         return !slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
-               job->runs_ended == __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE);
+               job->runs_ended == __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) &&
+               !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE);
 }
 
 const char *job_state(struct job *job)

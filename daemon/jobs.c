@@ -134,14 +134,17 @@ static json_object *last_record(struct manager *m, struct job *job, int64_t id)
 
 void jobs_check_idle(struct manager *m, struct job *job)
 {
-        struct waiter *w;
+        struct waiter *w, *waiters;
 
         if (!job->live || !job_idle(job))
                 return;
-        /* A reply lets its connection go on with later requests, which may touch this job. */
+        /* A reply lets its connection go on with later requests, which may touch this job and
+         * wait for it again: those wait for the next time it goes idle. */
         job_ref(job);
-        while ((w = job->waiters)) {
-                job->waiters = w->next;
+        waiters = job->waiters;
+        job->waiters = NULL;
+        while ((w = waiters)) {
+                waiters = w->next;
                 conn_reply(w->c, w->id, last_record(m, job, job->id), 0, NULL);
                 conn_unref(w->c);
                 free(w);
@@ -227,7 +230,11 @@ static int enqueue(struct manager *m, struct job *job, double delay, const char 
 static void enqueue_reply(struct manager *m, struct job *job, double delay, struct reply *r)
 {
         const char *extra;
-        int e = enqueue(m, job, delay, &extra);
+        int e;
+
+        /* A cancel is on its way to the pool: what is queued now would be cancelled too. */
+        e = __atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) ? -ECANCELED
+                                                                 : enqueue(m, job, delay, &extra);
 
         if (e == -ECANCELED) {
                 reply_error(r, SW_E_BUSY, "job %lld is being cancelled", (long long)job->id);
@@ -409,6 +416,9 @@ static void cancel_done(uv_work_t *work, int status)
                             .ended = (double)time(NULL),
                         };
                         jobs_run_ended(m, job, rec);
+                        jobs_notify(m, job,
+                                    slow_work_is_pending(&job->dw.work) ? "pending" : "idle",
+                                    rec);
                 }
         }
         /* The run, if there was one, has ended: the job is idle unless queued again. */

@@ -46,6 +46,12 @@ int manager_settings_validate(const struct sw_settings *s)
         return slow_work_settings_validate(&ps);
 }
 
+static void publish_run_settings(struct manager *m)
+{
+        __atomic_store_n(&m->run_log_limit, m->settings.log_limit, __ATOMIC_RELAXED);
+        __atomic_store(&m->run_kill_grace, &m->settings.kill_grace, __ATOMIC_RELAXED);
+}
+
 int manager_apply_settings(struct manager *m, const struct sw_settings *s)
 {
         struct slow_work_settings ps = pool_settings(s);
@@ -55,6 +61,7 @@ int manager_apply_settings(struct manager *m, const struct sw_settings *s)
                 return r;
         m->settings = *s;
         m->settings.runtime = false;
+        publish_run_settings(m);
         return 0;
 }
 
@@ -111,6 +118,7 @@ int manager_new(const struct sw_settings *settings, const char *socket_path,
         if (!m)
                 return -ENOMEM;
         m->settings = *settings;
+        publish_run_settings(m);
         m->uid = geteuid();
         m->loop = uv_default_loop();
         r = listener_resolve_path(socket_path, &m->socket_path);

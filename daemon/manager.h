@@ -20,6 +20,9 @@ struct manager {
         uv_loop_t *loop;
         struct slow_work_pool *pool;
         struct sw_settings settings;
+        /* What the runners read of the settings, written atomically. */
+        int64_t run_log_limit;
+        double run_kill_grace;
         uid_t uid;
 
         char *socket_path;

@@ -542,6 +542,88 @@ START_TEST(a_keyed_resubmit_can_make_the_job_persist)
 }
 END_TEST
 
+static json_object *read_reply(int c)
+{
+        char *line = client_read_line(c);
+        json_object *reply;
+
+        ck_assert_ptr_nonnull(line);
+        reply = json_tokener_parse(line);
+        free(line);
+        return reply;
+}
+
+START_TEST(a_wait_behind_an_enqueue_waits_for_the_new_run)
+{
+        static const char batch[] =
+            "{\"jsonrpc\":\"2.0\",\"id\":101,\"method\":\"wait\",\"params\":{\"id\":1}}\n"
+            "{\"jsonrpc\":\"2.0\",\"id\":102,\"method\":\"enqueue\",\"params\":{\"id\":1}}\n"
+            "{\"jsonrpc\":\"2.0\",\"id\":103,\"method\":\"wait\",\"params\":{\"id\":1}}\n";
+        int64_t id = job_submit(fd, "{\"command\":\"sleep 0.3\",\"hold\":true}");
+        json_object *first, *enqueued, *second;
+
+        wait_state(id, "running");
+        /* In one write: the second wait is for the run the enqueue asks for. */
+        client_write(fd, batch, sizeof(batch) - 1);
+        first = read_reply(fd);
+        enqueued = read_reply(fd);
+        second = read_reply(fd);
+        ck_assert_int_eq(int_member(reply_result(first), "run"), 1);
+        ck_assert_int_eq(reply_code(enqueued), 0);
+        ck_assert_int_eq(int_member(reply_result(second), "run"), 2);
+        json_object_put(first);
+        json_object_put(enqueued);
+        json_object_put(second);
+}
+END_TEST
+
+START_TEST(what_a_job_leaves_running_is_stopped_when_it_ends)
+{
+        int64_t id = job_submit(fd, "{\"command\":\"sleep 300 & echo $!\"}");
+        json_object *rec = job_wait(fd, id);
+        char *log = job_log(fd, id);
+        pid_t pid = (pid_t)atoi(log);
+        int i;
+
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        json_object_put(rec);
+        free(log);
+        ck_assert_int_gt(pid, 0);
+        for (i = 0; i < 300 && !process_gone(pid); i++)
+                usleep(10000);
+        ck_assert(process_gone(pid));
+}
+END_TEST
+
+START_TEST(a_waiter_on_a_cancelled_queued_job_gets_the_cancelled_record)
+{
+        json_object *reply, *rec;
+        char params[64], request[160];
+        int64_t id;
+        int i, other;
+
+        set("{\"min-threads\":1,\"max-threads\":1}");
+        wait_state(job_submit(fd, "{\"command\":\"sleep 30\"}"), "running");
+        for (i = 0; i < 10; i++) {
+                id = job_submit(fd, "{\"command\":\"true\"}");
+                snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+                snprintf(request, sizeof(request),
+                         "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"wait\",\"params\":%s}",
+                         params);
+                other = client_connect(d.sock);
+                client_send(other, request);
+                reply = client_call(fd, "cancel", params);
+                ck_assert_int_eq(reply_code(reply), 0);
+                json_object_put(reply);
+                rec = read_reply(other);
+                ck_assert_str_eq(outcome(reply_result(rec)), "cancelled");
+                json_object_put(rec);
+                close(other);
+        }
+        json_object_put(client_call(fd, "cancel", "{\"id\":1}"));
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("jobs");
@@ -570,6 +652,9 @@ int main(void)
         tcase_add_test(tc, subscribers_see_each_state_change);
         tcase_add_test(tc, replies_stay_utf8_where_text_is_cut);
         tcase_add_test(tc, a_keyed_resubmit_can_make_the_job_persist);
+        tcase_add_test(tc, a_wait_behind_an_enqueue_waits_for_the_new_run);
+        tcase_add_test(tc, what_a_job_leaves_running_is_stopped_when_it_ends);
+        tcase_add_test(tc, a_waiter_on_a_cancelled_queued_job_gets_the_cancelled_record);
         suite_add_tcase(s, tc);
         sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
