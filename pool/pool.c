@@ -297,10 +297,15 @@ static void wake_for_more(struct slow_work_pool *pool)
 {
         if (pool->nwaking || (!pool->idle_top && pool->nthreads >= pool->settings.max_threads))
                 return;
-        if (pool->slow.n || !incoming_empty(pool, false) ||
-            (pool->nbusy_vslow < pool->vslow_cap &&
-             (pool->vslow.n || !incoming_empty(pool, true))))
-                pool_kick(pool);
+        if (!pool->slow.n && incoming_empty(pool, false) &&
+            (pool->nbusy_vslow >= pool->vslow_cap || (!pool->vslow.n && incoming_empty(pool, true))))
+                return;
+        /* One at a time: the thread woken looks again when it picks. No drain here, so that
+         * items taken straight from the incoming FIFOs are not moved twice. */
+        if (pool->idle_top)
+                wake_idle(pool);
+        else
+                start_worker(pool);
 }
 
 /*
