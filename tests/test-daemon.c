@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "daemon-helpers.h"
+#include "run-suite.h"
 
 static struct daemon d;
 
@@ -455,8 +456,6 @@ int main(void)
         Suite *s = suite_create("daemon");
         TCase *tc = tcase_create("requests");
         TCase *alone = tcase_create("startup");
-        SRunner *sr;
-        int failed;
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
@@ -481,9 +480,5 @@ int main(void)
         tcase_add_test(alone, queued_jobs_hold_no_file_descriptors);
         tcase_add_test(alone, bad_flags_exit_with_usage_status);
         suite_add_tcase(s, alone);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return run_suite(s);
 }

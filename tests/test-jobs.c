@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon-helpers.h"
+#include "run-suite.h"
 
 static struct daemon d;
 static int fd;
@@ -628,8 +629,6 @@ int main(void)
 {
         Suite *s = suite_create("jobs");
         TCase *tc = tcase_create("shell");
-        SRunner *sr;
-        int failed;
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
@@ -656,9 +655,5 @@ int main(void)
         tcase_add_test(tc, what_a_job_leaves_running_is_stopped_when_it_ends);
         tcase_add_test(tc, a_waiter_on_a_cancelled_queued_job_gets_the_cancelled_record);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return run_suite(s);
 }

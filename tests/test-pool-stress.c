@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "pool-helpers.h"
+#include "run-suite.h"
 
 #define NITEMS 300
 #define NPRODUCERS 4
@@ -164,15 +165,9 @@ int main(void)
 {
         Suite *s = suite_create("pool-stress");
         TCase *tc = tcase_create("stress");
-        SRunner *sr;
-        int failed;
 
         tcase_set_timeout(tc, 300);
         tcase_add_test(tc, stress_producers_cancels_and_settings_changes);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return run_suite(s);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pool-helpers.h"
+#include "run-suite.h"
 
 static void order_is(const int *want, int n)
 {
@@ -924,11 +925,5 @@ static Suite *pool_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(pool_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return run_suite(pool_suite());
 }

@@ -10,6 +10,7 @@
 
 #include "methods.h"
 #include "proto.h"
+#include "run-suite.h"
 
 static char errbuf[256];
 
@@ -1162,11 +1163,5 @@ static Suite *proto_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(proto_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return run_suite(proto_suite());
 }

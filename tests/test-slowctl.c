@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "daemon-helpers.h"
+#include "run-suite.h"
 #include "slowwork-client.h"
 
 #ifndef SLOWCTL
@@ -730,8 +731,6 @@ int main(void)
 {
         Suite *s = suite_create("slowctl");
         TCase *tc = tcase_create("slowctl");
-        SRunner *sr;
-        int failed;
 
         setenv("HOME_OF_TEST", "from-slowctl", 1);
         tcase_add_checked_fixture(tc, setup, teardown);
@@ -756,9 +755,5 @@ int main(void)
         tcase_add_test(tc, library_receive_gives_notifications_with_id_minus_1);
         tcase_add_test(tc, library_connect_resolves_the_socket_path);
         suite_add_tcase(s, tc);
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+        return run_suite(s);
 }
