@@ -248,23 +248,28 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         process(c);
 }
 
+void conn_send_reply(struct conn *c, json_object *id, json_object *result, int code,
+                     const char *message)
+{
+        if (c->closing || !id) {
+                /* A notification gets no reply, whatever happened. */
+                json_object_put(id);
+                json_object_put(result);
+        } else if (code) {
+                json_object_put(result);
+                conn_send(c, sw_error_line(id, code, message));
+        } else {
+                conn_send(c, sw_result_line(id, result ? result : json_object_new_object()));
+        }
+}
+
 void conn_reply(struct conn *c, json_object *id, json_object *result, int code,
                 const char *message)
 {
-        if (c->closing || !id) {
-                json_object_put(id);
-                json_object_put(result);
-                c->busy = false;
-                if (!c->closing)
-                        process(c);
-                return;
-        }
-        if (code)
-                conn_send(c, sw_error_line(id, code, message));
-        else
-                conn_send(c, sw_result_line(id, result ? result : json_object_new_object()));
+        conn_send_reply(c, id, result, code, message);
         c->busy = false;
-        process(c);
+        if (!c->closing)
+                process(c);
 }
 
 static int peer_allowed(struct manager *m, struct conn *c)

@@ -43,6 +43,9 @@ void conn_send(struct conn *c, char *line);
 void conn_close(struct conn *c, const char *why);
 struct conn *conn_ref(struct conn *c);
 void conn_unref(struct conn *c);
+/* Sends the reply to a request: the result, or the error (id NULL: a notification, no reply). */
+void conn_send_reply(struct conn *c, json_object *id, json_object *result, int code,
+                     const char *message);
 /* Ends a request whose reply was deferred: sends it (unless the client left) and goes on with
  * the requests that came in meanwhile. */
 void conn_reply(struct conn *c, json_object *id, json_object *result, int code,

@@ -63,19 +63,6 @@ static const struct method *find(const char *name)
         return NULL;
 }
 
-static void answer(struct conn *c, json_object *id, struct reply *r)
-{
-        if (!id) {
-                /* A notification: no reply, whatever happened. */
-                json_object_put(r->result);
-                return;
-        }
-        if (r->code)
-                conn_send(c, sw_error_line(id, r->code, r->message));
-        else
-                conn_send(c, sw_result_line(id, r->result ? r->result : json_object_new_object()));
-}
-
 void dispatch_line(struct conn *c, const char *line, size_t len)
 {
         struct sw_request req = {0};
@@ -117,7 +104,7 @@ void dispatch_line(struct conn *c, const char *line, size_t len)
                 return;
         }
 done:
-        answer(c, id, &r);
+        conn_send_reply(c, id, r.result, r.code, r.message);
         sw_request_clear(&req);
 }
 

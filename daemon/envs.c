@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "envs.h"
+#include "strv.h"
 
 /* FNV-1a over eight bytes at a time, each string with its length. */
 static uint64_t hash_vars(char *const *vars)
@@ -24,55 +25,20 @@ static uint64_t hash_vars(char *const *vars)
         return h;
 }
 
-static bool same_vars(char *const *a, char *const *b)
-{
-        size_t i;
-
-        for (i = 0; a[i] && b[i]; i++)
-                if (strcmp(a[i], b[i]) != 0)
-                        return false;
-        return !a[i] && !b[i];
-}
-
-static void free_vars(char **vars)
-{
-        size_t i;
-
-        for (i = 0; vars && vars[i]; i++)
-                free(vars[i]);
-        free(vars);
-}
-
-static char **copy_vars(char *const *vars)
-{
-        size_t n = 0, i;
-        char **copy;
-
-        while (vars[n])
-                n++;
-        copy = calloc(n + 1, sizeof(*copy));
-        for (i = 0; copy && i < n; i++)
-                if (!(copy[i] = strdup(vars[i]))) {
-                        free_vars(copy);
-                        return NULL;
-                }
-        return copy;
-}
-
 struct env_block *envs_intern(struct envs *envs, char *const *vars)
 {
         uint64_t h = hash_vars(vars);
         struct env_block **head = &envs->buckets[h % ENVS_BUCKETS], *b;
 
         for (b = *head; b; b = b->next)
-                if (b->hash == h && same_vars(b->vars, vars)) {
+                if (b->hash == h && strv_equal(b->vars, vars)) {
                         b->refs++;
                         return b;
                 }
         b = calloc(1, sizeof(*b));
         if (!b)
                 return NULL;
-        b->vars = copy_vars(vars);
+        b->vars = strv_dup(vars);
         if (!b->vars) {
                 free(b);
                 return NULL;
@@ -93,6 +59,6 @@ void envs_unref(struct envs *envs, struct env_block *block)
         for (p = &envs->buckets[block->hash % ENVS_BUCKETS]; *p != block; p = &(*p)->next)
                 ;
         *p = block->next;
-        free_vars(block->vars);
+        strv_free(block->vars);
         free(block);
 }

@@ -94,9 +94,14 @@ static void retire(struct manager *m, struct job *job)
         job_unref(job);
 }
 
+bool jobs_may_touch(struct conn *c, uid_t owner)
+{
+        return c->uid == 0 || c->uid == c->m->uid || c->uid == owner;
+}
+
 static bool may_touch(struct conn *c, const struct job *job)
 {
-        return c->uid == 0 || c->uid == c->m->uid || c->uid == job->owner;
+        return jobs_may_touch(c, job->owner);
 }
 
 static struct run_record *record_dup(const struct run_record *rec)

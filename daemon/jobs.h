@@ -3,7 +3,9 @@
 #ifndef SLOWWORKD_JOBS_H
 #define SLOWWORKD_JOBS_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "job.h"
 
@@ -13,6 +15,8 @@ struct conn;
 #define JOBS_BUCKETS 4096
 
 struct job *jobs_find(struct manager *m, int64_t id);
+/* Whether the client may see and act on what this user owns: the owner, and admins. */
+bool jobs_may_touch(struct conn *c, uid_t owner);
 void jobs_run_ended(struct manager *m, struct job *job, struct run_record *rec);
 /* A job neither pending nor running answers its waiters, and leaves the tables unless a handle
  * keeps it. */

@@ -170,13 +170,12 @@ void handle_log(struct conn *c, union params *params, struct reply *r)
         char *path = NULL;
         bool running = job && slow_work_is_executing(&job->dw.work);
 
-        if (job && c->uid != 0 && c->uid != m->uid && c->uid != job->owner) {
-                reply_error(r, SW_E_PERMISSION, "job %lld is not yours", (long long)p->id);
-                return;
-        }
-        if (!job && rec && c->uid != 0 && c->uid != m->uid && c->uid != rec->owner) {
-                reply_error(r, SW_E_PERMISSION, "job %lld is not yours", (long long)p->id);
-                return;
+        if (rec || job) {
+                if (!jobs_may_touch(c, job ? job->owner : rec->owner)) {
+                        reply_error(r, SW_E_PERMISSION, "job %lld is not yours",
+                                    (long long)p->id);
+                        return;
+                }
         }
         if (running && asprintf(&path, "%s/%lld.%lld.log", m->log_dir, (long long)p->id,
                                 (long long)__atomic_load_n(&job->runs_started,

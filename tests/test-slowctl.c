@@ -68,22 +68,30 @@ static bool sink_read(struct sink *s)
         return n > 0;
 }
 
-/* Runs slowctl with the arguments (NULL-terminated) and input on its stdin (NULL: none). */
-static void ctl(struct run *r, const char *input, ...)
+#define ARGS_MAX 64
+
+/* Appends the NULL-terminated arguments in ap to argv, which holds n already. */
+static void collect(char **argv, int n, va_list ap)
 {
-        char *argv[64] = {(char *)SLOWCTL};
-        int in[2], out[2], err[2], status, n = 1;
+        const char *a;
+
+        while (n < ARGS_MAX - 1 && (a = va_arg(ap, const char *)))
+                argv[n++] = (char *)a;
+        argv[n] = NULL;
+}
+
+/* Runs slowctl with args (NULL-terminated) and input on its stdin (NULL: none). */
+static void ctl_argv(struct run *r, const char *input, char *const *args)
+{
+        char *argv[ARGS_MAX + 1] = {(char *)SLOWCTL};
+        int in[2], out[2], err[2], status, n;
         struct sink sinks[2] = {{.fd = -1}, {.fd = -1}};
         size_t written = 0, len = input ? strlen(input) : 0;
-        const char *a;
-        va_list ap;
         pid_t pid;
 
-        va_start(ap, input);
-        while ((a = va_arg(ap, const char *)) && n < 63)
-                argv[n++] = (char *)a;
-        va_end(ap);
-        argv[n] = NULL;
+        for (n = 0; args[n] && n < ARGS_MAX - 1; n++)
+                argv[n + 1] = args[n];
+        argv[n + 1] = NULL;
         ck_assert(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0 &&
                   pipe2(err, O_CLOEXEC) == 0);
         pid = fork();
@@ -136,20 +144,28 @@ static void ctl(struct run *r, const char *input, ...)
         r->err = sinks[1].buf ? sinks[1].buf : strdup("");
 }
 
+static void ctl(struct run *r, const char *input, ...)
+{
+        char *argv[ARGS_MAX];
+        va_list ap;
+
+        va_start(ap, input);
+        collect(argv, 0, ap);
+        va_end(ap);
+        ctl_argv(r, input, argv);
+}
+
 /* slowctl that must succeed; its output, which the caller frees. */
 static char *ctl_ok(const char *first, ...)
 {
-        char *argv[16] = {(char *)first};
+        char *argv[ARGS_MAX] = {(char *)first};
         struct run r;
         va_list ap;
-        int n = 1;
 
         va_start(ap, first);
-        while (n < 15 && (argv[n] = va_arg(ap, char *)))
-                n++;
+        collect(argv, 1, ap);
         va_end(ap);
-        ctl(&r, NULL, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7],
-            argv[8], argv[9], argv[10], argv[11], argv[12], argv[13], argv[14], NULL);
+        ctl_argv(&r, NULL, argv);
         ck_assert_msg(r.status == 0, "slowctl %s: status %d: %s", first, r.status, r.err);
         ck_assert_str_eq(r.err, "");
         free(r.err);
@@ -168,18 +184,15 @@ static int64_t submitted(const char *out)
 
 static int64_t submit(const char *first, ...)
 {
-        char *argv[16] = {(char *)"submit", (char *)first};
+        char *argv[ARGS_MAX] = {(char *)"submit", (char *)first};
         struct run r;
         int64_t id;
         va_list ap;
-        int n = 2;
 
         va_start(ap, first);
-        while (n < 15 && (argv[n] = va_arg(ap, char *)))
-                n++;
+        collect(argv, 2, ap);
         va_end(ap);
-        ctl(&r, NULL, argv[0], argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7],
-            argv[8], argv[9], argv[10], argv[11], argv[12], argv[13], argv[14], NULL);
+        ctl_argv(&r, NULL, argv);
         ck_assert_msg(r.status == 0, "submit: status %d: %s", r.status, r.err);
         id = submitted(r.out);
         run_free(&r);
