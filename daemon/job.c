@@ -9,6 +9,8 @@
 #include "events.h"
 #include "job.h"
 #include "manager.h"
+#include "plugin-run.h"
+#include "plugins.h"
 #include "shell.h"
 #include "strv.h"
 
@@ -27,7 +29,7 @@ static void job_put_ref(struct slow_work *work)
 static void job_execute(struct slow_work *work)
 {
         struct job *job = (struct job *)work;
-        struct run_record *rec = shell_run(job);
+        struct run_record *rec = job->plugin_entry ? plugin_run(job) : shell_run(job);
 
         events_post(job->m, EVENT_ENDED, job_ref(job), rec);
 }
@@ -69,10 +71,16 @@ static int payload_check(const struct sw_submit_params *p, bool *ret_very_slow, 
                          size_t errlen)
 {
         if (p->plugin || p->entry || p->arg) {
-                snprintf(err, errlen, "plugin jobs are not supported by this slowworkd");
-                return -EINVAL;
-        }
-        if (!p->command == !p->argv) {
+                if (!p->plugin || !p->entry) {
+                        snprintf(err, errlen, "a plugin job needs both \"plugin\" and \"entry\"");
+                        return -EINVAL;
+                }
+                if (p->command || p->argv || p->cwd || p->env) {
+                        snprintf(err, errlen, "a plugin job takes no \"command\", \"argv\", "
+                                              "\"cwd\" or \"env\"");
+                        return -EINVAL;
+                }
+        } else if (!p->command == !p->argv) {
                 snprintf(err, errlen, "give exactly one of \"command\" and \"argv\"");
                 return -EINVAL;
         }
@@ -89,6 +97,40 @@ static int payload_check(const struct sw_submit_params *p, bool *ret_very_slow, 
                 return -EINVAL;
         }
         return 0;
+}
+
+static const char *arg_text(json_object *arg)
+{
+        return arg ? json_object_to_json_string_ext(arg, JSON_C_TO_STRING_PLAIN |
+                                                             JSON_C_TO_STRING_NOSLASHESCAPE)
+                   : "null";
+}
+
+/* What a plugin job runs: its loaded entry point and its argument. */
+static int plugin_payload(struct manager *m, struct job *job, const struct sw_submit_params *p,
+                          char *err, size_t errlen)
+{
+        int r = plugins_get(&m->plugins, p->plugin, p->entry, &job->plugin, &job->plugin_entry,
+                            err, errlen);
+
+        if (r < 0)
+                return r;
+        job->entry = strdup(p->entry);
+        job->arg = json_object_get(p->arg);
+        job->arg_text = strdup(arg_text(p->arg));
+        if (asprintf(&job->summary, "%s:%s%s%s", p->plugin, p->entry, p->arg ? " " : "",
+                     p->arg ? job->arg_text : "") < 0)
+                job->summary = NULL;
+        return job->entry && job->arg_text && job->summary ? 0 : -ENOMEM;
+}
+
+static int shell_payload(struct manager *m, struct job *job, const struct sw_submit_params *p)
+{
+        job->argv = payload_argv(p);
+        job->env = p->env ? envs_intern(&m->envs, p->env) : NULL;
+        job->cwd = strdup(p->cwd ? p->cwd : "/");
+        job->summary = p->command ? strdup(p->command) : job->argv ? strv_join(job->argv) : NULL;
+        return job->argv && (!p->env || job->env) && job->cwd && job->summary ? 0 : -ENOMEM;
 }
 
 int job_new(struct manager *m, uid_t owner, const struct sw_submit_params *p, struct job **ret,
@@ -116,16 +158,14 @@ int job_new(struct manager *m, uid_t owner, const struct sw_submit_params *p, st
         job->persist = p->persist;
         job->kick_fd = -1;
         pthread_mutex_init(&job->run_lock, NULL);
-        job->argv = payload_argv(p);
-        job->env = p->env ? envs_intern(&m->envs, p->env) : NULL;
-        job->cwd = strdup(p->cwd ? p->cwd : "/");
+        r = p->plugin ? plugin_payload(m, job, p, err, errlen) : shell_payload(m, job, p);
         job->name = p->name ? strdup(p->name) : NULL;
         job->key = p->key ? strdup(p->key) : NULL;
-        job->summary = p->command ? strdup(p->command) : job->argv ? strv_join(job->argv) : NULL;
-        if (!job->argv || (p->env && !job->env) || !job->cwd ||
-            (p->name && !job->name) || (p->key && !job->key) || !job->summary) {
+        if (r == 0 && ((p->name && !job->name) || (p->key && !job->key)))
+                r = -ENOMEM;
+        if (r < 0) {
                 job_unref(job);
-                return -ENOMEM;
+                return r;
         }
         *ret = job;
         return 0;
@@ -144,6 +184,10 @@ void job_unref(struct job *job)
         pthread_mutex_destroy(&job->run_lock);
         strv_free(job->argv);
         envs_unref(&job->m->envs, job->env);
+        plugins_put(&job->m->plugins, job->plugin);
+        free(job->entry);
+        json_object_put(job->arg);
+        free(job->arg_text);
         free(job->cwd);
         free(job->name);
         free(job->key);
@@ -169,8 +213,12 @@ bool job_same_payload(const struct job *job, const struct sw_submit_params *p)
         bool very_slow, same;
         char err[8];
 
-        if (payload_check(p, &very_slow, err, sizeof(err)) < 0 || very_slow != job->very_slow)
+        if (payload_check(p, &very_slow, err, sizeof(err)) < 0 || very_slow != job->very_slow ||
+            !p->plugin != !job->plugin)
                 return false;
+        if (job->plugin)
+                return strcmp(p->plugin, job->plugin->name) == 0 &&
+                       strcmp(p->entry, job->entry) == 0 && json_object_equal(p->arg, job->arg);
         argv = payload_argv(p);
         same = argv && strv_equal(argv, job->argv);
         strv_free(argv);

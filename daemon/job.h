@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A job: a slowwork item with a shell payload. Reference counted: the manager's table holds one
+ * A job: a slowwork item with a shell or plugin payload. Reference counted: the manager's table holds one
  * reference while the job is live, the pool one per queue entry, and work in flight its own.
  * Everything but the counters and the run in progress belongs to the loop thread.
  */
@@ -15,9 +15,11 @@
 
 #include "envs.h"
 #include "methods.h"
+#include "slowwork-plugin.h"
 #include "slowwork.h"
 
 struct manager;
+struct plugin;
 struct waiter;
 
 /* A finished run, kept in the history after the job is gone. */
@@ -44,9 +46,14 @@ struct job {
 
         /* What it runs; fixed at the first submit. */
         bool very_slow;
-        char **argv;
+        char **argv; /* a shell job's */
         char *cwd;
         struct env_block *env; /* shared; NULL: the daemon's own environment */
+        struct plugin *plugin; /* or a plugin job's */
+        slowwork_plugin_entry *plugin_entry;
+        char *entry;
+        json_object *arg; /* loop: compared by later submits with its key */
+        char *arg_text;   /* what the entry point gets */
         double timeout;
         char *summary;
 

@@ -286,12 +286,12 @@ void handle_submit(struct conn *c, union params *params, struct reply *r)
                 return;
         }
         e = job_new(m, c->uid, p, &job, err, sizeof(err));
-        if (e == -EINVAL) {
-                reply_error(r, SW_E_INVALID_PARAMS, "%s", err);
+        if (e == -ENOMEM) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
         if (e < 0) {
-                reply_error(r, SW_E_INTERNAL, "out of memory");
+                reply_error(r, e == -ENOENT ? SW_E_NOT_FOUND : SW_E_INVALID_PARAMS, "%s", err);
                 return;
         }
         job->id = ++m->next_id;

@@ -18,6 +18,8 @@ static void usage(FILE *f)
               "                            $XDG_RUNTIME_DIR/slowwork/slowworkd.sock)\n"
               "  --state-dir DIR           run logs under DIR/logs (default:\n"
               "                            $XDG_STATE_HOME/slowwork)\n"
+              "  --plugin-dir DIR          where plugin names resolve (default:\n"
+              "                            " PLUGINDIR ")\n"
               "  --min-threads N           threads kept (1..255, default 2)\n"
               "  --max-threads N           threads at most (1..255, default 4)\n"
               "  --vslow-percentage N      share of threads for very slow jobs (1..99, 50)\n"
@@ -55,10 +57,11 @@ static int set_from_flag(struct sw_settings *s, const char *name, const char *va
 
 int main(int argc, char **argv)
 {
-        enum { OPT_SOCKET = 256, OPT_STATE_DIR, OPT_SETTING, OPT_HELP, OPT_VERSION };
+        enum { OPT_SOCKET = 256, OPT_STATE_DIR, OPT_PLUGIN_DIR, OPT_SETTING, OPT_HELP, OPT_VERSION };
         static const struct option options[] = {
             {"socket", required_argument, NULL, OPT_SOCKET},
             {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+            {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
             {"min-threads", required_argument, NULL, OPT_SETTING},
             {"max-threads", required_argument, NULL, OPT_SETTING},
             {"vslow-percentage", required_argument, NULL, OPT_SETTING},
@@ -72,7 +75,7 @@ int main(int argc, char **argv)
             {NULL, 0, NULL, 0},
         };
         struct sw_settings settings;
-        const char *socket_path = NULL, *state_dir = NULL;
+        const char *socket_path = NULL, *state_dir = NULL, *plugin_dir = NULL;
         struct manager *m = NULL;
         int c, index, r;
 
@@ -84,6 +87,9 @@ int main(int argc, char **argv)
                         break;
                 case OPT_STATE_DIR:
                         state_dir = optarg;
+                        break;
+                case OPT_PLUGIN_DIR:
+                        plugin_dir = optarg;
                         break;
                 case OPT_SETTING:
                         if (set_from_flag(&settings, options[index].name, optarg) < 0)
@@ -113,6 +119,8 @@ int main(int argc, char **argv)
         signal(SIGPIPE, SIG_IGN);
 
         r = manager_new(&settings, socket_path, state_dir, &m);
+        if (r == 0)
+                r = manager_set_plugin_dir(m, plugin_dir);
         if (r == 0)
                 r = manager_start(m);
         if (r == 0)

@@ -139,6 +139,17 @@ fail:
         return r;
 }
 
+int manager_set_plugin_dir(struct manager *m, const char *dir)
+{
+        char *copy = strdup(dir ? dir : PLUGINDIR);
+
+        if (!copy)
+                return log_error_errno(-ENOMEM, "Failed to set the plugin folder: %m");
+        free(m->plugins.dir);
+        m->plugins.dir = copy;
+        return 0;
+}
+
 int manager_start(struct manager *m)
 {
         int r = listener_open(m);
@@ -158,12 +169,26 @@ int manager_start(struct manager *m)
         return 0;
 }
 
+/* Shell jobs are gone kill-grace after SIGTERM; a plugin that does not return never is. */
+static void on_stop_overdue(uv_timer_t *timer)
+{
+        struct manager *m = timer->data;
+
+        log_error("Jobs still running %g s after being told to stop (a plugin that does not "
+                  "return?): exiting without them",
+                  m->settings.kill_grace + 1);
+        _exit(EXIT_FAILURE);
+}
+
 static void on_stop_timeout(uv_timer_t *timer)
 {
         struct manager *m = timer->data;
 
         log_info("Stop timeout: interrupting the jobs still running");
+        __atomic_store_n(&m->interrupting, true, __ATOMIC_RELEASE);
         jobs_interrupt_all(m);
+        uv_timer_start(&m->stop_timer, on_stop_overdue,
+                       (uint64_t)((m->settings.kill_grace + 1) * 1000.0), 0);
 }
 
 /* Queued jobs do not start any more (their runs are recorded interrupted); running ones get
@@ -228,6 +253,7 @@ struct manager *manager_free(struct manager *m)
         }
         jobs_free_all(m);
         history_free(&m->history);
+        plugins_free(&m->plugins);
         free(m->socket_path);
         free(m->state_dir);
         free(m->log_dir);

@@ -10,6 +10,7 @@
 #include "history.h"
 #include "jobs.h"
 #include "methods.h"
+#include "plugins.h"
 #include "slowwork.h"
 
 #define MANAGER_CONNECTIONS_MAX 1024
@@ -36,6 +37,7 @@ struct manager {
         struct events events;
         struct history history;
         struct envs envs;
+        struct plugins plugins;
         struct job *jobs_by_id[JOBS_BUCKETS];
         struct job *jobs_by_key[JOBS_BUCKETS];
         size_t njobs;
@@ -47,6 +49,7 @@ struct manager {
         unsigned cancels;   /* slow_work_cancel() calls under way: the pool outlives them */
         bool drain_due;     /* stopping, and waiting for cancels before freeing the pool */
         bool stopping;      /* atomic: read by the runners */
+        bool interrupting;  /* atomic: stop-timeout is up, running jobs must stop */
 };
 
 /* The daemon's settings before any flag: the kernel's pool defaults and SPEC's. */
@@ -56,6 +59,8 @@ int manager_settings_validate(const struct sw_settings *s);
 
 int manager_new(const struct sw_settings *settings, const char *socket_path,
                 const char *state_dir, struct manager **ret);
+/* Where plugin names resolve: dir, or NULL for the default (PLUGINDIR). */
+int manager_set_plugin_dir(struct manager *m, const char *dir);
 struct manager *manager_free(struct manager *m);
 int manager_start(struct manager *m);
 int manager_run(struct manager *m);

@@ -157,19 +157,27 @@ bool daemon_alive(struct daemon *d)
         return waitpid(d->pid, &status, WNOHANG) == 0;
 }
 
+int daemon_reap(struct daemon *d)
+{
+        int status;
+
+        ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
+        remove_tree(d->state);
+        if (d->own_dir)
+                rmdir(d->dir);
+        return status;
+}
+
 void daemon_stop(struct daemon *d)
 {
         struct stat st;
         int status;
 
         ck_assert_int_eq(kill(d->pid, SIGTERM), 0);
-        ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
+        status = daemon_reap(d);
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                       "slowworkd ended with status 0x%x", status);
         ck_assert_int_eq(stat(d->sock, &st), -1);
-        remove_tree(d->state);
-        if (d->own_dir)
-                rmdir(d->dir);
 }
 
 int client_connect(const char *sock)

@@ -26,6 +26,8 @@ void daemon_start_again(struct daemon *d, ...);
 void daemon_start_default(struct daemon *d);
 /* Runs slowworkd with the arguments and returns its exit status, for ones that must fail. */
 int daemon_run_status(const char *first, ...);
+/* Waits for it to exit and removes its folders: the wait status. */
+int daemon_reap(struct daemon *d);
 /* SIGTERM, then checks that it exited with 0 and removed its socket. */
 void daemon_stop(struct daemon *d);
 bool daemon_alive(struct daemon *d);

@@ -160,7 +160,7 @@ START_TEST(bad_submits_are_invalid_params_and_queue_nothing)
             "{\"command\":\"true\",\"argv\":[\"true\"]}",
             "{\"command\":\"true\",\"class\":\"fast\"}",
             "{\"command\":\"true\",\"cwd\":\"relative/dir\"}",
-            "{\"plugin\":\"p\",\"entry\":\"e\"}",
+            "{\"plugin\":\"p\",\"command\":\"true\"}",
             "{\"argv\":[]}",
             "{\"command\":5}",
             "{\"command\":\"true\",\"timeout\":-1}",

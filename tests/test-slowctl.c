@@ -25,7 +25,8 @@ static struct daemon d;
 
 static void setup(void)
 {
-        daemon_start(&d, "--max-threads", "4", "--kill-grace", "1", NULL);
+        daemon_start(&d, "--max-threads", "4", "--kill-grace", "1", "--plugin-dir", PLUGINS_BUILT,
+                     NULL);
         ck_assert_int_eq(setenv("SLOWWORK_SOCKET", d.sock, 1), 0);
 }
 
@@ -273,6 +274,34 @@ START_TEST(submit_wait_exits_with_the_jobs_code)
         run_free(&r);
         ctl(&r, NULL, "submit", "--wait", "--timeout", "0.2", "--", "sleep 30", NULL);
         ck_assert_int_eq(r.status, 1); /* timed out */
+        run_free(&r);
+}
+END_TEST
+
+START_TEST(submit_plugin_runs_an_entry_point_with_its_arg)
+{
+        struct run r;
+        char *out, want[96];
+        int64_t id;
+
+        id = submit("--wait", "--plugin", "hello", "--entry", "hello", "--arg", "{\"n\": [1, 2]}",
+                    NULL);
+        out = ctl_ok("log", idstr(id), NULL);
+        snprintf(want, sizeof(want), "hello from job %lld run 1 (slow), arg {\"n\":[1,2]}\n",
+                 (long long)id);
+        ck_assert_str_eq(out, want);
+        free(out);
+        ctl(&r, NULL, "submit", "--wait", "--plugin", "hello", "--entry", "exit_with", "--arg", "9",
+            NULL);
+        ck_assert_int_eq(r.status, 9);
+        run_free(&r);
+        ctl(&r, NULL, "submit", "--plugin", "../hello", "--entry", "hello", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "no \"..\""));
+        run_free(&r);
+        ctl(&r, NULL, "submit", "--plugin", "hello", "--entry", "nothere", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "has no entry point \"nothere\""));
         run_free(&r);
 }
 END_TEST
@@ -750,6 +779,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, submit_prints_an_id_and_wait_exits_with_the_jobs_code);
         tcase_add_test(tc, submit_wait_exits_with_the_jobs_code);
+        tcase_add_test(tc, submit_plugin_runs_an_entry_point_with_its_arg);
         tcase_add_test(tc, one_argument_is_a_shell_command_several_are_argv);
         tcase_add_test(tc, submit_sends_the_current_directory_or_cwd);
         tcase_add_test(tc, submit_stdin_gives_an_id_per_line_in_order_and_runs_them_all);

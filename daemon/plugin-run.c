@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One run of a plugin job: its entry point called on the pool thread. Cancel and timeout are
+ * cooperative: the plugin asks stop_reason() or sleeps through sleep(), which a kick wakes. The
+ * log file is created by the first write, so runs that log nothing cost no file.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "events.h"
+#include "job.h"
+#include "manager.h"
+#include "plugin-run.h"
+#include "plugins.h"
+
+struct plugin_run {
+        struct slowwork_plugin_ctx ctx; /* first: what the plugin holds */
+        struct job *job;
+        struct run_record *rec;
+        double deadline; /* monotonic seconds, 0: no timeout */
+        int log_fd;
+        int log_err; /* the log could not be opened: writes fail with it */
+        int64_t logged, limit;
+        bool cut;
+        int kick_fd; /* made by the first sleep */
+};
+
+static double mono_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double wall_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct plugin_run *run_of(struct slowwork_plugin_ctx *ctx)
+{
+        return (struct plugin_run *)ctx;
+}
+
+static int write_all(int fd, const char *data, size_t n)
+{
+        while (n > 0) {
+                ssize_t w = write(fd, data, n);
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return -errno;
+                data += w;
+                n -= (size_t)w;
+        }
+        return 0;
+}
+
+static int api_log_write(struct slowwork_plugin_ctx *ctx, const void *data, size_t n)
+{
+        static const char cut_note[] = "\n[slowworkd: log cut here: log-limit reached]\n";
+        struct plugin_run *run = run_of(ctx);
+        int r;
+
+        if (run->cut)
+                return 0;
+        if (run->log_fd < 0 && !run->log_err) {
+                run->log_fd = run->rec->log ? open(run->rec->log,
+                                                   O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
+                                            : -1;
+                if (run->log_fd < 0)
+                        run->log_err = run->rec->log ? -errno : -ENOMEM;
+        }
+        if (run->log_err)
+                return run->log_err;
+        if (run->logged + (int64_t)n > run->limit) {
+                n = (size_t)(run->limit - run->logged);
+                run->cut = true;
+        }
+        r = write_all(run->log_fd, data, n);
+        if (r == 0)
+                run->logged += (int64_t)n;
+        if (run->cut)
+                write_all(run->log_fd, cut_note, sizeof(cut_note) - 1);
+        return r;
+}
+
+static int api_log_vprintf(struct slowwork_plugin_ctx *ctx, const char *format, va_list ap)
+{
+        char *text;
+        int n, r;
+
+        n = vasprintf(&text, format, ap);
+        if (n < 0)
+                return -ENOMEM;
+        r = api_log_write(ctx, text, (size_t)n);
+        free(text);
+        return r;
+}
+
+static const char *api_stop_reason(struct slowwork_plugin_ctx *ctx)
+{
+        struct plugin_run *run = run_of(ctx);
+        struct job *job = run->job;
+
+        if (__atomic_load_n(&job->m->interrupting, __ATOMIC_ACQUIRE))
+                return "interrupted";
+        if (__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE))
+                return "cancelled";
+        if (run->deadline > 0 && mono_now() >= run->deadline)
+                return "timed-out";
+        return NULL;
+}
+
+static int api_sleep(struct slowwork_plugin_ctx *ctx, double seconds)
+{
+        struct plugin_run *run = run_of(ctx);
+        double end = mono_now() + (seconds > 0 ? seconds : 0);
+        uint64_t kicks;
+
+        if (run->kick_fd < 0) {
+                run->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+                if (run->kick_fd < 0)
+                        return -errno;
+                /* Published before the reason is read: a cancel is either seen or kicks. */
+                pthread_mutex_lock(&run->job->run_lock);
+                run->job->kick_fd = run->kick_fd;
+                pthread_mutex_unlock(&run->job->run_lock);
+        }
+        for (;;) {
+                struct pollfd pfd = {.fd = run->kick_fd, .events = POLLIN};
+                double now = mono_now(), until = end;
+
+                if (api_stop_reason(ctx))
+                        return -ECANCELED;
+                if (now >= end)
+                        return 0;
+                if (run->deadline > 0 && run->deadline < until)
+                        until = run->deadline;
+                if (poll(&pfd, 1, (int)ceil((until - now) * 1000.0)) > 0 &&
+                    read(run->kick_fd, &kicks, sizeof(kicks)) < 0) {
+                        /* drained by an earlier read */
+                }
+        }
+}
+
+static int64_t api_item_id(struct slowwork_plugin_ctx *ctx)
+{
+        return run_of(ctx)->job->id;
+}
+
+static int64_t api_run_number(struct slowwork_plugin_ctx *ctx)
+{
+        return run_of(ctx)->rec->run;
+}
+
+static int api_very_slow(struct slowwork_plugin_ctx *ctx)
+{
+        return run_of(ctx)->job->very_slow;
+}
+
+static const struct slowwork_plugin_api api = {
+    .log_write = api_log_write,
+    .log_vprintf = api_log_vprintf,
+    .stop_reason = api_stop_reason,
+    .sleep = api_sleep,
+    .item_id = api_item_id,
+    .run_number = api_run_number,
+    .very_slow = api_very_slow,
+};
+
+struct run_record *plugin_run(struct job *job)
+{
+        int64_t number = __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL);
+        struct run_record *rec = calloc(1, sizeof(*rec));
+        struct plugin_run run = {
+            .ctx.api = &api, .job = job, .rec = rec, .log_fd = -1, .kick_fd = -1};
+        const char *reason;
+
+        if (!rec)
+                return NULL; /* counted, so that the loop still sees the run end */
+        rec->id = job->id;
+        rec->run = number;
+        rec->very_slow = job->very_slow;
+        rec->owner = job->owner;
+        rec->summary = strdup(job->summary);
+        if (asprintf(&rec->log, "%s/%lld.%lld.log", job->m->log_dir, (long long)job->id,
+                     (long long)number) < 0)
+                rec->log = NULL;
+        reason = __atomic_load_n(&job->m->stopping, __ATOMIC_ACQUIRE) ? "interrupted"
+                                                                      : api_stop_reason(&run.ctx);
+        if (reason) {
+                /* Cancelled or shut down before it could start. */
+                rec->outcome = reason;
+                rec->ended = wall_now();
+                return rec;
+        }
+        run.limit = __atomic_load_n(&job->m->run_log_limit, __ATOMIC_RELAXED);
+        if (job->timeout > 0)
+                run.deadline = mono_now() + job->timeout;
+        rec->started = wall_now();
+        events_post(job->m, EVENT_STARTED, job_ref(job), NULL);
+
+        rec->exit_code = job->plugin_entry(&run.ctx, job->arg_text);
+
+        rec->ended = wall_now();
+        reason = api_stop_reason(&run.ctx);
+        rec->outcome = reason ? reason : rec->exit_code == 0 ? "succeeded" : "failed";
+        if (run.kick_fd >= 0) {
+                pthread_mutex_lock(&job->run_lock);
+                job->kick_fd = -1;
+                pthread_mutex_unlock(&job->run_lock);
+                close(run.kick_fd);
+        }
+        if (run.log_fd >= 0)
+                close(run.log_fd);
+        return rec;
+}
