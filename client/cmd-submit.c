@@ -277,7 +277,8 @@ static bool blank(const char *s)
 static int submit_stdin(struct ctl *x, const struct opts *o)
 {
         struct batch b = {.first_request = -1};
-        json_object *common, *p;
+        enum json_tokener_error jerr;
+        json_object *common, *p, *arg;
         unsigned long lineno = 0;
         size_t size = 0;
         char *line = NULL;
@@ -285,7 +286,7 @@ static int submit_stdin(struct ctl *x, const struct opts *o)
         int64_t id;
         int r;
 
-        r = common_params(x, o, true, &common);
+        r = common_params(x, o, !o->plugin, &common);
         if (r)
                 return r;
         r = ctl_connect(x);
@@ -299,8 +300,21 @@ static int submit_stdin(struct ctl *x, const struct opts *o)
                         r = batch_receive(x, &b);
                 if (r)
                         break;
+                arg = o->plugin ? json_tokener_parse_verbose(line, &jerr) : NULL;
+                if (o->plugin && !arg && jerr != json_tokener_success) {
+                        fprintf(stderr, "slowctl: line %lu: not a JSON value: %s\n", lineno,
+                                json_tokener_error_desc(jerr));
+                        b.failed = true;
+                        continue;
+                }
                 p = params_copy(common);
-                if (!p || add(p, "command", json_object_new_string(line)) < 0 ||
+                if (!p) {
+                        json_object_put(arg);
+                        r = ctl_error(x, "out of memory");
+                        break;
+                }
+                if ((o->plugin ? arg ? add(p, "arg", arg) : 0
+                               : add(p, "command", json_object_new_string(line))) < 0 ||
                     batch_add(&b, lineno) < 0) {
                         json_object_put(p);
                         r = ctl_error(x, "out of memory");
@@ -331,9 +345,11 @@ int cmd_submit(struct ctl *x, const struct opts *o, int argc, char **argv)
         bool plugin = o->plugin || o->entry || o->arg_given;
 
         if (o->from_stdin) {
-                if (argc > 0 || plugin)
-                        return ctl_usage_error(x, "--stdin reads the commands from standard "
-                                                  "input, and takes no command or plugin");
+                if (argc > 0 || o->arg_given)
+                        return ctl_usage_error(x, "--stdin reads the commands (or the plugin's "
+                                                  "args) from standard input");
+                if (plugin && (!o->plugin || !o->entry))
+                        return ctl_usage_error(x, "--plugin and --entry go together");
                 if (o->wait)
                         return ctl_usage_error(x, "--wait does not go with --stdin");
                 return submit_stdin(x, o);
