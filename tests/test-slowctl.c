@@ -280,6 +280,7 @@ END_TEST
 
 START_TEST(submit_plugin_runs_an_entry_point_with_its_arg)
 {
+        long long ids[3];
         struct run r;
         char *out, want[96];
         int64_t id;
@@ -295,6 +296,25 @@ START_TEST(submit_plugin_runs_an_entry_point_with_its_arg)
             NULL);
         ck_assert_int_eq(r.status, 9);
         run_free(&r);
+        /* --stdin: one arg per line; a line that is not JSON is reported, the others run. */
+        ctl(&r, "7\n\n[1,\"x\"]\n{bad\nnull\n", "submit", "--stdin", "--plugin", "hello", "--entry",
+            "hello", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "line 4: not a JSON value"));
+        ck_assert_int_eq(sscanf(r.out, "%lld\n%lld\n%lld\n", &ids[0], &ids[1], &ids[2]), 3);
+        run_free(&r);
+        for (int i = 0; i < 3; i++) {
+                static const char *const args[] = {"7", "[1,\"x\"]", "null"};
+
+                ctl(&r, NULL, "wait", idstr(ids[i]), NULL);
+                ck_assert_int_eq(r.status, 0);
+                run_free(&r);
+                out = ctl_ok("log", idstr(ids[i]), NULL);
+                snprintf(want, sizeof(want), "hello from job %lld run 1 (slow), arg %s\n", ids[i],
+                         args[i]);
+                ck_assert_str_eq(out, want);
+                free(out);
+        }
         ctl(&r, NULL, "submit", "--plugin", "../hello", "--entry", "hello", NULL);
         ck_assert_int_eq(r.status, 1);
         ck_assert_ptr_nonnull(strstr(r.err, "no \"..\""));
