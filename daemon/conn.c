@@ -14,9 +14,10 @@
 #include "jobs.h"
 #include "log.h"
 #include "manager.h"
+#include "store.h"
 
 #define READ_CHUNK 65536
-#define IN_MAX (4u * 1024 * 1024) /* requests read ahead while one waits for its reply */
+#define IN_MAX     (4u * 1024 * 1024) /* requests read ahead while one waits for its reply */
 
 /* One write for the replies to all the requests one read brought in. */
 struct write_req {
@@ -34,7 +35,7 @@ struct conn *conn_ref(struct conn *c)
 static void drop_held(struct conn *c)
 {
         while (c->nheld > 0)
-                free(c->held[--c->nheld]);
+                free(c->held[--c->nheld].line);
         c->held_len = 0;
 }
 
@@ -88,31 +89,41 @@ static void on_write(uv_write_t *req, int status)
                 conn_close(c, NULL); /* gone: a read error or EOF tells the same */
 }
 
-static void flush(struct conn *c)
+static void maybe_finish(struct conn *c);
+
+void conn_flush(struct conn *c)
 {
+        uint64_t committed = store_committed(c->m->store);
         struct write_req *w;
         uv_buf_t *bufs;
-        size_t i;
+        size_t i, n, len = 0;
         int r;
 
-        if (c->nheld == 0 || c->closing)
+        if (c->closing || c->batching)
                 return;
-        w = malloc(sizeof(*w) + c->nheld * sizeof(w->lines[0]));
-        bufs = malloc(c->nheld * sizeof(*bufs));
+        for (n = 0; n < c->nheld && c->held[n].seq <= committed; n++)
+                len += strlen(c->held[n].line);
+        if (n == 0) {
+                maybe_finish(c);
+                return;
+        }
+        w = malloc(sizeof(*w) + n * sizeof(w->lines[0]));
+        bufs = malloc(n * sizeof(*bufs));
         if (!w || !bufs) {
                 free(w);
                 free(bufs);
                 conn_close(c, "out of memory");
                 return;
         }
-        w->n = c->nheld;
-        w->len = c->held_len;
-        for (i = 0; i < w->n; i++) {
-                w->lines[i] = c->held[i];
-                bufs[i] = uv_buf_init(c->held[i], (unsigned)strlen(c->held[i]));
+        w->n = n;
+        w->len = len;
+        for (i = 0; i < n; i++) {
+                w->lines[i] = c->held[i].line;
+                bufs[i] = uv_buf_init(w->lines[i], (unsigned)strlen(w->lines[i]));
         }
-        c->nheld = 0;
-        c->held_len = 0;
+        c->nheld -= n;
+        memmove(c->held, c->held + n, c->nheld * sizeof(*c->held));
+        c->held_len -= len;
         r = uv_write(&w->req, (uv_stream_t *)&c->pipe, bufs, (unsigned)w->n, on_write);
         free(bufs); /* libuv keeps its own copy of the list */
         if (r < 0) {
@@ -123,11 +134,12 @@ static void flush(struct conn *c)
                 return;
         }
         c->out_pending += w->len;
+        maybe_finish(c);
 }
 
 void conn_send(struct conn *c, char *line)
 {
-        char **held;
+        struct held_line *held;
 
         if (c->closing || !line) {
                 free(line);
@@ -152,10 +164,9 @@ void conn_send(struct conn *c, char *line)
                 c->held = held;
                 c->held_size = size;
         }
-        c->held[c->nheld++] = line;
+        c->held[c->nheld++] = (struct held_line){line, c->barrier};
         c->held_len += strlen(line);
-        if (!c->batching)
-                flush(c);
+        conn_flush(c);
 }
 
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
@@ -194,6 +205,13 @@ static void finish(struct conn *c)
         }
 }
 
+/* The client sent all it will send and has every reply: the connection ends. */
+static void maybe_finish(struct conn *c)
+{
+        if (c->eof && !c->busy && c->nheld == 0 && !c->finishing && !c->closing)
+                finish(c);
+}
+
 /* Handles buffered requests until one defers its reply; reads no further ahead than IN_MAX. */
 static void process(struct conn *c)
 {
@@ -209,14 +227,9 @@ static void process(struct conn *c)
                         dispatch_line(c, line, len);
         }
         c->batching = false;
-        flush(c);
-        if (c->closing || c->finishing)
+        conn_flush(c);
+        if (c->closing || c->finishing || c->eof)
                 return;
-        if (c->eof) {
-                if (!c->busy)
-                        finish(c);
-                return;
-        }
         if (c->reading && c->in.len - c->in.start > IN_MAX) {
                 uv_read_stop((uv_stream_t *)&c->pipe);
                 c->reading = false;
@@ -263,9 +276,15 @@ void conn_send_reply(struct conn *c, json_object *id, json_object *result, int c
         }
 }
 
-void conn_reply(struct conn *c, json_object *id, json_object *result, int code,
-                const char *message)
+void conn_wait_for_store(struct conn *c)
 {
+        c->barrier = store_queued(c->m->store);
+}
+
+void conn_reply(struct conn *c, json_object *id, json_object *result, int code, const char *message)
+{
+        /* What ended the wait (a run's record, a cancel) is written before it is told. */
+        conn_wait_for_store(c);
         conn_send_reply(c, id, result, code, message);
         c->busy = false;
         if (!c->closing)

@@ -3,6 +3,7 @@
 #define SLOWWORKD_CONN_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <uv.h>
 
@@ -11,6 +12,13 @@
 #define CONN_OUT_MAX (8u * 1024 * 1024) /* unread replies beyond which a client is dropped */
 
 struct manager;
+
+/* A reply to a request that wrote to the state database waits until the write is on disk, and
+ * the replies after it on the connection wait behind it. */
+struct held_line {
+        char *line;
+        uint64_t seq; /* the connection's barrier when it was made */
+};
 
 struct conn {
         struct manager *m;
@@ -28,7 +36,8 @@ struct conn {
         bool eof;           /* the client will send nothing more */
         bool finishing;     /* shutting down after the last reply */
         bool subscribed;    /* sent job events */
-        char **held;        /* replies not yet handed to uv_write */
+        struct held_line *held; /* replies not yet handed to uv_write */
+        uint64_t barrier;       /* the state database write later replies wait for */
         size_t nheld, held_size, held_len;
         bool batching;      /* requests are being handled: write their replies together after */
         int64_t *holds;     /* the jobs this connection holds a handle on */
@@ -39,6 +48,10 @@ struct conn {
 void conn_accept(struct manager *m);
 /* Queues one reply line (taken over); drops the client when too much is unread. */
 void conn_send(struct conn *c, char *line);
+/* Later replies wait for every state database write made so far. */
+void conn_wait_for_store(struct conn *c);
+/* Writes the replies the state database has caught up with. */
+void conn_flush(struct conn *c);
 /* Closes the connection; it is freed once closed and no reply is still to come. */
 void conn_close(struct conn *c, const char *why);
 struct conn *conn_ref(struct conn *c);

@@ -7,6 +7,8 @@
 #include "conn.h"
 #include "dispatch.h"
 #include "handlers.h"
+#include "manager.h"
+#include "store.h"
 
 struct method {
         const char *name;
@@ -70,6 +72,7 @@ void dispatch_line(struct conn *c, const char *line, size_t len)
         const struct method *method;
         json_object *id = NULL;
         union params p;
+        uint64_t queued;
         int code;
 
         code = sw_request_parse(line, len, &req, &id, r.message, sizeof(r.message));
@@ -95,7 +98,10 @@ void dispatch_line(struct conn *c, const char *line, size_t len)
                 goto done;
         }
         r.id = id;
+        queued = store_queued(c->m->store);
         method->handle(c, &p, &r);
+        if (store_queued(c->m->store) != queued)
+                conn_wait_for_store(c);
         sw_params_clear(method->params, &p);
         if (r.deferred) {
                 c->busy = true;

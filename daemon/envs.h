@@ -15,7 +15,8 @@ struct env_block {
         struct env_block *next;
         uint64_t hash;
         unsigned refs;
-        char **vars; /* NULL-terminated "KEY=VALUE" */
+        char **vars;      /* NULL-terminated "KEY=VALUE" */
+        int64_t store_id; /* its row in the state database, 0 before it has one */
 };
 
 struct envs {

@@ -5,6 +5,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "manager.h"
+#include "store.h"
 
 void events_flush(struct manager *m)
 {
@@ -19,8 +20,10 @@ void events_flush(struct manager *m)
                 next = e->next;
                 if (e->type == EVENT_ENDED)
                         jobs_run_ended(m, e->job, e->rec);
-                if (e->type == EVENT_STARTED)
+                if (e->type == EVENT_STARTED) {
+                        store_put_job_state(m->store, e->job, NULL);
                         jobs_notify(m, e->job, "running", NULL);
+                }
                 if (e->type == EVENT_ENDED)
                         jobs_notify(m, e->job,
                                     slow_work_is_pending(&e->job->dw.work) ? "pending" : "idle",

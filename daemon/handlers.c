@@ -7,6 +7,7 @@
 #include "conn.h"
 #include "handlers.h"
 #include "manager.h"
+#include "store.h"
 
 void handle_ping(struct conn *c, union params *p, struct reply *r)
 {
@@ -61,6 +62,7 @@ void handle_stats(struct conn *c, union params *p, struct reply *r)
         struct slow_work_rq_entry *rq;
         struct slow_work_stats st;
         json_object *o, *list;
+        char why[256];
         size_t n, i;
 
         if (slow_work_pool_rq(c->m->pool, &rq, &n) < 0) {
@@ -78,6 +80,9 @@ void handle_stats(struct conn *c, union params *p, struct reply *r)
         json_object_object_add(o, "queued_very_slow", json_object_new_int64(st.queued_very_slow));
         json_object_object_add(o, "delayed", json_object_new_int64(st.delayed));
         json_object_object_add(o, "items_run", json_object_new_int64((int64_t)st.items_run));
+        json_object_object_add(
+            o, "database_error",
+            store_failing(c->m->store, why, sizeof(why)) ? json_object_new_string(why) : NULL);
         list = json_object_new_array();
         for (i = 0; i < n; i++)
                 json_object_array_add(list, rq_entry_to_json(&rq[i]));

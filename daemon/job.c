@@ -133,6 +133,36 @@ static int shell_payload(struct manager *m, struct job *job, const struct sw_sub
         return job->argv && (!p->env || job->env) && job->cwd && job->summary ? 0 : -ENOMEM;
 }
 
+/* What the job runs, as the state database keeps it: the submit's own params, parsed back by
+ * the same table after a restart (the environment has its own table, the class a column). */
+static char *payload_json(const struct sw_submit_params *p)
+{
+        json_object *o = json_object_new_object(), *argv;
+        char *text;
+
+        if (p->command)
+                json_object_object_add(o, "command", json_object_new_string(p->command));
+        if (p->argv) {
+                argv = json_object_new_array();
+                for (char **a = p->argv; *a; a++)
+                        json_object_array_add(argv, json_object_new_string(*a));
+                json_object_object_add(o, "argv", argv);
+        }
+        if (p->cwd)
+                json_object_object_add(o, "cwd", json_object_new_string(p->cwd));
+        if (p->timeout > 0)
+                json_object_object_add(o, "timeout", json_object_new_double(p->timeout));
+        if (p->plugin) {
+                json_object_object_add(o, "plugin", json_object_new_string(p->plugin));
+                json_object_object_add(o, "entry", json_object_new_string(p->entry));
+                json_object_object_add(o, "arg", json_object_get(p->arg));
+        }
+        text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                            JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(o);
+        return text;
+}
+
 int job_new(struct manager *m, uid_t owner, const struct sw_submit_params *p, struct job **ret,
             char *err, size_t errlen)
 {
@@ -161,7 +191,8 @@ int job_new(struct manager *m, uid_t owner, const struct sw_submit_params *p, st
         r = p->plugin ? plugin_payload(m, job, p, err, errlen) : shell_payload(m, job, p);
         job->name = p->name ? strdup(p->name) : NULL;
         job->key = p->key ? strdup(p->key) : NULL;
-        if (r == 0 && ((p->name && !job->name) || (p->key && !job->key)))
+        job->payload = payload_json(p);
+        if (r == 0 && ((p->name && !job->name) || (p->key && !job->key) || !job->payload))
                 r = -ENOMEM;
         if (r < 0) {
                 job_unref(job);
@@ -192,6 +223,7 @@ void job_unref(struct job *job)
         free(job->name);
         free(job->key);
         free(job->summary);
+        free(job->payload);
         run_record_free(job->last);
         free(job);
 }

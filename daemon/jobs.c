@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,7 +17,9 @@
 #include "conn.h"
 #include "handlers.h"
 #include "jobs.h"
+#include "log.h"
 #include "manager.h"
+#include "store.h"
 
 struct waiter {
         struct waiter *next;
@@ -91,6 +95,8 @@ static void retire(struct manager *m, struct job *job)
                 unlink_from(&m->jobs_by_key[bucket_of_key(job->owner, job->key)], job, true);
         job->live = false;
         m->njobs--;
+        if (!job->keep_row)
+                store_delete_job(m->store, job->id);
         job_unref(job);
 }
 
@@ -116,6 +122,19 @@ static struct run_record *record_dup(const struct run_record *rec)
         return copy;
 }
 
+/* Shutdown cut the run short, or kept it from starting: it runs again after a restart (a plugin
+ * only when asked), so its row stays. */
+static void keep_for_restart(struct manager *m, struct job *job, const struct run_record *rec)
+{
+        job->keep_row = true;
+        if (rec->started == 0)
+                return;
+        store_add_run(m->store, rec, m->settings.history_limit);
+        if (job->plugin_entry)
+                job->persist = true;
+        store_put_job_state(m->store, job, job->plugin_entry ? "idle" : "pending");
+}
+
 void jobs_run_ended(struct manager *m, struct job *job, struct run_record *rec)
 {
         struct run_record *copy;
@@ -123,6 +142,12 @@ void jobs_run_ended(struct manager *m, struct job *job, struct run_record *rec)
         job->runs_ended++;
         if (!rec)
                 return;
+        if (m->stopping && strcmp(rec->outcome, "interrupted") == 0)
+                keep_for_restart(m, job, rec);
+        else {
+                store_add_run(m->store, rec, m->settings.history_limit);
+                store_put_job_state(m->store, job, NULL);
+        }
         copy = record_dup(rec);
         if (copy)
                 history_add(&m->history, copy, (size_t)m->settings.history_limit);
@@ -229,6 +254,14 @@ static int enqueue(struct manager *m, struct job *job, double delay, const char 
         else
                 r = slow_work_pool_enqueue(m->pool, &job->dw.work);
         *ret_extra = r < 0 ? NULL : pending ? "coalesced" : running ? "deferred" : NULL;
+        if (r == 0 && !pending) {
+                bool saved = job->qorder != 0; /* a new job's row is written after this */
+
+                job->qorder = ++m->next_qorder;
+                job->due = delay > 0 ? (double)time(NULL) + delay : 0;
+                if (saved)
+                        store_put_job_state(m->store, job, NULL);
+        }
         return r;
 }
 
@@ -239,7 +272,7 @@ static void enqueue_reply(struct manager *m, struct job *job, double delay, stru
 
         /* A cancel is on its way to the pool: what is queued now would be cancelled too. */
         e = __atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) ? -ECANCELED
-                                                                 : enqueue(m, job, delay, &extra);
+                                                                : enqueue(m, job, delay, &extra);
 
         if (e == -ECANCELED) {
                 reply_error(r, SW_E_BUSY, "job %lld is being cancelled", (long long)job->id);
@@ -267,6 +300,11 @@ void handle_submit(struct conn *c, union params *params, struct reply *r)
                 reply_error(r, SW_E_BUSY, "slowworkd is shutting down");
                 return;
         }
+        if (store_failing(m->store, err, sizeof(err))) {
+                reply_error(r, SW_E_INTERNAL, "cannot save jobs: the state database fails: %s",
+                            err);
+                return;
+        }
         if (p->key && (job = find_key(m, c->uid, p->key))) {
                 if (!job_same_payload(job, p)) {
                         reply_error(r, SW_E_CONFLICT,
@@ -281,6 +319,7 @@ void handle_submit(struct conn *c, union params *params, struct reply *r)
                 if (p->persist && !job->persist) {
                         job->persist = true;
                         job->handles++;
+                        store_put_job_state(m->store, job, NULL);
                 }
                 enqueue_reply(m, job, p->delay, r);
                 return;
@@ -304,8 +343,12 @@ void handle_submit(struct conn *c, union params *params, struct reply *r)
                 return;
         }
         enqueue_reply(m, job, p->delay, r);
-        if (r->code)
+        if (r->code) {
                 jobs_check_idle(m, job);
+                return;
+        }
+        store_put_job(m->store, job);
+        store_put_next_id(m->store, m->next_id);
 }
 
 /* The live job a request names, if the client may touch it; else an error reply. */
@@ -401,8 +444,8 @@ static void cancel_done(uv_work_t *work, int status)
 
         __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
         m->cancels--;
-        if (x->was_queued && __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) ==
-                                 x->runs_before) {
+        if (x->was_queued &&
+            __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) == x->runs_before) {
                 /* Taken off the queue before it ever started: a run that never was. */
                 struct run_record *rec = calloc(1, sizeof(*rec));
 
@@ -422,16 +465,15 @@ static void cancel_done(uv_work_t *work, int status)
                         };
                         jobs_run_ended(m, job, rec);
                         jobs_notify(m, job,
-                                    slow_work_is_pending(&job->dw.work) ? "pending" : "idle",
-                                    rec);
+                                    slow_work_is_pending(&job->dw.work) ? "pending" : "idle", rec);
                 }
         }
         /* The run, if there was one, has ended: the job is idle unless queued again. */
         o = json_object_new_object();
         json_object_object_add(o, "id", json_object_new_int64(job->id));
-        json_object_object_add(o, "state", json_object_new_string(
-                                               slow_work_is_pending(&job->dw.work) ? "pending"
-                                                                                   : "idle"));
+        json_object_object_add(
+            o, "state",
+            json_object_new_string(slow_work_is_pending(&job->dw.work) ? "pending" : "idle"));
         conn_reply(x->c, x->id, o, 0, NULL);
         conn_unref(x->c);
         jobs_check_idle(m, job);
@@ -457,8 +499,8 @@ void handle_cancel(struct conn *c, union params *params, struct reply *r)
         x->c = conn_ref(c);
         x->id = json_object_get(r->id);
         x->runs_before = __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE);
-        x->was_queued = slow_work_is_pending(&job->dw.work) &&
-                        !slow_work_is_executing(&job->dw.work);
+        x->was_queued =
+            slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work);
         /* A run in progress, or one that starts before the cancel is through, stops. */
         __atomic_add_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
         job_kick(job);
@@ -476,12 +518,14 @@ void handle_release(struct conn *c, union params *params, struct reply *r)
                 return;
         if (!unhold(c, job)) {
                 if (!job->persist) {
-                        reply_error(r, SW_E_NOT_FOUND, "this connection holds no handle on job %lld",
+                        reply_error(r, SW_E_NOT_FOUND,
+                                    "this connection holds no handle on job %lld",
                                     (long long)job->id);
                         return;
                 }
                 job->persist = false;
                 job->handles--;
+                store_put_job_state(c->m->store, job, NULL);
         }
         r->result = json_object_new_object();
         json_object_object_add(r->result, "id", json_object_new_int64(job->id));
@@ -635,4 +679,113 @@ void jobs_free_all(struct manager *m)
                         }
                         retire(m, job);
                 }
+}
+
+static void restore_run(void *data, struct run_record *rec)
+{
+        struct manager *m = data;
+
+        history_add(&m->history, rec, (size_t)m->settings.history_limit);
+}
+
+/* The job a row describes, made the way its submit made it. */
+static int job_from_row(struct manager *m, const struct store_job_row *row, struct job **ret)
+{
+        struct sw_submit_params p = {0};
+        json_object *o = json_tokener_parse(row->payload);
+        char err[256] = "not JSON";
+        int r = o ? sw_params_parse(o, sw_submit_params, &p, err, sizeof(err)) : -EBADMSG;
+
+        if (r == 0) {
+                /* Borrowed for job_new(), given back before the params are cleared. */
+                p.class_name = row->very_slow ? (char *)"very-slow" : NULL;
+                p.env = row->env;
+                p.key = (char *)row->key;
+                p.name = (char *)row->name;
+                p.persist = row->persist;
+                r = job_new(m, row->owner, &p, ret, err, sizeof(err));
+                p.class_name = p.key = p.name = NULL;
+                p.env = NULL;
+        }
+        sw_params_clear(sw_submit_params, &p);
+        json_object_put(o);
+        if (r)
+                log_error("Job %lld in the state database cannot be restored (%s); it stays "
+                          "there",
+                          (long long)row->id, err);
+        return r ? -EINVAL : 0;
+}
+
+/* A run the daemon's end cut: recorded interrupted, and queued once more (not a plugin's:
+ * one that crashed the daemon must not do it again on its own; it waits, held, for an enqueue). */
+static void restore_interrupted(struct manager *m, struct job *job)
+{
+        struct run_record *rec = calloc(1, sizeof(*rec));
+        const char *extra;
+
+        job->runs_ended--;
+        if (rec) {
+                *rec = (struct run_record){
+                    .id = job->id,
+                    .run = job->runs_started,
+                    .very_slow = job->very_slow,
+                    .owner = job->owner,
+                    .summary = strdup(job->summary),
+                    .outcome = "interrupted",
+                    .ended = (double)time(NULL),
+                };
+                if (!rec->summary) {
+                        free(rec);
+                        rec = NULL;
+                }
+        }
+        jobs_run_ended(m, job, rec);
+        if (!job->plugin_entry) {
+                enqueue(m, job, 0, &extra);
+                return;
+        }
+        if (!job->persist) {
+                job->persist = true;
+                job->handles++;
+        }
+        store_put_job_state(m->store, job, NULL);
+}
+
+static void restore_job(void *data, const struct store_job_row *row)
+{
+        struct manager *m = data;
+        const char *extra;
+        struct job *job;
+        double now = (double)time(NULL);
+
+        if (job_from_row(m, row, &job) < 0)
+                return;
+        job->id = row->id;
+        job->qorder = row->qorder;
+        if (row->qorder > m->next_qorder)
+                m->next_qorder = row->qorder;
+        job->runs_started = job->runs_ended = row->runs;
+        if (history_last(&m->history, job->id))
+                job->last = record_dup(history_last(&m->history, job->id));
+        add(m, job);
+        if (job->persist)
+                job->handles++;
+        if (strcmp(row->state, "running") == 0)
+                restore_interrupted(m, job);
+        else if (strcmp(row->state, "pending") == 0)
+                enqueue(m, job, row->due > now ? row->due - now : 0, &extra);
+        jobs_check_idle(m, job);
+}
+
+int jobs_restore(struct manager *m)
+{
+        int r;
+
+        m->next_id = store_load_next_id(m->store);
+        r = store_load_runs(m->store, m->settings.history_limit, restore_run, m);
+        if (r == 0)
+                r = store_load_jobs(m->store, restore_job, m);
+        if (r == 0 && m->njobs > 0)
+                log_info("Restored %zu jobs from the state database", m->njobs);
+        return r;
 }

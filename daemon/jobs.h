@@ -26,6 +26,8 @@ void jobs_drop_handles(struct manager *m, struct conn *c);
 /* Tells subscribed clients about a job: its state, and the outcome of a run that ended. */
 void jobs_notify(struct manager *m, struct job *job, const char *state,
                  const struct run_record *ended);
+/* Start: the jobs and the history in the state database, queued again as they were. */
+int jobs_restore(struct manager *m);
 /* Shutdown: ask every running job to stop. */
 void jobs_interrupt_all(struct manager *m);
 void jobs_free_all(struct manager *m);

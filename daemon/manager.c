@@ -12,6 +12,7 @@
 #include "conn.h"
 #include "log.h"
 #include "manager.h"
+#include "store.h"
 
 void manager_default_settings(struct sw_settings *s)
 {
@@ -127,6 +128,9 @@ int manager_new(const struct sw_settings *settings, const char *socket_path,
         r = make_state_dir(m, state_dir);
         if (r < 0)
                 goto fail;
+        r = store_open(m->state_dir, &m->store);
+        if (r < 0)
+                goto fail;
         r = slow_work_pool_new(&ps, &m->pool);
         if (r < 0) {
                 log_error_errno(r, "Failed to start the thread pool: %m");
@@ -150,6 +154,18 @@ int manager_set_plugin_dir(struct manager *m, const char *dir)
         return 0;
 }
 
+/* The state database has more on disk: replies that waited for it go out. */
+static void on_commit(void *data)
+{
+        struct manager *m = data;
+        struct conn *c, *next;
+
+        for (c = m->conns; c; c = next) {
+                next = c->next;
+                conn_flush(c);
+        }
+}
+
 int manager_start(struct manager *m)
 {
         int r = listener_open(m);
@@ -157,6 +173,13 @@ int manager_start(struct manager *m)
         if (r < 0)
                 return r;
         r = events_init(m);
+        if (r == 0)
+                r = jobs_restore(m);
+        if (r == 0) {
+                r = store_start(m->store, m->loop, on_commit, m);
+                if (r < 0)
+                        log_error_errno(r, "Failed to start the state database's thread: %m");
+        }
         if (r < 0) {
                 listener_close(m);
                 return r;
@@ -208,6 +231,7 @@ static void drain_done(uv_work_t *work, int status)
         events_flush(m);
         events_close(m);
         uv_close((uv_handle_t *)&m->stop_timer, NULL);
+        store_stop(m->store);
 }
 
 void manager_stop(struct manager *m)
@@ -247,11 +271,13 @@ struct manager *manager_free(struct manager *m)
         if (!m)
                 return NULL;
         slow_work_pool_free(m->pool);
+        store_stop(m->store);
         if (m->loop) {
                 uv_run(m->loop, UV_RUN_NOWAIT); /* close callbacks still due */
                 uv_loop_close(m->loop);
         }
         jobs_free_all(m);
+        store_free(m->store);
         history_free(&m->history);
         plugins_free(&m->plugins);
         free(m->socket_path);

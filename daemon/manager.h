@@ -38,6 +38,8 @@ struct manager {
         struct history history;
         struct envs envs;
         struct plugins plugins;
+        struct store *store;
+        int64_t next_qorder;
         struct job *jobs_by_id[JOBS_BUCKETS];
         struct job *jobs_by_key[JOBS_BUCKETS];
         size_t njobs;

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/* The state database: what a restart, a crash, or a bad database file does to the jobs. */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include "daemon-helpers.h"
+#include "run-suite.h"
+
+static struct daemon d;
+
+static void kill_hard(struct daemon *dd)
+{
+        int status;
+
+        ck_assert_int_eq(kill(dd->pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(dd->pid, &status, 0), dd->pid);
+}
+
+/* The job's status, or NULL when the daemon knows no such job. */
+static json_object *status_or_null(int fd, int64_t id)
+{
+        char params[64];
+        json_object *reply, *result;
+
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        reply = client_call(fd, "status", params);
+        if (reply_code(reply) == -32001) {
+                json_object_put(reply);
+                return NULL;
+        }
+        ck_assert_int_eq(reply_code(reply), 0);
+        result = json_object_get(reply_result(reply));
+        json_object_put(reply);
+        return result;
+}
+
+static void wait_running(int fd, int64_t id)
+{
+        for (int i = 0; i < 4000; i++) {
+                json_object *st = job_status(fd, id);
+                bool running = strcmp(str_member(st, "state"), "running") == 0;
+
+                json_object_put(st);
+                if (running)
+                        return;
+                usleep(5000);
+        }
+        ck_abort_msg("job %lld never ran", (long long)id);
+}
+
+START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
+{
+        json_object *st, *rec;
+        int fd, i;
+
+        daemon_start(&d, "--min-threads", "1", "--max-threads", "1", "--stop-timeout", "0.1",
+                     "--kill-grace", "0.2", NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"echo first\"}"), 1);
+        json_object_put(job_wait(fd, 1));
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"sleep 30\"}"), 2);
+        wait_running(fd, 2);
+        for (i = 3; i <= 5; i++)
+                ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), i);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\",\"key\":\"k\",\"persist\":true,"
+                                        "\"delay\":3600}"),
+                         6);
+        close(fd);
+        ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+        ck_assert_int_eq(waitpid(d.pid, &i, 0), d.pid);
+        ck_assert(WIFEXITED(i) && WEXITSTATUS(i) == 0);
+
+        daemon_start_again(&d, "--min-threads", "1", "--max-threads", "1", NULL);
+        fd = client_connect(d.sock);
+        /* The finished job is in the history; the cut one ran again; the queue ran in order. */
+        rec = job_wait(fd, 1);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        st = job_status(fd, 2);
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "interrupted");
+        ck_assert_int_eq(int_member(st, "runs"), 2);
+        json_object_put(st);
+        ck_assert_int_eq(reply_code(client_call(fd, "cancel", "{\"id\":2}")), 0);
+        for (i = 3; i <= 5; i++) {
+                rec = job_wait(fd, i);
+                ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+                json_object_put(rec);
+        }
+        st = job_status(fd, 6);
+        ck_assert_str_eq(str_member(st, "state"), "pending"); /* still delayed */
+        ck_assert_int_eq(int_member(st, "handles"), 1);
+        json_object_put(st);
+        /* Ids go on from where they were. */
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 7);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_kill_under_load_loses_no_acknowledged_job)
+{
+        enum { ROUNDS = 20, MAX_SENT = 300 };
+        static const char *const commands[] = {"true", "sleep 0.01", "sleep 0.05", "sleep 0.2"};
+        int64_t acked_ids[ROUNDS * MAX_SENT];
+        int nacked = 0, round, fd, i;
+        int64_t base = 0; /* the last id before the round */
+
+        srand((unsigned)time(NULL));
+        daemon_start(&d, "--min-threads", "2", "--max-threads", "2", NULL);
+        for (round = 0; round < ROUNDS; round++) {
+                int sent = 50 + rand() % (MAX_SENT - 50), acked = rand() % (sent + 1);
+                int recovered = 0;
+
+                fd = client_connect(d.sock);
+                ck_assert_int_ge(fd, 0);
+                for (i = 0; i < sent; i++) {
+                        char request[160];
+
+                        snprintf(request, sizeof(request),
+                                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"submit\","
+                                 "\"params\":{\"command\":\"%s\"}}",
+                                 i, commands[rand() % 4]);
+                        client_send(fd, request);
+                }
+                for (i = 0; i < acked; i++) {
+                        char *line = client_read_line(fd);
+                        json_object *reply = json_tokener_parse(line);
+
+                        ck_assert_int_eq(reply_code(reply), 0);
+                        ck_assert_int_eq(int_member(reply_result(reply), "id"), base + 1 + i);
+                        acked_ids[nacked++] = base + 1 + i;
+                        json_object_put(reply);
+                        free(line);
+                }
+                kill_hard(&d);
+                close(fd);
+
+                daemon_start_again(&d, "--min-threads", "2", "--max-threads", "2", NULL);
+                fd = client_connect(d.sock);
+                /* The acknowledged ones are all there; what was sent after them may be too
+                 * (committed, its reply cut by the kill), but nothing more. */
+                for (i = 1; i <= sent; i++) {
+                        json_object *st = status_or_null(fd, base + i);
+
+                        ck_assert_msg(st || i > acked, "round %d: acknowledged job %lld is lost",
+                                      round, (long long)(base + i));
+                        if (!st)
+                                break;
+                        recovered++;
+                        json_object_put(st);
+                }
+                ck_assert_int_ge(recovered, acked);
+                ck_assert_ptr_null(status_or_null(fd, base + sent + 1));
+                base += recovered;
+                close(fd);
+        }
+        /* Every acknowledged job ran to its end once, after runs that a kill cut. */
+        fd = client_connect(d.sock);
+        for (i = 0; i < nacked; i++) {
+                json_object *rec = job_wait(fd, acked_ids[i]);
+
+                ck_assert_msg(strcmp(str_member(rec, "outcome"), "succeeded") == 0, "job %lld: %s",
+                              (long long)acked_ids[i], str_member(rec, "outcome"));
+                json_object_put(rec);
+        }
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+/* Whether a line arrives within ms milliseconds. */
+static bool readable_within(int fd, int ms)
+{
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+        return poll(&pfd, 1, ms) == 1;
+}
+
+/* The test holds the database's write lock, as a stuck disk would. */
+static sqlite3 *lock_database(void)
+{
+        char path[PATH_MAX + 16];
+        sqlite3 *db;
+
+        snprintf(path, sizeof(path), "%s/slowworkd.db", d.state);
+        ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+        sqlite3_busy_timeout(db, 5000); /* the daemon may be committing */
+        ck_assert_int_eq(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+        return db;
+}
+
+static void unlock_database(sqlite3 *db)
+{
+        ck_assert_int_eq(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+}
+
+static int64_t rows(const char *sql)
+{
+        char path[PATH_MAX + 16];
+        sqlite3_stmt *st;
+        sqlite3 *db;
+        int64_t n;
+
+        snprintf(path, sizeof(path), "%s/slowworkd.db", d.state);
+        ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+        sqlite3_busy_timeout(db, 5000);
+        ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+        n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return n;
+}
+
+START_TEST(a_submit_is_answered_only_once_its_job_is_on_disk)
+{
+        int fd, i;
+        sqlite3 *db;
+        json_object *reply;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        db = lock_database();
+        for (i = 0; i < 3; i++)
+                client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\","
+                                "\"params\":{\"command\":\"true\",\"delay\":3600}}");
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
+        ck_assert(!readable_within(fd, 500));
+        unlock_database(db);
+        for (i = 0; i < 3; i++) {
+                reply = json_tokener_parse(client_read_line(fd));
+                ck_assert_int_eq(int_member(reply_result(reply), "id"), i + 1);
+                json_object_put(reply);
+        }
+        free(client_read_line(fd)); /* the ping's, in order */
+        ck_assert_int_eq(rows("SELECT count(*) FROM jobs WHERE state = 'pending'"), 3);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_failing_database_refuses_submits_and_loses_nothing_accepted)
+{
+        json_object *reply;
+        sqlite3 *db;
+        int fd, other;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        other = client_connect(d.sock);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\",\"delay\":3600}"), 1);
+        db = lock_database();
+        /* Its commit waits out SQLite's busy timeout (5 s) and fails. */
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\","
+                        "\"params\":{\"command\":\"true\",\"delay\":3600}}");
+        for (int i = 0; i < 200; i++) {
+                reply = client_call(other, "stats", NULL);
+                if (json_object_object_get(reply_result(reply), "database_error"))
+                        break;
+                json_object_put(reply);
+                reply = NULL;
+                usleep(50000);
+        }
+        ck_assert_ptr_nonnull(reply);
+        ck_assert_ptr_nonnull(strstr(str_member(reply_result(reply), "database_error"), "locked"));
+        json_object_put(reply);
+        reply = client_call(other, "submit", "{\"command\":\"true\"}");
+        ck_assert_int_eq(reply_code(reply), -32603);
+        ck_assert_ptr_nonnull(strstr(str_member(json_object_object_get(reply, "error"), "message"),
+                                     "cannot save jobs: the state database fails"));
+        json_object_put(reply);
+        ck_assert(!readable_within(fd, 100));
+        unlock_database(db);
+        /* The one that was accepted is written once the database works again. */
+        reply = json_tokener_parse(client_read_line(fd));
+        ck_assert_int_eq(int_member(reply_result(reply), "id"), 2);
+        json_object_put(reply);
+        ck_assert_int_ge(rows("SELECT count(*) FROM jobs"), 2);
+        ck_assert_int_eq(rows("SELECT count(*) FROM jobs WHERE id <= 2"), 2);
+        close(fd);
+        close(other);
+        daemon_stop(&d);
+}
+END_TEST
+
+static void write_file(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "w");
+
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+static void make_state(char *dir, size_t len, char *db, size_t dblen)
+{
+        snprintf(dir, len, "/tmp/swdurable-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(db, dblen, "%s/slowworkd.db", dir);
+}
+
+START_TEST(a_damaged_database_stops_the_start_and_stays_as_it_was)
+{
+        char dir[64], db[96], sock[96], cmd[128];
+        struct stat before, after;
+
+        make_state(dir, sizeof(dir), db, sizeof(db));
+        snprintf(sock, sizeof(sock), "%s/sock", dir);
+        write_file(db, "this is not a database, and must not be replaced by an empty one\n");
+        ck_assert_int_eq(stat(db, &before), 0);
+        ck_assert_int_eq(daemon_run_status("--socket", sock, "--state-dir", dir, NULL), 1);
+        ck_assert_int_eq(stat(db, &after), 0);
+        ck_assert_int_eq(before.st_size, after.st_size);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+START_TEST(a_database_from_a_newer_version_is_refused)
+{
+        char dir[64], db[96], sock[96], cmd[128];
+        sqlite3 *s;
+
+        make_state(dir, sizeof(dir), db, sizeof(db));
+        snprintf(sock, sizeof(sock), "%s/sock", dir);
+        ck_assert_int_eq(sqlite3_open(db, &s), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_exec(s, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(s);
+        ck_assert_int_eq(daemon_run_status("--socket", sock, "--state-dir", dir, NULL), 1);
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("durable");
+        TCase *tc = tcase_create("durable");
+
+        tcase_set_timeout(tc, 300);
+        tcase_add_test(tc, a_clean_restart_keeps_the_queue_the_held_and_the_history);
+        tcase_add_test(tc, a_kill_under_load_loses_no_acknowledged_job);
+        tcase_add_test(tc, a_submit_is_answered_only_once_its_job_is_on_disk);
+        tcase_add_test(tc, a_failing_database_refuses_submits_and_loses_nothing_accepted);
+        tcase_add_test(tc, a_damaged_database_stops_the_start_and_stays_as_it_was);
+        tcase_add_test(tc, a_database_from_a_newer_version_is_refused);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
