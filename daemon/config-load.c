@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config-load.h"
@@ -90,25 +91,78 @@ int config_load(const struct config *c, struct config_file *ret, char *err, size
         return 0;
 }
 
-void config_reload(struct manager *m)
-{
+struct config_reload {
+        uv_work_t work;
+        struct manager *m;
         struct config_file cf;
         char err[512];
         int r;
+        bool again; /* another SIGHUP came meanwhile */
+};
 
-        notify_reloading(m);
-        r = config_load(&m->config, &cf, err, sizeof(err));
+/* Off the loop: a group lookup may ask a directory server. m->config does not change. */
+static void reload_work(uv_work_t *work)
+{
+        struct config_reload *rl = work->data;
+
+        rl->r = config_load(&rl->m->config, &rl->cf, rl->err, sizeof(rl->err));
+}
+
+static void reload_done(uv_work_t *work, int status)
+{
+        struct config_reload *rl = work->data;
+        struct manager *m = rl->m;
+        bool again = rl->again;
+        int r = rl->r;
+
+        m->reload = NULL;
+        /* Stopping: the pool is going away, and systemd must not hear READY=1 again. */
+        if (m->stopping) {
+                free(rl);
+                return;
+        }
         if (r < 0)
-                log_error("Failed to reload the configuration, keeping the one in use: %s", err);
+                log_error("Failed to reload the configuration, keeping the one in use: %s",
+                          rl->err);
         else {
-                r = manager_apply_settings(m, &cf.settings);
+                r = manager_apply_settings(m, &rl->cf.settings);
                 if (r < 0)
                         log_error_errno(r, "Failed to apply the reloaded settings: %m");
                 else {
-                        m->admin_gid = cf.admin_gid;
-                        m->socket_gid = cf.socket_gid;
+                        m->admin_gid = rl->cf.admin_gid;
+                        m->socket_gid = rl->cf.socket_gid;
                         log_info("Reloaded the configuration");
                 }
         }
+        free(rl);
         notify_ready(m);
+        if (again)
+                config_reload(m);
+}
+
+void config_reload(struct manager *m)
+{
+        struct config_reload *rl;
+        int r;
+
+        if (m->reload) {
+                m->reload->again = true;
+                return;
+        }
+        rl = calloc(1, sizeof(*rl));
+        if (!rl) {
+                log_error("Failed to reload the configuration: out of memory");
+                return;
+        }
+        rl->m = m;
+        rl->work.data = rl;
+        notify_reloading(m);
+        r = uv_queue_work(m->loop, &rl->work, reload_work, reload_done);
+        if (r < 0) {
+                log_error("Failed to reload the configuration: %s", uv_strerror(r));
+                free(rl);
+                notify_ready(m);
+                return;
+        }
+        m->reload = rl;
 }

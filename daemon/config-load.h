@@ -20,7 +20,7 @@ int config_add_flag(struct config *c, const char *name, const char *value, char 
                     size_t errlen);
 /* Defaults, the file and the flags, checked as a whole: 0, or -errno with err saying why. */
 int config_load(const struct config *c, struct config_file *ret, char *err, size_t errlen);
-/* SIGHUP: loads again and applies it, or logs why not and keeps what runs. */
+/* SIGHUP: loads again (off the loop) and applies it, or logs why not and keeps what runs. */
 void config_reload(struct manager *m);
 
 #endif

@@ -16,6 +16,7 @@
 
 #define MANAGER_CONNECTIONS_MAX 1024
 
+struct config_reload;
 struct conn;
 
 struct manager {
@@ -29,6 +30,7 @@ struct manager {
         gid_t admin_gid;  /* its members are admins; (gid_t)-1: no such group */
         gid_t socket_gid; /* the system instance's socket group; (gid_t)-1: none */
         struct config config;
+        struct config_reload *reload; /* a reload under way */
         struct notify notify;
 
         char *socket_path;
