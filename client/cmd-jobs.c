@@ -290,21 +290,6 @@ static json_object *log_params(int64_t id, int64_t offset)
 }
 
 /* Whether the job is still to run or running: a log that does not exist yet will. */
-static bool still_coming(struct ctl *x, int64_t id)
-{
-        struct sw_client_error err;
-        json_object *st;
-        const char *state;
-        bool coming;
-
-        if (ctl_try(x, NULL, "status", ctl_id_params(id), &st, &err) || !st)
-                return false;
-        state = json_str(st, "state", "");
-        coming = strcmp(state, "pending") == 0 || strcmp(state, "running") == 0;
-        json_object_put(st);
-        return coming;
-}
-
 static void pause_a_little(void)
 {
         struct timespec ts = {.tv_nsec = LOG_POLL_NS};
@@ -330,14 +315,8 @@ int cmd_log(struct ctl *x, const struct opts *o, int argc, char **argv)
                 r = ctl_try(x, what, "log", log_params(id, offset), &result, &err);
                 if (r)
                         return r;
-                if (!result) {
-                        if (o->follow && strcmp(err.name, "ENOENT") == 0 && offset == 0 &&
-                            still_coming(x, id)) {
-                                pause_a_little();
-                                continue;
-                        }
+                if (!result)
                         return ctl_error(x, "%s: %s", what, err.message);
-                }
                 data = json_str(result, "data", "");
                 next = json_int(result, "offset", offset);
                 eof = json_object_get_boolean(json_object_object_get(result, "eof"));

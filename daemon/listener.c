@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The control socket: where it lives, replacing a dead daemon's socket file but never a live
- * daemon's, and accepting connections.
+ * daemon's (unless systemd passed it), and accepting connections.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -85,7 +85,8 @@ static void on_connection(uv_stream_t *server, int status)
         conn_accept(m);
 }
 
-int listener_open(struct manager *m)
+/* Binds the socket file itself, when systemd passed none. */
+static int bind_path(struct manager *m, int *ret_fd)
 {
         struct sockaddr_un sa;
         mode_t old_mask;
@@ -114,7 +115,26 @@ int listener_open(struct manager *m)
                 close(fd);
                 return log_error_errno(r, "Failed to listen on %s: %m", m->socket_path);
         }
+        *ret_fd = fd;
+        return 0;
+}
 
+/* The socket file belongs to systemd when it passed the socket. */
+static void remove_path(struct manager *m)
+{
+        if (m->activated_fd < 0)
+                unlink(m->socket_path);
+}
+
+int listener_open(struct manager *m)
+{
+        int fd = m->activated_fd, r;
+
+        if (fd < 0) {
+                r = bind_path(m, &fd);
+                if (r < 0)
+                        return r;
+        }
         uv_pipe_init(m->loop, &m->listener, 0);
         m->listener.data = m;
         r = uv_pipe_open(&m->listener, fd);
@@ -122,12 +142,13 @@ int listener_open(struct manager *m)
                 r = uv_listen((uv_stream_t *)&m->listener, SOMAXCONN, on_connection);
         if (r < 0) {
                 uv_close((uv_handle_t *)&m->listener, NULL);
-                unlink(m->socket_path);
+                remove_path(m);
                 log_error("Failed to listen on %s: %s", m->socket_path, uv_strerror(r));
                 return r;
         }
         m->listening = true;
-        log_info("Listening on %s", m->socket_path);
+        log_info("Listening on %s%s", m->socket_path,
+                 m->activated_fd >= 0 ? " (passed by systemd)" : "");
         return 0;
 }
 
@@ -137,5 +158,5 @@ void listener_close(struct manager *m)
                 return;
         m->listening = false;
         uv_close((uv_handle_t *)&m->listener, NULL);
-        unlink(m->socket_path);
+        remove_path(m);
 }

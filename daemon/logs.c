@@ -183,6 +183,16 @@ void handle_log(struct conn *c, union params *params, struct reply *r)
                 path = NULL;
         else if (!running && rec && rec->log)
                 path = strdup(rec->log);
+        if (!path && job && !rec && !job_idle(job)) {
+                /* Queued, not started: nothing yet, but more to come. */
+                r->result = json_object_new_object();
+                json_object_object_add(r->result, "id", json_object_new_int64(p->id));
+                json_object_object_add(r->result, "log", NULL);
+                json_object_object_add(r->result, "data", json_object_new_string(""));
+                json_object_object_add(r->result, "offset", json_object_new_int64(p->offset));
+                json_object_object_add(r->result, "eof", json_object_new_boolean(0));
+                return;
+        }
         if (!path) {
                 reply_error(r, SW_E_NOT_FOUND, "job %lld has no log yet", (long long)p->id);
                 return;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* slowworkd: parse the command line, start the manager, run the loop. */
+/* slowworkd: parse the command line and the configuration, start the manager, run the loop. */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config-load.h"
 #include "log.h"
 #include "manager.h"
 
@@ -20,6 +21,8 @@ static void usage(FILE *f)
               "                            $XDG_STATE_HOME/slowwork)\n"
               "  --plugin-dir DIR          where plugin names resolve (default:\n"
               "                            " PLUGINDIR ")\n"
+              "  --config FILE             read the settings from FILE (default:\n"
+              "                            " CONFIG_FILE_DEFAULT ", if it exists)\n"
               "  --min-threads N           threads kept (1..255, default 2)\n"
               "  --max-threads N           threads at most (1..255, default 4)\n"
               "  --vslow-percentage N      share of threads for very slow jobs (1..99, 50)\n"
@@ -33,35 +36,22 @@ static void usage(FILE *f)
               f);
 }
 
-/* A setting flag goes through the same parameter table as settings.set. */
-static int set_from_flag(struct sw_settings *s, const char *name, const char *value)
-{
-        json_object *obj = json_object_new_object(), *v = json_tokener_parse(value);
-        char err[256];
-        int r;
-
-        if (!v) {
-                fprintf(stderr, "slowworkd: --%s: \"%s\" is not a number\n", name, value);
-                json_object_put(obj);
-                return -1;
-        }
-        json_object_object_add(obj, name, v);
-        r = sw_params_parse(obj, sw_settings_params, s, err, sizeof(err));
-        json_object_put(obj);
-        if (r) {
-                fprintf(stderr, "slowworkd: --%s: %s\n", name, err);
-                return -1;
-        }
-        return 0;
-}
-
 int main(int argc, char **argv)
 {
-        enum { OPT_SOCKET = 256, OPT_STATE_DIR, OPT_PLUGIN_DIR, OPT_SETTING, OPT_HELP, OPT_VERSION };
+        enum {
+                OPT_SOCKET = 256,
+                OPT_STATE_DIR,
+                OPT_PLUGIN_DIR,
+                OPT_CONFIG,
+                OPT_SETTING,
+                OPT_HELP,
+                OPT_VERSION
+        };
         static const struct option options[] = {
             {"socket", required_argument, NULL, OPT_SOCKET},
             {"state-dir", required_argument, NULL, OPT_STATE_DIR},
             {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
+            {"config", required_argument, NULL, OPT_CONFIG},
             {"min-threads", required_argument, NULL, OPT_SETTING},
             {"max-threads", required_argument, NULL, OPT_SETTING},
             {"vslow-percentage", required_argument, NULL, OPT_SETTING},
@@ -74,12 +64,13 @@ int main(int argc, char **argv)
             {"version", no_argument, NULL, OPT_VERSION},
             {NULL, 0, NULL, 0},
         };
-        struct sw_settings settings;
         const char *socket_path = NULL, *state_dir = NULL, *plugin_dir = NULL;
+        struct config config = {0};
+        struct config_file cf;
         struct manager *m = NULL;
+        char err[512];
         int c, index, r;
 
-        manager_default_settings(&settings);
         while ((c = getopt_long(argc, argv, "", options, &index)) != -1) {
                 switch (c) {
                 case OPT_SOCKET:
@@ -91,9 +82,15 @@ int main(int argc, char **argv)
                 case OPT_PLUGIN_DIR:
                         plugin_dir = optarg;
                         break;
+                case OPT_CONFIG:
+                        config.path = optarg;
+                        break;
                 case OPT_SETTING:
-                        if (set_from_flag(&settings, options[index].name, optarg) < 0)
+                        if (config_add_flag(&config, options[index].name, optarg, err,
+                                            sizeof(err)) < 0) {
+                                fprintf(stderr, "slowworkd: --%s: %s\n", options[index].name, err);
                                 return 2;
+                        }
                         break;
                 case OPT_HELP:
                         usage(stdout);
@@ -110,21 +107,27 @@ int main(int argc, char **argv)
                 fprintf(stderr, "slowworkd: unexpected argument \"%s\"\n", argv[optind]);
                 return 2;
         }
-        if (manager_settings_validate(&settings) < 0) {
-                fprintf(stderr, "slowworkd: --min-threads must not exceed --max-threads\n");
+        if (config_load(&config, &cf, err, sizeof(err)) < 0) {
+                fprintf(stderr, "slowworkd: %s\n", err);
                 return 2;
         }
 
         /* A client that goes away must not take the daemon with it. */
         signal(SIGPIPE, SIG_IGN);
 
-        r = manager_new(&settings, socket_path, state_dir, &m);
+        r = manager_new(&cf.settings, socket_path, state_dir, &m);
         if (r == 0)
                 r = manager_set_plugin_dir(m, plugin_dir);
-        if (r == 0)
+        if (r == 0) {
+                m->config = config;
+                m->admin_gid = cf.admin_gid;
+                m->socket_gid = cf.socket_gid;
                 r = manager_start(m);
-        if (r == 0)
+        }
+        if (r == 0) {
+                notify_ready(m);
                 r = manager_run(m);
+        }
         manager_free(m);
         return r < 0 ? 1 : 0;
 }

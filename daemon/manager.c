@@ -108,6 +108,11 @@ static void on_signal(uv_signal_t *handle, int signum)
         manager_stop(m);
 }
 
+static void on_sighup(uv_signal_t *handle, int signum)
+{
+        config_reload(handle->data);
+}
+
 int manager_new(const struct sw_settings *settings, const char *socket_path,
                 const char *state_dir, struct manager **ret)
 {
@@ -121,8 +126,14 @@ int manager_new(const struct sw_settings *settings, const char *socket_path,
         m->settings = *settings;
         publish_run_settings(m);
         m->uid = geteuid();
+        m->admin_gid = m->socket_gid = (gid_t)-1;
+        r = notify_init(&m->notify);
+        if (r < 0)
+                goto fail;
         m->loop = uv_default_loop();
-        r = listener_resolve_path(socket_path, &m->socket_path);
+        r = activation_socket(&m->activated_fd, &m->socket_path);
+        if (r == 0)
+                r = listener_resolve_path(socket_path, &m->socket_path);
         if (r < 0)
                 goto fail;
         r = make_state_dir(m, state_dir);
@@ -186,9 +197,11 @@ int manager_start(struct manager *m)
         }
         uv_signal_init(m->loop, &m->sigterm);
         uv_signal_init(m->loop, &m->sigint);
-        m->sigterm.data = m->sigint.data = m;
+        uv_signal_init(m->loop, &m->sighup);
+        m->sigterm.data = m->sigint.data = m->sighup.data = m;
         uv_signal_start(&m->sigterm, on_signal, SIGTERM);
         uv_signal_start(&m->sigint, on_signal, SIGINT);
+        uv_signal_start(&m->sighup, on_sighup, SIGHUP);
         return 0;
 }
 
@@ -239,11 +252,13 @@ void manager_stop(struct manager *m)
         if (m->stopping)
                 return;
         __atomic_store_n(&m->stopping, true, __ATOMIC_RELEASE);
+        notify_stopping(m);
         listener_close(m);
         while (m->conns)
                 conn_close(m->conns, NULL);
         uv_close((uv_handle_t *)&m->sigterm, NULL);
         uv_close((uv_handle_t *)&m->sigint, NULL);
+        uv_close((uv_handle_t *)&m->sighup, NULL);
         uv_timer_init(m->loop, &m->stop_timer);
         m->stop_timer.data = m;
         uv_timer_start(&m->stop_timer, on_stop_timeout,
@@ -272,6 +287,7 @@ struct manager *manager_free(struct manager *m)
                 return NULL;
         slow_work_pool_free(m->pool);
         store_stop(m->store);
+        notify_close(m);
         if (m->loop) {
                 uv_run(m->loop, UV_RUN_NOWAIT); /* close callbacks still due */
                 uv_loop_close(m->loop);

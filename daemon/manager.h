@@ -6,15 +6,18 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "config-load.h"
 #include "events.h"
 #include "history.h"
 #include "jobs.h"
 #include "methods.h"
+#include "notify.h"
 #include "plugins.h"
 #include "slowwork.h"
 
 #define MANAGER_CONNECTIONS_MAX 1024
 
+struct config_reload;
 struct conn;
 
 struct manager {
@@ -25,8 +28,14 @@ struct manager {
         int64_t run_log_limit;
         double run_kill_grace;
         uid_t uid;
+        gid_t admin_gid;  /* its members are admins; (gid_t)-1: no such group */
+        gid_t socket_gid; /* the system instance's socket group; (gid_t)-1: none */
+        struct config config;
+        struct config_reload *reload; /* a reload under way */
+        struct notify notify;
 
         char *socket_path;
+        int activated_fd; /* the listening socket systemd passed, or -1 */
         uv_pipe_t listener;
         bool listening;
 
@@ -45,7 +54,7 @@ struct manager {
         size_t njobs;
         int64_t next_id;
 
-        uv_signal_t sigterm, sigint;
+        uv_signal_t sigterm, sigint, sighup;
         uv_timer_t stop_timer;
         uv_work_t drain;
         unsigned cancels;   /* slow_work_cancel() calls under way: the pool outlives them */
@@ -70,6 +79,10 @@ void manager_stop(struct manager *m);
 int manager_apply_settings(struct manager *m, const struct sw_settings *s);
 /* Frees the pool off the loop once no cancel is under way (the loop keeps running). */
 void manager_drain(struct manager *m);
+
+/* activation.c: 1 with the listening socket systemd passed and its path, 0 when it passed none
+ * (*ret_fd is -1), or -errno (logged) when it passed anything but one Unix stream socket. */
+int activation_socket(int *ret_fd, char **ret_path);
 
 /* listener.c */
 int listener_resolve_path(const char *given, char **ret_path);

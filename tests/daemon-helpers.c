@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
 #include <signal.h>
@@ -137,6 +138,46 @@ int daemon_run_status(const char *first, ...)
         pid = spawn(argv, true);
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
         ck_assert(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+int daemon_run_stderr(char **ret_err, const char *first, ...)
+{
+        char *argv[32] = {(char *)SLOWWORKD, (char *)first}, *err = NULL;
+        size_t len = 0, size = 0;
+        int status, p[2];
+        va_list ap;
+        ssize_t n;
+        pid_t pid;
+
+        va_start(ap, first);
+        collect_args(argv, 2, 32, ap);
+        va_end(ap);
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (dup2(p[1], STDERR_FILENO) < 0 || !freopen("/dev/null", "w", stdout))
+                        _exit(127);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        close(p[1]);
+        do {
+                if (size - len < 256) {
+                        size = size ? size * 2 : 1024;
+                        err = realloc(err, size);
+                        ck_assert_ptr_nonnull(err);
+                }
+                n = read(p[0], err + len, size - len - 1);
+                if (n > 0)
+                        len += (size_t)n;
+        } while (n > 0 || (n < 0 && errno == EINTR));
+        err[len] = '\0';
+        close(p[0]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        *ret_err = err;
         return WEXITSTATUS(status);
 }
 
@@ -343,4 +384,58 @@ char *job_log(int fd, int64_t id)
 
         json_object_put(result);
         return data;
+}
+
+int notify_listen(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_uint_lt(strlen(path), sizeof(sa.sun_path));
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+        ck_assert_msg(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "bind %s: %s", path,
+                      strerror(errno));
+        return fd;
+}
+
+char *notify_read(int fd, int timeout_ms)
+{
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        char buf[4096];
+        ssize_t n;
+
+        if (poll(&p, 1, timeout_ms) != 1)
+                return NULL;
+        n = recv(fd, buf, sizeof(buf) - 1, 0);
+        ck_assert_int_ge(n, 0);
+        buf[n] = '\0';
+        return strdup(buf);
+}
+
+bool has_line(const char *message, const char *line)
+{
+        size_t len = strlen(line);
+        const char *p;
+
+        for (p = message; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                if (strncmp(p, line, len) == 0 && (p[len] == '\n' || p[len] == '\0'))
+                        return true;
+        return false;
+}
+
+char *notify_wait(int fd, const char *line)
+{
+        struct timespec start, now;
+        char *message;
+
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        for (;;) {
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                ck_assert_msg(now.tv_sec - start.tv_sec < 20, "no %s from slowworkd in 20 s", line);
+                message = notify_read(fd, 1000);
+                if (message && has_line(message, line))
+                        return message;
+                free(message);
+        }
 }

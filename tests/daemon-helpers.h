@@ -28,6 +28,8 @@ void daemon_start_default(struct daemon *d);
 int daemon_run_status(const char *first, ...);
 /* Waits for it to exit and removes its folders: the wait status. */
 int daemon_reap(struct daemon *d);
+/* The same, with what it wrote to stderr in *ret_err (the caller frees it). */
+int daemon_run_stderr(char **ret_err, const char *first, ...);
 /* SIGTERM, then checks that it exited with 0 and removed its socket. */
 void daemon_stop(struct daemon *d);
 bool daemon_alive(struct daemon *d);
@@ -50,5 +52,13 @@ json_object *job_status(int fd, int64_t id); /* the status object */
 char *job_log(int fd, int64_t id);           /* the last run's log, whole */
 const char *str_member(json_object *o, const char *name);
 int64_t int_member(json_object *o, const char *name);
+
+/* systemd's notify socket, played by a datagram socket bound at path. */
+int notify_listen(const char *path);
+/* The next message, or NULL when none comes in timeout_ms. */
+char *notify_read(int fd, int timeout_ms);
+/* Reads messages until one has the line (as "READY=1"), and returns it; fails after 20 s. */
+char *notify_wait(int fd, const char *line);
+bool has_line(const char *message, const char *line);
 
 #endif

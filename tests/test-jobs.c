@@ -625,6 +625,24 @@ START_TEST(a_waiter_on_a_cancelled_queued_job_gets_the_cancelled_record)
 }
 END_TEST
 
+START_TEST(the_log_of_a_queued_job_is_empty_and_still_to_come)
+{
+        int64_t id = job_submit(fd, "{\"command\":\"echo later\",\"delay\":60}");
+        json_object *reply = client_call(fd, "log", "{\"id\":1}"), *result;
+
+        ck_assert_int_eq(id, 1);
+        ck_assert_int_eq(reply_code(reply), 0);
+        result = reply_result(reply);
+        ck_assert_str_eq(str_member(result, "data"), "");
+        ck_assert(!json_object_get_boolean(json_object_object_get(result, "eof")));
+        ck_assert_ptr_null(json_object_object_get(result, "log"));
+        json_object_put(reply);
+        reply = client_call(fd, "log", "{\"id\":2}");
+        ck_assert_int_eq(reply_code(reply), -32001);
+        json_object_put(reply);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("jobs");
@@ -654,6 +672,7 @@ int main(void)
         tcase_add_test(tc, a_wait_behind_an_enqueue_waits_for_the_new_run);
         tcase_add_test(tc, what_a_job_leaves_running_is_stopped_when_it_ends);
         tcase_add_test(tc, a_waiter_on_a_cancelled_queued_job_gets_the_cancelled_record);
+        tcase_add_test(tc, the_log_of_a_queued_job_is_empty_and_still_to_come);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

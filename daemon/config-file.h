@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* The configuration file: "key = value" lines naming the settings and the groups. */
+#ifndef SLOWWORKD_CONFIG_FILE_H
+#define SLOWWORKD_CONFIG_FILE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "methods.h"
+
+#define CONFIG_FILE_DEFAULT "/etc/slowwork/slowworkd.conf"
+
+/* The eight settings in the order of sw_settings_params, then the two groups. */
+enum {
+        CONFIG_SETTINGS = 8,
+        CONFIG_ADMIN_GROUP = CONFIG_SETTINGS,
+        CONFIG_SOCKET_GROUP,
+        CONFIG_KEYS,
+};
+
+struct config_file {
+        struct sw_settings settings; /* what the caller put there, with the file's values over it */
+        gid_t admin_gid, socket_gid; /* (gid_t)-1 when the file names none */
+        unsigned line[CONFIG_KEYS];  /* where each key was set; 0: not in the file */
+};
+
+/* Sets one setting from its text, checked by the sw_settings_params table: 0, or -EINVAL
+ * (or -ENOMEM) with err saying why. "runtime" is a request flag, not a setting. */
+int config_parse_setting(struct sw_settings *s, const char *name, const char *value, char *err,
+                         size_t errlen);
+
+/* The line of the file that set key, or 0. */
+unsigned config_file_line(const struct config_file *cf, const char *key);
+
+/* Reads f, called path in errors, into cf (whose settings the caller fills first): 0, or -EINVAL
+ * with err "PATH:LINE: what is wrong", or another -errno. cf changes only on success. */
+int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *err, size_t errlen);
+/* The same from the file at path. A file that does not exist is no error when missing_ok. */
+int config_file_read(const char *path, bool missing_ok, struct config_file *cf, char *err,
+                     size_t errlen);
+
+#endif

@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+/* The configuration file: its parser alone, then slowworkd reading it at start and on SIGHUP. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config-file.h"
+#include "daemon-helpers.h"
+#include "run-suite.h"
+
+static char dir[64], conf[PATH_MAX], notify_path[PATH_MAX], err_path[PATH_MAX];
+
+static void setup(void)
+{
+        snprintf(dir, sizeof(dir), "/tmp/slowwork-config-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(conf, sizeof(conf), "%s/slowworkd.conf", dir);
+        snprintf(notify_path, sizeof(notify_path), "%s/notify", dir);
+        snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
+}
+
+static void teardown(void)
+{
+        unlink(conf);
+        unlink(notify_path);
+        unlink(err_path);
+        rmdir(dir);
+}
+
+/* Whole, by rename: a reload never reads half a file. */
+static void write_conf(const char *text)
+{
+        char tmp[PATH_MAX + 8];
+        FILE *f;
+
+        snprintf(tmp, sizeof(tmp), "%s.tmp", conf);
+        f = fopen(tmp, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        ck_assert_int_eq(fclose(f), 0);
+        ck_assert_int_eq(rename(tmp, conf), 0);
+}
+
+static void defaults(struct config_file *cf)
+{
+        memset(cf, 0, sizeof(*cf));
+        cf->settings = (struct sw_settings){2, 4, 50, 5.0, 10000, 16777216, 5.0, 30.0, false};
+}
+
+static int parse(const char *text, struct config_file *cf, char *err, size_t errlen)
+{
+        FILE *f = fmemopen((void *)text, strlen(text), "r");
+        int r;
+
+        ck_assert_ptr_nonnull(f);
+        r = config_file_parse(f, "test.conf", cf, err, errlen);
+        fclose(f);
+        return r;
+}
+
+static const char every_key[] = "# every key, and some space\n"
+                                "min-threads = 3\n"
+                                "\n"
+                                "  max-threads=9\t\n"
+                                "vslow-percentage =  25 # a comment after the value\n"
+                                "\tidle-timeout = 0.5\n"
+                                "history-limit = 77\n"
+                                "log-limit = 4096\n"
+                                "kill-grace = 1.25\n"
+                                "stop-timeout = 12\n"
+                                "admin-group = root\n"
+                                "socket-group = root\n";
+
+START_TEST(parse_reads_every_key)
+{
+        struct config_file cf;
+        char err[256];
+
+        defaults(&cf);
+        ck_assert_int_eq(parse(every_key, &cf, err, sizeof(err)), 0);
+        ck_assert_int_eq(cf.settings.min_threads, 3);
+        ck_assert_int_eq(cf.settings.max_threads, 9);
+        ck_assert_int_eq(cf.settings.vslow_percentage, 25);
+        ck_assert_double_eq(cf.settings.idle_timeout, 0.5);
+        ck_assert_int_eq(cf.settings.history_limit, 77);
+        ck_assert_int_eq(cf.settings.log_limit, 4096);
+        ck_assert_double_eq(cf.settings.kill_grace, 1.25);
+        ck_assert_double_eq(cf.settings.stop_timeout, 12.0);
+        ck_assert_uint_eq(cf.admin_gid, 0);
+        ck_assert_uint_eq(cf.socket_gid, 0);
+        ck_assert_uint_eq(config_file_line(&cf, "min-threads"), 2);
+        ck_assert_uint_eq(config_file_line(&cf, "max-threads"), 4);
+        ck_assert_uint_eq(config_file_line(&cf, "socket-group"), 12);
+}
+END_TEST
+
+START_TEST(parse_leaves_unset_keys_alone)
+{
+        struct config_file cf;
+        char err[256];
+
+        defaults(&cf);
+        ck_assert_int_eq(parse("# nothing but a comment\n\n   \n", &cf, err, sizeof(err)), 0);
+        ck_assert_int_eq(cf.settings.min_threads, 2);
+        ck_assert_int_eq(cf.settings.max_threads, 4);
+        ck_assert_double_eq(cf.settings.stop_timeout, 30.0);
+        ck_assert_uint_eq(cf.admin_gid, (gid_t)-1);
+        ck_assert_uint_eq(cf.socket_gid, (gid_t)-1);
+        ck_assert_uint_eq(config_file_line(&cf, "min-threads"), 0);
+}
+END_TEST
+
+/* Each bad line comes after two good ones, so that its number is 3. */
+static const struct {
+        const char *line, *message;
+} bad_lines[] = {
+    {"bogus = 1", "unknown key \"bogus\""},
+    {"runtime = true", "unknown key \"runtime\""},
+    {"max-threads 6", "expected \"key = value\""},
+    {"= 6", "no key before \"=\""},
+    {"max-threads =", "no value for max-threads"},
+    {"min-threads = 1", "min-threads is already set on line 1"},
+    {"max-threads = 0", "parameter \"max-threads\" must be between 1 and 255"},
+    {"max-threads = 256", "parameter \"max-threads\" must be between 1 and 255"},
+    {"max-threads = 2.5", "parameter \"max-threads\" must be an integer"},
+    {"max-threads = \"6\"", "max-threads must be a number, not \"\"6\"\""},
+    {"max-threads = 6 threads", "max-threads must be a number, not \"6 threads\""},
+    {"idle-timeout = soon", "idle-timeout must be a number, not \"soon\""},
+    {"idle-timeout = -1", "parameter \"idle-timeout\" must be between"},
+    {"vslow-percentage = 100", "parameter \"vslow-percentage\" must be between 1 and 99"},
+    {"log-limit = 10", "parameter \"log-limit\" must be between 1024"},
+    {"admin-group = no-such-group-slowwork", "admin-group: no group \"no-such-group-slowwork\""},
+    {"socket-group = no-such-group-slowwork", "socket-group: no group"},
+};
+
+static void bad_text(char *buf, size_t len, const char *line)
+{
+        snprintf(buf, len, "min-threads = 1\n# a comment\n%s\nmax-threads = 8\n", line);
+}
+
+START_TEST(parse_rejects_a_bad_line_with_its_number)
+{
+        struct config_file cf, before;
+        char text[256], err[256], want[256];
+
+        defaults(&cf);
+        before = cf;
+        bad_text(text, sizeof(text), bad_lines[_i].line);
+        ck_assert_int_eq(parse(text, &cf, err, sizeof(err)), -EINVAL);
+        snprintf(want, sizeof(want), "test.conf:3: %s", bad_lines[_i].message);
+        ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "\"%s\": got \"%s\", want \"%s\"",
+                      bad_lines[_i].line, err, want);
+        /* Nothing of the good lines before it applies. */
+        ck_assert_int_eq(cf.settings.min_threads, before.settings.min_threads);
+        ck_assert_int_eq(cf.settings.max_threads, before.settings.max_threads);
+        ck_assert_uint_eq(cf.admin_gid, before.admin_gid);
+        ck_assert_uint_eq(config_file_line(&cf, "min-threads"), 0);
+}
+END_TEST
+
+static int64_t get_int(int fd, const char *name)
+{
+        json_object *reply = client_call(fd, "settings.get", NULL);
+        int64_t v = int_member(reply_result(reply), name);
+
+        json_object_put(reply);
+        return v;
+}
+
+static double get_double(int fd, const char *name)
+{
+        json_object *reply = client_call(fd, "settings.get", NULL);
+        json_object *v = json_object_object_get(reply_result(reply), name);
+        double d;
+
+        ck_assert_ptr_nonnull(v);
+        d = json_object_get_double(v);
+        json_object_put(reply);
+        return d;
+}
+
+START_TEST(every_key_reaches_settings_get)
+{
+        struct daemon d;
+        int fd;
+
+        write_conf(every_key);
+        daemon_start(&d, "--config", conf, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(get_int(fd, "min-threads"), 3);
+        ck_assert_int_eq(get_int(fd, "max-threads"), 9);
+        ck_assert_int_eq(get_int(fd, "vslow-percentage"), 25);
+        ck_assert_double_eq(get_double(fd, "idle-timeout"), 0.5);
+        ck_assert_int_eq(get_int(fd, "history-limit"), 77);
+        ck_assert_int_eq(get_int(fd, "log-limit"), 4096);
+        ck_assert_double_eq(get_double(fd, "kill-grace"), 1.25);
+        ck_assert_double_eq(get_double(fd, "stop-timeout"), 12.0);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_bad_line_stops_the_start_with_its_number)
+{
+        char text[256], want[PATH_MAX + 256], *err;
+
+        bad_text(text, sizeof(text), bad_lines[_i].line);
+        write_conf(text);
+        ck_assert_int_eq(
+            daemon_run_stderr(&err, "--config", conf, "--socket", "/nonexistent/s", NULL), 2);
+        snprintf(want, sizeof(want), "slowworkd: %s:3: %s", conf, bad_lines[_i].message);
+        ck_assert_msg(strstr(err, want), "stderr \"%s\", want \"%s\"", err, want);
+        free(err);
+}
+END_TEST
+
+START_TEST(threads_out_of_order_name_the_line)
+{
+        char want[PATH_MAX + 128], *err;
+
+        write_conf("max-threads = 3\nmin-threads = 5\n");
+        ck_assert_int_eq(
+            daemon_run_stderr(&err, "--config", conf, "--socket", "/nonexistent/s", NULL), 2);
+        snprintf(want, sizeof(want), "slowworkd: %s:2: min-threads (5) must not exceed", conf);
+        ck_assert_msg(strstr(err, want), "stderr \"%s\"", err);
+        free(err);
+        /* A flag that puts it right wins; one that gets it wrong is named. */
+        ck_assert_int_eq(daemon_run_stderr(&err, "--config", conf, "--min-threads", "2",
+                                           "--max-threads", "1", "--socket", "/nonexistent/s",
+                                           NULL),
+                         2);
+        ck_assert_msg(strstr(err, "--min-threads (2) must not exceed --max-threads (1)"),
+                      "stderr \"%s\"", err);
+        free(err);
+}
+END_TEST
+
+START_TEST(flags_win_over_the_file)
+{
+        struct daemon d;
+        int fd;
+
+        write_conf("min-threads = 3\nmax-threads = 9\nkill-grace = 2\n");
+        daemon_start(&d, "--max-threads", "6", "--config", conf, "--kill-grace", "0.5", NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(get_int(fd, "min-threads"), 3);
+        ck_assert_int_eq(get_int(fd, "max-threads"), 6);
+        ck_assert_double_eq(get_double(fd, "kill-grace"), 0.5);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_missing_config_file_is_an_error)
+{
+        char want[PATH_MAX + 64], *err;
+
+        ck_assert_int_eq(
+            daemon_run_stderr(&err, "--config", conf, "--socket", "/nonexistent/s", NULL), 2);
+        snprintf(want, sizeof(want), "slowworkd: cannot open %s: No such file", conf);
+        ck_assert_msg(strstr(err, want), "stderr \"%s\"", err);
+        free(err);
+}
+END_TEST
+
+START_TEST(an_empty_file_means_the_defaults)
+{
+        struct daemon d;
+        int fd;
+
+        write_conf("");
+        daemon_start(&d, "--config", conf, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(get_int(fd, "min-threads"), 2);
+        ck_assert_int_eq(get_int(fd, "max-threads"), 4);
+        ck_assert_int_eq(get_int(fd, "history-limit"), 10000);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_missing_default_file_means_the_defaults)
+{
+        struct daemon d;
+        int fd;
+
+        if (access(CONFIG_FILE_DEFAULT, F_OK) == 0) {
+                fprintf(stderr, "skipped: %s exists on this machine\n", CONFIG_FILE_DEFAULT);
+                return;
+        }
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(get_int(fd, "min-threads"), 2);
+        ck_assert_int_eq(get_int(fd, "max-threads"), 4);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+/* Polls settings.get until name has value; the daemon reloads on its own time. */
+static void wait_for_int(int fd, const char *name, int64_t value)
+{
+        struct timespec pause = {0, 5000000};
+        int i;
+
+        for (i = 0; i < 4000; i++) {
+                if (get_int(fd, name) == value)
+                        return;
+                nanosleep(&pause, NULL);
+        }
+        ck_abort_msg("%s never became %lld", name, (long long)value);
+}
+
+START_TEST(sighup_applies_a_change_and_flags_keep_winning)
+{
+        struct daemon d;
+        int fd;
+
+        write_conf("min-threads = 3\nmax-threads = 9\nhistory-limit = 50\n");
+        daemon_start(&d, "--config", conf, "--max-threads", "6", NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(get_int(fd, "min-threads"), 3);
+
+        /* A key taken out of the file goes back to its default. */
+        write_conf("min-threads = 5\nmax-threads = 10\nstop-timeout = 7\n");
+        ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+        wait_for_int(fd, "min-threads", 5);
+        ck_assert_int_eq(get_int(fd, "max-threads"), 6);
+        ck_assert_int_eq(get_int(fd, "history-limit"), 10000);
+        ck_assert_double_eq(get_double(fd, "stop-timeout"), 7.0);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+/* Starts the daemon with its stderr in err_path and NOTIFY_SOCKET at notify_path: the READY=1
+ * after a RELOADING=1 says that a reload is over, whatever came of it. */
+static int start_observed(struct daemon *d, const char *arg)
+{
+        int saved = dup(STDERR_FILENO), out, notify_fd = notify_listen(notify_path);
+
+        out = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ck_assert_int_ge(out, 0);
+        ck_assert_int_ge(saved, 0);
+        ck_assert_int_eq(setenv("NOTIFY_SOCKET", notify_path, 1), 0);
+        fflush(stderr);
+        dup2(out, STDERR_FILENO);
+        daemon_start(d, "--config", conf, arg, NULL);
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+        close(out);
+        unsetenv("NOTIFY_SOCKET");
+        free(notify_wait(notify_fd, "READY=1"));
+        return notify_fd;
+}
+
+static void reload(struct daemon *d, int notify_fd)
+{
+        ck_assert_int_eq(kill(d->pid, SIGHUP), 0);
+        free(notify_wait(notify_fd, "RELOADING=1"));
+        free(notify_wait(notify_fd, "READY=1"));
+}
+
+static char *read_file(const char *path)
+{
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = fopen(path, "r");
+
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_ge(getdelim(&text, &len, '\0', f), 0);
+        fclose(f);
+        return text;
+}
+
+START_TEST(sighup_with_a_bad_file_keeps_the_running_config)
+{
+        char want[PATH_MAX + 64], *err;
+        struct daemon d;
+        int fd, notify_fd;
+
+        write_conf("min-threads = 3\n");
+        notify_fd = start_observed(&d, "--kill-grace=1");
+        fd = client_connect(d.sock);
+
+        write_conf("min-threads = 4\nmax-threads = 1000\n");
+        reload(&d, notify_fd);
+        ck_assert_int_eq(get_int(fd, "min-threads"), 3);
+        ck_assert_int_eq(get_int(fd, "max-threads"), 4);
+        ck_assert(daemon_alive(&d));
+        err = read_file(err_path);
+        snprintf(want, sizeof(want), "%s:2: parameter \"max-threads\" must be between", conf);
+        ck_assert_msg(strstr(err, want), "stderr \"%s\"", err);
+        free(err);
+
+        /* It still reloads a good one. */
+        write_conf("min-threads = 4\n");
+        reload(&d, notify_fd);
+        ck_assert_int_eq(get_int(fd, "min-threads"), 4);
+        close(fd);
+        close(notify_fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+        Suite *s = suite_create("config");
+        TCase *parser = tcase_create("parser"), *daemon = tcase_create("daemon");
+        int nbad = (int)(sizeof(bad_lines) / sizeof(bad_lines[0]));
+
+        tcase_add_test(parser, parse_reads_every_key);
+        tcase_add_test(parser, parse_leaves_unset_keys_alone);
+        tcase_add_loop_test(parser, parse_rejects_a_bad_line_with_its_number, 0, nbad);
+        suite_add_tcase(s, parser);
+
+        tcase_add_checked_fixture(daemon, setup, teardown);
+        tcase_set_timeout(daemon, 60);
+        tcase_add_test(daemon, every_key_reaches_settings_get);
+        tcase_add_loop_test(daemon, a_bad_line_stops_the_start_with_its_number, 0, nbad);
+        tcase_add_test(daemon, threads_out_of_order_name_the_line);
+        tcase_add_test(daemon, flags_win_over_the_file);
+        tcase_add_test(daemon, a_missing_config_file_is_an_error);
+        tcase_add_test(daemon, an_empty_file_means_the_defaults);
+        tcase_add_test(daemon, a_missing_default_file_means_the_defaults);
+        tcase_add_test(daemon, sighup_applies_a_change_and_flags_keep_winning);
+        tcase_add_test(daemon, sighup_with_a_bad_file_keeps_the_running_config);
+        suite_add_tcase(s, daemon);
+        return s;
+}
+
+int main(void)
+{
+        return run_suite(config_suite());
+}
