@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* slowworkd: parse the command line, start the manager, run the loop. */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "credentials.h"
 #include "log.h"
 #include "manager.h"
 
@@ -18,6 +20,11 @@ static void usage(FILE *f)
               "                            $XDG_RUNTIME_DIR/slowwork/slowworkd.sock)\n"
               "  --state-dir DIR           run logs under DIR/logs (default:\n"
               "                            $XDG_STATE_HOME/slowwork)\n"
+              "  --system                  the system instance: every user may connect, jobs\n"
+              "                            run as their submitters (socket\n"
+              "                            " MANAGER_SYSTEM_SOCKET_DIR "/slowworkd.sock, state\n"
+              "                            " MANAGER_SYSTEM_STATE_DIR ")\n"
+              "  --admin-group GROUP       members of GROUP are admins\n"
               "  --min-threads N           threads kept (1..255, default 2)\n"
               "  --max-threads N           threads at most (1..255, default 4)\n"
               "  --vslow-percentage N      share of threads for very slow jobs (1..99, 50)\n"
@@ -55,10 +62,20 @@ static int set_from_flag(struct sw_settings *s, const char *name, const char *va
 
 int main(int argc, char **argv)
 {
-        enum { OPT_SOCKET = 256, OPT_STATE_DIR, OPT_SETTING, OPT_HELP, OPT_VERSION };
+        enum {
+                OPT_SOCKET = 256,
+                OPT_STATE_DIR,
+                OPT_SYSTEM,
+                OPT_ADMIN_GROUP,
+                OPT_SETTING,
+                OPT_HELP,
+                OPT_VERSION
+        };
         static const struct option options[] = {
             {"socket", required_argument, NULL, OPT_SOCKET},
             {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+            {"system", no_argument, NULL, OPT_SYSTEM},
+            {"admin-group", required_argument, NULL, OPT_ADMIN_GROUP},
             {"min-threads", required_argument, NULL, OPT_SETTING},
             {"max-threads", required_argument, NULL, OPT_SETTING},
             {"vslow-percentage", required_argument, NULL, OPT_SETTING},
@@ -74,6 +91,8 @@ int main(int argc, char **argv)
         struct sw_settings settings;
         const char *socket_path = NULL, *state_dir = NULL;
         struct manager *m = NULL;
+        gid_t admin_gid = (gid_t)-1;
+        bool system = false;
         int c, index, r;
 
         manager_default_settings(&settings);
@@ -84,6 +103,17 @@ int main(int argc, char **argv)
                         break;
                 case OPT_STATE_DIR:
                         state_dir = optarg;
+                        break;
+                case OPT_SYSTEM:
+                        system = true;
+                        break;
+                case OPT_ADMIN_GROUP:
+                        r = credentials_group_by_name(optarg, &admin_gid);
+                        if (r < 0) {
+                                fprintf(stderr, "slowworkd: --admin-group: %s: %s\n", optarg,
+                                        r == -ENOENT ? "no such group" : strerror(-r));
+                                return 2;
+                        }
                         break;
                 case OPT_SETTING:
                         if (set_from_flag(&settings, options[index].name, optarg) < 0)
@@ -112,9 +142,11 @@ int main(int argc, char **argv)
         /* A client that goes away must not take the daemon with it. */
         signal(SIGPIPE, SIG_IGN);
 
-        r = manager_new(&settings, socket_path, state_dir, &m);
-        if (r == 0)
+        r = manager_new(&settings, socket_path, state_dir, system, &m);
+        if (r == 0) {
+                m->admin_gid = admin_gid;
                 r = manager_start(m);
+        }
         if (r == 0)
                 r = manager_run(m);
         manager_free(m);

@@ -13,6 +13,8 @@
 #include "slowwork.h"
 
 #define MANAGER_CONNECTIONS_MAX 1024
+#define MANAGER_SYSTEM_SOCKET_DIR "/run/slowwork"
+#define MANAGER_SYSTEM_STATE_DIR "/var/lib/slowwork"
 
 struct conn;
 
@@ -24,6 +26,10 @@ struct manager {
         int64_t run_log_limit;
         double run_kill_grace;
         uid_t uid;
+        /* The system instance: every user may connect, and jobs run as their owners. */
+        bool system;
+        gid_t admin_gid;  /* members are admins; (gid_t)-1: none */
+        gid_t socket_gid; /* system instance: the socket's group, mode 0660; (gid_t)-1: 0666 */
 
         char *socket_path;
         uv_pipe_t listener;
@@ -54,8 +60,9 @@ void manager_default_settings(struct sw_settings *s);
 /* Checks a whole set of settings: 0 or -EINVAL. */
 int manager_settings_validate(const struct sw_settings *s);
 
+/* socket_path and state_dir NULL: the instance's defaults. */
 int manager_new(const struct sw_settings *settings, const char *socket_path,
-                const char *state_dir, struct manager **ret);
+                const char *state_dir, bool system, struct manager **ret);
 struct manager *manager_free(struct manager *m);
 int manager_start(struct manager *m);
 int manager_run(struct manager *m);
@@ -65,7 +72,7 @@ int manager_apply_settings(struct manager *m, const struct sw_settings *s);
 void manager_drain(struct manager *m);
 
 /* listener.c */
-int listener_resolve_path(const char *given, char **ret_path);
+int listener_resolve_path(const char *given, bool system, char **ret_path);
 int listener_open(struct manager *m);
 void listener_close(struct manager *m);
 
