@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,11 +74,24 @@ static int close_all_but(int keep)
         return close_range((unsigned)keep + 1, ~0u, 0);
 }
 
+/*
+ * Sets the signal's handling to the default. glibc's sigaction() refuses the signals it keeps for
+ * itself (32 and 33), which may still be ignored from whoever started the daemon: those go to the
+ * kernel directly. SIG_DFL is 0, so a kernel sigaction of zeros is the same on every layout.
+ */
+static void reset_signal(int sig)
+{
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        unsigned long zeros[8] = {0};
+
+        if (sigaction(sig, &dfl, NULL) < 0 && errno == EINVAL)
+                syscall(SYS_rt_sigaction, sig, zeros, NULL, (size_t)_NSIG / 8);
+}
+
 /* Between fork and exec: async-signal-safe calls only, on memory made before the fork. */
 __attribute__((noreturn)) static void child(const struct spawn_params *p, char *const *envp,
                                             int err_fd)
 {
-        struct sigaction dfl = {.sa_handler = SIG_DFL};
         struct child_error e = {STAGE_SETUP, 0};
         sigset_t none;
         int sig, null_fd;
@@ -86,7 +100,7 @@ __attribute__((noreturn)) static void child(const struct spawn_params *p, char *
          * all, then unblock what the parent blocked around the fork. */
         for (sig = 1; sig < NSIG; sig++)
                 if (sig != SIGKILL && sig != SIGSTOP)
-                        sigaction(sig, &dfl, NULL); /* glibc's own signals say EINVAL */
+                        reset_signal(sig);
         sigemptyset(&none);
         if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || setpgid(0, 0) < 0)
                 goto fail;
@@ -180,8 +194,8 @@ static int child_result(const struct spawn_params *p, pid_t pid, int err_fd, cha
                          (unsigned)p->as->uid, strerror(e.err));
                 break;
         case STAGE_CWD:
-                snprintf(note, notelen, "cannot change to %s as user %s: %s", p->cwd,
-                         p->as->name, strerror(e.err));
+                snprintf(note, notelen, "cannot change to %s as user %s: %s", p->cwd, p->as->name,
+                         strerror(e.err));
                 break;
         case STAGE_EXEC:
                 snprintf(note, notelen, "cannot run %s: %s", p->argv[0], strerror(e.err));
@@ -194,8 +208,7 @@ static int child_result(const struct spawn_params *p, pid_t pid, int err_fd, cha
         return -e.err;
 }
 
-static int spawn_as_user(const struct spawn_params *p, pid_t *ret_pid, char *note,
-                         size_t notelen)
+static int spawn_as_user(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t notelen)
 {
         char *own[3] = {NULL, NULL, NULL}, **envp = user_env(p->envp, p->as, own);
         int pipefd[2] = {-1, -1}, r;
