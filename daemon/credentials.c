@@ -39,7 +39,7 @@ static int get_passwd(uid_t uid, struct passwd *pw, char **ret_buf)
                 free(buf);
                 /* "Not found" comes as 0 or as one of several errnos, depending on the backend. */
                 return r == 0 || r == ENOENT || r == ESRCH || r == EBADF || r == EPERM ? -ENOENT
-                                                                                      : -r;
+                                                                                       : -r;
         }
 }
 
@@ -147,8 +147,7 @@ int credentials_group_by_name(const char *name, gid_t *ret)
 
         errno = 0;
         number = strtoul(name, &end, 10);
-        if (name[0] >= '0' && name[0] <= '9' && *end == '\0' && errno == 0 &&
-            number < (gid_t)-1) {
+        if (name[0] >= '0' && name[0] <= '9' && *end == '\0' && errno == 0 && number < (gid_t)-1) {
                 *ret = (gid_t)number;
                 return 0;
         }
@@ -173,6 +172,6 @@ int credentials_group_by_name(const char *name, gid_t *ret)
                 if (r == 0 && found)
                         return 0;
                 return r == 0 || r == ENOENT || r == ESRCH || r == EBADF || r == EPERM ? -ENOENT
-                                                                                      : -r;
+                                                                                       : -r;
         }
 }

@@ -103,8 +103,8 @@ static int set_socket_mode(struct manager *m)
         if (!m->system)
                 return 0;
         if (m->socket_gid != (gid_t)-1 && chown(m->socket_path, (uid_t)-1, m->socket_gid) < 0)
-                return log_error_errno(-errno, "Failed to give %s to group %u: %m",
-                                       m->socket_path, (unsigned)m->socket_gid);
+                return log_error_errno(-errno, "Failed to give %s to group %u: %m", m->socket_path,
+                                       (unsigned)m->socket_gid);
         if (chmod(m->socket_path, mode) < 0)
                 return log_error_errno(-errno, "Failed to make %s mode %04o: %m", m->socket_path,
                                        (unsigned)mode);

@@ -112,8 +112,8 @@ static void on_signal(uv_signal_t *handle, int signum)
         manager_stop(m);
 }
 
-int manager_new(const struct sw_settings *settings, const char *socket_path,
-                const char *state_dir, bool system, struct manager **ret)
+int manager_new(const struct sw_settings *settings, const char *socket_path, const char *state_dir,
+                bool system, struct manager **ret)
 {
         struct slow_work_settings ps = pool_settings(settings);
         struct manager *m;

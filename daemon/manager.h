@@ -61,8 +61,8 @@ void manager_default_settings(struct sw_settings *s);
 int manager_settings_validate(const struct sw_settings *s);
 
 /* socket_path and state_dir NULL: the instance's defaults. */
-int manager_new(const struct sw_settings *settings, const char *socket_path,
-                const char *state_dir, bool system, struct manager **ret);
+int manager_new(const struct sw_settings *settings, const char *socket_path, const char *state_dir,
+                bool system, struct manager **ret);
 struct manager *manager_free(struct manager *m);
 int manager_start(struct manager *m);
 int manager_run(struct manager *m);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One run of a shell job: /bin/sh -c COMMAND or an argv (in the system instance as the job's
- * owner), in its own process group, stdin from /dev/null, stdout and stderr through a pipe into the run's log (cut at log-limit). The thread
- * waits on the pipe, the process (pidfd) and the job's kick eventfd: a cancel, a timeout or a
- * shutdown sends SIGTERM to the group, and SIGKILL after kill-grace.
+ * owner), in its own process group, stdin from /dev/null, stdout and stderr through a pipe into the
+ * run's log (cut at log-limit). The thread waits on the pipe, the process (pidfd) and the job's
+ * kick eventfd: a cancel, a timeout or a shutdown sends SIGTERM to the group, and SIGKILL after
+ * kill-grace.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -249,8 +250,8 @@ static int take_owner(struct job *job, int log_fd, struct user_creds **ret, char
         }
         if (fchown(log_fd, job->owner, r == 0 ? (*ret)->gid : (gid_t)-1) < 0 && r == 0) {
                 r = -errno;
-                snprintf(note, notelen, "cannot give the log to uid %u: %s",
-                         (unsigned)job->owner, strerror(-r));
+                snprintf(note, notelen, "cannot give the log to uid %u: %s", (unsigned)job->owner,
+                         strerror(-r));
                 *ret = user_creds_free(*ret);
         }
         return r;
@@ -316,8 +317,8 @@ struct run_record *shell_run(struct job *job)
                                  strerror(-r));
                 n = snprintf(line, sizeof(line), "slowworkd: %s\n", note);
                 if (run.log_fd >= 0)
-                        log_write(&run, line, (size_t)n < sizeof(line) ? (size_t)n
-                                                                       : sizeof(line) - 1);
+                        log_write(&run, line,
+                                  (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
                 rec->outcome = "failed";
                 rec->exit_code = 127;
         } else {
