@@ -45,7 +45,7 @@ static int spawn_as_daemon(const struct spawn_params *p, pid_t *ret_pid)
         posix_spawn_file_actions_addchdir_np(&fa, p->cwd);
         /* Nothing else of the daemon's, not even what it inherited without close-on-exec. */
         posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-        r = posix_spawnp(ret_pid, p->argv[0], &fa, &attr, p->argv, p->envp);
+        r = posix_spawnp(ret_pid, p->argv[0], &fa, &attr, p->argv, p->envp ? p->envp : environ);
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&attr);
         return -r;
@@ -139,12 +139,18 @@ static int has_name(const char *var, const char *name)
         return strncmp(var, name, n) == 0 && var[n] == '=';
 }
 
-/* base, with HOME, USER and LOGNAME the user's (in own[], which the caller frees). */
+/*
+ * base, with HOME, USER and LOGNAME the user's (in own[], which the caller frees). Without base,
+ * a PATH only: the daemon's own environment is not for other users to read.
+ */
 static char **user_env(char *const *base, const struct user_creds *u, char *own[3])
 {
+        static char *const plain[] = {(char *)"PATH=" SPAWN_USER_PATH, NULL};
         size_t n = 0, i, k = 0;
         char **env;
 
+        if (!base)
+                base = plain;
         while (base && base[n])
                 n++;
         env = malloc((n + 4) * sizeof(*env));
@@ -259,14 +265,11 @@ out:
 
 int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t notelen)
 {
-        struct spawn_params q = *p;
         int r;
 
         note[0] = '\0';
-        if (!q.envp)
-                q.envp = environ;
-        r = q.as ? spawn_as_user(&q, ret_pid, note, notelen) : spawn_as_daemon(&q, ret_pid);
+        r = p->as ? spawn_as_user(p, ret_pid, note, notelen) : spawn_as_daemon(p, ret_pid);
         if (r < 0 && !note[0])
-                snprintf(note, notelen, "cannot run %s: %s", q.argv[0], strerror(-r));
+                snprintf(note, notelen, "cannot run %s: %s", p->argv[0], strerror(-r));
         return r;
 }

@@ -8,9 +8,12 @@
 
 struct user_creds;
 
+/* The environment of another user's job that came without one. */
+#define SPAWN_USER_PATH "/usr/local/bin:/usr/bin:/bin"
+
 struct spawn_params {
         char *const *argv; /* argv[0] is searched in the daemon's PATH */
-        char *const *envp;
+        char *const *envp; /* NULL: the daemon's, or for another user PATH=SPAWN_USER_PATH */
         const char *cwd;
         int out_fd;                  /* the process's stdout and stderr */
         const struct user_creds *as; /* NULL: as the daemon */

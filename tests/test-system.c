@@ -342,6 +342,24 @@ START_TEST(a_job_runs_with_its_submitters_ids_groups_and_home)
 }
 END_TEST
 
+START_TEST(a_job_sent_without_an_environment_gets_a_path_and_the_users_names_only)
+{
+        struct passwd *pw = user(user_a);
+        int fd = connect_as(user_a);
+        char want[512], *log;
+
+        /* Not the daemon's environment: that is root's. */
+        snprintf(want, sizeof(want),
+                 "PATH=/usr/local/bin:/usr/bin:/bin\nHOME=%s\nUSER=%s\n"
+                 "LOGNAME=%s\n",
+                 pw->pw_dir, user_a, user_a);
+        log = run_job(fd, "{\"argv\":[\"env\"]}", "succeeded", 0);
+        ck_assert_str_eq(log, want);
+        free(log);
+        close(fd);
+}
+END_TEST
+
 START_TEST(a_users_job_has_its_own_group_no_stdin_default_signals_and_three_fds)
 {
         int fd = connect_as(user_a);
@@ -599,6 +617,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, the_socket_is_open_to_every_user_and_the_state_private);
         tcase_add_test(tc, a_job_runs_with_its_submitters_ids_groups_and_home);
+        tcase_add_test(tc, a_job_sent_without_an_environment_gets_a_path_and_the_users_names_only);
         tcase_add_test(tc, a_users_job_has_its_own_group_no_stdin_default_signals_and_three_fds);
         tcase_add_test(tc, a_folder_the_user_may_not_enter_fails_the_run);
         tcase_add_test(tc, a_missing_program_fails_the_users_run_with_a_note);
