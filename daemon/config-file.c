@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "config-file.h"
+#include "credentials.h"
 
 static const char *const group_keys[] = {"admin-group", "socket-group"};
 
@@ -100,34 +101,6 @@ int config_parse_setting(struct sw_settings *s, const char *name, const char *va
         return r ? -EINVAL : 0;
 }
 
-static int lookup_group(const char *name, gid_t *ret_gid)
-{
-        struct group gr, *found = NULL;
-        size_t size = 1024;
-        char *buf = NULL;
-        int r;
-
-        for (;;) {
-                char *b = realloc(buf, size);
-
-                if (!b) {
-                        free(buf);
-                        return -ENOMEM;
-                }
-                buf = b;
-                r = getgrnam_r(name, &gr, buf, size, &found);
-                if (r != ERANGE)
-                        break;
-                size *= 2;
-        }
-        if (r == 0 && found)
-                *ret_gid = found->gr_gid;
-        free(buf);
-        if (r != 0)
-                return -r;
-        return found ? 0 : -ENOENT;
-}
-
 static char *trim(char *s)
 {
         char *end;
@@ -173,7 +146,7 @@ static int parse_line(char *text, unsigned lineno, struct config_file *next, cha
         if (k < CONFIG_SETTINGS)
                 return config_parse_setting(&next->settings, key, value, msg, msglen);
 
-        r = lookup_group(value, k == CONFIG_ADMIN_GROUP ? &next->admin_gid : &next->socket_gid);
+        r = credentials_group_by_name(value, k == CONFIG_ADMIN_GROUP ? &next->admin_gid : &next->socket_gid);
         if (r == -ENOENT)
                 return fail(msg, msglen, -EINVAL, "%s: no group \"%s\"", key, value);
         if (r < 0)

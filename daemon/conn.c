@@ -5,11 +5,13 @@
  * conn_close(); the object is freed in the close callback.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "conn.h"
+#include "credentials.h"
 #include "dispatch.h"
 #include "jobs.h"
 #include "log.h"
@@ -291,6 +293,12 @@ void conn_reply(struct conn *c, json_object *id, json_object *result, int code, 
                 process(c);
 }
 
+bool conn_is_admin(const struct conn *c)
+{
+        return c->admin;
+}
+
+/* The peer's credentials; the user instance serves only its own user and root. */
 static int peer_allowed(struct manager *m, struct conn *c)
 {
         struct ucred cred;
@@ -303,7 +311,78 @@ static int peer_allowed(struct manager *m, struct conn *c)
         c->uid = cred.uid;
         c->gid = cred.gid;
         c->pid = cred.pid;
-        return cred.uid == m->uid || cred.uid == 0 ? 0 : -EPERM;
+        return m->system || cred.uid == m->uid || cred.uid == 0 ? 0 : -EPERM;
+}
+
+static void start_reading(struct conn *c)
+{
+        int r = uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
+
+        if (r < 0)
+                conn_close(c, uv_strerror(r));
+        c->reading = r == 0;
+}
+
+/* The user database may block (LDAP, sssd): a client's groups are looked up off the loop, and
+ * its requests wait for the answer. */
+struct group_lookup {
+        uv_work_t work;
+        struct conn *c;
+        uid_t uid;
+        gid_t gid, group;
+        int r;
+};
+
+static void group_lookup_work(uv_work_t *work)
+{
+        struct group_lookup *x = work->data;
+
+        x->r = credentials_user_in_group(x->uid, x->gid, x->group);
+}
+
+static void group_lookup_done(uv_work_t *work, int status)
+{
+        struct group_lookup *x = work->data;
+        struct conn *c = x->c;
+
+        if (x->r < 0) {
+                errno = -x->r;
+                log_warning("Cannot look up the groups of uid %u (pid %d), not an admin: %m",
+                            (unsigned)x->uid, (int)c->pid);
+        }
+        c->admin = x->r > 0;
+        if (!c->closing)
+                start_reading(c);
+        conn_unref(c);
+        free(x);
+}
+
+/* Reads the client's requests once it is known whether it is an admin. */
+static void classify(struct manager *m, struct conn *c)
+{
+        struct group_lookup *x;
+
+        c->admin = c->uid == 0 || c->uid == m->uid ||
+                   (m->admin_gid != (gid_t)-1 && c->gid == m->admin_gid);
+        if (c->admin || m->admin_gid == (gid_t)-1) {
+                start_reading(c);
+                return;
+        }
+        x = calloc(1, sizeof(*x));
+        if (!x) {
+                conn_close(c, "out of memory");
+                return;
+        }
+        x->work.data = x;
+        x->c = conn_ref(c);
+        x->uid = c->uid;
+        x->gid = c->gid;
+        x->group = m->admin_gid;
+        if (uv_queue_work(m->loop, &x->work, group_lookup_work, group_lookup_done) < 0) {
+                conn_unref(c);
+                free(x);
+                conn_close(c, "cannot look up its groups");
+        }
 }
 
 void conn_accept(struct manager *m)
@@ -343,8 +422,5 @@ void conn_accept(struct manager *m)
                 conn_close(c, NULL);
                 return;
         }
-        r = uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
-        if (r < 0)
-                conn_close(c, uv_strerror(r));
-        c->reading = r == 0;
+        classify(m, c);
 }

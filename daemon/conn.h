@@ -26,9 +26,10 @@ struct conn {
         struct conn *prev, *next;
         struct sw_lines in;
         size_t out_pending; /* bytes handed to uv_write and not yet written */
-        uid_t uid;
+        uid_t uid;          /* the peer's, from SO_PEERCRED at connect */
         gid_t gid;
         pid_t pid;
+        bool admin;         /* set once at accept: see conn_is_admin() */
         unsigned refs;      /* the connection's own, and one per reply still to come */
         bool closing;
         bool busy;          /* a reply is still to come: later requests wait, in order */
@@ -54,6 +55,12 @@ void conn_wait_for_store(struct conn *c);
 void conn_flush(struct conn *c);
 /* Closes the connection; it is freed once closed and no reply is still to come. */
 void conn_close(struct conn *c, const char *why);
+/*
+ * Whether the client is an admin: root, the daemon's own user, or a member of the admin group (its
+ * primary group at connect, or a supplementary group of its user in the user database at accept).
+ * Admins may change settings, and see and act on every user's items.
+ */
+bool conn_is_admin(const struct conn *c);
 struct conn *conn_ref(struct conn *c);
 void conn_unref(struct conn *c);
 /* Sends the reply to a request: the result, or the error (id NULL: a notification, no reply). */

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The daemon-level methods: ping, version, settings.get, settings.set, stats. */
+/* The daemon-level methods: ping, version, settings.get, settings.set (admins only), stats. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "config.h"
 #include "conn.h"
 #include "handlers.h"
+#include "jobs.h"
 #include "manager.h"
 #include "store.h"
 
@@ -34,8 +35,13 @@ void prefill_settings(struct conn *c, union params *p)
 
 void handle_settings_set(struct conn *c, union params *p, struct reply *r)
 {
-        int e = manager_apply_settings(c->m, &p->settings);
+        int e;
 
+        if (!conn_is_admin(c)) {
+                reply_error(r, SW_E_PERMISSION, "permission denied: only admins change settings");
+                return;
+        }
+        e = manager_apply_settings(c->m, &p->settings);
         if (e < 0) {
                 reply_error(r, SW_E_INVALID_PARAMS,
                             "min-threads must not exceed max-threads; nothing was changed");
@@ -85,7 +91,8 @@ void handle_stats(struct conn *c, union params *p, struct reply *r)
             store_failing(c->m->store, why, sizeof(why)) ? json_object_new_string(why) : NULL);
         list = json_object_new_array();
         for (i = 0; i < n; i++)
-                json_object_array_add(list, rq_entry_to_json(&rq[i]));
+                if (jobs_may_see_rq_entry(c, &rq[i]))
+                        json_object_array_add(list, rq_entry_to_json(&rq[i]));
         json_object_object_add(o, "rq", list);
         free(rq);
         r->result = o;

@@ -102,7 +102,23 @@ static void retire(struct manager *m, struct job *job)
 
 bool jobs_may_touch(struct conn *c, uid_t owner)
 {
-        return c->uid == 0 || c->uid == c->m->uid || c->uid == owner;
+        return c->uid == owner || conn_is_admin(c);
+}
+
+bool jobs_may_see_rq_entry(struct conn *c, const struct slow_work_rq_entry *e)
+{
+        struct job *job;
+        char *end;
+        long long id;
+
+        if (conn_is_admin(c))
+                return true;
+        /* The row names the job by its description, "ID: ..." (job.c); the item may be gone. */
+        id = strtoll(e->desc, &end, 10);
+        if (end == e->desc || *end != ':')
+                return false;
+        job = jobs_find(c->m, id);
+        return job && (const void *)&job->dw.work == e->item && jobs_may_touch(c, job->owner);
 }
 
 static bool may_touch(struct conn *c, const struct job *job)
@@ -305,6 +321,12 @@ void handle_submit(struct conn *c, union params *params, struct reply *r)
                             err);
                 return;
         }
+        /* A plugin runs inside the daemon, with its privileges. */
+        if ((p->plugin || p->entry || p->arg) && m->system && !conn_is_admin(c)) {
+                reply_error(r, SW_E_PERMISSION,
+                            "only admins may run plugin jobs in the system instance");
+                return;
+        }
         if (p->key && (job = find_key(m, c->uid, p->key))) {
                 if (!job_same_payload(job, p)) {
                         reply_error(r, SW_E_CONFLICT,
@@ -394,9 +416,15 @@ void handle_wait(struct conn *c, union params *params, struct reply *r)
         struct waiter *w;
 
         if (!job) {
-                r->result = last_record(c->m, NULL, params->id.id);
-                if (!r->result)
+                const struct run_record *rec = history_last(&c->m->history, params->id.id);
+
+                if (!rec)
                         reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)params->id.id);
+                else if (!jobs_may_touch(c, rec->owner))
+                        reply_error(r, SW_E_PERMISSION, "job %lld is not yours",
+                                    (long long)params->id.id);
+                else
+                        r->result = run_record_to_json(rec);
                 return;
         }
         if (!may_touch(c, job)) {
@@ -534,14 +562,10 @@ void handle_release(struct conn *c, union params *params, struct reply *r)
 }
 
 /* A job that is gone: idle for good, its last run from the history. */
-static json_object *status_from_history(struct manager *m, int64_t id)
+static json_object *status_from_history(const struct run_record *rec, int64_t id)
 {
-        const struct run_record *rec = history_last(&m->history, id);
-        json_object *o;
+        json_object *o = json_object_new_object();
 
-        if (!rec)
-                return NULL;
-        o = json_object_new_object();
         json_object_object_add(o, "id", json_object_new_int64(id));
         json_object_object_add(o, "class",
                                json_object_new_string(rec->very_slow ? "very-slow" : "slow"));
@@ -558,6 +582,7 @@ static json_object *status_from_history(struct manager *m, int64_t id)
 void handle_status(struct conn *c, union params *params, struct reply *r)
 {
         struct manager *m = c->m;
+        const struct run_record *rec;
         struct slow_work_stats st;
         struct job *job;
         json_object *q;
@@ -573,9 +598,14 @@ void handle_status(struct conn *c, union params *params, struct reply *r)
                         r->result = job_to_json(job);
                         return;
                 }
-                r->result = status_from_history(m, params->id.id);
-                if (!r->result)
+                rec = history_last(&m->history, params->id.id);
+                if (!rec)
                         reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)params->id.id);
+                else if (!jobs_may_touch(c, rec->owner))
+                        reply_error(r, SW_E_PERMISSION, "job %lld is not yours",
+                                    (long long)params->id.id);
+                else
+                        r->result = status_from_history(rec, params->id.id);
                 return;
         }
         slow_work_pool_stats(m->pool, &st);

@@ -17,6 +17,9 @@ struct conn;
 struct job *jobs_find(struct manager *m, int64_t id);
 /* Whether the client may see and act on what this user owns: the owner, and admins. */
 bool jobs_may_touch(struct conn *c, uid_t owner);
+/* Whether the client may see a row of the pool's run queue: one of its own jobs, or any for an
+ * admin. */
+bool jobs_may_see_rq_entry(struct conn *c, const struct slow_work_rq_entry *e);
 void jobs_run_ended(struct manager *m, struct job *job, struct run_record *rec);
 /* A job neither pending nor running answers its waiters, and leaves the tables unless a handle
  * keeps it. */

@@ -18,8 +18,23 @@
 #include "log.h"
 #include "manager.h"
 
-/* --socket PATH, else the user instance's $XDG_RUNTIME_DIR/slowwork/slowworkd.sock. */
-int listener_resolve_path(const char *given, char **ret_path)
+/* The system instance's folder is open to all: the socket's own mode says who may connect. */
+static int system_path(char **ret_path)
+{
+        const char *dir = MANAGER_SYSTEM_SOCKET_DIR;
+
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return log_error_errno(-errno, "Failed to create %s: %m", dir);
+        if (chmod(dir, 0755) < 0)
+                return log_error_errno(-errno, "Failed to open up %s: %m", dir);
+        if (asprintf(ret_path, "%s/slowworkd.sock", dir) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* --socket PATH, else the system instance's, else the user instance's
+ * $XDG_RUNTIME_DIR/slowwork/slowworkd.sock. */
+int listener_resolve_path(const char *given, bool system, char **ret_path)
 {
         const char *runtime = getenv("XDG_RUNTIME_DIR");
         char dir[PATH_MAX];
@@ -28,6 +43,8 @@ int listener_resolve_path(const char *given, char **ret_path)
                 *ret_path = strdup(given);
                 return *ret_path ? 0 : -ENOMEM;
         }
+        if (system)
+                return system_path(ret_path);
         if (!runtime || runtime[0] != '/') {
                 log_error("XDG_RUNTIME_DIR is not set: give the socket with --socket PATH");
                 return -EINVAL;
@@ -74,6 +91,26 @@ static int claim_path(const char *path, const struct sockaddr_un *sa)
         return r;
 }
 
+/*
+ * The user instance's socket stays 0600 as bound. The system instance's is for every user (0666),
+ * or for the members of socket_gid (0660); it is bound 0600 all the same, so that it is never
+ * more open than meant, not even for a moment.
+ */
+static int set_socket_mode(struct manager *m)
+{
+        mode_t mode = m->socket_gid != (gid_t)-1 ? 0660 : 0666;
+
+        if (!m->system)
+                return 0;
+        if (m->socket_gid != (gid_t)-1 && chown(m->socket_path, (uid_t)-1, m->socket_gid) < 0)
+                return log_error_errno(-errno, "Failed to give %s to group %u: %m", m->socket_path,
+                                       (unsigned)m->socket_gid);
+        if (chmod(m->socket_path, mode) < 0)
+                return log_error_errno(-errno, "Failed to make %s mode %04o: %m", m->socket_path,
+                                       (unsigned)mode);
+        return 0;
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
         struct manager *m = server->data;
@@ -114,6 +151,12 @@ static int bind_path(struct manager *m, int *ret_fd)
         if (r < 0) {
                 close(fd);
                 return log_error_errno(r, "Failed to listen on %s: %m", m->socket_path);
+        }
+        r = set_socket_mode(m);
+        if (r < 0) {
+                close(fd);
+                unlink(m->socket_path);
+                return r;
         }
         *ret_fd = fd;
         return 0;

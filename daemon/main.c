@@ -23,6 +23,10 @@ static void usage(FILE *f)
               "                            " PLUGINDIR ")\n"
               "  --config FILE             read the settings from FILE (default:\n"
               "                            " CONFIG_FILE_DEFAULT ", if it exists)\n"
+              "  --system                  the system instance: every user may connect, jobs\n"
+              "                            run as their submitters (socket\n"
+              "                            " MANAGER_SYSTEM_SOCKET_DIR "/slowworkd.sock, state\n"
+              "                            " MANAGER_SYSTEM_STATE_DIR ")\n"
               "  --min-threads N           threads kept (1..255, default 2)\n"
               "  --max-threads N           threads at most (1..255, default 4)\n"
               "  --vslow-percentage N      share of threads for very slow jobs (1..99, 50)\n"
@@ -43,6 +47,7 @@ int main(int argc, char **argv)
                 OPT_STATE_DIR,
                 OPT_PLUGIN_DIR,
                 OPT_CONFIG,
+                OPT_SYSTEM,
                 OPT_SETTING,
                 OPT_HELP,
                 OPT_VERSION
@@ -52,6 +57,7 @@ int main(int argc, char **argv)
             {"state-dir", required_argument, NULL, OPT_STATE_DIR},
             {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
             {"config", required_argument, NULL, OPT_CONFIG},
+            {"system", no_argument, NULL, OPT_SYSTEM},
             {"min-threads", required_argument, NULL, OPT_SETTING},
             {"max-threads", required_argument, NULL, OPT_SETTING},
             {"vslow-percentage", required_argument, NULL, OPT_SETTING},
@@ -68,6 +74,7 @@ int main(int argc, char **argv)
         struct config config = {0};
         struct config_file cf;
         struct manager *m = NULL;
+        bool system = false;
         char err[512];
         int c, index, r;
 
@@ -84,6 +91,9 @@ int main(int argc, char **argv)
                         break;
                 case OPT_CONFIG:
                         config.path = optarg;
+                        break;
+                case OPT_SYSTEM:
+                        system = true;
                         break;
                 case OPT_SETTING:
                         if (config_add_flag(&config, options[index].name, optarg, err,
@@ -115,7 +125,7 @@ int main(int argc, char **argv)
         /* A client that goes away must not take the daemon with it. */
         signal(SIGPIPE, SIG_IGN);
 
-        r = manager_new(&cf.settings, socket_path, state_dir, &m);
+        r = manager_new(&cf.settings, socket_path, state_dir, system, &m);
         if (r == 0)
                 r = manager_set_plugin_dir(m, plugin_dir);
         if (r == 0) {

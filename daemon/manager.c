@@ -66,7 +66,10 @@ int manager_apply_settings(struct manager *m, const struct sw_settings *s)
         return 0;
 }
 
-/* --state-dir, else $XDG_STATE_HOME/slowwork, else ~/.local/state/slowwork; made 0700. */
+/*
+ * --state-dir, else the system instance's /var/lib/slowwork, else $XDG_STATE_HOME/slowwork, else
+ * ~/.local/state/slowwork; made 0700 (in the system instance, logs are read through the daemon).
+ */
 static int make_state_dir(struct manager *m, const char *given)
 {
         const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
@@ -75,6 +78,8 @@ static int make_state_dir(struct manager *m, const char *given)
 
         if (given)
                 r = (m->state_dir = strdup(given)) ? 0 : -1;
+        else if (m->system)
+                r = (m->state_dir = strdup(MANAGER_SYSTEM_STATE_DIR)) ? 0 : -1;
         else if (xdg && xdg[0] == '/')
                 r = asprintf(&m->state_dir, "%s/slowwork", xdg);
         else if (home && home[0] == '/')
@@ -113,8 +118,8 @@ static void on_sighup(uv_signal_t *handle, int signum)
         config_reload(handle->data);
 }
 
-int manager_new(const struct sw_settings *settings, const char *socket_path,
-                const char *state_dir, struct manager **ret)
+int manager_new(const struct sw_settings *settings, const char *socket_path, const char *state_dir,
+                bool system, struct manager **ret)
 {
         struct slow_work_settings ps = pool_settings(settings);
         struct manager *m;
@@ -126,6 +131,7 @@ int manager_new(const struct sw_settings *settings, const char *socket_path,
         m->settings = *settings;
         publish_run_settings(m);
         m->uid = geteuid();
+        m->system = system;
         m->admin_gid = m->socket_gid = (gid_t)-1;
         r = notify_init(&m->notify);
         if (r < 0)
@@ -133,7 +139,7 @@ int manager_new(const struct sw_settings *settings, const char *socket_path,
         m->loop = uv_default_loop();
         r = activation_socket(&m->activated_fd, &m->socket_path);
         if (r == 0)
-                r = listener_resolve_path(socket_path, &m->socket_path);
+                r = listener_resolve_path(socket_path, system, &m->socket_path);
         if (r < 0)
                 goto fail;
         r = make_state_dir(m, state_dir);

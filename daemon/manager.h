@@ -16,6 +16,8 @@
 #include "slowwork.h"
 
 #define MANAGER_CONNECTIONS_MAX 1024
+#define MANAGER_SYSTEM_SOCKET_DIR "/run/slowwork"
+#define MANAGER_SYSTEM_STATE_DIR "/var/lib/slowwork"
 
 struct config_reload;
 struct conn;
@@ -28,8 +30,10 @@ struct manager {
         int64_t run_log_limit;
         double run_kill_grace;
         uid_t uid;
-        gid_t admin_gid;  /* its members are admins; (gid_t)-1: no such group */
-        gid_t socket_gid; /* the system instance's socket group; (gid_t)-1: none */
+        /* The system instance: every user may connect, and jobs run as their owners. */
+        bool system;
+        gid_t admin_gid;  /* members are admins; (gid_t)-1: none */
+        gid_t socket_gid; /* system instance: the socket's group, mode 0660; (gid_t)-1: 0666 */
         struct config config;
         struct config_reload *reload; /* a reload under way */
         struct notify notify;
@@ -68,8 +72,9 @@ void manager_default_settings(struct sw_settings *s);
 /* Checks a whole set of settings: 0 or -EINVAL. */
 int manager_settings_validate(const struct sw_settings *s);
 
-int manager_new(const struct sw_settings *settings, const char *socket_path,
-                const char *state_dir, struct manager **ret);
+/* socket_path and state_dir NULL: the instance's defaults. */
+int manager_new(const struct sw_settings *settings, const char *socket_path, const char *state_dir,
+                bool system, struct manager **ret);
 /* Where plugin names resolve: dir, or NULL for the default (PLUGINDIR). */
 int manager_set_plugin_dir(struct manager *m, const char *dir);
 struct manager *manager_free(struct manager *m);
@@ -85,7 +90,7 @@ void manager_drain(struct manager *m);
 int activation_socket(int *ret_fd, char **ret_path);
 
 /* listener.c */
-int listener_resolve_path(const char *given, char **ret_path);
+int listener_resolve_path(const char *given, bool system, char **ret_path);
 int listener_open(struct manager *m);
 void listener_close(struct manager *m);
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One run of a shell job: /bin/sh -c COMMAND or an argv, in its own process group, stdin from
- * /dev/null, stdout and stderr through a pipe into the run's log (cut at log-limit). The thread
- * waits on the pipe, the process (pidfd) and the job's kick eventfd: a cancel, a timeout or a
- * shutdown sends SIGTERM to the group, and SIGKILL after kill-grace.
+ * One run of a shell job: /bin/sh -c COMMAND or an argv (in the system instance as the job's
+ * owner), in its own process group, stdin from /dev/null, stdout and stderr through a pipe into the
+ * run's log (cut at log-limit). The thread waits on the pipe, the process (pidfd) and the job's
+ * kick eventfd: a cancel, a timeout or a shutdown sends SIGTERM to the group, and SIGKILL after
+ * kill-grace.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,7 +12,6 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "credentials.h"
 #include "events.h"
+#include "log.h"
 #include "job.h"
 #include "manager.h"
 #include "shell.h"
-
-extern char **environ;
+#include "spawn.h"
 
 struct run {
         struct job *job;
@@ -106,35 +107,6 @@ static const char *stop_reason(struct job *job)
         if (__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE))
                 return "cancelled";
         return NULL;
-}
-
-static int spawn(struct job *job, int out_fd, pid_t *ret_pid)
-{
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        sigset_t none, all;
-        int r;
-
-        sigemptyset(&none);
-        sigfillset(&all);
-        posix_spawnattr_init(&attr);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                            POSIX_SPAWN_SETSIGDEF);
-        posix_spawnattr_setpgroup(&attr, 0);
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &all);
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-        posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
-        posix_spawn_file_actions_addchdir_np(&fa, job->cwd);
-        /* Nothing else of the daemon's, not even what it inherited without close-on-exec. */
-        posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-        r = posix_spawnp(ret_pid, job->argv[0], &fa, &attr, job->argv,
-                         job->env ? job->env->vars : environ);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&attr);
-        return -r;
 }
 
 /*
@@ -252,12 +224,47 @@ static char *log_path(struct job *job, int64_t run)
         return path;
 }
 
+/* In the system instance a job runs as its owner, unless the owner is the daemon's own user. */
+static bool runs_as_owner(struct job *job)
+{
+        return job->m->system && job->owner != job->m->uid;
+}
+
+/*
+ * The owner's passwd entry and groups, looked up at each run so that a change to the user's groups
+ * applies to the next run; and their log, which is theirs alone.
+ */
+static int take_owner(struct job *job, int log_fd, struct user_creds **ret, char *note,
+                      size_t notelen)
+{
+        int r = credentials_lookup_user(job->owner, ret);
+
+        if (r == -ENOENT) {
+                snprintf(note, notelen, "cannot run job %lld: its owner, uid %u, no longer exists",
+                         (long long)job->id, (unsigned)job->owner);
+                log_warning("%s", note);
+        } else if (r < 0) {
+                snprintf(note, notelen, "cannot run job %lld: cannot look up uid %u: %s",
+                         (long long)job->id, (unsigned)job->owner, strerror(-r));
+                log_warning("%s", note);
+        }
+        if (fchown(log_fd, job->owner, r == 0 ? (*ret)->gid : (gid_t)-1) < 0 && r == 0) {
+                r = -errno;
+                snprintf(note, notelen, "cannot give the log to uid %u: %s", (unsigned)job->owner,
+                         strerror(-r));
+                *ret = user_creds_free(*ret);
+        }
+        return r;
+}
+
 struct run_record *shell_run(struct job *job)
 {
         int64_t number = __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL);
         struct run_record *rec = calloc(1, sizeof(*rec));
         struct run run = {.job = job, .log_fd = -1};
         int pipefd[2] = {-1, -1}, kick_fd, r;
+        struct user_creds *as = NULL;
+        char note[512] = "";
         pid_t pid;
 
         if (!rec)
@@ -287,19 +294,31 @@ struct run_record *shell_run(struct job *job)
         if (rec->log)
                 run.log_fd = open(rec->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         r = run.log_fd < 0 ? -errno : 0;
+        if (r == 0 && runs_as_owner(job))
+                r = take_owner(job, run.log_fd, &as, note, sizeof(note));
         if (r == 0 && pipe2(pipefd, O_CLOEXEC) < 0)
                 r = -errno;
         if (r == 0)
-                r = spawn(job, pipefd[1], &pid);
+                r = spawn_job(&(struct spawn_params){.argv = job->argv,
+                                                     .envp = job->env ? job->env->vars : NULL,
+                                                     .cwd = job->cwd,
+                                                     .out_fd = pipefd[1],
+                                                     .as = as},
+                              &pid, note, sizeof(note));
         if (pipefd[1] >= 0)
                 close(pipefd[1]);
+        user_creds_free(as);
         if (r < 0) {
-                char note[256];
-                int n = snprintf(note, sizeof(note), "slowworkd: cannot run %s: %s\n",
-                                 job->argv[0], strerror(-r));
+                char line[600];
+                int n;
 
+                if (!note[0])
+                        snprintf(note, sizeof(note), "cannot run %s: %s", job->argv[0],
+                                 strerror(-r));
+                n = snprintf(line, sizeof(line), "slowworkd: %s\n", note);
                 if (run.log_fd >= 0)
-                        log_write(&run, note, (size_t)n);
+                        log_write(&run, line,
+                                  (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
                 rec->outcome = "failed";
                 rec->exit_code = 127;
         } else {

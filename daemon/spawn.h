@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* Starting a job's process, as the daemon or as another user. Any thread. */
+#ifndef SLOWWORKD_SPAWN_H
+#define SLOWWORKD_SPAWN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct user_creds;
+
+/* The environment of another user's job that came without one. */
+#define SPAWN_USER_PATH "/usr/local/bin:/usr/bin:/bin"
+
+struct spawn_params {
+        char *const *argv; /* argv[0] is searched in the daemon's PATH */
+        char *const *envp; /* NULL: the daemon's, or for another user PATH=SPAWN_USER_PATH */
+        const char *cwd;
+        int out_fd;                  /* the process's stdout and stderr */
+        const struct user_creds *as; /* NULL: as the daemon */
+};
+
+/*
+ * Starts the process in a process group of its own, with default signal dispositions and an
+ * empty signal mask, stdin from /dev/null, out_fd as stdout and stderr and no other descriptor,
+ * in cwd. With `as`, it runs with that user's uid, gid and groups, its HOME, USER and LOGNAME
+ * from the user's entry, and enters cwd with the user's permissions. On failure: -errno, and
+ * what failed, for the run's log, in note.
+ */
+int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t notelen);
+
+#endif

@@ -1,0 +1,667 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The system instance through a real slowworkd: jobs run as their submitters, users see and touch
+ * only their own items, admins everything. Needs root: it creates test users (and removes them),
+ * and connects as them. Not root: the suite is skipped (exit 77).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon-helpers.h"
+#include "run-suite.h"
+
+#define SKIP 77 /* automake's exit status for a skipped test */
+
+/* a: a plain user in group x; b: another plain user; c: a member of the admin group; gone: a user
+ * removed while its job is held. */
+static char user_a[32], user_b[32], user_c[32], user_gone[32], group_x[32], group_admin[32];
+static pid_t main_pid;
+
+static struct daemon d;
+static int root_fd;
+
+static void sleep_ms(int ms)
+{
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+        nanosleep(&ts, NULL);
+}
+
+/* Runs a command quietly and returns its exit status (-1 when it did not exit). */
+static int run(const char *const argv[])
+{
+        int status;
+        pid_t pid = fork();
+
+        if (pid < 0)
+                return -1;
+        if (pid == 0) {
+                if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+                        _exit(127);
+                execv(argv[0], (char *const *)argv);
+                _exit(127);
+        }
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+                return -1;
+        return WEXITSTATUS(status);
+}
+
+/* useradd and friends fail while another one holds /etc/passwd's lock: try again a while. */
+static int run_patiently(const char *const argv[])
+{
+        int i, r = -1;
+
+        for (i = 0; i < 50 && (r = run(argv)) != 0 && r != 127; i++)
+                sleep_ms(100);
+        return r;
+}
+
+static void remove_users(void)
+{
+        const char *users[] = {user_a, user_b, user_c, user_gone};
+        const char *groups[] = {group_x, group_admin};
+        size_t i;
+
+        if (getpid() != main_pid) /* a test's process exiting, not the suite */
+                return;
+        /* A failed test may leave a job of a user running a little longer (its daemon stops on
+         * the test's end): such a user is removed all the same (-f). */
+        for (i = 0; i < sizeof(users) / sizeof(users[0]); i++)
+                if (getpwnam(users[i]) &&
+                    run((const char *const[]){"/usr/sbin/userdel", users[i], NULL}) != 0)
+                        run_patiently(
+                            (const char *const[]){"/usr/sbin/userdel", "-f", users[i], NULL});
+        for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+                if (getgrnam(groups[i]))
+                        run_patiently((const char *const[]){"/usr/sbin/groupdel", groups[i], NULL});
+}
+
+static void on_fatal_signal(int sig)
+{
+        remove_users();
+        signal(sig, SIG_DFL);
+        raise(sig);
+}
+
+/* No home folder, no group of its own (so its primary group is not one of ours). */
+static int add_user(const char *name, const char *group)
+{
+        if (!group)
+                return run_patiently((const char *const[]){"/usr/sbin/useradd", "-M", "-N", "-s",
+                                                           "/usr/sbin/nologin", name, NULL});
+        return run_patiently((const char *const[]){"/usr/sbin/useradd", "-M", "-N", "-s",
+                                                   "/usr/sbin/nologin", "-G", group, name, NULL});
+}
+
+static int add_users(void)
+{
+        int pid = (int)getpid();
+
+        snprintf(user_a, sizeof(user_a), "swtest-a-%d", pid);
+        snprintf(user_b, sizeof(user_b), "swtest-b-%d", pid);
+        snprintf(user_c, sizeof(user_c), "swtest-c-%d", pid);
+        snprintf(user_gone, sizeof(user_gone), "swtest-d-%d", pid);
+        snprintf(group_x, sizeof(group_x), "swtest-x-%d", pid);
+        snprintf(group_admin, sizeof(group_admin), "swtest-adm-%d", pid);
+        if (run_patiently((const char *const[]){"/usr/sbin/groupadd", group_x, NULL}) != 0 ||
+            run_patiently((const char *const[]){"/usr/sbin/groupadd", group_admin, NULL}) != 0 ||
+            add_user(user_a, group_x) != 0 || add_user(user_b, NULL) != 0 ||
+            add_user(user_c, group_admin) != 0)
+                return -1;
+        return 0;
+}
+
+static struct passwd *user(const char *name)
+{
+        struct passwd *pw = getpwnam(name);
+
+        ck_assert_msg(pw != NULL, "no user %s", name);
+        return pw;
+}
+
+/* A connection made by a process with the user's uid, gid and groups (SO_PEERCRED takes the
+ * connecting process's), handed back over a socket pair. */
+static int connect_as(const char *name)
+{
+        char data = 0, cmsgbuf[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {.iov_base = &data, .iov_len = 1};
+        struct msghdr msg = {.msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = cmsgbuf,
+                             .msg_controllen = sizeof(cmsgbuf)};
+        struct cmsghdr *cmsg;
+        int sv[2], status, fd;
+        pid_t pid;
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct sockaddr_un sa = {.sun_family = AF_UNIX};
+                struct passwd *pw = getpwnam(name);
+                gid_t groups[64];
+                int n = 64;
+
+                if (!pw || getgrouplist(name, pw->pw_gid, groups, &n) < 0 ||
+                    setgroups((size_t)n, groups) < 0 || setgid(pw->pw_gid) < 0 ||
+                    setuid(pw->pw_uid) < 0)
+                        _exit(2);
+                fd = socket(AF_UNIX, SOCK_STREAM, 0);
+                memcpy(sa.sun_path, d.sock, strlen(d.sock) + 1);
+                if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                        _exit(3);
+                memset(cmsgbuf, 0, sizeof(cmsgbuf));
+                cmsg = CMSG_FIRSTHDR(&msg);
+                cmsg->cmsg_level = SOL_SOCKET;
+                cmsg->cmsg_type = SCM_RIGHTS;
+                cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+                _exit(sendmsg(sv[1], &msg, 0) == 1 ? 0 : 4);
+        }
+        close(sv[1]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "cannot connect as %s: status 0x%x", name, status);
+        ck_assert_int_eq(recvmsg(sv[0], &msg, 0), 1);
+        cmsg = CMSG_FIRSTHDR(&msg);
+        ck_assert_ptr_nonnull(cmsg);
+        ck_assert_int_eq(cmsg->cmsg_type, SCM_RIGHTS);
+        memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+        close(sv[0]);
+        return fd;
+}
+
+/* The test users must reach the socket in the daemon's private temporary folder. */
+static void open_daemon_dir(void)
+{
+        ck_assert_int_eq(chmod(d.dir, 0755), 0);
+}
+
+static void setup(void)
+{
+        int in = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+        char config_path[64];
+        FILE *f;
+
+        /* The daemon's stdin is not /dev/null, so that a job's shows where it came from. */
+        ck_assert_int_ge(in, 0);
+        ck_assert_int_eq(dup2(in, 0), 0);
+        close(in);
+        snprintf(config_path, sizeof(config_path), "/tmp/swsystem-%d.conf", (int)getpid());
+        f = fopen(config_path, "w");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "admin-group = %s\n", group_admin);
+        ck_assert_int_eq(fclose(f), 0);
+        daemon_start(&d, "--system", "--config", config_path, "--kill-grace", "1",
+                     "--stop-timeout", "1", "--plugin-dir", PLUGINS_BUILT, NULL);
+        unlink(config_path);
+        open_daemon_dir();
+        root_fd = client_connect(d.sock);
+        ck_assert_int_ge(root_fd, 0);
+}
+
+static void teardown(void)
+{
+        close(root_fd);
+        daemon_stop(&d);
+}
+
+static int call_code(int fd, const char *method, const char *params)
+{
+        json_object *reply = client_call(fd, method, params);
+        int code = reply_code(reply);
+
+        json_object_put(reply);
+        return code;
+}
+
+static int id_call_code(int fd, const char *method, int64_t id)
+{
+        char params[64];
+
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        return call_code(fd, method, params);
+}
+
+static bool listed(int fd, int64_t id)
+{
+        json_object *reply = client_call(fd, "list", NULL);
+        json_object *items = json_object_object_get(reply_result(reply), "items");
+        bool found = false;
+        size_t i;
+
+        for (i = 0; i < json_object_array_length(items); i++)
+                if (int_member(json_object_array_get_idx(items, i), "id") == id)
+                        found = true;
+        json_object_put(reply);
+        return found;
+}
+
+static size_t rq_rows(int fd)
+{
+        json_object *reply = client_call(fd, "stats", NULL);
+        size_t n = json_object_array_length(json_object_object_get(reply_result(reply), "rq"));
+
+        json_object_put(reply);
+        return n;
+}
+
+static int64_t max_threads(int fd)
+{
+        json_object *reply = client_call(fd, "settings.get", NULL);
+        int64_t n = int_member(reply_result(reply), "max-threads");
+
+        json_object_put(reply);
+        return n;
+}
+
+/* Waits for the job's run to start (its state says so). */
+static void wait_running(int fd, int64_t id)
+{
+        int i;
+
+        for (i = 0; i < 4000; i++) {
+                json_object *st = job_status(fd, id);
+                bool running = strcmp(str_member(st, "state"), "running") == 0;
+
+                json_object_put(st);
+                if (running)
+                        return;
+                sleep_ms(5);
+        }
+        ck_abort_msg("job %lld did not start", (long long)id);
+}
+
+/* Submits as the connection's user, waits, checks the outcome and returns the log. */
+static char *run_job(int fd, const char *params, const char *outcome, int exit_code)
+{
+        int64_t id = job_submit(fd, params);
+        json_object *rec = job_wait(fd, id);
+
+        ck_assert_str_eq(str_member(rec, "outcome"), outcome);
+        ck_assert_int_eq(int_member(rec, "exit_code"), exit_code);
+        json_object_put(rec);
+        return job_log(fd, id);
+}
+
+START_TEST(the_socket_is_open_to_every_user_and_the_state_private)
+{
+        char logs[PATH_MAX + 8];
+        struct stat st;
+        int fd;
+
+        ck_assert_int_eq(stat(d.sock, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0666);
+        ck_assert_int_eq(stat(d.state, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0700);
+        snprintf(logs, sizeof(logs), "%s/logs", d.state);
+        ck_assert_int_eq(stat(logs, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0700);
+        fd = connect_as(user_b);
+        ck_assert_int_eq(call_code(fd, "ping", NULL), 0);
+        close(fd);
+}
+END_TEST
+
+START_TEST(a_job_runs_with_its_submitters_ids_groups_and_home)
+{
+        struct passwd *pw = user(user_a);
+        struct group *gr = getgrnam(group_x);
+        char want[512], *log, logpath[PATH_MAX + 64];
+        int fd = connect_as(user_a);
+        json_object *rec;
+        struct stat st;
+        int64_t id;
+
+        ck_assert_ptr_nonnull(gr);
+        snprintf(want, sizeof(want), "%u\n%u\n%u %u\n%s %s %s\n", (unsigned)pw->pw_uid,
+                 (unsigned)pw->pw_gid, (unsigned)pw->pw_gid, (unsigned)gr->gr_gid, pw->pw_dir,
+                 user_a, user_a);
+        /* What the client says of HOME, USER and LOGNAME does not count. */
+        id = job_submit(fd, "{\"command\":\"id -u; id -g; id -G; echo $HOME $USER $LOGNAME\","
+                            "\"env\":{\"PATH\":\"/usr/bin:/bin\",\"HOME\":\"/root\","
+                            "\"USER\":\"root\",\"LOGNAME\":\"root\"}}");
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_int_eq(int_member(rec, "owner"), pw->pw_uid);
+        snprintf(logpath, sizeof(logpath), "%s", str_member(rec, "log"));
+        json_object_put(rec);
+        log = job_log(fd, id);
+        ck_assert_str_eq(log, want);
+        free(log);
+        /* The log is the owner's alone. */
+        ck_assert_int_eq(stat(logpath, &st), 0);
+        ck_assert_uint_eq(st.st_uid, pw->pw_uid);
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+        close(fd);
+}
+END_TEST
+
+START_TEST(a_job_sent_without_an_environment_gets_a_path_and_the_users_names_only)
+{
+        struct passwd *pw = user(user_a);
+        int fd = connect_as(user_a);
+        char want[512], *log;
+
+        /* Not the daemon's environment: that is root's. */
+        snprintf(want, sizeof(want),
+                 "PATH=/usr/local/bin:/usr/bin:/bin\nHOME=%s\nUSER=%s\n"
+                 "LOGNAME=%s\n",
+                 pw->pw_dir, user_a, user_a);
+        log = run_job(fd, "{\"argv\":[\"env\"]}", "succeeded", 0);
+        ck_assert_str_eq(log, want);
+        free(log);
+        close(fd);
+}
+END_TEST
+
+START_TEST(a_users_job_has_its_own_group_no_stdin_default_signals_and_three_fds)
+{
+        int fd = connect_as(user_a);
+        char *log, pid[32], pgid[32], rest[256];
+
+        log = run_job(fd, "{\"argv\":[\"ls\",\"/proc/self/fd\"]}", "succeeded", 0);
+        ck_assert_str_eq(log, "0\n1\n2\n3\n"); /* 3: the folder ls reads */
+        free(log);
+        log = run_job(fd,
+                      "{\"command\":\"readlink /proc/$$/fd/0; echo $$; cut -d' ' -f5 "
+                      "/proc/$$/stat; exec grep -E '^Sig(Blk|Ign):' /proc/self/status\"}",
+                      "succeeded", 0);
+        /* The shell blocks signals while it waits for a command: grep, exec'd in its place,
+         * shows what the shell was started with. */
+        ck_assert_int_eq(sscanf(log, "/dev/null\n%31s\n%31s\n%255[^$]", pid, pgid, rest), 3);
+        ck_assert_str_eq(pid, pgid);
+        ck_assert_str_eq(rest, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+        free(log);
+        close(fd);
+}
+END_TEST
+
+START_TEST(a_folder_the_user_may_not_enter_fails_the_run)
+{
+        int fd = connect_as(user_a);
+        char params[PATH_MAX + 64], want[PATH_MAX + 128], *log;
+
+        /* The state folder is root's, 0700: root could enter it, the user cannot. */
+        snprintf(params, sizeof(params), "{\"command\":\"pwd\",\"cwd\":\"%s\"}", d.state);
+        log = run_job(fd, params, "failed", 127);
+        snprintf(want, sizeof(want), "slowworkd: cannot change to %s as user %s: %s\n", d.state,
+                 user_a, strerror(EACCES));
+        ck_assert_str_eq(log, want);
+        free(log);
+        close(fd);
+}
+END_TEST
+
+START_TEST(a_missing_program_fails_the_users_run_with_a_note)
+{
+        int fd = connect_as(user_a);
+        char *log = run_job(fd, "{\"argv\":[\"/no-such-dir/program\"]}", "failed", 127);
+
+        ck_assert_str_eq(log, "slowworkd: cannot run /no-such-dir/program: No such file or "
+                              "directory\n");
+        free(log);
+        close(fd);
+}
+END_TEST
+
+START_TEST(another_user_can_neither_see_nor_touch_a_live_job)
+{
+        int a = connect_as(user_a), b = connect_as(user_b);
+        char params[64];
+        json_object *rec;
+        int64_t id;
+
+        ck_assert_int_eq(call_code(b, "subscribe", NULL), 0);
+        id = job_submit(a, "{\"command\":\"echo secret; sleep 30\",\"hold\":true}");
+        wait_running(a, id);
+        /* No event of A's job reached B: the next line B reads is its ping's reply. */
+        ck_assert_int_eq(call_code(b, "ping", NULL), 0);
+        ck_assert_int_eq(id_call_code(b, "status", id), -32002);
+        ck_assert_int_eq(id_call_code(b, "log", id), -32002);
+        ck_assert_int_eq(id_call_code(b, "cancel", id), -32002);
+        ck_assert_int_eq(id_call_code(b, "release", id), -32002);
+        ck_assert_int_eq(id_call_code(b, "enqueue", id), -32002);
+        ck_assert_int_eq(id_call_code(b, "wait", id), -32002);
+        ck_assert(!listed(b, id));
+        ck_assert_uint_eq(rq_rows(b), 0);
+        ck_assert(listed(a, id));
+        ck_assert_uint_eq(rq_rows(a), 1);
+        /* The owner can: its job stops. */
+        ck_assert_int_eq(id_call_code(a, "cancel", id), 0);
+        rec = job_wait(a, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        json_object_put(rec);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        ck_assert_int_eq(call_code(a, "release", params), 0);
+        close(a);
+        close(b);
+}
+END_TEST
+
+START_TEST(another_user_cannot_read_a_finished_jobs_record_or_log)
+{
+        int a = connect_as(user_a), b = connect_as(user_b);
+        int64_t id = job_submit(a, "{\"command\":\"echo secret\"}");
+        char *log;
+
+        json_object_put(job_wait(a, id));
+        /* Gone from the tables (no handle): what is left is in the history. */
+        while (listed(a, id))
+                sleep_ms(5);
+        log = job_log(a, id);
+        ck_assert_str_eq(log, "secret\n");
+        free(log);
+        ck_assert_int_eq(id_call_code(b, "status", id), -32002);
+        ck_assert_int_eq(id_call_code(b, "wait", id), -32002);
+        ck_assert_int_eq(id_call_code(b, "log", id), -32002);
+        close(a);
+        close(b);
+}
+END_TEST
+
+START_TEST(a_user_cannot_change_settings)
+{
+        int b = connect_as(user_b);
+        json_object *reply = client_call(b, "settings.set", "{\"max-threads\":8}");
+
+        ck_assert_int_eq(reply_code(reply), -32002);
+        ck_assert_str_eq(str_member(json_object_object_get(reply, "error"), "data"), "EPERM");
+        json_object_put(reply);
+        ck_assert_int_eq(max_threads(root_fd), 4);
+        ck_assert_int_eq(max_threads(b), 4); /* reading them is for everyone */
+        close(b);
+}
+END_TEST
+
+START_TEST(only_admins_run_plugin_jobs)
+{
+        static const char plugin[] = "{\"plugin\":\"hello\",\"entry\":\"hello\"}";
+        int b = connect_as(user_b), c = connect_as(user_c);
+        json_object *reply = client_call(b, "submit", plugin), *rec;
+
+        ck_assert_int_eq(reply_code(reply), -32002);
+        ck_assert_ptr_nonnull(strstr(str_member(json_object_object_get(reply, "error"), "message"),
+                                     "only admins may run plugin jobs"));
+        json_object_put(reply);
+        ck_assert(!listed(root_fd, 1));
+        rec = job_wait(c, job_submit(c, plugin)); /* c is in the admin group */
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        rec = job_wait(root_fd, job_submit(root_fd, plugin));
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        close(b);
+        close(c);
+}
+END_TEST
+
+/* An admin changes the settings, sees A's job, reads its log and cancels it. */
+static void admin_can_do_everything(int admin)
+{
+        int a = connect_as(user_a);
+        int64_t done = job_submit(a, "{\"command\":\"echo hers\"}"), id;
+        json_object *rec;
+        char *log;
+
+        json_object_put(job_wait(a, done));
+        log = job_log(admin, done); /* the daemon reads a log that is not the admin's */
+        ck_assert_str_eq(log, "hers\n");
+        free(log);
+        id = job_submit(a, "{\"command\":\"sleep 30\"}");
+        wait_running(a, id);
+        ck_assert(listed(admin, id));
+        ck_assert_uint_eq(rq_rows(admin), 1);
+        rec = job_status(admin, id);
+        ck_assert_int_eq(int_member(rec, "owner"), user(user_a)->pw_uid);
+        json_object_put(rec);
+        ck_assert_int_eq(call_code(admin, "settings.set", "{\"max-threads\":8}"), 0);
+        ck_assert_int_eq(max_threads(root_fd), 8);
+        ck_assert_int_eq(id_call_code(admin, "cancel", id), 0);
+        rec = job_wait(admin, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        json_object_put(rec);
+        close(a);
+}
+
+START_TEST(root_changes_settings_and_sees_and_touches_every_job)
+{
+        admin_can_do_everything(root_fd);
+}
+END_TEST
+
+START_TEST(an_admin_group_member_changes_settings_and_sees_and_touches_every_job)
+{
+        int c = connect_as(user_c);
+
+        /* Not c's primary group: the daemon finds the membership in the user database. */
+        ck_assert_uint_ne(user(user_c)->pw_gid, getgrnam(group_admin)->gr_gid);
+        admin_can_do_everything(c);
+        close(c);
+}
+END_TEST
+
+START_TEST(roots_job_runs_as_root_with_the_environment_it_sent)
+{
+        char *log = run_job(root_fd,
+                            "{\"command\":\"id -u; id -g; echo $HOME\","
+                            "\"env\":{\"PATH\":\"/usr/bin:/bin\",\"HOME\":\"/elsewhere\"}}",
+                            "succeeded", 0);
+
+        ck_assert_str_eq(log, "0\n0\n/elsewhere\n");
+        free(log);
+}
+END_TEST
+
+START_TEST(a_job_whose_owner_is_gone_fails_with_a_note)
+{
+        char want[256], params[64], *log;
+        json_object *rec;
+        uid_t uid;
+        int64_t id;
+        int fd;
+
+        ck_assert_int_eq(add_user(user_gone, NULL), 0);
+        uid = user(user_gone)->pw_uid;
+        fd = connect_as(user_gone);
+        id = job_submit(fd, "{\"command\":\"id -u\",\"hold\":true}");
+        json_object_put(job_wait(fd, id));
+        ck_assert_int_eq(run_patiently((const char *const[]){"/usr/sbin/userdel", user_gone, NULL}),
+                         0);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        ck_assert_int_eq(call_code(fd, "enqueue", params), 0);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "failed");
+        ck_assert_int_eq(int_member(rec, "exit_code"), 127);
+        json_object_put(rec);
+        log = job_log(fd, id);
+        snprintf(want, sizeof(want),
+                 "slowworkd: cannot run job %lld: its owner, uid %u, no longer exists\n",
+                 (long long)id, (unsigned)uid);
+        ck_assert_str_eq(log, want);
+        free(log);
+        close(fd);
+}
+END_TEST
+
+START_TEST(the_user_instance_refuses_another_uid)
+{
+        static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+        int fd;
+
+        daemon_start(&d, NULL);
+        open_daemon_dir();
+        /* Past the socket's own mode: the daemon itself must refuse. */
+        ck_assert_int_eq(chmod(d.sock, 0666), 0);
+        fd = connect_as(user_a);
+        /* The daemon may have closed it already: the write may fail, the read must. */
+        if (send(fd, ping, strlen(ping), MSG_NOSIGNAL) < 0)
+                ck_assert_msg(errno == EPIPE || errno == ECONNRESET, "send: %s", strerror(errno));
+        ck_assert_ptr_null(client_read_line(fd));
+        close(fd);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(call_code(fd, "ping", NULL), 0);
+        ck_assert_int_eq(call_code(fd, "settings.set", "{\"max-threads\":8}"), 0);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("system");
+        TCase *tc = tcase_create("system"), *user_tc = tcase_create("user");
+
+        if (geteuid() != 0) {
+                printf("test-system: skipped: only root can make the test users\n");
+                return SKIP;
+        }
+        if (access("/usr/sbin/useradd", X_OK) < 0) {
+                printf("test-system: skipped: no /usr/sbin/useradd\n");
+                return SKIP;
+        }
+        main_pid = getpid();
+        atexit(remove_users);
+        signal(SIGINT, on_fatal_signal);
+        signal(SIGTERM, on_fatal_signal);
+        signal(SIGHUP, on_fatal_signal);
+        if (add_users() < 0) {
+                fprintf(stderr, "test-system: cannot make the test users\n");
+                return EXIT_FAILURE;
+        }
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, the_socket_is_open_to_every_user_and_the_state_private);
+        tcase_add_test(tc, a_job_runs_with_its_submitters_ids_groups_and_home);
+        tcase_add_test(tc, a_job_sent_without_an_environment_gets_a_path_and_the_users_names_only);
+        tcase_add_test(tc, a_users_job_has_its_own_group_no_stdin_default_signals_and_three_fds);
+        tcase_add_test(tc, a_folder_the_user_may_not_enter_fails_the_run);
+        tcase_add_test(tc, a_missing_program_fails_the_users_run_with_a_note);
+        tcase_add_test(tc, another_user_can_neither_see_nor_touch_a_live_job);
+        tcase_add_test(tc, another_user_cannot_read_a_finished_jobs_record_or_log);
+        tcase_add_test(tc, a_user_cannot_change_settings);
+        tcase_add_test(tc, only_admins_run_plugin_jobs);
+        tcase_add_test(tc, root_changes_settings_and_sees_and_touches_every_job);
+        tcase_add_test(tc, an_admin_group_member_changes_settings_and_sees_and_touches_every_job);
+        tcase_add_test(tc, roots_job_runs_as_root_with_the_environment_it_sent);
+        tcase_add_test(tc, a_job_whose_owner_is_gone_fails_with_a_note);
+        suite_add_tcase(s, tc);
+        tcase_set_timeout(user_tc, 60);
+        tcase_add_test(user_tc, the_user_instance_refuses_another_uid);
+        suite_add_tcase(s, user_tc);
+        return run_suite(s);
+}
