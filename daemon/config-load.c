@@ -125,6 +125,7 @@ static void reload_done(uv_work_t *work, int status)
                 log_error("Failed to reload the configuration, keeping the one in use: %s",
                           rl->err);
         else {
+                manager_overlay_persisted(m, &rl->cf.settings);
                 r = manager_apply_settings(m, &rl->cf.settings);
                 if (r < 0)
                         log_error_errno(r, "Failed to apply the reloaded settings: %m");

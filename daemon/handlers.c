@@ -35,18 +35,22 @@ void prefill_settings(struct conn *c, union params *p)
 
 void handle_settings_set(struct conn *c, union params *p, struct reply *r)
 {
+        struct sw_settings old;
         int e;
 
         if (!conn_is_admin(c)) {
                 reply_error(r, SW_E_PERMISSION, "permission denied: only admins change settings");
                 return;
         }
+        old = c->m->settings;
         e = manager_apply_settings(c->m, &p->settings);
         if (e < 0) {
                 reply_error(r, SW_E_INVALID_PARAMS,
                             "min-threads must not exceed max-threads; nothing was changed");
                 return;
         }
+        if (!p->settings.runtime)
+                manager_persist_settings(c->m, &old);
         r->result = sw_settings_to_json(&c->m->settings);
 }
 

@@ -124,6 +124,8 @@ int main(int argc, char **argv)
 
         /* A client that goes away must not take the daemon with it. */
         signal(SIGPIPE, SIG_IGN);
+        /* A file-size limit reached (like a full disk) is an error to handle, not the end. */
+        signal(SIGXFSZ, SIG_IGN);
 
         r = manager_new(&cf.settings, socket_path, state_dir, system, &m);
         if (r == 0)

@@ -183,6 +183,78 @@ static void on_commit(void *data)
         }
 }
 
+void manager_persist_settings(struct manager *m, const struct sw_settings *old)
+{
+        json_object *before = sw_settings_to_json(old), *after = sw_settings_to_json(&m->settings);
+
+        if (!m->persisted)
+                m->persisted = json_object_new_object();
+        json_object_object_foreach(after, name, value)
+        {
+                if (json_object_equal(value, json_object_object_get(before, name)))
+                        continue;
+                store_put_setting(m->store, name, json_object_get_double(value));
+                json_object_object_add(m->persisted, name, json_object_get(value));
+        }
+        json_object_put(before);
+        json_object_put(after);
+}
+
+static bool given_by_flag(const struct manager *m, const char *name)
+{
+        for (unsigned i = 0; i < m->config.nflags; i++)
+                if (strcmp(m->config.flags[i].name, name) == 0)
+                        return true;
+        return false;
+}
+
+void manager_overlay_persisted(struct manager *m, struct sw_settings *s)
+{
+        struct sw_settings next = *s;
+        json_object *overlay;
+        char err[256] = "";
+
+        if (!m->persisted)
+                return;
+        overlay = json_object_new_object();
+        json_object_object_foreach(m->persisted, name, value)
+        {
+                if (!given_by_flag(m, name))
+                        json_object_object_add(overlay, name, json_object_get(value));
+        }
+        /* The same table as settings.set: values from an older daemon are checked again. */
+        if (sw_params_parse(overlay, sw_settings_params, &next, err, sizeof(err)) != 0 ||
+            manager_settings_validate(&next) < 0)
+                log_warning("Ignoring the settings kept in the state database: %s",
+                            err[0] ? err : "min-threads would exceed max-threads");
+        else
+                *s = next;
+        json_object_put(overlay);
+}
+
+static void load_setting(void *data, const char *name, double value)
+{
+        struct manager *m = data;
+        json_object *v = value == (double)(int64_t)value ? json_object_new_int64((int64_t)value)
+                                                         : json_object_new_double(value);
+
+        json_object_object_add(m->persisted, name, v);
+}
+
+/* The settings a settings.set kept, over the file's, unless a flag says otherwise. */
+static int restore_settings(struct manager *m)
+{
+        struct sw_settings s = m->settings;
+        int r;
+
+        m->persisted = json_object_new_object();
+        r = store_load_settings(m->store, load_setting, m);
+        if (r < 0 || json_object_object_length(m->persisted) == 0)
+                return r;
+        manager_overlay_persisted(m, &s);
+        return manager_apply_settings(m, &s);
+}
+
 int manager_start(struct manager *m)
 {
         int r = listener_open(m);
@@ -190,6 +262,8 @@ int manager_start(struct manager *m)
         if (r < 0)
                 return r;
         r = events_init(m);
+        if (r == 0)
+                r = restore_settings(m);
         if (r == 0)
                 r = jobs_restore(m);
         if (r == 0) {
@@ -300,6 +374,7 @@ struct manager *manager_free(struct manager *m)
         }
         jobs_free_all(m);
         store_free(m->store);
+        json_object_put(m->persisted);
         history_free(&m->history);
         plugins_free(&m->plugins);
         free(m->socket_path);

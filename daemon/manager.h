@@ -52,6 +52,7 @@ struct manager {
         struct envs envs;
         struct plugins plugins;
         struct store *store;
+        json_object *persisted; /* settings.set's changes, as the state database keeps them */
         int64_t next_qorder;
         struct job *jobs_by_id[JOBS_BUCKETS];
         struct job *jobs_by_key[JOBS_BUCKETS];
@@ -75,6 +76,10 @@ int manager_settings_validate(const struct sw_settings *s);
 /* socket_path and state_dir NULL: the instance's defaults. */
 int manager_new(const struct sw_settings *settings, const char *socket_path, const char *state_dir,
                 bool system, struct manager **ret);
+/* settings.set without "runtime": what changed from old is kept in the state database. */
+void manager_persist_settings(struct manager *m, const struct sw_settings *old);
+/* Over the settings of the file and the flags: the persisted ones, where no flag decides. */
+void manager_overlay_persisted(struct manager *m, struct sw_settings *s);
 /* Where plugin names resolve: dir, or NULL for the default (PLUGINDIR). */
 int manager_set_plugin_dir(struct manager *m, const char *dir);
 struct manager *manager_free(struct manager *m);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -178,6 +179,8 @@ START_TEST(a_kill_under_load_loses_no_acknowledged_job)
 }
 END_TEST
 
+static void write_file(const char *path, const char *text);
+
 /* Whether a line arrives within ms milliseconds. */
 static bool readable_within(int fd, int ms)
 {
@@ -250,47 +253,125 @@ START_TEST(a_submit_is_answered_only_once_its_job_is_on_disk)
 }
 END_TEST
 
-START_TEST(a_failing_database_refuses_submits_and_loses_nothing_accepted)
+/* The daemon's files may not grow beyond `bytes` (RLIMIT_FSIZE), as on a full disk. */
+static void limit_file_size(pid_t pid, rlim_t bytes)
 {
-        json_object *reply;
-        sqlite3 *db;
-        int fd, other;
+        struct rlimit rl = {.rlim_cur = bytes, .rlim_max = RLIM_INFINITY};
+
+        ck_assert_int_eq(prlimit(pid, RLIMIT_FSIZE, &rl, NULL), 0);
+}
+
+START_TEST(a_full_state_folder_refuses_submits_and_loses_nothing_accepted)
+{
+        static const char submit[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\","
+                                     "\"params\":{\"command\":\"true\",\"delay\":3600}}";
+        json_object *reply = NULL;
+        int fd, other, i;
 
         daemon_start(&d, NULL);
         fd = client_connect(d.sock);
         other = client_connect(d.sock);
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\",\"delay\":3600}"), 1);
-        db = lock_database();
-        /* Its commit waits out SQLite's busy timeout (5 s) and fails. */
-        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\","
-                        "\"params\":{\"command\":\"true\",\"delay\":3600}}");
-        for (int i = 0; i < 200; i++) {
+        limit_file_size(d.pid, 1);
+        client_send(fd, submit);
+        for (i = 0; i < 400; i++) {
                 reply = client_call(other, "stats", NULL);
                 if (json_object_object_get(reply_result(reply), "database_error"))
                         break;
                 json_object_put(reply);
                 reply = NULL;
-                usleep(50000);
+                usleep(10000);
         }
         ck_assert_ptr_nonnull(reply);
-        ck_assert_ptr_nonnull(strstr(str_member(reply_result(reply), "database_error"), "locked"));
         json_object_put(reply);
+        /* New submits get a clear error at once; the daemon goes on. */
         reply = client_call(other, "submit", "{\"command\":\"true\"}");
         ck_assert_int_eq(reply_code(reply), -32603);
         ck_assert_ptr_nonnull(strstr(str_member(json_object_object_get(reply, "error"), "message"),
                                      "cannot save jobs: the state database fails"));
         json_object_put(reply);
+        ck_assert_int_eq(reply_code(reply = client_call(other, "ping", NULL)), 0);
+        json_object_put(reply);
         ck_assert(!readable_within(fd, 100));
-        unlock_database(db);
-        /* The one that was accepted is written once the database works again. */
+        /* Room again: the accepted one is written and answered, the next ones accepted. */
+        limit_file_size(d.pid, RLIM_INFINITY);
         reply = json_tokener_parse(client_read_line(fd));
         ck_assert_int_eq(int_member(reply_result(reply), "id"), 2);
         json_object_put(reply);
-        ck_assert_int_ge(rows("SELECT count(*) FROM jobs"), 2);
-        ck_assert_int_eq(rows("SELECT count(*) FROM jobs WHERE id <= 2"), 2);
+        ck_assert_int_eq(job_submit(other, "{\"command\":\"true\",\"delay\":3600}"), 3);
         close(fd);
         close(other);
+        kill_hard(&d);
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        for (i = 1; i <= 3; i++) {
+                json_object *st = job_status(fd, i);
+
+                ck_assert_str_eq(str_member(st, "state"), "pending");
+                json_object_put(st);
+        }
+        close(fd);
         daemon_stop(&d);
+}
+END_TEST
+
+static double setting(int fd, const char *name)
+{
+        json_object *reply = client_call(fd, "settings.get", NULL);
+        double v = json_object_get_double(json_object_object_get(reply_result(reply), name));
+
+        json_object_put(reply);
+        return v;
+}
+
+START_TEST(settings_set_is_kept_unless_runtime_and_flags_still_win)
+{
+        char config[64];
+        int fd, i;
+        json_object *reply;
+
+        snprintf(config, sizeof(config), "/tmp/swdurable-%d.conf", (int)getpid());
+        write_file(config, "max-threads = 5\n");
+        daemon_start(&d, "--config", config, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_double_eq(setting(fd, "max-threads"), 5);
+        reply = client_call(fd, "settings.set", "{\"max-threads\":7,\"kill-grace\":2.5}");
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        reply = client_call(fd, "settings.set", "{\"log-limit\":4096,\"runtime\":true}");
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        close(fd);
+        kill_hard(&d);
+
+        daemon_start_again(&d, "--config", config, NULL);
+        fd = client_connect(d.sock);
+        reply = client_call(fd, "settings.get", NULL);
+        ck_assert_int_eq(int_member(reply_result(reply), "max-threads"), 7);
+        ck_assert_double_eq(
+            json_object_get_double(json_object_object_get(reply_result(reply), "kill-grace")), 2.5);
+        ck_assert_int_eq(int_member(reply_result(reply), "log-limit"), 16777216);
+        json_object_put(reply);
+        /* A reload reads the file again, and what settings.set kept still wins over it. */
+        write_file(config, "max-threads = 6\nidle-timeout = 9\n");
+        ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+        for (i = 0; i < 400 && setting(fd, "idle-timeout") != 9; i++)
+                usleep(10000);
+        ck_assert_double_eq(setting(fd, "idle-timeout"), 9);
+        ck_assert_double_eq(setting(fd, "max-threads"), 7);
+        close(fd);
+        kill_hard(&d);
+
+        daemon_start_again(&d, "--config", config, "--max-threads", "3", NULL);
+        fd = client_connect(d.sock);
+        reply = client_call(fd, "settings.get", NULL);
+        ck_assert_int_eq(int_member(reply_result(reply), "max-threads"), 3);
+        ck_assert_double_eq(
+            json_object_get_double(json_object_object_get(reply_result(reply), "kill-grace")), 2.5);
+        json_object_put(reply);
+        close(fd);
+        daemon_stop(&d);
+        unlink(config);
 }
 END_TEST
 
@@ -352,7 +433,8 @@ int main(void)
         tcase_add_test(tc, a_clean_restart_keeps_the_queue_the_held_and_the_history);
         tcase_add_test(tc, a_kill_under_load_loses_no_acknowledged_job);
         tcase_add_test(tc, a_submit_is_answered_only_once_its_job_is_on_disk);
-        tcase_add_test(tc, a_failing_database_refuses_submits_and_loses_nothing_accepted);
+        tcase_add_test(tc, a_full_state_folder_refuses_submits_and_loses_nothing_accepted);
+        tcase_add_test(tc, settings_set_is_kept_unless_runtime_and_flags_still_win);
         tcase_add_test(tc, a_damaged_database_stops_the_start_and_stays_as_it_was);
         tcase_add_test(tc, a_database_from_a_newer_version_is_refused);
         suite_add_tcase(s, tc);
