@@ -108,6 +108,41 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
 }
 END_TEST
 
+START_TEST(a_crash_cuts_a_shell_run_which_runs_again_but_not_a_plugins)
+{
+        json_object *st;
+        int fd;
+
+        daemon_start(&d, "--plugin-dir", PLUGINS_BUILT, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"sleep 30\"}"), 1);
+        ck_assert_int_eq(job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"until_stopped\"}"), 2);
+        wait_running(fd, 1);
+        wait_running(fd, 2);
+        close(fd);
+        kill_hard(&d);
+
+        daemon_start_again(&d, "--plugin-dir", PLUGINS_BUILT, NULL);
+        fd = client_connect(d.sock);
+        wait_running(fd, 1);
+        st = job_status(fd, 1);
+        ck_assert_int_eq(int_member(st, "runs"), 2);
+        ck_assert_int_eq(int_member(json_object_object_get(st, "last"), "run"), 1);
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "interrupted");
+        json_object_put(st);
+        st = job_status(fd, 2);
+        ck_assert_str_eq(str_member(st, "state"), "idle");
+        ck_assert_int_eq(int_member(st, "runs"), 1);
+        ck_assert_int_eq(int_member(st, "handles"), 1); /* held, for an enqueue or a release */
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "interrupted");
+        json_object_put(st);
+        ck_assert_int_eq(reply_code(client_call(fd, "cancel", "{\"id\":1}")), 0);
+        ck_assert_int_eq(reply_code(client_call(fd, "release", "{\"id\":2}")), 0);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(a_kill_under_load_loses_no_acknowledged_job)
 {
         enum { ROUNDS = 20, MAX_SENT = 300 };
@@ -431,6 +466,7 @@ int main(void)
 
         tcase_set_timeout(tc, 300);
         tcase_add_test(tc, a_clean_restart_keeps_the_queue_the_held_and_the_history);
+        tcase_add_test(tc, a_crash_cuts_a_shell_run_which_runs_again_but_not_a_plugins);
         tcase_add_test(tc, a_kill_under_load_loses_no_acknowledged_job);
         tcase_add_test(tc, a_submit_is_answered_only_once_its_job_is_on_disk);
         tcase_add_test(tc, a_full_state_folder_refuses_submits_and_loses_nothing_accepted);
