@@ -791,6 +791,8 @@ static void restore_job(void *data, const struct store_job_row *row)
         if (job_from_row(m, row, &job) < 0)
                 return;
         job->id = row->id;
+        if (job->env && !job->env->store_id)
+                job->env->store_id = row->env_id;
         job->qorder = row->qorder;
         if (row->qorder > m->next_qorder)
                 m->next_qorder = row->qorder;

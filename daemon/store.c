@@ -220,6 +220,10 @@ int store_open(const char *dir, struct store **ret)
                 if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
                                        &s->stmts[i], NULL) != SQLITE_OK)
                         r = db_error(s, "cannot prepare a statement");
+        /* Environments are shared by the jobs that sent the same one, and kept while one does. */
+        if (r == 0)
+                r = exec(s, "DELETE FROM envs WHERE id NOT IN"
+                            " (SELECT env FROM jobs WHERE env IS NOT NULL)");
         if (r < 0) {
                 store_free(s);
                 return r;
@@ -631,11 +635,12 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
         sqlite3_stmt *st;
         int r;
 
-        if (sqlite3_prepare_v2(s->db,
-                               "SELECT j.id, owner, very_slow, payload, e.vars, key, name,"
-                               " persist, state, qorder, due, runs FROM jobs j LEFT JOIN envs e"
-                               " ON e.id = j.env ORDER BY qorder, j.id",
-                               -1, &st, NULL) != SQLITE_OK)
+        if (sqlite3_prepare_v2(
+                s->db,
+                "SELECT j.id, owner, very_slow, payload, e.vars, key, name,"
+                " persist, state, qorder, due, runs, e.id FROM jobs j LEFT JOIN envs e"
+                " ON e.id = j.env ORDER BY qorder, j.id",
+                -1, &st, NULL) != SQLITE_OK)
                 return db_error(s, "cannot read the jobs");
         while ((r = sqlite3_step(st)) == SQLITE_ROW) {
                 struct store_job_row row = {
@@ -651,6 +656,7 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
                     .qorder = sqlite3_column_int64(st, 9),
                     .due = sqlite3_column_double(st, 10),
                     .runs = sqlite3_column_int64(st, 11),
+                    .env_id = sqlite3_column_int64(st, 12),
                 };
 
                 cb(data, &row);

@@ -51,6 +51,7 @@ struct store_job_row {
         bool very_slow;
         const char *payload; /* JSON: the submit's params that say what it runs */
         char **env;          /* NULL-terminated, or NULL */
+        int64_t env_id;      /* its row */
         const char *key, *name;
         bool persist;
         const char *state; /* pending, running or idle */

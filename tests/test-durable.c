@@ -72,7 +72,8 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"sleep 30\"}"), 2);
         wait_running(fd, 2);
         for (i = 3; i <= 5; i++)
-                ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), i);
+                ck_assert_int_eq(
+                    job_submit(fd, "{\"command\":\"echo $A\",\"env\":{\"A\":\"kept\"}}"), i);
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\",\"key\":\"k\",\"persist\":true,"
                                         "\"delay\":3600}"),
                          6);
@@ -93,9 +94,14 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
         json_object_put(st);
         ck_assert_int_eq(reply_code(client_call(fd, "cancel", "{\"id\":2}")), 0);
         for (i = 3; i <= 5; i++) {
+                char *log;
+
                 rec = job_wait(fd, i);
                 ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
                 json_object_put(rec);
+                log = job_log(fd, i);
+                ck_assert_str_eq(log, "kept\n"); /* its environment was kept with it */
+                free(log);
         }
         st = job_status(fd, 6);
         ck_assert_str_eq(str_member(st, "state"), "pending"); /* still delayed */
