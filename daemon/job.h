@@ -62,7 +62,6 @@ struct job {
         unsigned handles; /* loop: hold handles, and the daemon's own for persist */
         bool persist;
         bool live;        /* loop: in the manager's tables */
-        bool keep_row;    /* loop: shutdown cut its run short: stays queued on disk */
         int64_t qorder;   /* loop: when it was last queued, for the order after a restart */
         double due;       /* loop: wall clock time a delayed enqueue is due, else 0 */
         struct waiter *waiters;

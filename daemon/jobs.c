@@ -95,7 +95,8 @@ static void retire(struct manager *m, struct job *job)
                 unlink_from(&m->jobs_by_key[bucket_of_key(job->owner, job->key)], job, true);
         job->live = false;
         m->njobs--;
-        if (!job->keep_row)
+        /* At shutdown what leaves the tables is not done: queued and delayed jobs stay on disk. */
+        if (!m->stopping)
                 store_delete_job(m->store, job->id);
         job_unref(job);
 }
@@ -139,10 +140,9 @@ static struct run_record *record_dup(const struct run_record *rec)
 }
 
 /* Shutdown cut the run short, or kept it from starting: it runs again after a restart (a plugin
- * only when asked), so its row stays. */
+ * only when asked). */
 static void keep_for_restart(struct manager *m, struct job *job, const struct run_record *rec)
 {
-        job->keep_row = true;
         if (rec->started == 0)
                 return;
         store_add_run(m->store, rec, m->settings.history_limit);

@@ -77,6 +77,7 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\",\"key\":\"k\",\"persist\":true,"
                                         "\"delay\":3600}"),
                          6);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\",\"delay\":3600}"), 7);
         close(fd);
         ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
         ck_assert_int_eq(waitpid(d.pid, &i, 0), d.pid);
@@ -107,8 +108,11 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
         ck_assert_str_eq(str_member(st, "state"), "pending"); /* still delayed */
         ck_assert_int_eq(int_member(st, "handles"), 1);
         json_object_put(st);
+        st = job_status(fd, 7); /* delayed, not held: kept all the same */
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        json_object_put(st);
         /* Ids go on from where they were. */
-        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 7);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 8);
         close(fd);
         daemon_stop(&d);
 }
