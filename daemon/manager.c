@@ -257,8 +257,18 @@ static int restore_settings(struct manager *m)
 
 int manager_start(struct manager *m)
 {
-        int r = listener_open(m);
+        int r;
 
+        /* First: a client may connect, and a signal come, before the start is through. */
+        uv_signal_init(m->loop, &m->sigterm);
+        uv_signal_init(m->loop, &m->sigint);
+        uv_signal_init(m->loop, &m->sighup);
+        m->sigterm.data = m->sigint.data = m->sighup.data = m;
+        uv_signal_start(&m->sigterm, on_signal, SIGTERM);
+        uv_signal_start(&m->sigint, on_signal, SIGINT);
+        uv_signal_start(&m->sighup, on_sighup, SIGHUP);
+        /* Before the state is touched: another daemon may be running on it. */
+        r = listener_open(m);
         if (r < 0)
                 return r;
         r = events_init(m);
@@ -275,13 +285,6 @@ int manager_start(struct manager *m)
                 listener_close(m);
                 return r;
         }
-        uv_signal_init(m->loop, &m->sigterm);
-        uv_signal_init(m->loop, &m->sigint);
-        uv_signal_init(m->loop, &m->sighup);
-        m->sigterm.data = m->sigint.data = m->sighup.data = m;
-        uv_signal_start(&m->sigterm, on_signal, SIGTERM);
-        uv_signal_start(&m->sigint, on_signal, SIGINT);
-        uv_signal_start(&m->sighup, on_sighup, SIGHUP);
         return 0;
 }
 

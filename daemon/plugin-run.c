@@ -21,82 +21,31 @@
 #include "manager.h"
 #include "plugin-run.h"
 #include "plugins.h"
+#include "run.h"
 
 struct plugin_run {
         struct slowwork_plugin_ctx ctx; /* first: what the plugin holds */
         struct job *job;
         struct run_record *rec;
         double deadline; /* monotonic seconds, 0: no timeout */
-        int log_fd;
+        struct run_log log;
         int log_err; /* the log could not be opened: writes fail with it */
-        int64_t logged, limit;
-        bool cut;
         int kick_fd; /* made by the first sleep */
 };
-
-static double mono_now(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double wall_now(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static struct plugin_run *run_of(struct slowwork_plugin_ctx *ctx)
 {
         return (struct plugin_run *)ctx;
 }
 
-static int write_all(int fd, const char *data, size_t n)
-{
-        while (n > 0) {
-                ssize_t w = write(fd, data, n);
-
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        return -errno;
-                data += w;
-                n -= (size_t)w;
-        }
-        return 0;
-}
-
+/* The log file is made by the first write: runs that log nothing cost no file. */
 static int api_log_write(struct slowwork_plugin_ctx *ctx, const void *data, size_t n)
 {
-        static const char cut_note[] = "\n[slowworkd: log cut here: log-limit reached]\n";
         struct plugin_run *run = run_of(ctx);
-        int r;
 
-        if (run->cut)
-                return 0;
-        if (run->log_fd < 0 && !run->log_err) {
-                run->log_fd = run->rec->log ? open(run->rec->log,
-                                                   O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
-                                            : -1;
-                if (run->log_fd < 0)
-                        run->log_err = run->rec->log ? -errno : -ENOMEM;
-        }
-        if (run->log_err)
-                return run->log_err;
-        if (run->logged + (int64_t)n > run->limit) {
-                n = (size_t)(run->limit - run->logged);
-                run->cut = true;
-        }
-        r = write_all(run->log_fd, data, n);
-        if (r == 0)
-                run->logged += (int64_t)n;
-        if (run->cut)
-                write_all(run->log_fd, cut_note, sizeof(cut_note) - 1);
-        return r;
+        if (run->log.fd < 0 && !run->log_err)
+                run->log_err = run_log_open(&run->log, run->rec->log);
+        return run->log_err ? run->log_err : run_log_write(&run->log, data, n);
 }
 
 static int api_log_vprintf(struct slowwork_plugin_ctx *ctx, const char *format, va_list ap)
@@ -121,7 +70,7 @@ static const char *api_stop_reason(struct slowwork_plugin_ctx *ctx)
                 return "interrupted";
         if (__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE))
                 return "cancelled";
-        if (run->deadline > 0 && mono_now() >= run->deadline)
+        if (run->deadline > 0 && run_mono_now() >= run->deadline)
                 return "timed-out";
         return NULL;
 }
@@ -129,7 +78,7 @@ static const char *api_stop_reason(struct slowwork_plugin_ctx *ctx)
 static int api_sleep(struct slowwork_plugin_ctx *ctx, double seconds)
 {
         struct plugin_run *run = run_of(ctx);
-        double end = mono_now() + (seconds > 0 ? seconds : 0);
+        double end = run_mono_now() + (seconds > 0 ? seconds : 0);
         uint64_t kicks;
 
         if (run->kick_fd < 0) {
@@ -143,7 +92,7 @@ static int api_sleep(struct slowwork_plugin_ctx *ctx, double seconds)
         }
         for (;;) {
                 struct pollfd pfd = {.fd = run->kick_fd, .events = POLLIN};
-                double now = mono_now(), until = end;
+                double now = run_mono_now(), until = end;
 
                 if (api_stop_reason(ctx))
                         return -ECANCELED;
@@ -185,39 +134,29 @@ static const struct slowwork_plugin_api api = {
 
 struct run_record *plugin_run(struct job *job)
 {
-        int64_t number = __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL);
-        struct run_record *rec = calloc(1, sizeof(*rec));
-        struct plugin_run run = {
-            .ctx.api = &api, .job = job, .rec = rec, .log_fd = -1, .kick_fd = -1};
+        struct run_record *rec = run_record_new(job);
+        struct plugin_run run = {.ctx.api = &api, .job = job, .rec = rec, .kick_fd = -1};
         const char *reason;
 
         if (!rec)
-                return NULL; /* counted, so that the loop still sees the run end */
-        rec->id = job->id;
-        rec->run = number;
-        rec->very_slow = job->very_slow;
-        rec->owner = job->owner;
-        rec->summary = strdup(job->summary);
-        if (asprintf(&rec->log, "%s/%lld.%lld.log", job->m->log_dir, (long long)job->id,
-                     (long long)number) < 0)
-                rec->log = NULL;
+                return NULL;
         reason = __atomic_load_n(&job->m->stopping, __ATOMIC_ACQUIRE) ? "interrupted"
                                                                       : api_stop_reason(&run.ctx);
         if (reason) {
                 /* Cancelled or shut down before it could start. */
                 rec->outcome = reason;
-                rec->ended = wall_now();
+                rec->ended = run_wall_now();
                 return rec;
         }
-        run.limit = __atomic_load_n(&job->m->run_log_limit, __ATOMIC_RELAXED);
+        run_log_init(&run.log, job);
         if (job->timeout > 0)
-                run.deadline = mono_now() + job->timeout;
-        rec->started = wall_now();
+                run.deadline = run_mono_now() + job->timeout;
+        rec->started = run_wall_now();
         events_post(job->m, EVENT_STARTED, job_ref(job), NULL);
 
         rec->exit_code = job->plugin_entry(&run.ctx, job->arg_text);
 
-        rec->ended = wall_now();
+        rec->ended = run_wall_now();
         reason = api_stop_reason(&run.ctx);
         rec->outcome = reason ? reason : rec->exit_code == 0 ? "succeeded" : "failed";
         if (run.kick_fd >= 0) {
@@ -226,7 +165,6 @@ struct run_record *plugin_run(struct job *job)
                 pthread_mutex_unlock(&job->run_lock);
                 close(run.kick_fd);
         }
-        if (run.log_fd >= 0)
-                close(run.log_fd);
+        run_log_close(&run.log);
         return rec;
 }

@@ -27,49 +27,16 @@
 #include "log.h"
 #include "job.h"
 #include "manager.h"
+#include "run.h"
 #include "shell.h"
 #include "spawn.h"
 
 struct run {
         struct job *job;
-        int log_fd;
-        int64_t logged, limit;
-        bool cut;
+        struct run_log log;
         const char *stopped_as; /* outcome when we stopped it: cancelled, timed-out, ... */
         double kill_at;         /* monotonic seconds, 0: no SIGKILL due */
 };
-
-static double mono_now(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double wall_now(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void log_write(struct run *run, const char *data, size_t n)
-{
-        static const char cut_note[] = "\n[slowworkd: log cut here: log-limit reached]\n";
-
-        if (run->cut)
-                return;
-        if (run->logged + (int64_t)n > run->limit) {
-                n = (size_t)(run->limit - run->logged);
-                run->cut = true;
-        }
-        if (n > 0 && write(run->log_fd, data, n) > 0)
-                run->logged += (int64_t)n;
-        if (run->cut && write(run->log_fd, cut_note, sizeof(cut_note) - 1) < 0)
-                return;
-}
 
 /* Copies what the pipe holds now; false at end of file. */
 static bool drain(struct run *run, int fd)
@@ -78,7 +45,7 @@ static bool drain(struct run *run, int fd)
         ssize_t n;
 
         while ((n = read(fd, buf, sizeof(buf))) > 0)
-                log_write(run, buf, (size_t)n);
+                run_log_write(&run->log, buf, (size_t)n);
         return n < 0 && errno == EAGAIN;
 }
 
@@ -96,7 +63,7 @@ static void stop(struct run *run, pid_t pid, const char *as)
                 return;
         run->stopped_as = as;
         kill(-pid, SIGTERM);
-        run->kill_at = mono_now() + kill_grace(run->job->m);
+        run->kill_at = run_mono_now() + kill_grace(run->job->m);
 }
 
 /* Why the loop kicked us, if it wants the run stopped. */
@@ -120,10 +87,10 @@ static void finish_group(struct run *run, pid_t pid)
                 return;
         if (!run->kill_at) {
                 kill(-pid, SIGTERM);
-                run->kill_at = mono_now() + kill_grace(run->job->m);
+                run->kill_at = run_mono_now() + kill_grace(run->job->m);
         }
         while (kill(-pid, 0) == 0) {
-                if (mono_now() >= run->kill_at) {
+                if (run_mono_now() >= run->kill_at) {
                         kill(-pid, SIGKILL);
                         return;
                 }
@@ -144,7 +111,7 @@ __attribute__((noinline)) static void close_pidfd(int pidfd)
 static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct run_record *rec)
 {
         struct job *job = run->job;
-        double deadline = job->timeout > 0 ? mono_now() + job->timeout : 0;
+        double deadline = job->timeout > 0 ? run_mono_now() + job->timeout : 0;
         int pidfd = (int)pidfd_open(pid, 0);
         bool out_open = true;
         siginfo_t info;
@@ -161,7 +128,7 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                     {.fd = kick_fd, .events = POLLIN},
                     {.fd = out_open ? out_fd : -1, .events = POLLIN},
                 };
-                double now = mono_now(), next = 0;
+                double now = run_mono_now(), next = 0;
                 int timeout = -1;
                 uint64_t kicks;
 
@@ -174,10 +141,9 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                 poll(fds, 3, timeout);
                 if (fds[2].revents)
                         out_open = drain(run, out_fd);
-                if (fds[1].revents && read(kick_fd, &kicks, sizeof(kicks)) > 0 &&
-                    stop_reason(job))
+                if (fds[1].revents && read(kick_fd, &kicks, sizeof(kicks)) > 0 && stop_reason(job))
                         stop(run, pid, stop_reason(job));
-                now = mono_now();
+                now = run_mono_now();
                 if (deadline > 0 && now >= deadline)
                         stop(run, pid, "timed-out");
                 if (run->kill_at > 0 && now >= run->kill_at) {
@@ -212,16 +178,6 @@ static void end_run(struct job *job, int kick_fd)
         pthread_mutex_unlock(&job->run_lock);
         if (kick_fd >= 0)
                 close(kick_fd);
-}
-
-static char *log_path(struct job *job, int64_t run)
-{
-        char *path;
-
-        if (asprintf(&path, "%s/%lld.%lld.log", job->m->log_dir, (long long)job->id,
-                     (long long)run) < 0)
-                return NULL;
-        return path;
 }
 
 /* In the system instance a job runs as its owner, unless the owner is the daemon's own user. */
@@ -259,23 +215,16 @@ static int take_owner(struct job *job, int log_fd, struct user_creds **ret, char
 
 struct run_record *shell_run(struct job *job)
 {
-        int64_t number = __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL);
-        struct run_record *rec = calloc(1, sizeof(*rec));
-        struct run run = {.job = job, .log_fd = -1};
+        struct run_record *rec = run_record_new(job);
+        struct run run = {.job = job};
         int pipefd[2] = {-1, -1}, kick_fd, r;
         struct user_creds *as = NULL;
         char note[512] = "";
         pid_t pid;
 
         if (!rec)
-                return NULL; /* counted, so that the loop still sees the run end */
-        run.limit = __atomic_load_n(&job->m->run_log_limit, __ATOMIC_RELAXED);
-        rec->id = job->id;
-        rec->run = number;
-        rec->very_slow = job->very_slow;
-        rec->owner = job->owner;
-        rec->summary = strdup(job->summary);
-        rec->log = log_path(job, rec->run);
+                return NULL;
+        run_log_init(&run.log, job);
 
         /* Published before stop_reason() is read: a cancel either is seen now, or kicks. */
         kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -285,17 +234,15 @@ struct run_record *shell_run(struct job *job)
         if (stop_reason(job) || kick_fd < 0) {
                 /* Cancelled or shut down before it could start. */
                 rec->outcome = kick_fd < 0 ? "failed" : stop_reason(job);
-                rec->ended = wall_now();
+                rec->ended = run_wall_now();
                 end_run(job, kick_fd);
                 return rec;
         }
-        rec->started = wall_now();
+        rec->started = run_wall_now();
         events_post(job->m, EVENT_STARTED, job_ref(job), NULL);
-        if (rec->log)
-                run.log_fd = open(rec->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        r = run.log_fd < 0 ? -errno : 0;
+        r = run_log_open(&run.log, rec->log);
         if (r == 0 && runs_as_owner(job))
-                r = take_owner(job, run.log_fd, &as, note, sizeof(note));
+                r = take_owner(job, run.log.fd, &as, note, sizeof(note));
         if (r == 0 && pipe2(pipefd, O_CLOEXEC) < 0)
                 r = -errno;
         if (r == 0)
@@ -316,9 +263,9 @@ struct run_record *shell_run(struct job *job)
                         snprintf(note, sizeof(note), "cannot run %s: %s", job->argv[0],
                                  strerror(-r));
                 n = snprintf(line, sizeof(line), "slowworkd: %s\n", note);
-                if (run.log_fd >= 0)
-                        log_write(&run, line,
-                                  (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+                if (run.log.fd >= 0)
+                        run_log_write(&run.log, line,
+                                      (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
                 rec->outcome = "failed";
                 rec->exit_code = 127;
         } else {
@@ -329,9 +276,8 @@ struct run_record *shell_run(struct job *job)
         }
         if (pipefd[0] >= 0)
                 close(pipefd[0]);
-        if (run.log_fd >= 0)
-                close(run.log_fd);
-        rec->ended = wall_now();
+        run_log_close(&run.log);
+        rec->ended = run_wall_now();
         end_run(job, kick_fd);
         return rec;
 }
