@@ -156,13 +156,15 @@ END_TEST
 START_TEST(a_kill_under_load_loses_no_acknowledged_job)
 {
         enum { ROUNDS = 20, MAX_SENT = 300 };
-        static const char *const commands[] = {"true", "sleep 0.01", "sleep 0.05", "sleep 0.2"};
+        /* Mostly quick, so that runs end while submits come in; some long enough to be cut. */
+        static const char *const commands[] = {"true", "true", "true",       "true",
+                                               "true", "true", "sleep 0.01", "sleep 0.1"};
         int64_t acked_ids[ROUNDS * MAX_SENT];
         int nacked = 0, round, fd, i;
         int64_t base = 0; /* the last id before the round */
 
         srand((unsigned)time(NULL));
-        daemon_start(&d, "--min-threads", "2", "--max-threads", "2", NULL);
+        daemon_start(&d, "--min-threads", "4", "--max-threads", "4", NULL);
         for (round = 0; round < ROUNDS; round++) {
                 int sent = 50 + rand() % (MAX_SENT - 50), acked = rand() % (sent + 1);
                 int recovered = 0;
@@ -175,7 +177,7 @@ START_TEST(a_kill_under_load_loses_no_acknowledged_job)
                         snprintf(request, sizeof(request),
                                  "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"submit\","
                                  "\"params\":{\"command\":\"%s\"}}",
-                                 i, commands[rand() % 4]);
+                                 i, commands[rand() % 8]);
                         client_send(fd, request);
                 }
                 for (i = 0; i < acked; i++) {
@@ -191,7 +193,7 @@ START_TEST(a_kill_under_load_loses_no_acknowledged_job)
                 kill_hard(&d);
                 close(fd);
 
-                daemon_start_again(&d, "--min-threads", "2", "--max-threads", "2", NULL);
+                daemon_start_again(&d, "--min-threads", "4", "--max-threads", "4", NULL);
                 fd = client_connect(d.sock);
                 /* The acknowledged ones are all there; what was sent after them may be too
                  * (committed, its reply cut by the kill), but nothing more. */
