@@ -280,7 +280,13 @@ void conn_send_reply(struct conn *c, json_object *id, json_object *result, int c
 
 void conn_wait_for_store(struct conn *c)
 {
-        c->barrier = store_queued(c->m->store);
+        conn_wait_for(c, store_queued(c->m->store));
+}
+
+void conn_wait_for(struct conn *c, uint64_t seq)
+{
+        if (seq > c->barrier)
+                c->barrier = seq;
 }
 
 void conn_reply(struct conn *c, json_object *id, json_object *result, int code, const char *message)

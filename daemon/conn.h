@@ -49,8 +49,9 @@ struct conn {
 void conn_accept(struct manager *m);
 /* Queues one reply line (taken over); drops the client when too much is unread. */
 void conn_send(struct conn *c, char *line);
-/* Later replies wait for every state database write made so far. */
+/* Later replies wait for every state database write made so far, or up to seq. */
 void conn_wait_for_store(struct conn *c);
+void conn_wait_for(struct conn *c, uint64_t seq);
 /* Writes the replies the state database has caught up with. */
 void conn_flush(struct conn *c);
 /* Closes the connection; it is freed once closed and no reply is still to come. */

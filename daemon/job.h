@@ -63,6 +63,7 @@ struct job {
         bool persist;
         bool live;        /* loop: in the manager's tables */
         int64_t qorder;   /* loop: when it was last queued, for the order after a restart */
+        uint64_t saved_seq; /* loop: the state database write of its row's last change */
         double due;       /* loop: wall clock time a delayed enqueue is due, else 0 */
         struct waiter *waiters;
 

@@ -143,12 +143,20 @@ static struct run_record *record_dup(const struct run_record *rec)
  * only when asked). */
 static void keep_for_restart(struct manager *m, struct job *job, const struct run_record *rec)
 {
+        bool again = !job->plugin_entry || slow_work_is_pending(&job->dw.work);
+
         if (rec->started == 0)
                 return;
         store_add_run(m->store, rec, m->settings.history_limit);
-        if (job->plugin_entry)
+        if (!again)
                 job->persist = true;
-        store_put_job_state(m->store, job, job->plugin_entry ? "idle" : "pending");
+        store_put_job_state(m->store, job, again ? "pending" : "idle");
+}
+
+/* The pool may not have cleared its executing flag yet: what is next is pending, or nothing. */
+static const char *state_after_run(struct job *job)
+{
+        return slow_work_is_pending(&job->dw.work) ? "pending" : "idle";
 }
 
 void jobs_run_ended(struct manager *m, struct job *job, struct run_record *rec)
@@ -162,7 +170,7 @@ void jobs_run_ended(struct manager *m, struct job *job, struct run_record *rec)
                 keep_for_restart(m, job, rec);
         else {
                 store_add_run(m->store, rec, m->settings.history_limit);
-                store_put_job_state(m->store, job, NULL);
+                store_put_job_state(m->store, job, state_after_run(job));
         }
         copy = record_dup(rec);
         if (copy)
@@ -281,8 +289,10 @@ static int enqueue(struct manager *m, struct job *job, double delay, const char 
         return r;
 }
 
-static void enqueue_reply(struct manager *m, struct job *job, double delay, struct reply *r)
+/* The reply says the job will run: it waits until the job is on disk, whoever queued it. */
+static void enqueue_reply(struct conn *c, struct job *job, double delay, struct reply *r)
 {
+        struct manager *m = c->m;
         const char *extra;
         int e;
 
@@ -300,6 +310,7 @@ static void enqueue_reply(struct manager *m, struct job *job, double delay, stru
                 return;
         }
         r->result = state_result(job, extra);
+        conn_wait_for(c, job->saved_seq);
         if (!extra || strcmp(extra, "coalesced") != 0)
                 jobs_notify(m, job, "pending", NULL);
 }
@@ -343,7 +354,7 @@ void handle_submit(struct conn *c, union params *params, struct reply *r)
                         job->handles++;
                         store_put_job_state(m->store, job, NULL);
                 }
-                enqueue_reply(m, job, p->delay, r);
+                enqueue_reply(c, job, p->delay, r);
                 return;
         }
         e = job_new(m, c->uid, p, &job, err, sizeof(err));
@@ -364,7 +375,7 @@ void handle_submit(struct conn *c, union params *params, struct reply *r)
                 jobs_check_idle(m, job);
                 return;
         }
-        enqueue_reply(m, job, p->delay, r);
+        enqueue_reply(c, job, p->delay, r);
         if (r->code) {
                 jobs_check_idle(m, job);
                 return;
@@ -407,7 +418,7 @@ void handle_enqueue(struct conn *c, union params *params, struct reply *r)
         } else if (!(job = lookup(c, p->id, r))) {
                 return;
         }
-        enqueue_reply(c->m, job, 0, r);
+        enqueue_reply(c, job, 0, r);
 }
 
 void handle_wait(struct conn *c, union params *params, struct reply *r)
@@ -764,8 +775,12 @@ static void restore_interrupted(struct manager *m, struct job *job)
                     .outcome = "interrupted",
                     .ended = (double)time(NULL),
                 };
+                /* What the cut run wrote stays readable, and goes with its record. */
+                if (asprintf(&rec->log, "%s/%lld.%lld.log", m->log_dir, (long long)job->id,
+                             (long long)job->runs_started) < 0)
+                        rec->log = NULL;
                 if (!rec->summary) {
-                        free(rec);
+                        run_record_free(rec);
                         rec = NULL;
                 }
         }

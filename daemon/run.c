@@ -45,6 +45,10 @@ struct run_record *run_record_new(struct job *job)
         if (asprintf(&rec->log, "%s/%lld.%lld.log", job->m->log_dir, (long long)job->id,
                      (long long)number) < 0)
                 rec->log = NULL;
+        if (!rec->summary) {
+                run_record_free(rec);
+                return NULL;
+        }
         return rec;
 }
 

@@ -257,19 +257,31 @@ static int run_op(struct store *s, const struct op *op)
         return r == SQLITE_DONE ? 0 : -EIO;
 }
 
-/* Store thread: drops the oldest runs beyond the history limit, and their logs. */
-static int prune(struct store *s, int64_t limit)
+/* Store thread: drops the oldest runs beyond the history limit; their logs, to be unlinked once
+ * that is committed, in *logs (NULL-terminated). */
+static int prune(struct store *s, int64_t limit, char ***logs)
 {
         sqlite3_stmt *st = s->stmts[STMT_PRUNE_RUNS];
+        size_t n = 0;
         int r;
 
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, limit);
-        while ((r = sqlite3_step(st)) == SQLITE_ROW)
-                if (sqlite3_column_type(st, 0) == SQLITE_TEXT)
-                        unlink((const char *)sqlite3_column_text(st, 0));
+        while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+                char **more = realloc(*logs, (n + 2) * sizeof(**logs));
+
+                if (!more)
+                        break; /* a log left behind, not a run lost */
+                *logs = more;
+                (*logs)[n] = sqlite3_column_type(st, 0) == SQLITE_TEXT
+                                 ? strdup((const char *)sqlite3_column_text(st, 0))
+                                 : NULL;
+                if ((*logs)[n])
+                        n++;
+                (*logs)[n] = NULL;
+        }
         sqlite3_reset(st);
-        return r == SQLITE_DONE ? 0 : -EIO;
+        return r == SQLITE_DONE || r == SQLITE_ROW ? 0 : -EIO;
 }
 
 static void free_ops(struct op *op)
@@ -290,16 +302,24 @@ static int commit(struct store *s, const struct op *batch, int64_t prune_limit, 
         const struct op *op;
         int r = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 
+        char **logs = NULL;
+
         for (op = batch; r == 0 && op; op = op->next)
                 r = run_op(s, op);
         if (r == 0 && prune_limit > 0)
-                r = prune(s, prune_limit);
+                r = prune(s, prune_limit, &logs);
         if (r == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
                 r = -EIO;
         if (r < 0) {
                 *why = strdup(sqlite3_errmsg(s->db));
                 sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         }
+        for (char **l = logs; l && *l; l++) {
+                if (r == 0)
+                        unlink(*l);
+                free(*l);
+        }
+        free(logs);
         return r;
 }
 
@@ -516,7 +536,7 @@ static void put_env(struct store *s, struct env_block *env)
         queue(s, op);
 }
 
-void store_put_job(struct store *s, const struct job *job)
+void store_put_job(struct store *s, struct job *job)
 {
         struct op *op;
 
@@ -534,24 +554,26 @@ void store_put_job(struct store *s, const struct job *job)
         put_text(op, job->key);
         put_text(op, job->name);
         put_int(op, job->persist);
-        put_text(op, job_state((struct job *)job));
+        put_text(op, job_state(job));
         put_int(op, job->qorder);
         put_real(op, job->due);
         put_int(op, __atomic_load_n(&job->runs_started, __ATOMIC_RELAXED));
         queue(s, op);
+        job->saved_seq = s->queued;
 }
 
-void store_put_job_state(struct store *s, const struct job *job, const char *state)
+void store_put_job_state(struct store *s, struct job *job, const char *state)
 {
         struct op *op = op_new(STMT_PUT_JOB_STATE);
 
         put_int(op, job->id);
         put_int(op, job->persist);
-        put_text(op, state ? state : job_state((struct job *)job));
+        put_text(op, state ? state : job_state(job));
         put_int(op, job->qorder);
         put_real(op, job->due);
         put_int(op, __atomic_load_n(&job->runs_started, __ATOMIC_RELAXED));
         queue(s, op);
+        job->saved_seq = s->queued;
 }
 
 void store_delete_job(struct store *s, int64_t id)
@@ -570,7 +592,7 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
         put_int(op, rec->run);
         put_int(op, rec->very_slow);
         put_int(op, rec->owner);
-        put_text(op, rec->summary);
+        put_text(op, rec->summary ? rec->summary : ""); /* NOT NULL: a row that fails stops all */
         put_real(op, rec->started);
         put_real(op, rec->ended);
         put_text(op, rec->outcome);

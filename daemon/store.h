@@ -35,10 +35,11 @@ uint64_t store_committed(const struct store *s);
 /* Whether the last commit failed (the database is failing until one works), and why. */
 bool store_failing(struct store *s, char *why, size_t len);
 
-/* Writes, loop thread only. A job's row holds what it runs and its state. */
-void store_put_job(struct store *s, const struct job *job);
+/* Writes, loop thread only. A job's row holds what it runs and its state; job->saved_seq says
+ * which write a reply that speaks of it must wait for. */
+void store_put_job(struct store *s, struct job *job);
 /* state NULL: the job's own */
-void store_put_job_state(struct store *s, const struct job *job, const char *state);
+void store_put_job_state(struct store *s, struct job *job, const char *state);
 void store_delete_job(struct store *s, int64_t id);
 void store_add_run(struct store *s, const struct run_record *rec, int64_t history_limit);
 void store_put_setting(struct store *s, const char *name, double value);

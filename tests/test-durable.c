@@ -275,27 +275,44 @@ static int64_t rows(const char *sql)
 
 START_TEST(a_submit_is_answered_only_once_its_job_is_on_disk)
 {
-        int fd, i;
+        int fd, other, i;
         sqlite3 *db;
         json_object *reply;
 
-        daemon_start(&d, NULL);
+        daemon_start(&d, "--min-threads", "1", "--max-threads", "1", "--stop-timeout", "0", NULL);
         fd = client_connect(d.sock);
+        other = client_connect(d.sock);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"sleep 30\"}"), 1);
+        wait_running(fd, 1); /* so that what comes next stays queued */
         db = lock_database();
-        for (i = 0; i < 3; i++)
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\","
+                        "\"params\":{\"command\":\"true\",\"key\":\"k\"}}");
+        for (i = 1; i < 3; i++)
                 client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\","
                                 "\"params\":{\"command\":\"true\",\"delay\":3600}}");
         client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
         ck_assert(!readable_within(fd, 500));
+        /* Another client's submit of the same key would say "coalesced" about a job that is not
+         * on disk yet: it waits too. A ping of its own does not. */
+        client_send(other, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"submit\","
+                           "\"params\":{\"command\":\"true\",\"key\":\"k\"}}");
+        ck_assert(!readable_within(other, 300));
         unlock_database(db);
         for (i = 0; i < 3; i++) {
                 reply = json_tokener_parse(client_read_line(fd));
-                ck_assert_int_eq(int_member(reply_result(reply), "id"), i + 1);
+                ck_assert_int_eq(int_member(reply_result(reply), "id"), i + 2);
                 json_object_put(reply);
         }
         free(client_read_line(fd)); /* the ping's, in order */
+        reply = json_tokener_parse(client_read_line(other));
+        ck_assert_int_eq(int_member(reply_result(reply), "id"), 2);
+        ck_assert(
+            json_object_get_boolean(json_object_object_get(reply_result(reply), "coalesced")));
+        json_object_put(reply);
         ck_assert_int_eq(rows("SELECT count(*) FROM jobs WHERE state = 'pending'"), 3);
+        ck_assert_int_eq(reply_code(client_call(other, "cancel", "{\"id\":1}")), 0);
         close(fd);
+        close(other);
         daemon_stop(&d);
 }
 END_TEST
