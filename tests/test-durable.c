@@ -26,6 +26,16 @@ static void kill_hard(struct daemon *dd)
         ck_assert_int_eq(waitpid(dd->pid, &status, 0), dd->pid);
 }
 
+/* The next line as a reply object (which the caller puts). */
+static json_object *read_reply(int fd)
+{
+        char *line = client_read_line(fd);
+        json_object *reply = json_tokener_parse(line);
+
+        free(line);
+        return reply;
+}
+
 /* The job's status, or NULL when the daemon knows no such job. */
 static json_object *status_or_null(int fd, int64_t id)
 {
@@ -90,7 +100,9 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
         ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "interrupted");
         ck_assert_int_eq(int_member(st, "runs"), 2);
         json_object_put(st);
-        ck_assert_int_eq(reply_code(client_call(fd, "cancel", "{\"id\":2}")), 0);
+        st = client_call(fd, "cancel", "{\"id\":2}");
+        ck_assert_int_eq(reply_code(st), 0);
+        json_object_put(st);
         for (i = 3; i <= 5; i++) {
                 rec = job_wait(fd, i);
                 ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
@@ -239,7 +251,7 @@ START_TEST(a_submit_is_answered_only_once_its_job_is_on_disk)
         ck_assert(!readable_within(fd, 500));
         unlock_database(db);
         for (i = 0; i < 3; i++) {
-                reply = json_tokener_parse(client_read_line(fd));
+                reply = read_reply(fd);
                 ck_assert_int_eq(int_member(reply_result(reply), "id"), i + 1);
                 json_object_put(reply);
         }
@@ -283,7 +295,7 @@ START_TEST(a_failing_database_refuses_submits_and_loses_nothing_accepted)
         ck_assert(!readable_within(fd, 100));
         unlock_database(db);
         /* The one that was accepted is written once the database works again. */
-        reply = json_tokener_parse(client_read_line(fd));
+        reply = read_reply(fd);
         ck_assert_int_eq(int_member(reply_result(reply), "id"), 2);
         json_object_put(reply);
         ck_assert_int_ge(rows("SELECT count(*) FROM jobs"), 2);
