@@ -183,12 +183,39 @@ static void on_commit(void *data)
         }
 }
 
+static void start_signals(struct manager *m)
+{
+        uv_signal_init(m->loop, &m->sigterm);
+        uv_signal_init(m->loop, &m->sigint);
+        uv_signal_init(m->loop, &m->sighup);
+        m->sigterm.data = m->sigint.data = m->sighup.data = m;
+        uv_signal_start(&m->sigterm, on_signal, SIGTERM);
+        uv_signal_start(&m->sigint, on_signal, SIGINT);
+        uv_signal_start(&m->sighup, on_sighup, SIGHUP);
+}
+
+static void close_signals(struct manager *m)
+{
+        uv_close((uv_handle_t *)&m->sigterm, NULL);
+        uv_close((uv_handle_t *)&m->sigint, NULL);
+        uv_close((uv_handle_t *)&m->sighup, NULL);
+}
+
 int manager_start(struct manager *m)
 {
-        int r = listener_open(m);
+        int r;
 
-        if (r < 0)
+        /*
+         * Caught before the socket listens: whoever can connect may send SIGTERM or SIGHUP at
+         * once (a test, systemctl), and the default action would kill the daemon without a
+         * clean stop. Their callbacks run only once the loop does.
+         */
+        start_signals(m);
+        r = listener_open(m);
+        if (r < 0) {
+                close_signals(m);
                 return r;
+        }
         r = events_init(m);
         if (r == 0)
                 r = jobs_restore(m);
@@ -199,15 +226,9 @@ int manager_start(struct manager *m)
         }
         if (r < 0) {
                 listener_close(m);
+                close_signals(m);
                 return r;
         }
-        uv_signal_init(m->loop, &m->sigterm);
-        uv_signal_init(m->loop, &m->sigint);
-        uv_signal_init(m->loop, &m->sighup);
-        m->sigterm.data = m->sigint.data = m->sighup.data = m;
-        uv_signal_start(&m->sigterm, on_signal, SIGTERM);
-        uv_signal_start(&m->sigint, on_signal, SIGINT);
-        uv_signal_start(&m->sighup, on_sighup, SIGHUP);
         return 0;
 }
 
@@ -262,9 +283,7 @@ void manager_stop(struct manager *m)
         listener_close(m);
         while (m->conns)
                 conn_close(m->conns, NULL);
-        uv_close((uv_handle_t *)&m->sigterm, NULL);
-        uv_close((uv_handle_t *)&m->sigint, NULL);
-        uv_close((uv_handle_t *)&m->sighup, NULL);
+        close_signals(m);
         uv_timer_init(m->loop, &m->stop_timer);
         m->stop_timer.data = m;
         uv_timer_start(&m->stop_timer, on_stop_timeout,
