@@ -255,11 +255,8 @@ static int restore_settings(struct manager *m)
         return manager_apply_settings(m, &s);
 }
 
-int manager_start(struct manager *m)
+static void start_signals(struct manager *m)
 {
-        int r;
-
-        /* First: a client may connect, and a signal come, before the start is through. */
         uv_signal_init(m->loop, &m->sigterm);
         uv_signal_init(m->loop, &m->sigint);
         uv_signal_init(m->loop, &m->sighup);
@@ -267,22 +264,45 @@ int manager_start(struct manager *m)
         uv_signal_start(&m->sigterm, on_signal, SIGTERM);
         uv_signal_start(&m->sigint, on_signal, SIGINT);
         uv_signal_start(&m->sighup, on_sighup, SIGHUP);
-        /* Before the state is touched: another daemon may be running on it. */
+}
+
+static void close_signals(struct manager *m)
+{
+        uv_close((uv_handle_t *)&m->sigterm, NULL);
+        uv_close((uv_handle_t *)&m->sigint, NULL);
+        uv_close((uv_handle_t *)&m->sighup, NULL);
+}
+
+int manager_start(struct manager *m)
+{
+        int r;
+
+        /*
+         * Caught before the socket listens: whoever can connect may send SIGTERM or SIGHUP at
+         * once (a test, systemctl), and the default action would kill the daemon without a
+         * clean stop. Their callbacks run only once the loop does.
+         */
+        start_signals(m);
         r = listener_open(m);
-        if (r < 0)
+        if (r < 0) {
+                close_signals(m);
                 return r;
+        }
         r = events_init(m);
         if (r == 0)
                 r = restore_settings(m);
-        if (r == 0)
-                r = jobs_restore(m);
         if (r == 0) {
                 r = store_start(m->store, m->loop, on_commit, m);
                 if (r < 0)
                         log_error_errno(r, "Failed to start the state database's thread: %m");
         }
+        if (r == 0)
+                r = jobs_restore(m);
         if (r < 0) {
+                /* What was restored does not start: it stays on disk for the next start. */
+                __atomic_store_n(&m->stopping, true, __ATOMIC_RELEASE);
                 listener_close(m);
+                close_signals(m);
                 return r;
         }
         return 0;
@@ -339,9 +359,7 @@ void manager_stop(struct manager *m)
         listener_close(m);
         while (m->conns)
                 conn_close(m->conns, NULL);
-        uv_close((uv_handle_t *)&m->sigterm, NULL);
-        uv_close((uv_handle_t *)&m->sigint, NULL);
-        uv_close((uv_handle_t *)&m->sighup, NULL);
+        close_signals(m);
         uv_timer_init(m->loop, &m->stop_timer);
         m->stop_timer.data = m;
         uv_timer_start(&m->stop_timer, on_stop_timeout,

@@ -27,6 +27,16 @@ static void kill_hard(struct daemon *dd)
         ck_assert_int_eq(waitpid(dd->pid, &status, 0), dd->pid);
 }
 
+/* The next line as a reply object (which the caller puts). */
+static json_object *read_reply(int fd)
+{
+        char *line = client_read_line(fd);
+        json_object *reply = json_tokener_parse(line);
+
+        free(line);
+        return reply;
+}
+
 /* The job's status, or NULL when the daemon knows no such job. */
 static json_object *status_or_null(int fd, int64_t id)
 {
@@ -93,7 +103,9 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
         ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "interrupted");
         ck_assert_int_eq(int_member(st, "runs"), 2);
         json_object_put(st);
-        ck_assert_int_eq(reply_code(client_call(fd, "cancel", "{\"id\":2}")), 0);
+        st = client_call(fd, "cancel", "{\"id\":2}");
+        ck_assert_int_eq(reply_code(st), 0);
+        json_object_put(st);
         for (i = 3; i <= 5; i++) {
                 char *log;
 
@@ -299,12 +311,12 @@ START_TEST(a_submit_is_answered_only_once_its_job_is_on_disk)
         ck_assert(!readable_within(other, 300));
         unlock_database(db);
         for (i = 0; i < 3; i++) {
-                reply = json_tokener_parse(client_read_line(fd));
+                reply = read_reply(fd);
                 ck_assert_int_eq(int_member(reply_result(reply), "id"), i + 2);
                 json_object_put(reply);
         }
         free(client_read_line(fd)); /* the ping's, in order */
-        reply = json_tokener_parse(client_read_line(other));
+        reply = read_reply(other);
         ck_assert_int_eq(int_member(reply_result(reply), "id"), 2);
         ck_assert(
             json_object_get_boolean(json_object_object_get(reply_result(reply), "coalesced")));
@@ -359,7 +371,7 @@ START_TEST(a_full_state_folder_refuses_submits_and_loses_nothing_accepted)
         ck_assert(!readable_within(fd, 100));
         /* Room again: the accepted one is written and answered, the next ones accepted. */
         limit_file_size(d.pid, RLIM_INFINITY);
-        reply = json_tokener_parse(client_read_line(fd));
+        reply = read_reply(fd);
         ck_assert_int_eq(int_member(reply_result(reply), "id"), 2);
         json_object_put(reply);
         ck_assert_int_eq(job_submit(other, "{\"command\":\"true\",\"delay\":3600}"), 3);

@@ -374,16 +374,33 @@ END_TEST
 START_TEST(shutdown_does_not_wait_for_ever_for_a_plugin_that_never_returns)
 {
         struct daemon slow;
-        int status, other;
+        int status, other, watcher;
+        bool running = false;
         time_t start;
 
         daemon_start(&slow, "--plugin-dir", plugins, "--stop-timeout", "0.2", "--kill-grace", "0.2",
                      NULL);
         other = client_connect(slow.sock);
         ck_assert_int_ge(other, 0);
+        watcher = client_connect(slow.sock);
+        ck_assert_int_ge(watcher, 0);
+        json_object_put(client_call(watcher, "subscribe", NULL));
         job_submit(other, "{\"plugin\":\"hello\",\"entry\":\"busy\",\"arg\":60}");
+        /* Its entry point called, not just queued: a SIGTERM before that would only record
+         * the run interrupted, and the daemon would exit 0 at once. */
+        while (!running) {
+                char *line = client_read_line(watcher);
+                json_object *event;
+
+                ck_assert_ptr_nonnull(line);
+                event = json_tokener_parse(line);
+                free(line);
+                running = strcmp(str_member(json_object_object_get(event, "params"), "state"),
+                                 "running") == 0;
+                json_object_put(event);
+        }
+        close(watcher);
         close(other);
-        usleep(100000);
         start = time(NULL);
         ck_assert_int_eq(kill(slow.pid, SIGTERM), 0);
         status = daemon_reap(&slow);
