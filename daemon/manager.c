@@ -291,13 +291,14 @@ int manager_start(struct manager *m)
         r = events_init(m);
         if (r == 0)
                 r = restore_settings(m);
+        /* Read on this thread before the store's own thread uses the connection. */
+        if (r == 0)
+                r = jobs_restore(m);
         if (r == 0) {
                 r = store_start(m->store, m->loop, on_commit, m);
                 if (r < 0)
                         log_error_errno(r, "Failed to start the state database's thread: %m");
         }
-        if (r == 0)
-                r = jobs_restore(m);
         if (r < 0) {
                 /* What was restored does not start: it stays on disk for the next start. */
                 __atomic_store_n(&m->stopping, true, __ATOMIC_RELEASE);
