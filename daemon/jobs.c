@@ -796,6 +796,15 @@ static void restore_interrupted(struct manager *m, struct job *job)
         store_put_job_state(m->store, job, NULL);
 }
 
+/* Whether the last daemon died while the job's plugin ran (its row may still say pending). */
+static bool crashed_in(struct manager *m, int64_t id)
+{
+        for (size_t i = 0; i < m->ncrashed; i++)
+                if (m->crashed[i] == id)
+                        return true;
+        return false;
+}
+
 static void restore_job(void *data, const struct store_job_row *row)
 {
         struct manager *m = data;
@@ -817,7 +826,12 @@ static void restore_job(void *data, const struct store_job_row *row)
         add(m, job);
         if (job->persist)
                 job->handles++;
-        if (strcmp(row->state, "running") == 0)
+        if (strcmp(row->state, "running") != 0 && crashed_in(m, job->id)) {
+                /* Its start never reached the database: count that run too. */
+                job->runs_started++;
+                job->runs_ended++;
+                restore_interrupted(m, job);
+        } else if (strcmp(row->state, "running") == 0)
                 restore_interrupted(m, job);
         else if (strcmp(row->state, "pending") == 0)
                 enqueue(m, job, row->due > now ? row->due - now : 0, &extra);

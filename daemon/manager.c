@@ -128,6 +128,7 @@ int manager_new(const struct sw_settings *settings, const char *socket_path, con
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
+        m->inflight.fd = -1;
         m->settings = *settings;
         publish_run_settings(m);
         m->uid = geteuid();
@@ -146,6 +147,8 @@ int manager_new(const struct sw_settings *settings, const char *socket_path, con
         if (r < 0)
                 goto fail;
         r = store_open(m->state_dir, &m->store);
+        if (r == 0)
+                r = inflight_open(&m->inflight, m->state_dir, &m->crashed, &m->ncrashed);
         if (r < 0)
                 goto fail;
         r = slow_work_pool_new(&ps, &m->pool);
@@ -396,6 +399,8 @@ struct manager *manager_free(struct manager *m)
         }
         jobs_free_all(m);
         store_free(m->store);
+        inflight_close(&m->inflight);
+        free(m->crashed);
         json_object_put(m->persisted);
         history_free(&m->history);
         plugins_free(&m->plugins);

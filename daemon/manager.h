@@ -9,6 +9,7 @@
 #include "config-load.h"
 #include "events.h"
 #include "history.h"
+#include "inflight.h"
 #include "jobs.h"
 #include "methods.h"
 #include "notify.h"
@@ -52,6 +53,9 @@ struct manager {
         struct envs envs;
         struct plugins plugins;
         struct store *store;
+        struct inflight inflight;
+        int64_t *crashed; /* start: the plugin jobs the last daemon died running */
+        size_t ncrashed;
         json_object *persisted; /* settings.set's changes, as the state database keeps them */
         int64_t next_qorder;
         struct job *jobs_by_id[JOBS_BUCKETS];

@@ -137,6 +137,7 @@ struct run_record *plugin_run(struct job *job)
         struct run_record *rec = run_record_new(job);
         struct plugin_run run = {.ctx.api = &api, .job = job, .rec = rec, .kick_fd = -1};
         const char *reason;
+        int slot;
 
         if (!rec)
                 return NULL;
@@ -154,7 +155,9 @@ struct run_record *plugin_run(struct job *job)
         rec->started = run_wall_now();
         events_post(job->m, EVENT_STARTED, job_ref(job), NULL);
 
+        slot = inflight_enter(&job->m->inflight, job->id);
         rec->exit_code = job->plugin_entry(&run.ctx, job->arg_text);
+        inflight_leave(&job->m->inflight, slot);
 
         rec->ended = run_wall_now();
         reason = api_stop_reason(&run.ctx);

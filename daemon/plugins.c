@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -66,6 +68,21 @@ static int load(struct plugins *ps, const char *name, struct plugin **ret, char 
         return 0;
 }
 
+/* dlsym() also finds what the plugin's libraries define (abort, exit) and data: an entry point
+ * is a function of the plugin's own. */
+static bool own_function(struct plugin *p, void *sym)
+{
+        const ElfW(Sym) *esym = NULL;
+        struct link_map *lm = NULL;
+        Dl_info info;
+
+        if (!dladdr1(sym, &info, (void **)&esym, RTLD_DL_SYMENT) || !esym ||
+            ELF64_ST_TYPE(esym->st_info) != STT_FUNC)
+                return false;
+        return dlinfo(p->handle, RTLD_DI_LINKMAP, &lm) == 0 && lm && info.dli_fname &&
+               strcmp(info.dli_fname, lm->l_name) == 0;
+}
+
 int plugins_get(struct plugins *ps, const char *name, const char *entry, struct plugin **ret,
                 slowwork_plugin_entry **ret_entry, char *err, size_t errlen)
 {
@@ -89,7 +106,7 @@ int plugins_get(struct plugins *ps, const char *name, const char *entry, struct 
         }
         p->refs++;
         sym = dlsym(p->handle, entry);
-        if (!sym) {
+        if (!sym || !own_function(p, sym)) {
                 snprintf(err, errlen, "plugin \"%s\" has no entry point \"%s\"", name, entry);
                 plugins_put(ps, p);
                 return -ENOENT;

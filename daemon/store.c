@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,6 +79,7 @@ struct op {
 };
 
 struct store {
+        int lock_fd; /* flock()ed: one daemon per state folder */
         sqlite3 *db;
         sqlite3_stmt *stmts[STMT_MAX];
         char *path;
@@ -188,6 +191,32 @@ static int migrate(struct store *s)
         return 0;
 }
 
+/* Two daemons on one state folder would both run its jobs, whatever their sockets. */
+static int take_folder(struct store *s, const char *dir)
+{
+        char *path;
+
+        if (asprintf(&path, "%s/slowworkd.lock", dir) < 0)
+                return -ENOMEM;
+        s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (s->lock_fd < 0) {
+                log_error("Cannot open %s: %m", path);
+                free(path);
+                return -errno;
+        }
+        free(path);
+        if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+                int r = -errno;
+
+                if (r == -EWOULDBLOCK)
+                        log_error("Another slowworkd uses the state folder %s", dir);
+                else
+                        log_error_errno(r, "Cannot lock the state folder %s: %m", dir);
+                return r;
+        }
+        return 0;
+}
+
 int store_open(const char *dir, struct store **ret)
 {
         struct store *s = calloc(1, sizeof(*s));
@@ -198,10 +227,16 @@ int store_open(const char *dir, struct store **ret)
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->cond, NULL);
         s->tail = &s->head;
+        s->lock_fd = -1;
         if (asprintf(&s->path, "%s/slowworkd.db", dir) < 0) {
                 s->path = NULL;
                 store_free(s);
                 return -ENOMEM;
+        }
+        r = take_folder(s, dir);
+        if (r < 0) {
+                store_free(s);
+                return r;
         }
         if (sqlite3_open_v2(s->path, &s->db,
                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -441,6 +476,8 @@ void store_free(struct store *s)
         for (i = 0; i < STMT_MAX; i++)
                 sqlite3_finalize(s->stmts[i]);
         sqlite3_close(s->db);
+        if (s->lock_fd >= 0)
+                close(s->lock_fd);
         pthread_mutex_destroy(&s->lock);
         pthread_cond_destroy(&s->cond);
         free(s->failure);

@@ -52,11 +52,30 @@ struct slowwork_plugin_ctx {
  */
 typedef int slowwork_plugin_entry(struct slowwork_plugin_ctx *ctx, const char *arg);
 
-extern const unsigned int slowwork_plugin_abi;
+/* What the daemon looks up: exported even from a plugin built with -fvisibility=hidden, with
+ * C names from C++. */
+#define SLOWWORK_PLUGIN_EXPORT __attribute__((visibility("default")))
+#ifdef __cplusplus
+#define SLOWWORK_PLUGIN_LINKAGE extern "C"
+#else
+#define SLOWWORK_PLUGIN_LINKAGE
+#endif
 
+SLOWWORK_PLUGIN_EXPORT extern const unsigned int slowwork_plugin_abi;
+
+/* The declaration above gives it its visibility (C++ will not take it twice). */
 #define SLOWWORK_PLUGIN_DEFINE_ABI                                                                 \
-        __attribute__((visibility("default"))) const unsigned int slowwork_plugin_abi =            \
-            SLOWWORK_PLUGIN_ABI
+        SLOWWORK_PLUGIN_LINKAGE const unsigned int slowwork_plugin_abi = SLOWWORK_PLUGIN_ABI
+
+/*
+ * Declares and begins an entry point: SLOWWORK_PLUGIN_ENTRY(greet) { ... } is a function
+ * greet(ctx, arg) of the entry type, exported, with C linkage in C++ too.
+ */
+#define SLOWWORK_PLUGIN_ENTRY(name)                                                                \
+        SLOWWORK_PLUGIN_LINKAGE SLOWWORK_PLUGIN_EXPORT int name(struct slowwork_plugin_ctx *ctx,   \
+                                                                const char *arg);                  \
+        SLOWWORK_PLUGIN_LINKAGE SLOWWORK_PLUGIN_EXPORT int name(struct slowwork_plugin_ctx *ctx,   \
+                                                                const char *arg)
 
 static inline int slowwork_log_write(struct slowwork_plugin_ctx *ctx, const void *data, size_t len)
 {

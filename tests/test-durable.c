@@ -44,6 +44,16 @@ static json_object *read_reply(int fd)
         return reply;
 }
 
+/* The error code of a call (0 for a result). */
+static int call_code(int fd, const char *method, const char *params)
+{
+        json_object *reply = client_call(fd, method, params);
+        int code = reply_code(reply);
+
+        json_object_put(reply);
+        return code;
+}
+
 /* The job's status, or NULL when the daemon knows no such job. */
 static json_object *status_or_null(int fd, int64_t id)
 {
@@ -165,8 +175,36 @@ START_TEST(a_crash_cuts_a_shell_run_which_runs_again_but_not_a_plugins)
         ck_assert_int_eq(int_member(st, "handles"), 1); /* held, for an enqueue or a release */
         ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "interrupted");
         json_object_put(st);
-        ck_assert_int_eq(reply_code(client_call(fd, "cancel", "{\"id\":1}")), 0);
-        ck_assert_int_eq(reply_code(client_call(fd, "release", "{\"id\":2}")), 0);
+        ck_assert_int_eq(call_code(fd, "cancel", "{\"id\":1}"), 0);
+        ck_assert_int_eq(call_code(fd, "release", "{\"id\":2}"), 0);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_plugin_that_crashes_the_daemon_does_not_run_again_on_its_own)
+{
+        json_object *st;
+        int fd, status;
+
+        daemon_start(&d, "--plugin-dir", TEST_PLUGINS_BUILT, NULL);
+        fd = client_connect(d.sock);
+        /* Queued and on disk as pending; it takes the daemon down as soon as it starts. */
+        ck_assert_int_eq(job_submit(fd, "{\"plugin\":\"crash\",\"entry\":\"now\",\"delay\":0.2}"),
+                         1);
+        ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
+        ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+        close(fd);
+
+        daemon_start_again(&d, "--plugin-dir", TEST_PLUGINS_BUILT, NULL);
+        fd = client_connect(d.sock);
+        st = job_status(fd, 1);
+        ck_assert_str_eq(str_member(st, "state"), "idle");
+        ck_assert_int_eq(int_member(st, "handles"), 1);
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "interrupted");
+        json_object_put(st);
+        ck_assert(daemon_alive(&d));
+        ck_assert_int_eq(call_code(fd, "release", "{\"id\":1}"), 0);
         close(fd);
         daemon_stop(&d);
 }
@@ -329,7 +367,7 @@ START_TEST(a_submit_is_answered_only_once_its_job_is_on_disk)
             json_object_get_boolean(json_object_object_get(reply_result(reply), "coalesced")));
         json_object_put(reply);
         ck_assert_int_eq(rows("SELECT count(*) FROM jobs WHERE state = 'pending'"), 3);
-        ck_assert_int_eq(reply_code(client_call(other, "cancel", "{\"id\":1}")), 0);
+        ck_assert_int_eq(call_code(other, "cancel", "{\"id\":1}"), 0);
         close(fd);
         close(other);
         daemon_stop(&d);
@@ -474,6 +512,21 @@ static void make_state(char *dir, size_t len, char *db, size_t dblen)
         snprintf(db, dblen, "%s/slowworkd.db", dir);
 }
 
+START_TEST(a_second_daemon_on_the_same_state_folder_is_refused)
+{
+        char sock[PATH_MAX + 8];
+        int fd;
+
+        daemon_start(&d, NULL);
+        snprintf(sock, sizeof(sock), "%s/other.sock", d.dir);
+        ck_assert_int_eq(daemon_run_status("--socket", sock, "--state-dir", d.state, NULL), 1);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 1);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(a_damaged_database_stops_the_start_and_stays_as_it_was)
 {
         char dir[64], db[96], sock[96], cmd[128];
@@ -515,12 +568,14 @@ int main(void)
         tcase_set_timeout(tc, 300);
         tcase_add_test(tc, a_clean_restart_keeps_the_queue_the_held_and_the_history);
         tcase_add_test(tc, a_crash_cuts_a_shell_run_which_runs_again_but_not_a_plugins);
+        tcase_add_test(tc, a_plugin_that_crashes_the_daemon_does_not_run_again_on_its_own);
         tcase_add_test(tc, a_kill_under_load_loses_no_acknowledged_job);
         tcase_add_test(tc, a_submit_is_answered_only_once_its_job_is_on_disk);
         tcase_add_test(tc, a_full_state_folder_refuses_submits_and_loses_nothing_accepted);
         tcase_add_test(tc, settings_set_is_kept_unless_runtime_and_flags_still_win);
         tcase_add_test(tc, a_damaged_database_stops_the_start_and_stays_as_it_was);
         tcase_add_test(tc, a_database_from_a_newer_version_is_refused);
+        tcase_add_test(tc, a_second_daemon_on_the_same_state_folder_is_refused);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -258,6 +258,11 @@ START_TEST(bad_plugins_and_names_are_refused_at_submit_and_queue_nothing)
                        "no plugin \"nothere\"");
         submit_refused("{\"plugin\":\"hello\",\"entry\":\"nothere\"}", -32001,
                        "has no entry point \"nothere\"");
+        /* What dlsym() finds that is no entry point: data, and its libraries' functions. */
+        submit_refused("{\"plugin\":\"hello\",\"entry\":\"slowwork_plugin_abi\"}", -32001,
+                       "has no entry point \"slowwork_plugin_abi\"");
+        submit_refused("{\"plugin\":\"hello\",\"entry\":\"abort\"}", -32001,
+                       "has no entry point \"abort\"");
         submit_refused("{\"plugin\":\"other-abi\",\"entry\":\"run\"}", -32602,
                        "was built for plugin ABI 2, this slowworkd has ABI 1");
         submit_refused("{\"plugin\":\"no-abi\",\"entry\":\"run\"}", -32602,

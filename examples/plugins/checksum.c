@@ -25,8 +25,6 @@
 
 SLOWWORK_PLUGIN_DEFINE_ABI;
 
-int checksum_dir(struct slowwork_plugin_ctx *ctx, const char *arg);
-
 struct walk {
         struct slowwork_plugin_ctx *ctx;
         unsigned long long files, bytes;
@@ -127,7 +125,7 @@ static char *dir_of(const char *arg)
         return copy;
 }
 
-int checksum_dir(struct slowwork_plugin_ctx *ctx, const char *arg)
+SLOWWORK_PLUGIN_ENTRY(checksum_dir)
 {
         static pthread_once_t once = PTHREAD_ONCE_INIT;
         struct walk w = {.ctx = ctx};

@@ -10,14 +10,8 @@
 
 SLOWWORK_PLUGIN_DEFINE_ABI;
 
-int hello(struct slowwork_plugin_ctx *ctx, const char *arg);
-int noop(struct slowwork_plugin_ctx *ctx, const char *arg);
-int exit_with(struct slowwork_plugin_ctx *ctx, const char *arg);
-int until_stopped(struct slowwork_plugin_ctx *ctx, const char *arg);
-int busy(struct slowwork_plugin_ctx *ctx, const char *arg);
-
 /* Logs who it is and what it got. */
-int hello(struct slowwork_plugin_ctx *ctx, const char *arg)
+SLOWWORK_PLUGIN_ENTRY(hello)
 {
         slowwork_log(ctx, "hello from job %lld run %lld (%s), arg %s\n",
                      (long long)slowwork_item_id(ctx), (long long)slowwork_run_number(ctx),
@@ -26,7 +20,7 @@ int hello(struct slowwork_plugin_ctx *ctx, const char *arg)
 }
 
 /* Does nothing: what a plugin run costs. */
-int noop(struct slowwork_plugin_ctx *ctx, const char *arg)
+SLOWWORK_PLUGIN_ENTRY(noop)
 {
         (void)ctx;
         (void)arg;
@@ -34,14 +28,14 @@ int noop(struct slowwork_plugin_ctx *ctx, const char *arg)
 }
 
 /* Returns the number it got as its exit code. */
-int exit_with(struct slowwork_plugin_ctx *ctx, const char *arg)
+SLOWWORK_PLUGIN_ENTRY(exit_with)
 {
         (void)ctx;
         return atoi(arg);
 }
 
 /* Sleeps until asked to stop, then says why and returns 3. */
-int until_stopped(struct slowwork_plugin_ctx *ctx, const char *arg)
+SLOWWORK_PLUGIN_ENTRY(until_stopped)
 {
         (void)arg;
         slowwork_log(ctx, "waiting\n");
@@ -52,7 +46,7 @@ int until_stopped(struct slowwork_plugin_ctx *ctx, const char *arg)
 }
 
 /* Runs for arg seconds without ever asking whether it should stop. */
-int busy(struct slowwork_plugin_ctx *ctx, const char *arg)
+SLOWWORK_PLUGIN_ENTRY(busy)
 {
         double seconds = atof(arg);
         struct timespec ts = {.tv_sec = (time_t)seconds};
