@@ -118,8 +118,7 @@ static void start_plain(struct daemon *d, ...)
 
 void daemon_start_default(struct daemon *d)
 {
-        snprintf(d->sock, sizeof(d->sock), "%s/slowwork/slowworkd.sock",
-                 getenv("XDG_RUNTIME_DIR"));
+        snprintf(d->sock, sizeof(d->sock), "%s/slowwork/slowworkd.sock", getenv("XDG_RUNTIME_DIR"));
         snprintf(d->state, sizeof(d->state), "%s/state", getenv("XDG_RUNTIME_DIR"));
         d->own_dir = false;
         start_plain(d, NULL);
@@ -327,8 +326,8 @@ const char *str_member(json_object *o, const char *name)
 {
         json_object *v = json_object_object_get(o, name);
 
-        ck_assert_msg(v && json_object_is_type(v, json_type_string), "no string \"%s\" in %s",
-                      name, json_object_to_json_string(o));
+        ck_assert_msg(v && json_object_is_type(v, json_type_string), "no string \"%s\" in %s", name,
+                      json_object_to_json_string(o));
         return json_object_get_string(v);
 }
 
@@ -336,8 +335,8 @@ int64_t int_member(json_object *o, const char *name)
 {
         json_object *v = json_object_object_get(o, name);
 
-        ck_assert_msg(v && json_object_is_type(v, json_type_int), "no integer \"%s\" in %s",
-                      name, json_object_to_json_string(o));
+        ck_assert_msg(v && json_object_is_type(v, json_type_int), "no integer \"%s\" in %s", name,
+                      json_object_to_json_string(o));
         return json_object_get_int64(v);
 }
 
@@ -438,4 +437,23 @@ char *notify_wait(int fd, const char *line)
                         return message;
                 free(message);
         }
+}
+
+const char *job_state_of(int fd, int64_t id)
+{
+        static char state[16];
+        json_object *st = job_status(fd, id);
+
+        snprintf(state, sizeof(state), "%s", str_member(st, "state"));
+        json_object_put(st);
+        return state;
+}
+
+void job_wait_state(int fd, int64_t id, const char *want)
+{
+        int i;
+
+        for (i = 0; i < 4000 && strcmp(job_state_of(fd, id), want) != 0; i++)
+                usleep(5000);
+        ck_assert_str_eq(job_state_of(fd, id), want);
 }

@@ -47,9 +47,12 @@ json_object *reply_result(json_object *reply);
 
 /* Job helpers: each fails the test on an error reply. */
 int64_t job_submit(int fd, const char *params_json);
-json_object *job_wait(int fd, int64_t id);   /* the run record */
-json_object *job_status(int fd, int64_t id); /* the status object */
-char *job_log(int fd, int64_t id);           /* the last run's log, whole */
+json_object *job_wait(int fd, int64_t id);    /* the run record */
+json_object *job_status(int fd, int64_t id);  /* the status object */
+char *job_log(int fd, int64_t id);            /* the last run's log, whole */
+const char *job_state_of(int fd, int64_t id); /* pending, running or idle (a static buffer) */
+/* Polls the job's state until it is want; fails the test after 20 s. */
+void job_wait_state(int fd, int64_t id, const char *want);
 const char *str_member(json_object *o, const char *name);
 int64_t int_member(json_object *o, const char *name);
 

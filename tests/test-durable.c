@@ -72,20 +72,6 @@ static json_object *status_or_null(int fd, int64_t id)
         return result;
 }
 
-static void wait_running(int fd, int64_t id)
-{
-        for (int i = 0; i < 4000; i++) {
-                json_object *st = job_status(fd, id);
-                bool running = strcmp(str_member(st, "state"), "running") == 0;
-
-                json_object_put(st);
-                if (running)
-                        return;
-                usleep(5000);
-        }
-        ck_abort_msg("job %lld never ran", (long long)id);
-}
-
 START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
 {
         json_object *st, *rec;
@@ -97,7 +83,7 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"echo first\"}"), 1);
         json_object_put(job_wait(fd, 1));
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"sleep 30\"}"), 2);
-        wait_running(fd, 2);
+        job_wait_state(fd, 2, "running");
         for (i = 3; i <= 5; i++)
                 ck_assert_int_eq(
                     job_submit(fd, "{\"command\":\"echo $A\",\"env\":{\"A\":\"kept\"}}"), i);
@@ -156,14 +142,14 @@ START_TEST(a_crash_cuts_a_shell_run_which_runs_again_but_not_a_plugins)
         fd = client_connect(d.sock);
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"sleep 30\"}"), 1);
         ck_assert_int_eq(job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"until_stopped\"}"), 2);
-        wait_running(fd, 1);
-        wait_running(fd, 2);
+        job_wait_state(fd, 1, "running");
+        job_wait_state(fd, 2, "running");
         close(fd);
         kill_hard(&d);
 
         daemon_start_again(&d, "--plugin-dir", PLUGINS_BUILT, NULL);
         fd = client_connect(d.sock);
-        wait_running(fd, 1);
+        job_wait_state(fd, 1, "running");
         st = job_status(fd, 1);
         ck_assert_int_eq(int_member(st, "runs"), 2);
         ck_assert_int_eq(int_member(json_object_object_get(st, "last"), "run"), 1);
@@ -340,7 +326,7 @@ START_TEST(a_submit_is_answered_only_once_its_job_is_on_disk)
         fd = client_connect(d.sock);
         other = client_connect(d.sock);
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"sleep 30\"}"), 1);
-        wait_running(fd, 1); /* so that what comes next stays queued */
+        job_wait_state(fd, 1, "running"); /* so that what comes next stays queued */
         db = lock_database();
         client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\","
                         "\"params\":{\"command\":\"true\",\"key\":\"k\"}}");

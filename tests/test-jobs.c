@@ -49,16 +49,6 @@ static int submit_error(const char *params)
         return code;
 }
 
-static const char *state_of(int64_t id)
-{
-        static char state[16];
-        json_object *st = job_status(fd, id);
-
-        snprintf(state, sizeof(state), "%s", str_member(st, "state"));
-        json_object_put(st);
-        return state;
-}
-
 static bool live(int64_t id)
 {
         json_object *st = job_status(fd, id);
@@ -66,16 +56,6 @@ static bool live(int64_t id)
 
         json_object_put(st);
         return is_live;
-}
-
-/* Polls the job's state: the daemon sends no event for it to tests that do not subscribe. */
-static void wait_state(int64_t id, const char *want)
-{
-        int i;
-
-        for (i = 0; i < 4000 && strcmp(state_of(id), want) != 0; i++)
-                usleep(5000);
-        ck_assert_str_eq(state_of(id), want);
 }
 
 static bool process_gone(pid_t pid)
@@ -120,10 +100,11 @@ START_TEST(argv_runs_without_a_shell_with_cwd_env_and_no_stdin)
         int64_t id;
         json_object *rec;
 
-        snprintf(params, sizeof(params),
-                 "{\"argv\":[\"/bin/sh\",\"-c\",\"pwd; echo \\\"$FOO\\\" \\\"$0\\\"; cat\","
-                 "\"x y\"],\"cwd\":\"%s\",\"env\":{\"FOO\":\"bar baz\",\"PATH\":\"/usr/bin:/bin\"}}",
-                 d.dir);
+        snprintf(
+            params, sizeof(params),
+            "{\"argv\":[\"/bin/sh\",\"-c\",\"pwd; echo \\\"$FOO\\\" \\\"$0\\\"; cat\","
+            "\"x y\"],\"cwd\":\"%s\",\"env\":{\"FOO\":\"bar baz\",\"PATH\":\"/usr/bin:/bin\"}}",
+            d.dir);
         id = job_submit(fd, params);
         rec = job_wait(fd, id);
         ck_assert_str_eq(outcome(rec), "succeeded");
@@ -186,7 +167,7 @@ START_TEST(four_submits_of_a_running_key_give_two_runs)
         int64_t id = job_submit(fd, job);
         int i;
 
-        wait_state(id, "running");
+        job_wait_state(fd, id, "running");
         for (i = 0; i < 3; i++) {
                 reply = client_call(fd, "submit", job);
                 ck_assert_int_eq(int_member(reply_result(reply), "id"), id);
@@ -227,7 +208,7 @@ START_TEST(very_slow_jobs_are_capped_and_slow_ones_not_starved)
         ck_assert_str_eq(outcome(rec), "succeeded");
         json_object_put(rec);
         /* The slow job ran while very slow ones were still waiting their turn. */
-        ck_assert_str_ne(state_of(v[2]), "idle");
+        ck_assert_str_ne(job_state_of(fd, v[2]), "idle");
         st = client_call(fd, "stats", NULL);
         ck_assert_int_le(int_member(reply_result(st), "busy_very_slow"), 1);
         json_object_put(st);
@@ -244,8 +225,8 @@ START_TEST(cancel_of_a_pending_job_records_a_run_that_never_started)
         set("{\"min-threads\":1,\"max-threads\":1}");
         blocker = job_submit(fd, "{\"command\":\"sleep 30\"}");
         id = job_submit(fd, "{\"command\":\"echo should not run\"}");
-        wait_state(blocker, "running");
-        ck_assert_str_eq(state_of(id), "pending");
+        job_wait_state(fd, blocker, "running");
+        ck_assert_str_eq(job_state_of(fd, id), "pending");
         reply = client_call(fd, "cancel", "{\"id\":2}");
         ck_assert_str_eq(str_member(reply_result(reply), "state"), "idle");
         json_object_put(reply);
@@ -270,7 +251,7 @@ START_TEST(cancel_of_a_running_job_ends_its_whole_process_tree)
         char *log;
         int i;
 
-        wait_state(id, "running");
+        job_wait_state(fd, id, "running");
         for (i = 0; i < 200; i++) { /* both children are started */
                 log = job_log(fd, id);
                 if (sscanf(log, "%d\n%d", &pids[0], &pids[1]) == 2)
@@ -331,7 +312,7 @@ START_TEST(held_job_lives_until_its_connection_closes)
         for (int i = 0; i < 400 && live(id); i++)
                 usleep(5000);
         ck_assert(!live(id));
-        ck_assert_str_eq(state_of(id), "idle");
+        ck_assert_str_eq(job_state_of(fd, id), "idle");
         reply = client_call(fd, "enqueue", "{\"id\":1}");
         ck_assert_int_eq(reply_code(reply), -32001);
         json_object_put(reply);
@@ -349,7 +330,7 @@ START_TEST(release_and_persist)
         json_object_put(job_wait(fd, held));
         json_object_put(job_wait(fd, kept));
         close(other);
-        ck_assert_str_eq(state_of(kept), "idle"); /* the daemon holds it */
+        ck_assert_str_eq(job_state_of(fd, kept), "idle"); /* the daemon holds it */
         ck_assert(live(kept));
         reply = client_call(fd, "enqueue", "{\"key\":\"nightly\"}");
         ck_assert_int_eq(int_member(reply_result(reply), "id"), kept);
@@ -378,7 +359,7 @@ START_TEST(delayed_job_waits_its_delay)
 
         clock_gettime(CLOCK_REALTIME, &t0);
         id = job_submit(fd, "{\"command\":\"true\",\"delay\":0.4}");
-        ck_assert_str_eq(state_of(id), "pending");
+        ck_assert_str_eq(job_state_of(fd, id), "pending");
         rec = job_wait(fd, id);
         ck_assert(json_object_get_double(json_object_object_get(rec, "started")) >=
                   (double)t0.tv_sec + t0.tv_nsec / 1e9 + 0.4 - 0.01);
@@ -456,8 +437,8 @@ START_TEST(subscribers_see_each_state_change)
         int i;
 
         reply = client_call(watcher, "subscribe", NULL);
-        ck_assert(json_object_get_boolean(json_object_object_get(reply_result(reply),
-                                                                 "subscribed")));
+        ck_assert(
+            json_object_get_boolean(json_object_object_get(reply_result(reply), "subscribed")));
         json_object_put(reply);
         job_submit(fd, "{\"command\":\"exit 4\"}");
         for (i = 0; i < 3; i++) {
@@ -468,13 +449,12 @@ START_TEST(subscribers_see_each_state_change)
                 ck_assert_str_eq(str_member(event, "method"), "event");
                 ck_assert_ptr_null(json_object_object_get(event, "id"));
                 if (want[i])
-                        ck_assert_str_eq(str_member(json_object_object_get(event, "params"),
-                                                    "state"),
-                                         want[i]);
+                        ck_assert_str_eq(
+                            str_member(json_object_object_get(event, "params"), "state"), want[i]);
                 else
-                        ck_assert_str_eq(str_member(json_object_object_get(event, "params"),
-                                                    "outcome"),
-                                         "failed");
+                        ck_assert_str_eq(
+                            str_member(json_object_object_get(event, "params"), "outcome"),
+                            "failed");
                 json_object_put(event);
         }
         close(watcher);
@@ -484,8 +464,11 @@ END_TEST
 static bool valid_utf8(const unsigned char *s)
 {
         while (*s) {
-                int n = *s < 0x80 ? 0 : (*s & 0xe0) == 0xc0 ? 1 : (*s & 0xf0) == 0xe0 ? 2
-                        : (*s & 0xf8) == 0xf0 ? 3 : -1;
+                int n = *s < 0x80             ? 0
+                        : (*s & 0xe0) == 0xc0 ? 1
+                        : (*s & 0xf0) == 0xe0 ? 2
+                        : (*s & 0xf8) == 0xf0 ? 3
+                                              : -1;
 
                 if (n < 0)
                         return false;
@@ -507,7 +490,7 @@ START_TEST(replies_stay_utf8_where_text_is_cut)
                 strcat(params, "\u00e9");
         strcat(params, "; sleep 1\"}");
         id = job_submit(fd, params);
-        wait_state(id, "running");
+        job_wait_state(fd, id, "running");
         /* The run queue's descriptions are cut to 63 bytes, maybe inside a character. */
         client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"stats\"}");
         line = client_read_line(fd);
@@ -529,8 +512,9 @@ START_TEST(a_keyed_resubmit_can_make_the_job_persist)
         int64_t id = job_submit(other, "{\"key\":\"k\",\"command\":\"sleep 0.2\"}");
         json_object *reply;
 
-        reply = client_call(other, "submit", "{\"key\":\"k\",\"command\":\"sleep 0.2\","
-                                             "\"persist\":true}");
+        reply = client_call(other, "submit",
+                            "{\"key\":\"k\",\"command\":\"sleep 0.2\","
+                            "\"persist\":true}");
         ck_assert_int_eq(int_member(reply_result(reply), "id"), id);
         json_object_put(reply);
         close(other);
@@ -563,7 +547,7 @@ START_TEST(a_wait_behind_an_enqueue_waits_for_the_new_run)
         int64_t id = job_submit(fd, "{\"command\":\"sleep 0.3\",\"hold\":true}");
         json_object *first, *enqueued, *second;
 
-        wait_state(id, "running");
+        job_wait_state(fd, id, "running");
         /* In one write: the second wait is for the run the enqueue asks for. */
         client_write(fd, batch, sizeof(batch) - 1);
         first = read_reply(fd);
@@ -604,7 +588,7 @@ START_TEST(a_waiter_on_a_cancelled_queued_job_gets_the_cancelled_record)
         int i, other;
 
         set("{\"min-threads\":1,\"max-threads\":1}");
-        wait_state(job_submit(fd, "{\"command\":\"sleep 30\"}"), "running");
+        job_wait_state(fd, job_submit(fd, "{\"command\":\"sleep 30\"}"), "running");
         for (i = 0; i < 10; i++) {
                 id = job_submit(fd, "{\"command\":\"true\"}");
                 snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);

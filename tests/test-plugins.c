@@ -89,25 +89,6 @@ static json_object *wait_record(int64_t id)
         return job_wait(fd, id);
 }
 
-static const char *state_of(int64_t id)
-{
-        static char state[16];
-        json_object *st = job_status(fd, id);
-
-        snprintf(state, sizeof(state), "%s", str_member(st, "state"));
-        json_object_put(st);
-        return state;
-}
-
-static void wait_state(int64_t id, const char *want)
-{
-        int i;
-
-        for (i = 0; i < 4000 && strcmp(state_of(id), want) != 0; i++)
-                usleep(5000);
-        ck_assert_str_eq(state_of(id), want);
-}
-
 /* The error a submit gets; its message must name what is wrong. */
 static void submit_refused(const char *params, int code, const char *message_part)
 {
@@ -188,7 +169,7 @@ START_TEST(a_key_coalesces_plugin_runs_and_refuses_another_arg)
         json_object *reply, *rec;
         int64_t id = job_submit(fd, busy);
 
-        wait_state(id, "running");
+        job_wait_state(fd, id, "running");
         reply = client_call(fd, "submit", busy);
         ck_assert(json_object_get_boolean(json_object_object_get(reply_result(reply), "deferred")));
         json_object_put(reply);
@@ -213,7 +194,7 @@ START_TEST(cancel_is_seen_by_the_plugin_and_recorded)
         json_object *reply, *rec;
         char *log;
 
-        wait_state(id, "running");
+        job_wait_state(fd, id, "running");
         reply = client_call(fd, "cancel", "{\"id\":1}");
         ck_assert_int_eq(reply_code(reply), 0);
         json_object_put(reply);

@@ -205,8 +205,8 @@ static void setup(void)
         ck_assert_ptr_nonnull(f);
         fprintf(f, "admin-group = %s\n", group_admin);
         ck_assert_int_eq(fclose(f), 0);
-        daemon_start(&d, "--system", "--config", config_path, "--kill-grace", "1",
-                     "--stop-timeout", "1", "--plugin-dir", PLUGINS_BUILT, NULL);
+        daemon_start(&d, "--system", "--config", config_path, "--kill-grace", "1", "--stop-timeout",
+                     "1", "--plugin-dir", PLUGINS_BUILT, NULL);
         unlink(config_path);
         open_daemon_dir();
         root_fd = client_connect(d.sock);
@@ -266,23 +266,6 @@ static int64_t max_threads(int fd)
 
         json_object_put(reply);
         return n;
-}
-
-/* Waits for the job's run to start (its state says so). */
-static void wait_running(int fd, int64_t id)
-{
-        int i;
-
-        for (i = 0; i < 4000; i++) {
-                json_object *st = job_status(fd, id);
-                bool running = strcmp(str_member(st, "state"), "running") == 0;
-
-                json_object_put(st);
-                if (running)
-                        return;
-                sleep_ms(5);
-        }
-        ck_abort_msg("job %lld did not start", (long long)id);
 }
 
 /* Submits as the connection's user, waits, checks the outcome and returns the log. */
@@ -427,7 +410,7 @@ START_TEST(another_user_can_neither_see_nor_touch_a_live_job)
 
         ck_assert_int_eq(call_code(b, "subscribe", NULL), 0);
         id = job_submit(a, "{\"command\":\"echo secret; sleep 30\",\"hold\":true}");
-        wait_running(a, id);
+        job_wait_state(a, id, "running");
         /* No event of A's job reached B: the next line B reads is its ping's reply. */
         ck_assert_int_eq(call_code(b, "ping", NULL), 0);
         ck_assert_int_eq(id_call_code(b, "status", id), -32002);
@@ -522,7 +505,7 @@ static void admin_can_do_everything(int admin)
         ck_assert_str_eq(log, "hers\n");
         free(log);
         id = job_submit(a, "{\"command\":\"sleep 30\"}");
-        wait_running(a, id);
+        job_wait_state(a, id, "running");
         ck_assert(listed(admin, id));
         ck_assert_uint_eq(rq_rows(admin), 1);
         rec = job_status(admin, id);
