@@ -21,7 +21,9 @@ void events_flush(struct manager *m)
                 if (e->type == EVENT_ENDED)
                         jobs_run_ended(m, e->job, e->rec);
                 if (e->type == EVENT_STARTED) {
-                        store_put_job_state(m->store, e->job, NULL);
+                        /* A plugin's runs are marked in the inflight file, which a crash keeps. */
+                        if (!e->job->plugin_entry)
+                                store_put_job_state(m->store, e->job, NULL);
                         jobs_notify(m, e->job, "running", NULL);
                 }
                 if (e->type == EVENT_ENDED)
