@@ -291,8 +291,6 @@ void conn_wait_for(struct conn *c, uint64_t seq)
 
 void conn_reply(struct conn *c, json_object *id, json_object *result, int code, const char *message)
 {
-        /* What ended the wait (a run's record, a cancel) is written before it is told. */
-        conn_wait_for_store(c);
         conn_send_reply(c, id, result, code, message);
         c->busy = false;
         if (!c->closing)

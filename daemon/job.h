@@ -34,6 +34,7 @@ struct run_record {
         int exit_code;         /* when it exited */
         int signal;            /* when a signal ended it */
         char *log;             /* the run's log file */
+        uint64_t saved_seq;    /* the state database write that holds it (loop) */
 };
 
 struct job {

@@ -171,6 +171,7 @@ void jobs_run_ended(struct manager *m, struct job *job, struct run_record *rec)
         else {
                 store_add_run(m->store, rec, m->settings.history_limit);
                 store_put_job_state(m->store, job, state_after_run(job));
+                rec->saved_seq = job->saved_seq;
         }
         copy = record_dup(rec);
         if (copy)
@@ -199,6 +200,8 @@ void jobs_check_idle(struct manager *m, struct job *job)
         job->waiters = NULL;
         while ((w = waiters)) {
                 waiters = w->next;
+                /* The run's end is told once it is on disk. */
+                conn_wait_for(w->c, job->saved_seq);
                 conn_reply(w->c, w->id, last_record(m, job, job->id), 0, NULL);
                 conn_unref(w->c);
                 free(w);
@@ -434,8 +437,10 @@ void handle_wait(struct conn *c, union params *params, struct reply *r)
                 else if (!jobs_may_touch(c, rec->owner))
                         reply_error(r, SW_E_PERMISSION, "job %lld is not yours",
                                     (long long)params->id.id);
-                else
+                else {
                         r->result = run_record_to_json(rec);
+                        conn_wait_for(c, rec->saved_seq);
+                }
                 return;
         }
         if (!may_touch(c, job)) {
@@ -444,6 +449,7 @@ void handle_wait(struct conn *c, union params *params, struct reply *r)
         }
         if (job_idle(job)) {
                 r->result = last_record(c->m, job, job->id);
+                conn_wait_for(c, job->saved_seq);
                 return;
         }
         w = malloc(sizeof(*w));
@@ -513,6 +519,7 @@ static void cancel_done(uv_work_t *work, int status)
         json_object_object_add(
             o, "state",
             json_object_new_string(slow_work_is_pending(&job->dw.work) ? "pending" : "idle"));
+        conn_wait_for(x->c, job->saved_seq);
         conn_reply(x->c, x->id, o, 0, NULL);
         conn_unref(x->c);
         jobs_check_idle(m, job);
