@@ -12,35 +12,45 @@
 /* Entries can be large (many members): the buffer grows until the entry fits. */
 #define ENTRY_BUF_MAX (1024 * 1024)
 
+/* Doubles the buffer for an entry that did not fit: 0, or -ENOMEM (the buffer freed). */
+static int grow(char **buf, size_t *size)
+{
+        char *bigger = realloc(*buf, *size ? 2 * *size : 1024);
+
+        if (!bigger) {
+                free(*buf);
+                *buf = NULL;
+                return -ENOMEM;
+        }
+        *buf = bigger;
+        *size = *size ? 2 * *size : 1024;
+        return 0;
+}
+
+/* "Not found" comes as 0 or as one of several errnos, depending on the backend. */
+static int lookup_error(int r)
+{
+        return r == 0 || r == ENOENT || r == ESRCH || r == EBADF || r == EPERM ? -ENOENT : -r;
+}
+
 static int get_passwd(uid_t uid, struct passwd *pw, char **ret_buf)
 {
-        size_t size = 1024;
+        struct passwd *found = NULL;
+        size_t size = 0;
         char *buf = NULL;
+        int r;
 
-        for (;;) {
-                struct passwd *found = NULL;
-                char *bigger = realloc(buf, size);
-                int r;
-
-                if (!bigger) {
-                        free(buf);
+        do {
+                if (grow(&buf, &size) < 0)
                         return -ENOMEM;
-                }
-                buf = bigger;
                 r = getpwuid_r(uid, pw, buf, size, &found);
-                if (r == ERANGE && size < ENTRY_BUF_MAX) {
-                        size *= 2;
-                        continue;
-                }
-                if (r == 0 && found) {
-                        *ret_buf = buf;
-                        return 0;
-                }
-                free(buf);
-                /* "Not found" comes as 0 or as one of several errnos, depending on the backend. */
-                return r == 0 || r == ENOENT || r == ESRCH || r == EBADF || r == EPERM ? -ENOENT
-                                                                                       : -r;
+        } while (r == ERANGE && size < ENTRY_BUF_MAX);
+        if (r == 0 && found) {
+                *ret_buf = buf;
+                return 0;
         }
+        free(buf);
+        return lookup_error(r);
 }
 
 /* The groups of name, gid among them (getgrouplist(3) puts it first). */
@@ -141,9 +151,11 @@ int credentials_user_in_group(uid_t uid, gid_t gid, gid_t group)
 
 int credentials_group_by_name(const char *name, gid_t *ret)
 {
-        size_t size = 1024;
+        struct group gr, *found = NULL;
         char *buf = NULL, *end;
         unsigned long number;
+        size_t size = 0;
+        int r;
 
         errno = 0;
         number = strtoul(name, &end, 10);
@@ -151,27 +163,13 @@ int credentials_group_by_name(const char *name, gid_t *ret)
                 *ret = (gid_t)number;
                 return 0;
         }
-        for (;;) {
-                struct group gr, *found = NULL;
-                char *bigger = realloc(buf, size);
-                int r;
-
-                if (!bigger) {
-                        free(buf);
+        do {
+                if (grow(&buf, &size) < 0)
                         return -ENOMEM;
-                }
-                buf = bigger;
                 r = getgrnam_r(name, &gr, buf, size, &found);
-                if (r == ERANGE && size < ENTRY_BUF_MAX) {
-                        size *= 2;
-                        continue;
-                }
-                if (r == 0 && found)
-                        *ret = gr.gr_gid;
-                free(buf);
-                if (r == 0 && found)
-                        return 0;
-                return r == 0 || r == ENOENT || r == ESRCH || r == EBADF || r == EPERM ? -ENOENT
-                                                                                       : -r;
-        }
+        } while (r == ERANGE && size < ENTRY_BUF_MAX);
+        if (r == 0 && found)
+                *ret = gr.gr_gid;
+        free(buf);
+        return r == 0 && found ? 0 : lookup_error(r);
 }

@@ -384,7 +384,6 @@ void handle_submit(struct conn *c, union params *params, struct reply *r)
                 return;
         }
         store_put_job(m->store, job);
-        store_put_next_id(m->store, m->next_id);
 }
 
 /* The live job a request names, if the client may touch it; else an error reply. */
@@ -853,6 +852,9 @@ int jobs_restore(struct manager *m)
         r = store_load_runs(m->store, m->settings.history_limit, restore_run, m);
         if (r == 0)
                 r = store_load_jobs(m->store, restore_job, m);
+        free(m->crashed); /* the start's alone */
+        m->crashed = NULL;
+        m->ncrashed = 0;
         if (r == 0 && m->njobs > 0)
                 log_info("Restored %zu jobs from the state database", m->njobs);
         return r;

@@ -93,6 +93,8 @@ struct store {
         bool stop;               /* under lock */
         int64_t history_limit;   /* under lock: for pruning */
         bool runs_added;         /* under lock: since the last prune */
+        int64_t max_id;          /* under lock: the highest job id, written once a batch */
+        bool max_id_new;         /* under lock: since the last batch */
 
         uint64_t committed; /* atomic */
         char *failure;      /* under lock */
@@ -332,7 +334,21 @@ static void free_ops(struct op *op)
 }
 
 /* Store thread: one transaction for the whole batch; why it failed in *why. */
-static int commit(struct store *s, const struct op *batch, int64_t prune_limit, char **why)
+/* Store thread: the highest id so far, so that ids go on after every job and run is gone. */
+static int put_next_id(struct store *s, int64_t id)
+{
+        sqlite3_stmt *st = s->stmts[STMT_PUT_NEXT_ID];
+        int r;
+
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, id);
+        r = sqlite3_step(st);
+        sqlite3_reset(st);
+        return r == SQLITE_DONE ? 0 : -EIO;
+}
+
+static int commit(struct store *s, const struct op *batch, int64_t prune_limit, int64_t max_id,
+                  char **why)
 {
         const struct op *op;
         int r = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
@@ -343,6 +359,8 @@ static int commit(struct store *s, const struct op *batch, int64_t prune_limit, 
                 r = run_op(s, op);
         if (r == 0 && prune_limit > 0)
                 r = prune(s, prune_limit, &logs);
+        if (r == 0 && max_id > 0)
+                r = put_next_id(s, max_id);
         if (r == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
                 r = -EIO;
         if (r < 0) {
@@ -366,7 +384,7 @@ static void *store_thread(void *arg)
         for (;;) {
                 struct op *batch;
                 uint64_t last;
-                int64_t prune_limit;
+                int64_t prune_limit, max_id;
                 char *why = NULL;
                 int r;
 
@@ -379,10 +397,12 @@ static void *store_thread(void *arg)
                 s->tail = &s->head;
                 last = s->queued;
                 prune_limit = s->runs_added ? s->history_limit : 0;
+                max_id = s->max_id_new ? s->max_id : 0;
+                s->max_id_new = false;
                 s->runs_added = false;
                 pthread_mutex_unlock(&s->lock);
 
-                r = commit(s, batch, prune_limit, &why);
+                r = commit(s, batch, prune_limit, max_id, &why);
 
                 pthread_mutex_lock(&s->lock);
                 if (r < 0) {
@@ -404,6 +424,7 @@ static void *store_thread(void *arg)
                                 }
                         s->head = batch;
                         s->runs_added |= prune_limit > 0;
+                        s->max_id_new |= max_id > 0;
                         uv_async_send(&s->async); /* so that the loop sees the failure */
                         clock_gettime(CLOCK_REALTIME, &ts);
                         ts.tv_sec += 1;
@@ -550,6 +571,10 @@ static void queue(struct store *s, struct op *op)
         *s->tail = op;
         s->tail = &op->next;
         s->queued++;
+        if (op->stmt == STMT_PUT_JOB && op->v[0].i > s->max_id) {
+                s->max_id = op->v[0].i;
+                s->max_id_new = true;
+        }
         pthread_cond_signal(&s->cond);
         pthread_mutex_unlock(&s->lock);
 }
@@ -649,14 +674,6 @@ void store_put_setting(struct store *s, const char *name, double value)
 
         put_text(op, name);
         put_real(op, value);
-        queue(s, op);
-}
-
-void store_put_next_id(struct store *s, int64_t next_id)
-{
-        struct op *op = op_new(STMT_PUT_NEXT_ID);
-
-        put_int(op, next_id);
         queue(s, op);
 }
 

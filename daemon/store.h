@@ -43,7 +43,6 @@ void store_put_job_state(struct store *s, struct job *job, const char *state);
 void store_delete_job(struct store *s, int64_t id);
 void store_add_run(struct store *s, const struct run_record *rec, int64_t history_limit);
 void store_put_setting(struct store *s, const char *name, double value);
-void store_put_next_id(struct store *s, int64_t next_id);
 
 /* Reading back at start, before store_start(): each calls back once per row, in order. */
 struct store_job_row {

@@ -498,6 +498,30 @@ static void make_state(char *dir, size_t len, char *db, size_t dblen)
         snprintf(db, dblen, "%s/slowworkd.db", dir);
 }
 
+START_TEST(ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone)
+{
+        json_object *rec;
+        int fd;
+
+        daemon_start(&d, "--history-limit", "1", NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"sleep 0.3\"}"), 1);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 2);
+        json_object_put(job_wait(fd, 2));
+        rec = job_wait(fd, 1); /* ends last: its record pushes job 2's out of the history */
+        json_object_put(rec);
+        ck_assert_int_eq(call_code(fd, "status", "{\"id\":2}"), -32001);
+        close(fd);
+        kill_hard(&d);
+
+        daemon_start_again(&d, "--history-limit", "1", NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 3);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(a_second_daemon_on_the_same_state_folder_is_refused)
 {
         char sock[PATH_MAX + 8];
@@ -562,6 +586,7 @@ int main(void)
         tcase_add_test(tc, a_damaged_database_stops_the_start_and_stays_as_it_was);
         tcase_add_test(tc, a_database_from_a_newer_version_is_refused);
         tcase_add_test(tc, a_second_daemon_on_the_same_state_folder_is_refused);
+        tcase_add_test(tc, ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
