@@ -222,12 +222,17 @@ static int take_folder(struct store *s, const char *dir)
 int store_open(const char *dir, struct store **ret)
 {
         struct store *s = calloc(1, sizeof(*s));
+        pthread_condattr_t attr;
         int r, i;
 
         if (!s)
                 return -ENOMEM;
         pthread_mutex_init(&s->lock, NULL);
-        pthread_cond_init(&s->cond, NULL);
+        /* The retry wait is on the monotonic clock: a step of the wall clock cannot stretch it. */
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&s->cond, &attr);
+        pthread_condattr_destroy(&attr);
         s->tail = &s->head;
         s->lock_fd = -1;
         if (asprintf(&s->path, "%s/slowworkd.db", dir) < 0) {
@@ -426,7 +431,7 @@ static void *store_thread(void *arg)
                         s->runs_added |= prune_limit > 0;
                         s->max_id_new |= max_id > 0;
                         uv_async_send(&s->async); /* so that the loop sees the failure */
-                        clock_gettime(CLOCK_REALTIME, &ts);
+                        clock_gettime(CLOCK_MONOTONIC, &ts);
                         ts.tv_sec += 1;
                         if (!s->stop)
                                 pthread_cond_timedwait(&s->cond, &s->lock, &ts);

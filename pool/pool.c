@@ -206,7 +206,11 @@ static bool idle_wait(struct slow_work_pool *pool, struct worker *t)
                 return false;
         }
 
-        /* The deadline is worked out afresh after every wake-up: settings may have changed. */
+        /*
+         * At or below min-threads a thread sleeps until woken; above it, until its idle time is
+         * up. Both are worked out afresh after every wake-up (settings may have changed), so no
+         * wait is ever on a deadline that has passed.
+         */
         while (t->idle) {
                 uint64_t deadline = since + pool->settings.idle_timeout_ms * 1000000ull;
                 struct timespec ts = {
@@ -214,11 +218,13 @@ static bool idle_wait(struct slow_work_pool *pool, struct worker *t)
                     .tv_nsec = (long)(deadline % 1000000000u),
                 };
 
-                pthread_cond_timedwait(&t->wake, &pool->lock, &ts);
-                if (t->idle && pool->nthreads > pool->settings.min_threads &&
-                    pool_now_ns() >= since + pool->settings.idle_timeout_ms * 1000000ull) {
+                if (pool->nthreads <= pool->settings.min_threads) {
+                        pthread_cond_wait(&t->wake, &pool->lock);
+                } else if (pool_now_ns() >= deadline) {
                         idle_remove(pool, t);
                         return true;
+                } else {
+                        pthread_cond_timedwait(&t->wake, &pool->lock, &ts);
                 }
         }
         if (!t->retire)

@@ -61,6 +61,49 @@ void poll_pause(void)
         nanosleep(&ts, NULL);
 }
 
+/* What one of this process's threads has run, from /proc: its name and its CPU time. */
+static bool task_read(const char *tid, char *comm, size_t len, uint64_t *ret_cpu_ns)
+{
+        char path[300];
+        unsigned long long cpu = 0;
+        bool ok;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", tid);
+        f = fopen(path, "re");
+        if (!f)
+                return false; /* the thread has just exited */
+        ok = fgets(comm, (int)len, f) != NULL;
+        fclose(f);
+        snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", tid);
+        f = fopen(path, "re");
+        if (!f)
+                return false;
+        ok = ok && fscanf(f, "%llu", &cpu) == 1;
+        fclose(f);
+        *ret_cpu_ns = cpu;
+        return ok;
+}
+
+uint64_t pool_threads_cpu_ns(void)
+{
+        DIR *d = opendir("/proc/self/task");
+        struct dirent *e;
+        uint64_t sum = 0;
+
+        ck_assert_ptr_nonnull(d);
+        while ((e = readdir(d))) {
+                char comm[32] = "";
+                uint64_t cpu;
+
+                if (e->d_name[0] != '.' && task_read(e->d_name, comm, sizeof(comm), &cpu) &&
+                    strncmp(comm, "slowd", 5) == 0)
+                        sum += cpu;
+        }
+        closedir(d);
+        return sum;
+}
+
 int worker_threads(void)
 {
         DIR *d = opendir("/proc/self/task");
@@ -69,22 +112,28 @@ int worker_threads(void)
 
         ck_assert_ptr_nonnull(d);
         while ((e = readdir(d))) {
-                char path[300], comm[32] = "";
-                FILE *f;
+                char comm[32] = "";
+                uint64_t cpu;
 
-                if (e->d_name[0] == '.')
-                        continue;
-                snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-                f = fopen(path, "re");
-                if (!f)
-                        continue; /* the thread has just exited */
-                if (fgets(comm, sizeof(comm), f) && strncmp(comm, "slowd", 5) == 0 &&
-                    comm[5] >= '0' && comm[5] <= '9')
+                if (e->d_name[0] != '.' && task_read(e->d_name, comm, sizeof(comm), &cpu) &&
+                    strncmp(comm, "slowd", 5) == 0 && comm[5] >= '0' && comm[5] <= '9')
                         n++;
-                fclose(f);
         }
         closedir(d);
         return n;
+}
+
+void assert_pool_idle_costs_nothing(unsigned window_ms)
+{
+        uint64_t before = pool_threads_cpu_ns(), after;
+        struct timespec ts = {window_ms / 1000, (long)(window_ms % 1000) * 1000000L};
+
+        nanosleep(&ts, NULL);
+        after = pool_threads_cpu_ns();
+        /* Under 5% of one core: a thread that spins uses twenty times that. */
+        ck_assert_msg((after - before) * 20 < (uint64_t)window_ms * 1000000u,
+                      "idle pool threads used %.1f ms of CPU in %u ms",
+                      (double)(after - before) / 1e6, window_ms);
 }
 
 static int titem_get_ref(struct slow_work *work)

@@ -65,6 +65,10 @@ void gate_open(struct gate *g);
 uint64_t now_ns(void);
 /* Live worker threads of any pool in this process, by their names (slowd000...). */
 int worker_threads(void);
+/* The CPU time of this process's pool threads (slowd...), alive now, in nanoseconds. */
+uint64_t pool_threads_cpu_ns(void);
+/* Sleeps window_ms and fails the test if the pool threads used 5% of a core or more meanwhile. */
+void assert_pool_idle_costs_nothing(unsigned window_ms);
 
 #define WAIT_FOR(expr)                                                                             \
         do {                                                                                       \

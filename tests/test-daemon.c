@@ -441,6 +441,72 @@ START_TEST(queued_jobs_hold_no_file_descriptors)
 }
 END_TEST
 
+/* The CPU time a process has used, all its threads, in milliseconds. */
+static uint64_t process_cpu_ms(pid_t pid)
+{
+        unsigned long long utime = 0, stime = 0;
+        char path[64], buf[2048], *p;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+        fclose(f);
+        p = strrchr(buf, ')'); /* after the command name, which may hold spaces */
+        ck_assert_ptr_nonnull(p);
+        ck_assert_int_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+                                &utime, &stime),
+                         2);
+        return (utime + stime) * 1000u / (uint64_t)sysconf(_SC_CLK_TCK);
+}
+
+/* Over two seconds the daemon uses under 5% of one core: a spinning thread uses 20 times that. */
+static void assert_daemon_idle_costs_nothing(void)
+{
+        uint64_t before = process_cpu_ms(d.pid), used;
+
+        sleep(2);
+        used = process_cpu_ms(d.pid) - before;
+        ck_assert_msg(used < 100, "the idle daemon used %llu ms of CPU in 2 s",
+                      (unsigned long long)used);
+}
+
+static int64_t stat_of(int fd, const char *name)
+{
+        json_object *reply = client_call(fd, "stats", NULL);
+        int64_t v = result_int(reply, name);
+
+        json_object_put(reply);
+        return v;
+}
+
+START_TEST(idle_daemon_uses_no_cpu_fresh_and_after_a_burst)
+{
+        int64_t ids[12];
+        int fd, i;
+
+        daemon_start(&d, "--min-threads", "1", "--max-threads", "4", "--idle-timeout", "0.2",
+                     NULL);
+        fd = client_connect(d.sock);
+        usleep(400000); /* past the idle timeout */
+        assert_daemon_idle_costs_nothing();
+
+        for (i = 0; i < 12; i++)
+                ids[i] = job_submit(fd, "{\"command\":\"sleep 0.1\"}");
+        for (i = 0; i < 12; i++)
+                json_object_put(job_wait(fd, ids[i]));
+        ck_assert_int_eq(stat_of(fd, "items_run"), 12);
+        for (i = 0; i < 400 && stat_of(fd, "threads") > 1; i++)
+                usleep(10000);
+        ck_assert_int_eq(stat_of(fd, "threads"), 1);
+        usleep(400000);
+        assert_daemon_idle_costs_nothing();
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(bad_flags_exit_with_usage_status)
 {
         ck_assert_int_eq(daemon_run_status("--max-threads", "0", NULL), 2);
@@ -479,6 +545,7 @@ int main(void)
         tcase_add_test(alone, sigterm_stops_running_jobs_after_the_stop_timeout);
         tcase_add_test(alone, queued_jobs_hold_no_file_descriptors);
         tcase_add_test(alone, bad_flags_exit_with_usage_status);
+        tcase_add_test(alone, idle_daemon_uses_no_cpu_fresh_and_after_a_burst);
         suite_add_tcase(s, alone);
         return run_suite(s);
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pool-helpers.h"
 #include "run-suite.h"
@@ -516,6 +517,56 @@ START_TEST(rule9_shorter_idle_timeout_reaches_sleeping_threads)
 }
 END_TEST
 
+/* Rule 8, and an idle pool costs nothing: its threads sleep, past their idle timeout too. */
+START_TEST(rule8_idle_pool_at_min_threads_uses_no_cpu)
+{
+        struct slow_work_pool *pool = pool_with(2, 4, 50, 100);
+        struct timespec past_timeout = {0, 300000000};
+
+        nanosleep(&past_timeout, NULL);
+        ck_assert_int_eq(pool_stats(pool).threads, 2);
+        assert_pool_idle_costs_nothing(1500);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+START_TEST(rule8_idle_pool_after_a_burst_and_a_cull_uses_no_cpu)
+{
+        struct slow_work_pool *pool = pool_with(1, 4, 50, 100);
+        struct timespec past_timeout = {0, 300000000};
+        struct gate gate = {false};
+        struct titem t[4], delayed;
+
+        enqueue_gated(pool, t, 4, 0, false, &gate);
+        WAIT_FOR(ev_running == 4);
+        titem_init(&delayed, 9, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue_delayed(pool, &delayed.dw, 10), 0);
+        gate_open(&gate);
+        WAIT_FOR(delayed.puts == 1);
+        POLL_FOR(pool_stats(pool).threads == 1);
+        nanosleep(&past_timeout, NULL);
+        assert_pool_idle_costs_nothing(1500);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+START_TEST(rule8_idle_pool_after_a_burst_at_max_threads_uses_no_cpu)
+{
+        struct slow_work_pool *pool = pool_with(4, 4, 50, 100);
+        struct timespec past_timeout = {0, 300000000};
+        struct gate gate = {false};
+        struct titem t[8];
+
+        enqueue_gated(pool, t, 8, 0, true, &gate);
+        gate_open(&gate);
+        WAIT_FOR(t[7].puts == 1);
+        nanosleep(&past_timeout, NULL);
+        ck_assert_int_eq(pool_stats(pool).threads, 4);
+        assert_pool_idle_costs_nothing(1500);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
 /* Rule 10: kernel defaults; invalid settings are rejected whole. */
 START_TEST(rule10_defaults_are_the_kernels)
 {
@@ -898,6 +949,9 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule8_idle_thread_takes_work_before_a_new_one_starts);
         tcase_add_test(tc, rule8_idle_threads_above_min_exit_after_timeout);
         tcase_add_test(tc, rule8_grows_when_every_idle_thread_is_taken);
+        tcase_add_test(tc, rule8_idle_pool_at_min_threads_uses_no_cpu);
+        tcase_add_test(tc, rule8_idle_pool_after_a_burst_and_a_cull_uses_no_cpu);
+        tcase_add_test(tc, rule8_idle_pool_after_a_burst_at_max_threads_uses_no_cpu);
         tcase_add_test(tc, rule9_raising_max_starts_threads_for_queued_work);
         tcase_add_test(tc, rule9_lowering_max_lets_busy_threads_finish_then_caps_runs);
         tcase_add_test(tc, rule9_lowering_max_retires_idle_threads_at_once);
