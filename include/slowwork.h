@@ -105,6 +105,10 @@ void delayed_slow_work_init(struct delayed_slow_work *dwork, const struct slow_w
 void delayed_vslow_work_init(struct delayed_slow_work *dwork, const struct slow_work_ops *ops);
 int delayed_slow_work_enqueue(struct delayed_slow_work *dwork, unsigned long delay_ms);
 void slow_work_cancel(struct slow_work *work);
+/* Not the kernel's: drops what is pending of the item (its queue entry, its delay, or the run it
+ * is due after the current one) without waiting for a run in progress, which goes on. Returns
+ * whether the item was pending. */
+bool slow_work_cancel_pending(struct slow_work *work);
 
 /* A snapshot of what the pool does with an item: pending means queued, waiting for its delay, or
  * due to run again; executing means execute() is running. */

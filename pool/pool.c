@@ -579,60 +579,96 @@ static void cancel_done(struct slow_work *work)
                 flags_clear(work, SLOW_WORK_CANCELLING);
 }
 
-void slow_work_cancel(struct slow_work *work)
+/*
+ * Drops what is pending of the item on pool (lock held): its delay timer, its queue entry, or the
+ * run it is due after the current one. Returns 1 when a queue reference is to be dropped, 0 when
+ * nothing needs it, -EAGAIN when an enqueue is still pushing the item in (drop the lock, retry).
+ */
+static int drop_pending(struct slow_work_pool *pool, struct slow_work *work)
+{
+        unsigned long flags;
+
+        pool_drain(pool);
+        flags = flags_get(work);
+        if (flags & SLOW_WORK_DELAYED) {
+                pool_timer_remove(pool, (struct delayed_slow_work *)work);
+                flags_clear(work, SLOW_WORK_DELAYED | SLOW_WORK_PENDING);
+                return 1;
+        }
+        if ((flags & SLOW_WORK_PENDING) && !(flags & SLOW_WORK_EXECUTING)) {
+                if (!(flags & WORK_LINKED))
+                        return -EAGAIN;
+                runq_remove(class_queue(pool, work), work);
+                flags_clear(work, SLOW_WORK_PENDING | WORK_LINKED);
+                return 1;
+        }
+        if (flags & SLOW_WORK_ENQ_DEFERRED)
+                flags_clear(work, SLOW_WORK_ENQ_DEFERRED | SLOW_WORK_PENDING);
+        return 0;
+}
+
+/*
+ * Takes the lock of the pool the item is on and drops what is pending of it; with wait, also
+ * waits for a run in progress to end, refusing enqueues meanwhile. Returns whether the item was
+ * pending.
+ */
+static bool cancel(struct slow_work *work, bool wait)
 {
         struct slow_work_pool *pool;
-        unsigned long flags;
-        bool put = false;
+        bool was_pending;
+        int put;
 
 again:
         /* An idle item has nothing to cancel; it may be enqueued on another pool next. */
         if (!(flags_get(work) & (SLOW_WORK_PENDING | SLOW_WORK_EXECUTING)))
-                return;
+                return false;
         pool = __atomic_load_n(&work->pool, __ATOMIC_ACQUIRE);
         if (!pool)
-                return;
+                return false;
 
         pthread_mutex_lock(&pool->lock);
-        __atomic_add_fetch(&work->cancellers, 1, __ATOMIC_ACQ_REL);
-        flags_set(work, SLOW_WORK_CANCELLING);
+        if (wait) {
+                __atomic_add_fetch(&work->cancellers, 1, __ATOMIC_ACQ_REL);
+                flags_set(work, SLOW_WORK_CANCELLING);
+        }
         for (;;) {
                 if (__atomic_load_n(&work->pool, __ATOMIC_ACQUIRE) != pool) {
                         /* Enqueued on another pool meanwhile: cancel it there. */
-                        cancel_done(work);
+                        if (wait)
+                                cancel_done(work);
                         pthread_mutex_unlock(&pool->lock);
                         goto again;
                 }
-                pool_drain(pool);
-                flags = flags_get(work);
-                if (flags & SLOW_WORK_DELAYED) {
-                        pool_timer_remove(pool, (struct delayed_slow_work *)work);
-                        flags_clear(work, SLOW_WORK_DELAYED | SLOW_WORK_PENDING);
-                        put = true;
-                } else if ((flags & SLOW_WORK_PENDING) && !(flags & SLOW_WORK_EXECUTING)) {
-                        if (!(flags & WORK_LINKED)) {
-                                /* An enqueue is pushing it in right now: let it finish. */
-                                pthread_mutex_unlock(&pool->lock);
-                                sched_yield();
-                                pthread_mutex_lock(&pool->lock);
-                                continue;
-                        }
-                        runq_remove(class_queue(pool, work), work);
-                        flags_clear(work, SLOW_WORK_PENDING | WORK_LINKED);
-                        put = true;
-                } else if (flags & SLOW_WORK_ENQ_DEFERRED) {
-                        flags_clear(work, SLOW_WORK_ENQ_DEFERRED | SLOW_WORK_PENDING);
-                }
-                break;
+                was_pending = flags_get(work) & SLOW_WORK_PENDING;
+                put = drop_pending(pool, work);
+                if (put != -EAGAIN)
+                        break;
+                /* An enqueue is pushing it in right now: let it finish. */
+                pthread_mutex_unlock(&pool->lock);
+                sched_yield();
+                pthread_mutex_lock(&pool->lock);
         }
-        pool->nwaiters++;
-        while (flags_get(work) & SLOW_WORK_EXECUTING)
-                pthread_cond_wait(&pool->changed, &pool->lock);
-        pool->nwaiters--;
-        cancel_done(work);
+        if (wait) {
+                pool->nwaiters++;
+                while (flags_get(work) & SLOW_WORK_EXECUTING)
+                        pthread_cond_wait(&pool->changed, &pool->lock);
+                pool->nwaiters--;
+                cancel_done(work);
+        }
         pthread_mutex_unlock(&pool->lock);
-        if (put)
+        if (put > 0)
                 work->ops->put_ref(work);
+        return was_pending;
+}
+
+void slow_work_cancel(struct slow_work *work)
+{
+        cancel(work, true);
+}
+
+bool slow_work_cancel_pending(struct slow_work *work)
+{
+        return cancel(work, false);
 }
 
 int slow_work_pool_configure(struct slow_work_pool *pool, const struct slow_work_settings *settings)

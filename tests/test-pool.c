@@ -679,6 +679,51 @@ START_TEST(rule11_cancel_running_waits_and_drops_rerun)
 }
 END_TEST
 
+/* slow_work_cancel_pending(): what is pending goes, a run in progress is never waited for. */
+START_TEST(cancel_pending_drops_queued_delayed_and_rerun_without_waiting)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem running, queued, delayed, idle;
+
+        titem_init(&idle, 4, false, pool);
+        ck_assert(!slow_work_cancel_pending(W(&idle)));
+        run_gated(pool, &running, 1, false, &gate);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&running)), 0); /* a re-run is due */
+        titem_init(&queued, 2, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&queued)), 0);
+        titem_init(&delayed, 3, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue_delayed(pool, &delayed.dw, 50), 0);
+
+        /* Each returns although the only thread is still in the gated run. */
+        ck_assert(slow_work_cancel_pending(W(&running)));
+        ck_assert(slow_work_cancel_pending(W(&queued)));
+        ck_assert(slow_work_cancel_pending(W(&delayed)));
+        ck_assert(!slow_work_cancel_pending(W(&queued)));
+        ev_lock();
+        ck_assert_int_eq(running.running, 1);
+        ck_assert_int_eq(queued.puts, 1);
+        ck_assert_int_eq(delayed.puts, 1);
+        ev_unlock();
+        ck_assert(slow_work_is_executing(W(&running)));
+        ck_assert(!slow_work_is_pending(W(&running)));
+        ck_assert_int_eq(pool_stats(pool).queued_slow, 0);
+        ck_assert_int_eq(pool_stats(pool).delayed, 0);
+
+        /* Enqueues are not refused meanwhile: no cancel waits. */
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&queued)), 0);
+        gate_open(&gate);
+        WAIT_FOR(queued.runs == 1 && running.puts == 1);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(running.runs, 1); /* the dropped re-run never happened */
+        ck_assert_int_eq(running.gets, 1);
+        ck_assert_int_eq(delayed.runs, 0);
+        ck_assert_int_eq(delayed.gets, 1);
+        ck_assert_int_eq(queued.gets, 2);
+        ck_assert_int_eq(queued.puts, 2);
+}
+END_TEST
+
 START_TEST(rule11_cancel_delayed_before_timer_fires)
 {
         struct slow_work_pool *pool = pool_with(1, 2, 50, 5000);
@@ -964,6 +1009,7 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule11_cancel_pending_removes_without_waiting);
         tcase_add_test(tc, rule11_cancel_running_waits_and_drops_rerun);
         tcase_add_test(tc, rule11_cancel_delayed_before_timer_fires);
+        tcase_add_test(tc, cancel_pending_drops_queued_delayed_and_rerun_without_waiting);
         tcase_add_test(tc, rule11_delayed_item_never_runs_early_and_is_not_moved);
         tcase_add_test(tc, rule11_delay_expiring_during_run_gives_one_more_run);
         tcase_add_test(tc, rule11_get_ref_refusal_leaves_item_enqueueable);
