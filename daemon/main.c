@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "config.h"
-#include "config-load.h"
-#include "log.h"
 #include "manager.h"
+#include "server/listener.h"
+#include "util/config-load.h"
 
 static void usage(FILE *f)
 {
@@ -25,7 +25,7 @@ static void usage(FILE *f)
               "                            " CONFIG_FILE_DEFAULT ", if it exists)\n"
               "  --system                  the system instance: every user may connect, jobs\n"
               "                            run as their submitters (socket\n"
-              "                            " MANAGER_SYSTEM_SOCKET_DIR "/slowworkd.sock, state\n"
+              "                            " LISTENER_SYSTEM_DIR "/slowworkd.sock, state\n"
               "                            " MANAGER_SYSTEM_STATE_DIR ")\n"
               "  --min-threads N           threads kept (1..255, default 2)\n"
               "  --max-threads N           threads at most (1..255, default 4)\n"
@@ -70,33 +70,30 @@ int main(int argc, char **argv)
             {"version", no_argument, NULL, OPT_VERSION},
             {NULL, 0, NULL, 0},
         };
-        const char *socket_path = NULL, *state_dir = NULL, *plugin_dir = NULL;
-        struct config config = {0};
-        struct config_file cf;
+        struct manager_options o = {0};
         struct manager *m = NULL;
-        bool system = false;
         char err[512];
         int c, index, r;
 
         while ((c = getopt_long(argc, argv, "", options, &index)) != -1) {
                 switch (c) {
                 case OPT_SOCKET:
-                        socket_path = optarg;
+                        o.socket_path = optarg;
                         break;
                 case OPT_STATE_DIR:
-                        state_dir = optarg;
+                        o.state_dir = optarg;
                         break;
                 case OPT_PLUGIN_DIR:
-                        plugin_dir = optarg;
+                        o.plugin_dir = optarg;
                         break;
                 case OPT_CONFIG:
-                        config.path = optarg;
+                        o.config.path = optarg;
                         break;
                 case OPT_SYSTEM:
-                        system = true;
+                        o.system = true;
                         break;
                 case OPT_SETTING:
-                        if (config_add_flag(&config, options[index].name, optarg, err,
+                        if (config_add_flag(&o.config, options[index].name, optarg, err,
                                             sizeof(err)) < 0) {
                                 fprintf(stderr, "slowworkd: --%s: %s\n", options[index].name, err);
                                 return 2;
@@ -117,7 +114,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "slowworkd: unexpected argument \"%s\"\n", argv[optind]);
                 return 2;
         }
-        if (config_load(&config, &cf, err, sizeof(err)) < 0) {
+        if (config_load(&o.config, &o.file, err, sizeof(err)) < 0) {
                 fprintf(stderr, "slowworkd: %s\n", err);
                 return 2;
         }
@@ -127,17 +124,11 @@ int main(int argc, char **argv)
         /* A file-size limit reached (like a full disk) is an error to handle, not the end. */
         signal(SIGXFSZ, SIG_IGN);
 
-        r = manager_new(&cf.settings, socket_path, state_dir, system, &m);
+        r = manager_new(&o, &m);
         if (r == 0)
-                r = manager_set_plugin_dir(m, plugin_dir);
-        if (r == 0) {
-                m->config = config;
-                m->admin_gid = cf.admin_gid;
-                m->socket_gid = cf.socket_gid;
                 r = manager_start(m);
-        }
         if (r == 0) {
-                notify_ready(m);
+                notify_ready(&m->notify);
                 r = manager_run(m);
         }
         manager_free(m);

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config-file.h"
+#include "util/config-file.h"
 #include "daemon-helpers.h"
 #include "run-suite.h"
 

@@ -208,6 +208,81 @@ START_TEST(cancel_is_seen_by_the_plugin_and_recorded)
 }
 END_TEST
 
+static double mono_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A request on a fresh connection answers in under a second. */
+static void answers_at_once(const char *method, const char *params)
+{
+        double t0 = mono_now();
+        int other = client_connect(d.sock);
+        json_object *reply;
+
+        ck_assert_int_ge(other, 0);
+        reply = client_call(other, method, params);
+        ck_assert_msg(reply_code(reply) == 0, "%s: %s", method, json_object_to_json_string(reply));
+        ck_assert_msg(mono_now() - t0 < 1.0, "%s took %.2f s", method, mono_now() - t0);
+        json_object_put(reply);
+        close(other);
+}
+
+/* A cancel of a run that ignores it is answered when the run ends, and blocks nothing meanwhile:
+ * not the log reads, nor status, nor new clients. */
+START_TEST(cancels_of_plugins_that_ignore_them_park_no_thread)
+{
+        int64_t logged = job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"hello\",\"arg\":\"x\"}");
+        int64_t deaf[5];
+        int cancels[5], i;
+        char params[64], request[128];
+        json_object *reply;
+
+        json_object_put(wait_record(logged));
+        json_object_put(client_call(fd, "settings.set", "{\"max-threads\":6,\"runtime\":true}"));
+        for (i = 0; i < 5; i++)
+                deaf[i] = job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"busy\",\"arg\":3}");
+        for (i = 0; i < 5; i++)
+                job_wait_state(fd, deaf[i], "running");
+        for (i = 0; i < 5; i++) {
+                cancels[i] = client_connect(d.sock);
+                ck_assert_int_ge(cancels[i], 0);
+                snprintf(request, sizeof(request),
+                         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"cancel\","
+                         "\"params\":{\"id\":%lld}}",
+                         (long long)deaf[i]);
+                client_send(cancels[i], request);
+        }
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)logged);
+        answers_at_once("log", params);
+        answers_at_once("log", params);
+        answers_at_once("status", params);
+        answers_at_once("ping", NULL);
+        for (i = 0; i < 5; i++)
+                ck_assert_str_eq(job_state_of(fd, deaf[i]), "running");
+
+        /* Each cancel is answered once its run has returned, which records it cancelled. */
+        for (i = 0; i < 5; i++) {
+                char *line = client_read_line(cancels[i]);
+                json_object *rec;
+
+                ck_assert_ptr_nonnull(line);
+                reply = json_tokener_parse(line);
+                ck_assert_msg(reply_code(reply) == 0, "%s", line);
+                ck_assert_str_eq(str_member(reply_result(reply), "state"), "idle");
+                json_object_put(reply);
+                free(line);
+                close(cancels[i]);
+                rec = wait_record(deaf[i]);
+                ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+                json_object_put(rec);
+        }
+}
+END_TEST
+
 START_TEST(a_timeout_is_seen_or_recorded_when_the_plugin_returns)
 {
         int64_t asks = job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"until_stopped\","
@@ -404,6 +479,7 @@ int main(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, an_entry_point_runs_logs_and_gets_its_arg);
+        tcase_add_test(tc, cancels_of_plugins_that_ignore_them_park_no_thread);
         tcase_add_test(tc, the_return_value_is_the_exit_code_and_no_arg_is_null);
         tcase_add_test(tc, a_key_coalesces_plugin_runs_and_refuses_another_arg);
         tcase_add_test(tc, cancel_is_seen_by_the_plugin_and_recorded);

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* From the pool's threads to the loop: what happened to a job, handed over with uv_async. */
+#ifndef SLOWWORKD_EVENTS_H
+#define SLOWWORKD_EVENTS_H
+
+#include <pthread.h>
+#include <uv.h>
+
+struct job;
+struct run_record;
+
+enum event_type {
+        EVENT_RELEASED, /* the pool dropped a reference: the job may be idle */
+        EVENT_STARTED,  /* a run started */
+        EVENT_ENDED,    /* a run ended, with its record */
+};
+
+struct event {
+        struct event *next;
+        enum event_type type;
+        struct job *job; /* a reference, dropped after the handler */
+        struct run_record *rec;
+};
+
+struct events {
+        pthread_mutex_t lock;
+        struct event *head, *tail;
+        uv_async_t async;
+        /* On the loop, once per event, in order; it may take the record over (NULL it). */
+        void (*handle)(void *data, struct event *e);
+        void *data;
+};
+
+/* ev zeroed first: events_close() of one never set up does nothing. */
+int events_init(struct events *ev, uv_loop_t *loop, void (*handle)(void *data, struct event *e),
+                void *data);
+void events_close(struct events *ev);
+/* Handles what has been posted so far (the loop's async does it on its own). */
+void events_flush(struct events *ev);
+/* Any thread. Aborts on allocation failure: an event lost would leak a job forever. */
+void events_post(struct events *ev, enum event_type type, struct job *job,
+                 struct run_record *rec);
+
+#endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * get_ref takes a job reference for each queue entry; put_ref hands it to the loop (which looks
+ * whether the job went idle); execute runs the job on the pool thread with its runner and posts
+ * the run's record.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "jobs/events.h"
+#include "jobs/item.h"
+#include "jobs/job.h"
+#include "jobs/plugin-run.h"
+#include "jobs/shell.h"
+
+static int item_get_ref(struct slow_work *work)
+{
+        job_ref((struct job *)work);
+        return 0;
+}
+
+static void item_put_ref(struct slow_work *work)
+{
+        struct job *job = (struct job *)work;
+
+        events_post(job->shared->run.events, EVENT_RELEASED, job, NULL);
+}
+
+static void item_execute(struct slow_work *work)
+{
+        struct job *job = (struct job *)work;
+        struct run_record *rec = job->plugin_entry ? plugin_run(job) : shell_run(job);
+
+        events_post(job->shared->run.events, EVENT_ENDED, job_ref(job), rec);
+}
+
+/* "ID: NAME or COMMAND", cut at the buffer's end, never inside a character. */
+static void item_desc(struct slow_work *work, char *buf, size_t len)
+{
+        struct job *job = (struct job *)work;
+        size_t n;
+
+        snprintf(buf, len, "%lld: %s", (long long)job->id, job->name ? job->name : job->summary);
+        n = strlen(buf);
+        if (n > 0 && ((unsigned char)buf[n - 1] & 0x80)) {
+                while (n > 0 && ((unsigned char)buf[n - 1] & 0xc0) == 0x80)
+                        n--;
+                if (n > 0 && ((unsigned char)buf[n - 1] & 0xc0) == 0xc0)
+                        n--;
+                buf[n] = '\0';
+        }
+}
+
+const struct slow_work_ops item_ops = {
+    .get_ref = item_get_ref,
+    .put_ref = item_put_ref,
+    .execute = item_execute,
+    .desc = item_desc,
+};

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobs/job.h"
+#include "store/run-record.h"
+#include "util/strv.h"
+
+/* The argv a submit asks for: its own, or the shell's for a command. */
+static char **payload_argv(const struct sw_submit_params *p)
+{
+        char *shell[] = {(char *)"/bin/sh", (char *)"-c", p->command, NULL};
+
+        return strv_dup(p->command ? shell : p->argv);
+}
+
+static int payload_check(const struct sw_submit_params *p, bool *ret_very_slow, char *err,
+                         size_t errlen)
+{
+        if (p->plugin || p->entry || p->arg) {
+                if (!p->plugin || !p->entry) {
+                        snprintf(err, errlen, "a plugin job needs both \"plugin\" and \"entry\"");
+                        return -EINVAL;
+                }
+                if (p->command || p->argv || p->cwd || p->env) {
+                        snprintf(err, errlen, "a plugin job takes no \"command\", \"argv\", "
+                                              "\"cwd\" or \"env\"");
+                        return -EINVAL;
+                }
+        } else if (!p->command == !p->argv) {
+                snprintf(err, errlen, "give exactly one of \"command\" and \"argv\"");
+                return -EINVAL;
+        }
+        if (!p->class_name || strcmp(p->class_name, "slow") == 0)
+                *ret_very_slow = false;
+        else if (strcmp(p->class_name, "very-slow") == 0)
+                *ret_very_slow = true;
+        else {
+                snprintf(err, errlen, "\"class\" must be \"slow\" or \"very-slow\"");
+                return -EINVAL;
+        }
+        if (p->cwd && p->cwd[0] != '/') {
+                snprintf(err, errlen, "\"cwd\" must be an absolute path");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static const char *arg_text(json_object *arg)
+{
+        return arg ? json_object_to_json_string_ext(arg, JSON_C_TO_STRING_PLAIN |
+                                                             JSON_C_TO_STRING_NOSLASHESCAPE)
+                   : "null";
+}
+
+/* What a plugin job runs: its loaded entry point and its argument. */
+static int plugin_payload(struct job *job, const struct sw_submit_params *p, char *err,
+                          size_t errlen)
+{
+        int r = plugins_get(&job->shared->plugins, p->plugin, p->entry, &job->plugin, &job->plugin_entry,
+                            err, errlen);
+
+        if (r < 0)
+                return r;
+        job->entry = strdup(p->entry);
+        job->arg = json_object_get(p->arg);
+        job->arg_text = strdup(arg_text(p->arg));
+        if (asprintf(&job->summary, "%s:%s%s%s", p->plugin, p->entry, p->arg ? " " : "",
+                     p->arg ? job->arg_text : "") < 0)
+                job->summary = NULL;
+        return job->entry && job->arg_text && job->summary ? 0 : -ENOMEM;
+}
+
+static int shell_payload(struct job *job, const struct sw_submit_params *p)
+{
+        job->argv = payload_argv(p);
+        job->env = p->env ? envs_intern(&job->shared->envs, p->env) : NULL;
+        job->cwd = strdup(p->cwd ? p->cwd : "/");
+        job->summary = p->command ? strdup(p->command) : job->argv ? strv_join(job->argv) : NULL;
+        return job->argv && (!p->env || job->env) && job->cwd && job->summary ? 0 : -ENOMEM;
+}
+
+/* What the job runs, as the state database keeps it: the submit's own params, parsed back by
+ * the same table after a restart (the environment has its own table, the class a column). */
+static char *payload_json(const struct sw_submit_params *p)
+{
+        json_object *o = json_object_new_object(), *argv;
+        char *text;
+
+        if (p->command)
+                json_object_object_add(o, "command", json_object_new_string(p->command));
+        if (p->argv) {
+                argv = json_object_new_array();
+                for (char **a = p->argv; *a; a++)
+                        json_object_array_add(argv, json_object_new_string(*a));
+                json_object_object_add(o, "argv", argv);
+        }
+        if (p->cwd)
+                json_object_object_add(o, "cwd", json_object_new_string(p->cwd));
+        if (p->timeout > 0)
+                json_object_object_add(o, "timeout", json_object_new_double(p->timeout));
+        if (p->plugin) {
+                json_object_object_add(o, "plugin", json_object_new_string(p->plugin));
+                json_object_object_add(o, "entry", json_object_new_string(p->entry));
+                json_object_object_add(o, "arg", json_object_get(p->arg));
+        }
+        text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                            JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(o);
+        return text;
+}
+
+int job_new(struct job_shared *shared, uid_t owner, const struct sw_submit_params *p,
+            struct job **ret, char *err, size_t errlen)
+{
+        struct job *job;
+        bool very_slow;
+        int r;
+
+        r = payload_check(p, &very_slow, err, errlen);
+        if (r < 0)
+                return r;
+        job = calloc(1, sizeof(*job));
+        if (!job)
+                return -ENOMEM;
+        if (very_slow)
+                delayed_vslow_work_init(&job->dw, shared->ops);
+        else
+                delayed_slow_work_init(&job->dw, shared->ops);
+        job->shared = shared;
+        job->refs = 1;
+        job->owner = owner;
+        job->very_slow = very_slow;
+        job->timeout = p->timeout;
+        job->persist = p->persist;
+        job->kick_fd = -1;
+        pthread_mutex_init(&job->run_lock, NULL);
+        r = p->plugin ? plugin_payload(job, p, err, errlen) : shell_payload(job, p);
+        job->name = p->name ? strdup(p->name) : NULL;
+        job->key = p->key ? strdup(p->key) : NULL;
+        job->payload = payload_json(p);
+        if (r == 0 && ((p->name && !job->name) || (p->key && !job->key) || !job->payload))
+                r = -ENOMEM;
+        if (r < 0) {
+                job_unref(job);
+                return r;
+        }
+        *ret = job;
+        return 0;
+}
+
+struct job *job_ref(struct job *job)
+{
+        __atomic_add_fetch(&job->refs, 1, __ATOMIC_RELAXED);
+        return job;
+}
+
+void job_unref(struct job *job)
+{
+        if (!job || __atomic_sub_fetch(&job->refs, 1, __ATOMIC_ACQ_REL) > 0)
+                return;
+        pthread_mutex_destroy(&job->run_lock);
+        strv_free(job->argv);
+        envs_unref(&job->shared->envs, job->env);
+        plugins_put(&job->shared->plugins, job->plugin);
+        free(job->entry);
+        json_object_put(job->arg);
+        free(job->arg_text);
+        free(job->cwd);
+        free(job->name);
+        free(job->key);
+        free(job->summary);
+        free(job->payload);
+        run_record_free(job->last);
+        free(job);
+}
+
+void job_kick(struct job *job)
+{
+        uint64_t one = 1;
+
+        pthread_mutex_lock(&job->run_lock);
+        if (job->kick_fd >= 0 && write(job->kick_fd, &one, sizeof(one)) < 0) {
+                /* the counter is full: a kick is pending anyway */
+        }
+        pthread_mutex_unlock(&job->run_lock);
+}
+
+bool job_same_payload(const struct job *job, const struct sw_submit_params *p)
+{
+        char **argv;
+        bool very_slow, same;
+        char err[8];
+
+        if (payload_check(p, &very_slow, err, sizeof(err)) < 0 || very_slow != job->very_slow ||
+            !p->plugin != !job->plugin)
+                return false;
+        if (job->plugin)
+                return strcmp(p->plugin, job->plugin->name) == 0 &&
+                       strcmp(p->entry, job->entry) == 0 && json_object_equal(p->arg, job->arg);
+        argv = payload_argv(p);
+        same = argv && strv_equal(argv, job->argv);
+        strv_free(argv);
+        return same;
+}
+
+bool job_idle(struct job *job)
+{
+        return !slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
+               job->runs_ended == __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) &&
+               !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE);
+}
+
+const char *job_state(struct job *job)
+{
+        if (slow_work_is_executing(&job->dw.work))
+                return "running";
+        if (slow_work_is_pending(&job->dw.work))
+                return "pending";
+        return job_idle(job) ? "idle" : "running";
+}
+
+json_object *job_to_json(struct job *job)
+{
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "id", json_object_new_int64(job->id));
+        json_object_object_add(o, "class",
+                               json_object_new_string(job->very_slow ? "very-slow" : "slow"));
+        json_object_object_add(o, "state", json_object_new_string(job_state(job)));
+        json_object_object_add(o, "live", json_object_new_boolean(1));
+        json_object_object_add(o, "name", job->name ? json_object_new_string(job->name) : NULL);
+        json_object_object_add(o, "key", job->key ? json_object_new_string(job->key) : NULL);
+        json_object_object_add(o, "owner", json_object_new_int64(job->owner));
+        json_object_object_add(o, "refs", json_object_new_int(__atomic_load_n(&job->refs,
+                                                                                __ATOMIC_RELAXED)));
+        json_object_object_add(o, "handles", json_object_new_int((int)job->handles));
+        json_object_object_add(o, "runs", json_object_new_int64(__atomic_load_n(
+                                              &job->runs_started, __ATOMIC_RELAXED)));
+        json_object_object_add(o, "command", json_object_new_string(job->summary));
+        json_object_object_add(o, "last", job->last ? run_record_to_json(job->last) : NULL);
+        return o;
+}
+
+void job_row(struct job *job, const char *state, struct store_job_row *ret)
+{
+        *ret = (struct store_job_row){
+            .id = job->id,
+            .owner = job->owner,
+            .very_slow = job->very_slow,
+            .payload = job->payload,
+            .key = job->key,
+            .name = job->name,
+            .persist = job->persist,
+            .state = state ? state : job_state(job),
+            .qorder = job->qorder,
+            .due = job->due,
+            .runs = __atomic_load_n(&job->runs_started, __ATOMIC_RELAXED),
+        };
+}

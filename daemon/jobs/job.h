@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A job: a slowwork item with a shell or plugin payload. Reference counted: the registry's tables
+ * hold one reference while the job is live, the pool one per queue entry, and work in flight its
+ * own. Everything but the counters and the run in progress belongs to the loop thread.
+ */
+#ifndef SLOWWORKD_JOB_H
+#define SLOWWORKD_JOB_H
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "jobs/plugins.h"
+#include "jobs/run.h"
+#include "methods.h"
+#include "slowwork-plugin.h"
+#include "slowwork.h"
+#include "store/envs.h"
+#include "store/store.h"
+
+struct run_record;
+struct waiter;
+
+/* What every job refers to, made once by the registry. */
+struct job_shared {
+        const struct slow_work_ops *ops; /* what the pool does with a job (item.c) */
+        struct envs envs;                /* loop */
+        struct plugins plugins;          /* loop */
+        struct run_context run;          /* the runners' */
+};
+
+struct job {
+        struct delayed_slow_work dw; /* first: the pool's item */
+        struct job_shared *shared;
+        int64_t id;
+        uid_t owner;
+        char *name, *key;
+        struct job *hnext, *knext; /* the registry's tables */
+
+        /* What it runs; fixed at the first submit. */
+        bool very_slow;
+        char **argv; /* a shell job's */
+        char *cwd;
+        struct env_block *env; /* shared; NULL: the daemon's own environment */
+        struct plugin *plugin; /* or a plugin job's */
+        slowwork_plugin_entry *plugin_entry;
+        char *entry;
+        json_object *arg; /* loop: compared by later submits with its key */
+        char *arg_text;   /* what the entry point gets */
+        double timeout;
+        char *summary;
+        char *payload; /* JSON: the above as the state database keeps it */
+
+        int refs;         /* atomic */
+        unsigned handles; /* loop: hold handles, and the daemon's own for persist */
+        bool persist;
+        bool live;        /* loop: in the registry's tables */
+        int64_t qorder;   /* loop: when it was last queued, for the order after a restart */
+        uint64_t saved_seq; /* loop: the state database write of its row's last change */
+        double due;       /* loop: wall clock time a delayed enqueue is due, else 0 */
+        struct waiter *waiters;   /* loop: wait requests, answered when it goes idle */
+        struct waiter *cancels;   /* loop: cancel requests, answered when its run ends */
+
+        /* The run in progress: the runner's, read by the loop. */
+        int64_t runs_started; /* atomic */
+        pid_t pid;            /* atomic: the run's process group, 0 when none */
+        pthread_mutex_t run_lock;
+        int kick_fd;          /* under run_lock: the run's eventfd, -1 between runs */
+        unsigned cancelling;  /* atomic: cancels in progress; a run seeing it stops */
+
+        struct run_record *last; /* loop: the last finished run */
+        int64_t runs_ended;      /* loop: runs whose end the loop has seen */
+};
+
+int job_new(struct job_shared *shared, uid_t owner, const struct sw_submit_params *p,
+            struct job **ret, char *err, size_t errlen);
+struct job *job_ref(struct job *job);
+void job_unref(struct job *job);
+/* Whether a resubmit under the same key asks for the same work. */
+bool job_same_payload(const struct job *job, const struct sw_submit_params *p);
+/* Wakes the job's run, if one is in progress, to look at why it should stop. */
+void job_kick(struct job *job);
+const char *job_state(struct job *job); /* pending, running or idle */
+/* Neither pending nor running, and the loop has seen the end of every run (loop thread). */
+bool job_idle(struct job *job);
+json_object *job_to_json(struct job *job);
+/* Its row in the state database, with state (NULL: its own). */
+void job_row(struct job *job, const char *state, struct store_job_row *ret);
+
+#endif

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/job.h"
+#include "jobs/record.h"
+#include "jobs/run.h"
+#include "store/run-record.h"
+
+char *record_log_path(const char *log_dir, int64_t id, int64_t run)
+{
+        char *path;
+
+        return asprintf(&path, "%s/%lld.%lld.log", log_dir, (long long)id, (long long)run) < 0
+                   ? NULL
+                   : path;
+}
+
+static struct run_record *record_new(struct job *job, int64_t run, bool has_log)
+{
+        struct run_record *rec = calloc(1, sizeof(*rec));
+
+        if (!rec)
+                return NULL;
+        rec->id = job->id;
+        rec->run = run;
+        rec->very_slow = job->very_slow;
+        rec->owner = job->owner;
+        rec->summary = strdup(job->summary);
+        rec->log = has_log ? record_log_path(job->shared->run.log_dir, job->id, run) : NULL;
+        if (!rec->summary || (has_log && !rec->log)) {
+                run_record_free(rec);
+                return NULL;
+        }
+        return rec;
+}
+
+struct run_record *record_new_run(struct job *job)
+{
+        return record_new(job, __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL), true);
+}
+
+struct run_record *record_new_ended(struct job *job, int64_t run, const char *outcome,
+                                    bool has_log)
+{
+        struct run_record *rec = record_new(job, run, has_log);
+
+        if (rec) {
+                rec->outcome = outcome;
+                rec->ended = run_wall_now();
+        }
+        return rec;
+}
+
+const char *record_state_after_run(struct job *job)
+{
+        return slow_work_is_pending(&job->dw.work) ? "pending" : "idle";
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* A job's runs: their records and where their logs go. */
+#ifndef SLOWWORKD_RECORD_H
+#define SLOWWORKD_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct job;
+struct run_record;
+
+/* Counts one more run of the job and makes its record: id, number, class, owner, summary and
+ * log path. NULL when out of memory; the run is counted all the same, so the loop sees it end. */
+struct run_record *record_new_run(struct job *job);
+/* The record of a run that the loop ends itself, now, with outcome: one that never started
+ * (cancelled while queued: no log), or one the daemon's end cut (interrupted: its log). */
+struct run_record *record_new_ended(struct job *job, int64_t run, const char *outcome,
+                                    bool has_log);
+/* The log file of run number `run` of job `id`: "LOG_DIR/ID.RUN.log" (NULL: out of memory). */
+char *record_log_path(const char *log_dir, int64_t id, int64_t run);
+/* What a job is after a run ended: "pending" when it is due again, else "idle". The pool may not
+ * have cleared its executing flag yet: never "running". */
+const char *record_state_after_run(struct job *job);
+
+#endif

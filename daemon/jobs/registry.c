@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jobs/item.h"
+#include "jobs/record.h"
+#include "jobs/registry.h"
+#include "server/conn.h"
+#include "store/run-record.h"
+#include "store/store.h"
+#include "util/log.h"
+#include "util/settings.h"
+
+struct waiter {
+        struct waiter *next;
+        struct conn *c;
+        json_object *id;
+};
+
+static unsigned bucket_of_id(int64_t id)
+{
+        return (unsigned)((uint64_t)id % REGISTRY_BUCKETS);
+}
+
+static unsigned bucket_of_key(uid_t owner, const char *key)
+{
+        uint64_t h = 1469598103934665603ull ^ owner;
+
+        for (; *key; key++)
+                h = (h ^ (unsigned char)*key) * 1099511628211ull;
+        return (unsigned)(h % REGISTRY_BUCKETS);
+}
+
+struct job *registry_find(struct registry *reg, int64_t id)
+{
+        struct job *job;
+
+        for (job = reg->by_id[bucket_of_id(id)]; job; job = job->hnext)
+                if (job->id == id)
+                        return job;
+        return NULL;
+}
+
+struct job *registry_find_key(struct registry *reg, uid_t owner, const char *key)
+{
+        struct job *job;
+
+        for (job = reg->by_key[bucket_of_key(owner, key)]; job; job = job->knext)
+                if (job->owner == owner && strcmp(job->key, key) == 0)
+                        return job;
+        return NULL;
+}
+
+void registry_add(struct registry *reg, struct job *job)
+{
+        unsigned b = bucket_of_id(job->id);
+
+        job->hnext = reg->by_id[b];
+        reg->by_id[b] = job;
+        if (job->key) {
+                b = bucket_of_key(job->owner, job->key);
+                job->knext = reg->by_key[b];
+                reg->by_key[b] = job;
+        }
+        job->live = true;
+        reg->njobs++;
+        if (job->persist)
+                job->handles++;
+}
+
+static void unlink_from(struct job **head, struct job *job, bool by_key)
+{
+        struct job **p;
+
+        for (p = head; *p; p = by_key ? &(*p)->knext : &(*p)->hnext)
+                if (*p == job) {
+                        *p = by_key ? job->knext : job->hnext;
+                        return;
+                }
+}
+
+/* Drops the tables' reference. */
+static void retire(struct registry *reg, struct job *job)
+{
+        unlink_from(&reg->by_id[bucket_of_id(job->id)], job, false);
+        if (job->key)
+                unlink_from(&reg->by_key[bucket_of_key(job->owner, job->key)], job, true);
+        job->live = false;
+        reg->njobs--;
+        /* At shutdown what leaves the tables is not done: queued and delayed jobs stay on disk. */
+        if (!__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
+                store_delete_job(reg->store, job->id);
+        job_unref(job);
+}
+
+bool registry_may_touch(const struct conn *c, uid_t owner)
+{
+        return c->uid == owner || conn_is_admin(c);
+}
+
+bool registry_may_see_rq_entry(struct registry *reg, const struct conn *c,
+                               const struct slow_work_rq_entry *e)
+{
+        struct job *job;
+        char *end;
+        long long id;
+
+        if (conn_is_admin(c))
+                return true;
+        /* The row names the job by its description, "ID: ..." (item.c); the item may be gone. */
+        id = strtoll(e->desc, &end, 10);
+        if (end == e->desc || *end != ':')
+                return false;
+        job = registry_find(reg, id);
+        return job && (const void *)&job->dw.work == e->item && registry_may_touch(c, job->owner);
+}
+
+void registry_save_job(struct registry *reg, struct job *job)
+{
+        struct store_job_row row;
+
+        job_row(job, NULL, &row);
+        job->saved_seq = store_put_job(reg->store, &row, job->env);
+}
+
+void registry_save_state(struct registry *reg, struct job *job, const char *state)
+{
+        struct store_job_row row;
+
+        job_row(job, state, &row);
+        job->saved_seq = store_put_job_state(reg->store, &row);
+}
+
+/* Shutdown cut the run short, or kept it from starting: it runs again after a restart (a plugin
+ * only when asked). */
+static void keep_for_restart(struct registry *reg, struct job *job, const struct run_record *rec)
+{
+        bool again = !job->plugin_entry || slow_work_is_pending(&job->dw.work);
+
+        if (rec->started == 0)
+                return;
+        store_add_run(reg->store, rec, reg->settings.history_limit);
+        if (!again)
+                job->persist = true;
+        registry_save_state(reg, job, again ? "pending" : "idle");
+}
+
+void registry_run_ended(struct registry *reg, struct job *job, struct run_record *rec)
+{
+        struct run_record *copy;
+
+        job->runs_ended++;
+        if (!rec)
+                return;
+        if (__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE) &&
+            strcmp(rec->outcome, "interrupted") == 0)
+                keep_for_restart(reg, job, rec);
+        else {
+                store_add_run(reg->store, rec, reg->settings.history_limit);
+                registry_save_state(reg, job, record_state_after_run(job));
+                rec->saved_seq = job->saved_seq;
+        }
+        copy = run_record_dup(rec);
+        if (copy)
+                history_add(&reg->history, copy, (size_t)reg->settings.history_limit);
+        run_record_free(job->last);
+        job->last = rec;
+}
+
+static void waiter_free(struct waiter *w)
+{
+        json_object_put(w->id);
+        conn_unref(w->c);
+        free(w);
+}
+
+static int add_waiter(struct waiter **list, struct conn *c, json_object *id)
+{
+        struct waiter *w = malloc(sizeof(*w));
+
+        if (!w)
+                return -ENOMEM;
+        w->c = conn_ref(c);
+        w->id = json_object_get(id);
+        w->next = *list;
+        *list = w;
+        return 0;
+}
+
+int registry_add_waiter(struct registry *reg, struct job *job, struct conn *c, json_object *id)
+{
+        return add_waiter(&job->waiters, c, id);
+}
+
+/* Answers each request of the list with a result made by reply (which may be NULL). The list is
+ * taken first: a reply lets its connection go on with later requests, which may add to it. */
+static void answer(struct waiter **list, struct job *job,
+                   json_object *(*reply)(struct registry *reg, struct job *job),
+                   struct registry *reg)
+{
+        struct waiter *w, *waiters = *list;
+
+        *list = NULL;
+        while ((w = waiters)) {
+                waiters = w->next;
+                /* What the reply tells of is on disk first. */
+                conn_wait_for(w->c, job->saved_seq);
+                conn_reply(w->c, json_object_get(w->id), reply(reg, job), 0, NULL);
+                waiter_free(w);
+        }
+}
+
+static json_object *last_record(struct registry *reg, struct job *job)
+{
+        return job->last ? run_record_to_json(job->last) : NULL;
+}
+
+void registry_check_idle(struct registry *reg, struct job *job)
+{
+        if (!job->live || !job_idle(job))
+                return;
+        job_ref(job);
+        answer(&job->waiters, job, last_record, reg);
+        if (job->live && job->handles == 0 && job_idle(job))
+                retire(reg, job);
+        job_unref(job);
+}
+
+json_object *registry_state_result(struct job *job, const char *extra)
+{
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "id", json_object_new_int64(job->id));
+        json_object_object_add(o, "state", json_object_new_string(job_state(job)));
+        if (extra)
+                json_object_object_add(o, extra, json_object_new_boolean(1));
+        return o;
+}
+
+static json_object *cancel_result(struct registry *reg, struct job *job)
+{
+        json_object *o = json_object_new_object();
+
+        /* The run has ended: the job is idle unless queued again. */
+        json_object_object_add(o, "id", json_object_new_int64(job->id));
+        json_object_object_add(o, "state",
+                               json_object_new_string(record_state_after_run(job)));
+        return o;
+}
+
+/* The job's cancels that waited for its run are through once the pool is done with the run. */
+static void finish_cancels(struct registry *reg, struct job *job)
+{
+        struct waiter *w;
+
+        if (!job->cancels || slow_work_is_executing(&job->dw.work))
+                return;
+        for (w = job->cancels; w; w = w->next)
+                __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
+        answer(&job->cancels, job, cancel_result, reg);
+}
+
+int registry_cancel(struct registry *reg, struct job *job, struct conn *c, json_object *id,
+                    json_object **ret_result)
+{
+        int64_t runs_before = __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE);
+        bool was_queued =
+            slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work);
+        bool dropped;
+
+        /* A run in progress, or one that starts before the cancel is through, stops. */
+        __atomic_add_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
+        job_kick(job);
+        dropped = slow_work_cancel_pending(&job->dw.work);
+        if (slow_work_is_executing(&job->dw.work)) {
+                if (add_waiter(&job->cancels, c, id) < 0) {
+                        __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
+                        return -ENOMEM;
+                }
+                return 1;
+        }
+        __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
+        if (was_queued && dropped &&
+            __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) == runs_before) {
+                /* Taken off the queue before it ever started: a run that never was. */
+                int64_t run = __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL);
+                struct run_record *rec = record_new_ended(job, run, "cancelled", false);
+
+                registry_run_ended(reg, job, rec);
+                if (rec)
+                        registry_notify(reg, job, record_state_after_run(job), rec);
+        }
+        *ret_result = cancel_result(reg, job);
+        return 0;
+}
+
+static struct client *client_of(struct registry *reg, struct conn *c)
+{
+        struct client *cl = c->data;
+
+        if (cl)
+                return cl;
+        cl = calloc(1, sizeof(*cl));
+        if (!cl)
+                return NULL;
+        cl->conn = c;
+        cl->next = reg->clients;
+        if (reg->clients)
+                reg->clients->prev = cl;
+        reg->clients = cl;
+        c->data = cl;
+        return cl;
+}
+
+int registry_hold(struct registry *reg, struct conn *c, struct job *job)
+{
+        struct client *cl = client_of(reg, c);
+
+        if (!cl)
+                return -ENOMEM;
+        if (cl->nholds == cl->holds_size) {
+                size_t size = cl->holds_size ? 2 * cl->holds_size : 8;
+                int64_t *holds = realloc(cl->holds, size * sizeof(*holds));
+
+                if (!holds)
+                        return -ENOMEM;
+                cl->holds = holds;
+                cl->holds_size = size;
+        }
+        cl->holds[cl->nholds++] = job->id;
+        job->handles++;
+        return 0;
+}
+
+bool registry_unhold(struct registry *reg, struct conn *c, struct job *job)
+{
+        struct client *cl = c->data;
+
+        for (size_t i = 0; cl && i < cl->nholds; i++)
+                if (cl->holds[i] == job->id) {
+                        cl->holds[i] = cl->holds[--cl->nholds];
+                        job->handles--;
+                        return true;
+                }
+        return false;
+}
+
+void registry_forget(struct registry *reg, struct conn *c)
+{
+        struct client *cl = c->data;
+
+        if (!cl)
+                return;
+        c->data = NULL;
+        if (cl->prev)
+                cl->prev->next = cl->next;
+        else
+                reg->clients = cl->next;
+        if (cl->next)
+                cl->next->prev = cl->prev;
+        while (cl->nholds > 0) {
+                struct job *job = registry_find(reg, cl->holds[--cl->nholds]);
+
+                if (job) {
+                        job->handles--;
+                        registry_check_idle(reg, job);
+                }
+        }
+        free(cl->holds);
+        free(cl);
+}
+
+int registry_subscribe(struct registry *reg, struct conn *c)
+{
+        struct client *cl = client_of(reg, c);
+
+        if (!cl)
+                return -ENOMEM;
+        cl->subscribed = true;
+        return 0;
+}
+
+void registry_notify(struct registry *reg, struct job *job, const char *state,
+                     const struct run_record *ended)
+{
+        struct client *cl;
+
+        for (cl = reg->clients; cl; cl = cl->next) {
+                json_object *o;
+
+                if (!cl->subscribed || !registry_may_touch(cl->conn, job->owner))
+                        continue;
+                o = json_object_new_object();
+                json_object_object_add(o, "id", json_object_new_int64(job->id));
+                json_object_object_add(o, "state", json_object_new_string(state));
+                if (ended) {
+                        json_object_object_add(o, "run", json_object_new_int64(ended->run));
+                        json_object_object_add(o, "outcome",
+                                               json_object_new_string(ended->outcome));
+                }
+                conn_send(cl->conn, sw_notification_line("event", o));
+        }
+}
+
+int registry_enqueue(struct registry *reg, struct job *job, double delay, const char **ret_extra)
+{
+        bool pending = slow_work_is_pending(&job->dw.work);
+        bool running = slow_work_is_executing(&job->dw.work);
+        int r;
+
+        if (delay > 0)
+                r = slow_work_pool_enqueue_delayed(reg->pool, &job->dw,
+                                                   (unsigned long)(delay * 1000.0 + 0.5));
+        else
+                r = slow_work_pool_enqueue(reg->pool, &job->dw.work);
+        *ret_extra = r < 0 ? NULL : pending ? "coalesced" : running ? "deferred" : NULL;
+        if (r == 0 && !pending) {
+                bool saved = job->qorder != 0; /* a new job's row is written after this */
+
+                job->qorder = ++reg->next_qorder;
+                job->due = delay > 0 ? (double)time(NULL) + delay : 0;
+                if (saved)
+                        registry_save_state(reg, job, NULL);
+        }
+        return r;
+}
+
+/* What the pool's threads tell: a run started or ended, or the pool let go of the job. */
+static void on_event(void *data, struct event *e)
+{
+        struct registry *reg = data;
+        struct job *job = e->job;
+
+        switch (e->type) {
+        case EVENT_STARTED:
+                /* A plugin's runs are marked in the inflight file, which a crash keeps. */
+                if (!job->plugin_entry)
+                        registry_save_state(reg, job, NULL);
+                registry_notify(reg, job, "running", NULL);
+                break;
+        case EVENT_ENDED:
+                registry_run_ended(reg, job, e->rec);
+                e->rec = NULL;
+                registry_notify(reg, job, record_state_after_run(job), job->last);
+                break;
+        case EVENT_RELEASED:
+                break;
+        }
+        finish_cancels(reg, job);
+        registry_check_idle(reg, job);
+}
+
+int registry_init(struct registry *reg, const struct registry_config *config)
+{
+        struct slow_work_settings ps = settings_for_pool(config->settings);
+        int r;
+
+        reg->store = config->store;
+        reg->settings = *config->settings;
+        reg->shared.ops = &item_ops;
+        reg->shared.run = (struct run_context){
+            .log_dir = config->log_dir,
+            .log_limit = config->settings->log_limit,
+            .kill_grace = config->settings->kill_grace,
+            .system = config->system,
+            .uid = config->uid,
+            .events = &reg->events,
+            .inflight = &reg->inflight,
+        };
+        r = inflight_open(&reg->inflight, config->state_dir, &reg->crashed, &reg->ncrashed);
+        if (r < 0)
+                return r;
+        r = events_init(&reg->events, config->loop, on_event, reg);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the job events: %m");
+        r = slow_work_pool_new(&ps, &reg->pool);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start the thread pool: %m");
+        return 0;
+}
+
+void registry_stop_starting(struct registry *reg)
+{
+        __atomic_store_n(&reg->shared.run.stopping, true, __ATOMIC_RELEASE);
+}
+
+void registry_interrupt_all(struct registry *reg)
+{
+        __atomic_store_n(&reg->shared.run.interrupting, true, __ATOMIC_RELEASE);
+        for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
+                for (struct job *job = reg->by_id[i]; job; job = job->hnext)
+                        job_kick(job);
+}
+
+void registry_free_pool(struct registry *reg)
+{
+        slow_work_pool_free(reg->pool);
+        reg->pool = NULL;
+}
+
+void registry_close_events(struct registry *reg)
+{
+        events_flush(&reg->events);
+        events_close(&reg->events);
+}
+
+void registry_free(struct registry *reg)
+{
+        registry_stop_starting(reg);
+        registry_free_pool(reg);
+        while (reg->clients)
+                registry_forget(reg, reg->clients->conn);
+        for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
+                while (reg->by_id[i]) {
+                        struct job *job = reg->by_id[i];
+                        struct waiter *w;
+
+                        while ((w = job->waiters)) {
+                                job->waiters = w->next;
+                                waiter_free(w);
+                        }
+                        while ((w = job->cancels)) {
+                                job->cancels = w->next;
+                                waiter_free(w);
+                        }
+                        retire(reg, job);
+                }
+        inflight_close(&reg->inflight);
+        free(reg->crashed);
+        json_object_put(reg->kept);
+        history_free(&reg->history);
+        plugins_free(&reg->shared.plugins);
+}

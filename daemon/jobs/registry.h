@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The registry: the live jobs by id and by key, and everything that waits on them — the handles
+ * connections hold, wait and cancel requests, subscribers to events — with the pool that runs
+ * them, the history of finished runs and the state database they are kept in. A job is live
+ * while it is pending, running, or held; then the tables hold a reference. Loop thread only.
+ */
+#ifndef SLOWWORKD_REGISTRY_H
+#define SLOWWORKD_REGISTRY_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "jobs/events.h"
+#include "jobs/inflight.h"
+#include "jobs/job.h"
+#include "methods.h"
+#include "store/history.h"
+
+#define REGISTRY_BUCKETS 4096
+
+struct conn;
+
+/* What the registry knows of a connection (conn->data): its handles, and whether it follows
+ * events. Made by the first hold or subscribe, gone with the connection. */
+struct client {
+        struct conn *conn;
+        struct client *prev, *next;
+        int64_t *holds; /* ids of the jobs it holds a handle on, one entry per handle */
+        size_t nholds, holds_size;
+        bool subscribed;
+};
+
+struct registry {
+        struct slow_work_pool *pool;
+        struct store *store;
+        struct sw_settings settings;
+        json_object *kept; /* settings.set's changes, as the state database keeps them */
+        struct job_shared shared;
+        struct events events;
+        struct inflight inflight;
+        struct history history;
+        struct job *by_id[REGISTRY_BUCKETS], *by_key[REGISTRY_BUCKETS];
+        size_t njobs;
+        int64_t next_id, next_qorder;
+        struct client *clients;
+        int64_t *crashed; /* start: the plugin jobs the last daemon died running */
+        size_t ncrashed;
+};
+
+/* What the registry starts from; the strings must outlive it. */
+struct registry_config {
+        uv_loop_t *loop;
+        struct store *store;
+        const struct sw_settings *settings;
+        const char *state_dir, *log_dir;
+        bool system;
+        uid_t uid;
+};
+
+/* Starts the pool and maps the inflight file; errors are logged. */
+int registry_init(struct registry *reg, const struct registry_config *config);
+/* Shutdown: queued runs do not start; running ones go on. */
+void registry_stop_starting(struct registry *reg);
+/* Stop-timeout is up: every running job is asked to stop. */
+void registry_interrupt_all(struct registry *reg);
+/* Frees the pool, waiting for the runs in progress to end: any thread but the loop's. */
+void registry_free_pool(struct registry *reg);
+/* Then, on the loop: handles what the last runs posted, and stops listening to the pool. */
+void registry_close_events(struct registry *reg);
+/* Frees the jobs and everything else (the pool first, if it is still there). */
+void registry_free(struct registry *reg);
+
+struct job *registry_find(struct registry *reg, int64_t id);
+struct job *registry_find_key(struct registry *reg, uid_t owner, const char *key);
+/* The job enters the tables, which take the caller's reference (and persist's handle). */
+void registry_add(struct registry *reg, struct job *job);
+/* Whether the client may see and act on what this user owns: the owner, and admins. */
+bool registry_may_touch(const struct conn *c, uid_t owner);
+/* Whether the client may see a row of the pool's run queue: its own job's, or any for an admin. */
+bool registry_may_see_rq_entry(struct registry *reg, const struct conn *c,
+                               const struct slow_work_rq_entry *e);
+
+/* Enqueues now or after the delay (seconds); says whether a pending run took it in ("coalesced")
+ * or a running one will run again ("deferred"). 0 or -errno. */
+int registry_enqueue(struct registry *reg, struct job *job, double delay, const char **ret_extra);
+/* Writes the job's row, or its state (NULL: its own), and notes which write holds it. */
+void registry_save_job(struct registry *reg, struct job *job);
+void registry_save_state(struct registry *reg, struct job *job, const char *state);
+/* A run ended (rec NULL: out of memory): into the history and the state database. */
+void registry_run_ended(struct registry *reg, struct job *job, struct run_record *rec);
+/* A job neither pending nor running answers its waiters, and leaves the tables unless a handle
+ * keeps it. */
+void registry_check_idle(struct registry *reg, struct job *job);
+
+/* Handles: 0 or -ENOMEM; unhold says whether the connection had one on the job. */
+int registry_hold(struct registry *reg, struct conn *c, struct job *job);
+bool registry_unhold(struct registry *reg, struct conn *c, struct job *job);
+/* The connection goes: its handles go with it. */
+void registry_forget(struct registry *reg, struct conn *c);
+
+/* A request answered later: wait when the job goes idle, cancel when its run has ended. */
+int registry_add_waiter(struct registry *reg, struct job *job, struct conn *c, json_object *id);
+/* Cancels what is pending of the job and stops its run: 0 when done, with the reply's result;
+ * 1 when a run is still in progress (the reply to id then comes from the run's end); -ENOMEM. */
+int registry_cancel(struct registry *reg, struct job *job, struct conn *c, json_object *id,
+                    json_object **ret_result);
+/* The job's state and id, as a cancel's reply and an enqueue's give them (extra: a flag). */
+json_object *registry_state_result(struct job *job, const char *extra);
+
+/* Subscribed clients hear of every job they may see: its state, and a run's outcome. */
+int registry_subscribe(struct registry *reg, struct conn *c);
+void registry_notify(struct registry *reg, struct job *job, const char *state,
+                     const struct run_record *ended);
+
+#endif

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* Start: the jobs and the history in the state database, queued again as they were. */
+#ifndef SLOWWORKD_RESTORE_H
+#define SLOWWORKD_RESTORE_H
+
+struct registry;
+
+/* Pending jobs are queued again in their order (delayed ones for what is left of their delay);
+ * a run the last daemon's end cut is recorded interrupted and queued once more, except a
+ * plugin's, which waits, held, for an enqueue. Call before the store's thread starts. */
+int restore(struct registry *reg);
+
+#endif

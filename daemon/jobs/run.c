@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jobs/run.h"
+
+static double now(clockid_t clock)
+{
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double run_mono_now(void)
+{
+        return now(CLOCK_MONOTONIC);
+}
+
+double run_wall_now(void)
+{
+        return now(CLOCK_REALTIME);
+}
+
+double run_kill_grace(const struct run_context *ctx)
+{
+        double grace;
+
+        __atomic_load(&ctx->kill_grace, &grace, __ATOMIC_RELAXED);
+        return grace;
+}
+
+void run_log_init(struct run_log *log, const struct run_context *ctx)
+{
+        *log = (struct run_log){
+            .fd = -1,
+            .limit = __atomic_load_n(&ctx->log_limit, __ATOMIC_RELAXED),
+        };
+}
+
+int run_log_open(struct run_log *log, const char *path)
+{
+        if (!path)
+                return -ENOMEM;
+        log->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        return log->fd < 0 ? -errno : 0;
+}
+
+static int write_all(int fd, const char *data, size_t n)
+{
+        while (n > 0) {
+                ssize_t w = write(fd, data, n);
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return -errno;
+                data += w;
+                n -= (size_t)w;
+        }
+        return 0;
+}
+
+int run_log_write(struct run_log *log, const void *data, size_t n)
+{
+        static const char cut_note[] = "\n[slowworkd: log cut here: log-limit reached]\n";
+        int r;
+
+        if (log->cut)
+                return 0;
+        if (log->logged + (int64_t)n > log->limit) {
+                n = (size_t)(log->limit - log->logged);
+                log->cut = true;
+        }
+        r = write_all(log->fd, data, n);
+        if (r == 0)
+                log->logged += (int64_t)n;
+        if (log->cut && r == 0)
+                r = write_all(log->fd, cut_note, sizeof(cut_note) - 1);
+        return r;
+}
+
+void run_log_close(struct run_log *log)
+{
+        if (log->fd >= 0)
+                close(log->fd);
+        log->fd = -1;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every run has, a shell job's or a plugin's: the narrow context the runners work in (not
+ * the daemon's whole state), their clocks, and their capped log.
+ */
+#ifndef SLOWWORKD_RUN_H
+#define SLOWWORKD_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct events;
+struct inflight;
+
+/* Set up by the registry; the loop writes the atomic members, the runners read them. */
+struct run_context {
+        const char *log_dir;
+        int64_t log_limit;         /* atomic: log bytes kept per run */
+        double kill_grace;         /* atomic: SIGTERM to SIGKILL */
+        bool stopping;             /* atomic: shutting down, queued runs do not start */
+        bool interrupting;         /* atomic: stop-timeout is up, running ones stop */
+        bool system;               /* the system instance: jobs run as their owners */
+        uid_t uid;                 /* the daemon's */
+        struct events *events;     /* where runs post their start and end */
+        struct inflight *inflight; /* the plugin runs, kept across a crash */
+};
+
+double run_mono_now(void); /* seconds, for deadlines */
+double run_wall_now(void); /* Unix seconds, for records */
+double run_kill_grace(const struct run_context *ctx);
+
+/* A run's log file, cut at log-limit with a note that says so. */
+struct run_log {
+        int fd; /* -1 until opened */
+        int64_t logged, limit;
+        bool cut;
+};
+
+void run_log_init(struct run_log *log, const struct run_context *ctx);
+/* Creates the file (mode 0600): 0 or -errno. */
+int run_log_open(struct run_log *log, const char *path);
+/* 0, or -errno. */
+int run_log_write(struct run_log *log, const void *data, size_t n);
+void run_log_close(struct run_log *log);
+
+#endif

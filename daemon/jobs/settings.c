@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+#include <string.h>
+
+#include "jobs/settings.h"
+#include "store/store.h"
+#include "util/log.h"
+#include "util/settings.h"
+
+int registry_apply_settings(struct registry *reg, const struct sw_settings *s)
+{
+        struct slow_work_settings ps = settings_for_pool(s);
+        int r = slow_work_pool_configure(reg->pool, &ps);
+
+        if (r < 0)
+                return r;
+        reg->settings = *s;
+        reg->settings.runtime = false;
+        __atomic_store_n(&reg->shared.run.log_limit, s->log_limit, __ATOMIC_RELAXED);
+        __atomic_store(&reg->shared.run.kill_grace, &s->kill_grace, __ATOMIC_RELAXED);
+        return 0;
+}
+
+void registry_keep_settings(struct registry *reg, const struct sw_settings *old)
+{
+        json_object *before = sw_settings_to_json(old), *after = sw_settings_to_json(&reg->settings);
+
+        if (!reg->kept)
+                reg->kept = json_object_new_object();
+        json_object_object_foreach(after, name, value)
+        {
+                if (json_object_equal(value, json_object_object_get(before, name)))
+                        continue;
+                store_put_setting(reg->store, name, json_object_get_double(value));
+                json_object_object_add(reg->kept, name, json_object_get(value));
+        }
+        json_object_put(before);
+        json_object_put(after);
+}
+
+static bool given_by_flag(const struct config *flags, const char *name)
+{
+        for (unsigned i = 0; i < flags->nflags; i++)
+                if (strcmp(flags->flags[i].name, name) == 0)
+                        return true;
+        return false;
+}
+
+void registry_overlay_kept(struct registry *reg, const struct config *flags, struct sw_settings *s)
+{
+        struct sw_settings next = *s;
+        json_object *overlay;
+        char err[256] = "";
+
+        if (!reg->kept)
+                return;
+        overlay = json_object_new_object();
+        json_object_object_foreach(reg->kept, name, value)
+        {
+                if (!given_by_flag(flags, name))
+                        json_object_object_add(overlay, name, json_object_get(value));
+        }
+        /* The same table as settings.set: values from an older daemon are checked again. */
+        if (sw_params_parse(overlay, sw_settings_params, &next, err, sizeof(err)) != 0 ||
+            settings_validate(&next) < 0)
+                log_warning("Ignoring the settings kept in the state database: %s",
+                            err[0] ? err : "min-threads would exceed max-threads");
+        else
+                *s = next;
+        json_object_put(overlay);
+}
+
+static void load_setting(void *data, const char *name, double value)
+{
+        struct registry *reg = data;
+        json_object *v = value == (double)(int64_t)value ? json_object_new_int64((int64_t)value)
+                                                         : json_object_new_double(value);
+
+        json_object_object_add(reg->kept, name, v);
+}
+
+int registry_load_kept(struct registry *reg, const struct config *flags)
+{
+        struct sw_settings s = reg->settings;
+        int r;
+
+        reg->kept = json_object_new_object();
+        r = store_load_settings(reg->store, load_setting, reg);
+        if (r < 0 || json_object_object_length(reg->kept) == 0)
+                return r;
+        registry_overlay_kept(reg, flags, &s);
+        return registry_apply_settings(reg, &s);
+}

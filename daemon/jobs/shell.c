@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One run of a shell job: /bin/sh -c COMMAND or an argv (in the system instance as the job's
+ * owner), in its own process group, stdin from /dev/null, stdout and stderr through a pipe into the
+ * run's log (cut at log-limit). The thread waits on the pipe, the process (pidfd) and the job's
+ * kick eventfd: a cancel, a timeout or a shutdown sends SIGTERM to the group, and SIGKILL after
+ * kill-grace.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jobs/events.h"
+#include "jobs/job.h"
+#include "jobs/record.h"
+#include "jobs/run.h"
+#include "jobs/shell.h"
+#include "jobs/spawn.h"
+#include "store/run-record.h"
+#include "util/credentials.h"
+#include "util/log.h"
+
+struct run {
+        struct job *job;
+        struct run_log log;
+        const char *stopped_as; /* outcome when we stopped it: cancelled, timed-out, ... */
+        double kill_at;         /* monotonic seconds, 0: no SIGKILL due */
+};
+
+/* Copies what the pipe holds now; false at end of file. */
+static bool drain(struct run *run, int fd)
+{
+        char buf[65536];
+        ssize_t n;
+
+        while ((n = read(fd, buf, sizeof(buf))) > 0)
+                run_log_write(&run->log, buf, (size_t)n);
+        return n < 0 && errno == EAGAIN;
+}
+
+static void stop(struct run *run, pid_t pid, const char *as)
+{
+        if (run->stopped_as)
+                return;
+        run->stopped_as = as;
+        kill(-pid, SIGTERM);
+        run->kill_at = run_mono_now() + run_kill_grace(&run->job->shared->run);
+}
+
+/* Why the loop kicked us, if it wants the run stopped. */
+static const char *stop_reason(struct job *job)
+{
+        if (__atomic_load_n(&job->shared->run.stopping, __ATOMIC_ACQUIRE))
+                return "interrupted";
+        if (__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE))
+                return "cancelled";
+        return NULL;
+}
+
+/*
+ * The job's first process is gone; what is left of its group gets SIGTERM (unless the run was
+ * stopped already), then SIGKILL when kill-grace is up. The group's id stays ours while any
+ * member lives.
+ */
+static void finish_group(struct run *run, pid_t pid)
+{
+        if (kill(-pid, 0) < 0)
+                return;
+        if (!run->kill_at) {
+                kill(-pid, SIGTERM);
+                run->kill_at = run_mono_now() + run_kill_grace(&run->job->shared->run);
+        }
+        while (kill(-pid, 0) == 0) {
+                if (run_mono_now() >= run->kill_at) {
+                        kill(-pid, SIGKILL);
+                        return;
+                }
+                poll(NULL, 0, 20);
+        }
+}
+
+/*
+ * pidfd_open(2) is a raw system call that ThreadSanitizer does not see, so closing the descriptor
+ * looks like a race with the last user of its number; tests/tsan.supp names this function.
+ */
+__attribute__((noinline)) static void close_pidfd(int pidfd)
+{
+        close(pidfd);
+}
+
+/* Waits for the process to end, copying its output, and says how it ended. */
+static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct run_record *rec)
+{
+        struct job *job = run->job;
+        double deadline = job->timeout > 0 ? run_mono_now() + job->timeout : 0;
+        int pidfd = (int)pidfd_open(pid, 0);
+        bool out_open = true;
+        siginfo_t info;
+
+        if (pidfd < 0) {
+                /* Without a pidfd the run could not be watched, nor stopped: end it now. */
+                stop(run, pid, "failed");
+                kill(-pid, SIGKILL);
+        }
+
+        for (;;) {
+                struct pollfd fds[3] = {
+                    {.fd = pidfd, .events = POLLIN},
+                    {.fd = kick_fd, .events = POLLIN},
+                    {.fd = out_open ? out_fd : -1, .events = POLLIN},
+                };
+                double now = run_mono_now(), next = 0;
+                int timeout = -1;
+                uint64_t kicks;
+
+                if (deadline > 0 && !run->stopped_as)
+                        next = deadline;
+                if (run->kill_at > 0 && (next == 0 || run->kill_at < next))
+                        next = run->kill_at;
+                if (next > 0)
+                        timeout = next <= now ? 0 : (int)ceil((next - now) * 1000.0);
+                poll(fds, 3, timeout);
+                if (fds[2].revents)
+                        out_open = drain(run, out_fd);
+                if (fds[1].revents && read(kick_fd, &kicks, sizeof(kicks)) > 0 && stop_reason(job))
+                        stop(run, pid, stop_reason(job));
+                now = run_mono_now();
+                if (deadline > 0 && now >= deadline)
+                        stop(run, pid, "timed-out");
+                if (run->kill_at > 0 && now >= run->kill_at) {
+                        kill(-pid, SIGKILL);
+                        run->kill_at = 0;
+                }
+                if (fds[0].revents || pidfd < 0)
+                        break;
+        }
+        if (pidfd >= 0)
+                close_pidfd(pidfd);
+        memset(&info, 0, sizeof(info));
+        waitid(P_PID, (id_t)pid, &info, WEXITED);
+        finish_group(run, pid);
+        if (info.si_code == CLD_EXITED) {
+                rec->exit_code = info.si_status;
+                rec->outcome = rec->exit_code == 0 ? "succeeded" : "failed";
+        } else {
+                rec->signal = info.si_status;
+                rec->outcome = "killed";
+        }
+        if (run->stopped_as)
+                rec->outcome = run->stopped_as;
+        if (out_open)
+                drain(run, out_fd);
+}
+
+static void end_run(struct job *job, int kick_fd)
+{
+        pthread_mutex_lock(&job->run_lock);
+        job->kick_fd = -1;
+        pthread_mutex_unlock(&job->run_lock);
+        if (kick_fd >= 0)
+                close(kick_fd);
+}
+
+/* In the system instance a job runs as its owner, unless the owner is the daemon's own user. */
+static bool runs_as_owner(struct job *job)
+{
+        return job->shared->run.system && job->owner != job->shared->run.uid;
+}
+
+/*
+ * The owner's passwd entry and groups, looked up at each run so that a change to the user's groups
+ * applies to the next run; and their log, which is theirs alone.
+ */
+static int take_owner(struct job *job, int log_fd, struct user_creds **ret, char *note,
+                      size_t notelen)
+{
+        int r = credentials_lookup_user(job->owner, ret);
+
+        if (r == -ENOENT) {
+                snprintf(note, notelen, "cannot run job %lld: its owner, uid %u, no longer exists",
+                         (long long)job->id, (unsigned)job->owner);
+                log_warning("%s", note);
+        } else if (r < 0) {
+                snprintf(note, notelen, "cannot run job %lld: cannot look up uid %u: %s",
+                         (long long)job->id, (unsigned)job->owner, strerror(-r));
+                log_warning("%s", note);
+        }
+        if (fchown(log_fd, job->owner, r == 0 ? (*ret)->gid : (gid_t)-1) < 0 && r == 0) {
+                r = -errno;
+                snprintf(note, notelen, "cannot give the log to uid %u: %s", (unsigned)job->owner,
+                         strerror(-r));
+                *ret = user_creds_free(*ret);
+        }
+        return r;
+}
+
+struct run_record *shell_run(struct job *job)
+{
+        struct run_record *rec = record_new_run(job);
+        struct run run = {.job = job};
+        int pipefd[2] = {-1, -1}, kick_fd, r;
+        struct user_creds *as = NULL;
+        char note[512] = "";
+        pid_t pid;
+
+        if (!rec)
+                return NULL;
+        run_log_init(&run.log, &job->shared->run);
+
+        /* Published before stop_reason() is read: a cancel either is seen now, or kicks. */
+        kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        pthread_mutex_lock(&job->run_lock);
+        job->kick_fd = kick_fd;
+        pthread_mutex_unlock(&job->run_lock);
+        if (stop_reason(job) || kick_fd < 0) {
+                /* Cancelled or shut down before it could start. */
+                rec->outcome = kick_fd < 0 ? "failed" : stop_reason(job);
+                rec->ended = run_wall_now();
+                end_run(job, kick_fd);
+                return rec;
+        }
+        rec->started = run_wall_now();
+        events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
+        r = run_log_open(&run.log, rec->log);
+        if (r == 0 && runs_as_owner(job))
+                r = take_owner(job, run.log.fd, &as, note, sizeof(note));
+        if (r == 0 && pipe2(pipefd, O_CLOEXEC) < 0)
+                r = -errno;
+        if (r == 0)
+                r = spawn_job(&(struct spawn_params){.argv = job->argv,
+                                                     .envp = job->env ? job->env->vars : NULL,
+                                                     .cwd = job->cwd,
+                                                     .out_fd = pipefd[1],
+                                                     .as = as},
+                              &pid, note, sizeof(note));
+        if (pipefd[1] >= 0)
+                close(pipefd[1]);
+        user_creds_free(as);
+        if (r < 0) {
+                char line[600];
+                int n;
+
+                if (!note[0])
+                        snprintf(note, sizeof(note), "cannot run %s: %s", job->argv[0],
+                                 strerror(-r));
+                n = snprintf(line, sizeof(line), "slowworkd: %s\n", note);
+                if (run.log.fd >= 0)
+                        run_log_write(&run.log, line,
+                                      (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+                rec->outcome = "failed";
+                rec->exit_code = 127;
+        } else {
+                __atomic_store_n(&job->pid, pid, __ATOMIC_RELEASE);
+                fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+                watch(&run, pid, pipefd[0], kick_fd, rec);
+                __atomic_store_n(&job->pid, 0, __ATOMIC_RELEASE);
+        }
+        if (pipefd[0] >= 0)
+                close(pipefd[0]);
+        run_log_close(&run.log);
+        rec->ended = run_wall_now();
+        end_run(job, kick_fd);
+        return rec;
+}

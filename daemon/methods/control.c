@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wait, cancel and release. A wait or a cancel of a running job is answered later, from the
+ * job's own end (registry.c), so that no thread is ever parked on a request.
+ */
+#include "jobs/registry.h"
+#include "methods/method.h"
+#include "server/conn.h"
+#include "store/run-record.h"
+
+/* The history's record of a job that is gone, if the client may see it; else an error reply. */
+static const struct run_record *gone_job(struct registry *reg, struct conn *c, int64_t id,
+                                         struct reply *r)
+{
+        const struct run_record *rec = history_last(&reg->history, id);
+
+        if (!rec)
+                reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)id);
+        else if (!registry_may_touch(c, rec->owner))
+                reply_error(r, SW_E_PERMISSION, "job %lld is not yours", (long long)id);
+        else
+                return rec;
+        return NULL;
+}
+
+static void handle_wait(struct registry *reg, struct conn *c, union params *params,
+                        struct reply *r)
+{
+        int64_t id = params->id.id;
+        struct job *job = registry_find(reg, id);
+        const struct run_record *rec;
+
+        if (!job) {
+                rec = gone_job(reg, c, id, r);
+                if (rec) {
+                        r->result = run_record_to_json(rec);
+                        conn_wait_for(c, rec->saved_seq);
+                }
+                return;
+        }
+        if (!method_lookup_job(reg, c, id, r))
+                return;
+        if (job_idle(job)) {
+                r->result = job->last ? run_record_to_json(job->last) : NULL;
+                conn_wait_for(c, job->saved_seq);
+                return;
+        }
+        if (registry_add_waiter(reg, job, c, r->id) < 0) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        r->deferred = true;
+}
+
+static void handle_cancel(struct registry *reg, struct conn *c, union params *params,
+                          struct reply *r)
+{
+        struct job *job = method_lookup_job(reg, c, params->id.id, r);
+        int e;
+
+        if (!job)
+                return;
+        e = registry_cancel(reg, job, c, r->id, &r->result);
+        if (e < 0) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        if (e > 0) {
+                r->deferred = true;
+                return;
+        }
+        conn_wait_for(c, job->saved_seq);
+        registry_check_idle(reg, job);
+}
+
+static void handle_release(struct registry *reg, struct conn *c, union params *params,
+                           struct reply *r)
+{
+        struct job *job = method_lookup_job(reg, c, params->id.id, r);
+
+        if (!job)
+                return;
+        if (!registry_unhold(reg, c, job)) {
+                if (!job->persist) {
+                        reply_error(r, SW_E_NOT_FOUND,
+                                    "this connection holds no handle on job %lld",
+                                    (long long)job->id);
+                        return;
+                }
+                job->persist = false;
+                job->handles--;
+                registry_save_state(reg, job, NULL);
+        }
+        r->result = json_object_new_object();
+        json_object_object_add(r->result, "id", json_object_new_int64(job->id));
+        json_object_object_add(r->result, "handles", json_object_new_int((int)job->handles));
+        registry_check_idle(reg, job);
+}
+
+const struct method control_methods[] = {
+    {"wait", sw_id_params, NULL, handle_wait},
+    {"cancel", sw_id_params, NULL, handle_cancel},
+    {"release", sw_id_params, NULL, handle_release},
+    {NULL, NULL, NULL, NULL},
+};

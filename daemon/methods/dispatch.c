@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* Requests to method handlers: the tables of methods/, parameters parsed by each method's own. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jobs/registry.h"
+#include "methods/dispatch.h"
+#include "methods/method.h"
+#include "server/conn.h"
+#include "store/store.h"
+
+static const struct method *const tables[] = {
+    daemon_methods, submit_methods, control_methods, query_methods, log_methods,
+};
+
+int reply_error(struct reply *r, int code, const char *fmt, ...)
+{
+        va_list ap;
+
+        r->code = code;
+        va_start(ap, fmt);
+        vsnprintf(r->message, sizeof(r->message), fmt, ap);
+        va_end(ap);
+        return code;
+}
+
+/* proto's calls return JSON-RPC codes, or a negative errno (-ENOMEM) that needs one. */
+static int protocol_code(int code, char *message, size_t len)
+{
+        if (code <= -32000)
+                return code;
+        snprintf(message, len, "%s", strerror(-code));
+        return sw_error_from_errno(code);
+}
+
+static const struct method *find(const char *name)
+{
+        for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+                for (const struct method *m = tables[t]; m->name; m++)
+                        if (strcmp(m->name, name) == 0)
+                                return m;
+        return NULL;
+}
+
+struct job *method_lookup_job(struct registry *reg, struct conn *c, int64_t id, struct reply *r)
+{
+        struct job *job = registry_find(reg, id);
+
+        if (!job) {
+                reply_error(r, SW_E_NOT_FOUND, "no live job %lld", (long long)id);
+                return NULL;
+        }
+        if (!registry_may_touch(c, job->owner)) {
+                reply_error(r, SW_E_PERMISSION, "job %lld is not yours", (long long)id);
+                return NULL;
+        }
+        return job;
+}
+
+void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
+{
+        struct registry *reg = data;
+        struct sw_request req = {0};
+        struct reply r = {0};
+        const struct method *method;
+        json_object *id = NULL;
+        union params p;
+        uint64_t queued;
+        int code;
+
+        code = sw_request_parse(line, len, &req, &id, r.message, sizeof(r.message));
+        if (code) {
+                r.code = protocol_code(code, r.message, sizeof(r.message));
+                /* An unreadable request still gets an error, addressed to id null. */
+                conn_send(c, sw_error_line(id, r.code, r.message));
+                return;
+        }
+        id = req.id ? json_object_get(req.id) : NULL;
+
+        method = find(req.method);
+        if (!method) {
+                reply_error(&r, SW_E_NO_METHOD, "no method \"%.64s\"", req.method);
+                goto done;
+        }
+        memset(&p, 0, sizeof(p));
+        if (method->prefill)
+                method->prefill(reg, &p);
+        code = sw_params_parse(req.params, method->params, &p, r.message, sizeof(r.message));
+        if (code) {
+                r.code = protocol_code(code, r.message, sizeof(r.message));
+                goto done;
+        }
+        r.id = id;
+        queued = store_queued(reg->store);
+        method->handle(reg, c, &p, &r);
+        if (store_queued(reg->store) != queued)
+                conn_wait_for_store(c);
+        sw_params_clear(method->params, &p);
+        if (r.deferred) {
+                c->busy = true;
+                json_object_put(id);
+                sw_request_clear(&req);
+                return;
+        }
+done:
+        conn_send_reply(c, id, r.result, r.code, r.message);
+        sw_request_clear(&req);
+}

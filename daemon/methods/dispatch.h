@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* Requests to their methods: the one entry point for a request line. */
+#ifndef SLOWWORKD_DISPATCH_H
+#define SLOWWORKD_DISPATCH_H
+
+#include <stddef.h>
+
+struct conn;
+
+/* Handles one request line from a client (data: the registry), replying on the connection. */
+void dispatch_line(void *data, struct conn *c, const char *line, size_t len);
+
+#endif

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The log method: a piece of a run's log file, read off the loop thread, as UTF-8 text (bytes
+ * that are not UTF-8 become U+FFFD). "offset" lets a client follow a running job.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobs/record.h"
+#include "jobs/registry.h"
+#include "methods/method.h"
+#include "server/conn.h"
+#include "store/run-record.h"
+
+#define LOG_CHUNK_DEFAULT 65536
+#define LOG_CHUNK_MAX 131072 /* escaped as JSON, it stays well under a 1 MiB reply */
+
+struct log_read {
+        uv_work_t work;
+        struct conn *c;
+        json_object *id;
+        int64_t job_id;
+        char *path;
+        int64_t offset, max;
+        bool running;
+        /* results */
+        bool at_end; /* the read reached the end of the file */
+        char *data;
+        size_t len;
+        int err;
+};
+
+/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid, -1 if cut short at the end. */
+static int utf8_sequence(const unsigned char *s, size_t n)
+{
+        int len, i;
+        unsigned cp;
+
+        if (s[0] < 0x80)
+                return 1;
+        if (s[0] >= 0xc2 && s[0] <= 0xdf)
+                len = 2, cp = s[0] & 0x1f;
+        else if (s[0] >= 0xe0 && s[0] <= 0xef)
+                len = 3, cp = s[0] & 0x0f;
+        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+                len = 4, cp = s[0] & 0x07;
+        else
+                return 0;
+        for (i = 1; i < len; i++) {
+                if ((size_t)i >= n)
+                        return -1;
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+            (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+                return 0;
+        return len;
+}
+
+/* Copies in to a new UTF-8 string; *ret_used says how many input bytes it took (a sequence cut
+ * at the end is left for the next read). */
+static char *to_utf8(const char *in, size_t n, bool at_end, size_t *ret_used)
+{
+        char *out = malloc(3 * n + 1), *p = out;
+        size_t i = 0;
+
+        if (!out)
+                return NULL;
+        while (i < n) {
+                int len = utf8_sequence((const unsigned char *)in + i, n - i);
+
+                if (len < 0 && !at_end)
+                        break;
+                if (len <= 0) {
+                        memcpy(p, "\xef\xbf\xbd", 3);
+                        p += 3;
+                        i++;
+                        continue;
+                }
+                if (len == 1 && in[i] == '\0') {
+                        memcpy(p, "\xef\xbf\xbd", 3);
+                        p += 3;
+                } else {
+                        memcpy(p, in + i, (size_t)len);
+                        p += len;
+                }
+                i += (size_t)len;
+        }
+        *p = '\0';
+        *ret_used = i;
+        return out;
+}
+
+static void read_work(uv_work_t *work)
+{
+        struct log_read *x = work->data;
+        char *buf = malloc((size_t)x->max);
+        ssize_t n;
+        int fd;
+
+        if (!buf) {
+                x->err = -ENOMEM;
+                return;
+        }
+        fd = open(x->path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                /* A run that has not written anything yet has no file: empty, not an error. */
+                x->err = errno == ENOENT ? 0 : -errno;
+                x->at_end = true;
+                x->data = strdup("");
+                free(buf);
+                return;
+        }
+        n = pread(fd, buf, (size_t)x->max, x->offset);
+        close(fd);
+        if (n < 0) {
+                x->err = -errno;
+                free(buf);
+                return;
+        }
+        x->at_end = n < x->max;
+        x->data = to_utf8(buf, (size_t)n, x->at_end && !x->running, &x->len);
+        free(buf);
+        if (!x->data)
+                x->err = -ENOMEM;
+}
+
+static void read_done(uv_work_t *work, int status)
+{
+        struct log_read *x = work->data;
+        json_object *o;
+
+        if (x->err < 0) {
+                char message[256];
+
+                snprintf(message, sizeof(message), "cannot read %s: %s", x->path,
+                         strerror(-x->err));
+                conn_reply(x->c, x->id, NULL, sw_error_from_errno(x->err), message);
+        } else {
+                o = json_object_new_object();
+                json_object_object_add(o, "id", json_object_new_int64(x->job_id));
+                json_object_object_add(o, "log", json_object_new_string(x->path));
+                json_object_object_add(o, "data", json_object_new_string(x->data));
+                json_object_object_add(o, "offset",
+                                       json_object_new_int64(x->offset + (int64_t)x->len));
+                /* eof: the run has ended and this is the last of its log */
+                json_object_object_add(o, "eof",
+                                       json_object_new_boolean(!x->running && x->at_end));
+                conn_reply(x->c, x->id, o, 0, NULL);
+        }
+        conn_unref(x->c);
+        free(x->data);
+        free(x->path);
+        free(x);
+}
+
+static void handle_log(struct registry *reg, struct conn *c, union params *params,
+                       struct reply *r)
+{
+        struct sw_log_params *p = &params->log;
+        struct job *job = registry_find(reg, p->id);
+        const struct run_record *rec = job ? job->last : history_last(&reg->history, p->id);
+        struct log_read *x;
+        char *path = NULL;
+        bool running = job && slow_work_is_executing(&job->dw.work);
+
+        if (rec || job) {
+                if (!registry_may_touch(c, job ? job->owner : rec->owner)) {
+                        reply_error(r, SW_E_PERMISSION, "job %lld is not yours",
+                                    (long long)p->id);
+                        return;
+                }
+        }
+        if (running)
+                path = record_log_path(reg->shared.run.log_dir, p->id,
+                                       __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE));
+        else if (!running && rec && rec->log)
+                path = strdup(rec->log);
+        if (!path && job && !rec && !job_idle(job)) {
+                /* Queued, not started: nothing yet, but more to come. */
+                r->result = json_object_new_object();
+                json_object_object_add(r->result, "id", json_object_new_int64(p->id));
+                json_object_object_add(r->result, "log", NULL);
+                json_object_object_add(r->result, "data", json_object_new_string(""));
+                json_object_object_add(r->result, "offset", json_object_new_int64(p->offset));
+                json_object_object_add(r->result, "eof", json_object_new_boolean(0));
+                return;
+        }
+        if (!path) {
+                reply_error(r, SW_E_NOT_FOUND, "job %lld has no log yet", (long long)p->id);
+                return;
+        }
+        x = calloc(1, sizeof(*x));
+        if (!x) {
+                free(path);
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        x->work.data = x;
+        x->c = conn_ref(c);
+        x->id = json_object_get(r->id);
+        x->job_id = p->id;
+        x->path = path;
+        x->offset = p->offset;
+        x->max = p->max ? p->max : LOG_CHUNK_DEFAULT;
+        if (x->max > LOG_CHUNK_MAX)
+                x->max = LOG_CHUNK_MAX;
+        if (x->max < 4) /* room for any whole character, so that a reader always moves on */
+                x->max = 4;
+        x->running = running;
+        uv_queue_work(c->clients->loop, &x->work, read_work, read_done);
+        r->deferred = true;
+}
+
+const struct method log_methods[] = {
+    {"log", sw_log_params, NULL, handle_log},
+    {NULL, NULL, NULL, NULL},
+};

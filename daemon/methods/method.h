@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A method: its name, its parameter table (proto/methods.h) and its handler. Each file of
+ * methods/ exports its own rows of the table, next to its handlers; dispatch.c looks them up.
+ */
+#ifndef SLOWWORKD_METHOD_H
+#define SLOWWORKD_METHOD_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "methods.h"
+#include "proto.h"
+
+struct conn;
+struct registry;
+
+/* Room for any method's parameters. */
+union params {
+        struct sw_settings settings;
+        struct sw_submit_params submit;
+        struct sw_id_params id;
+        struct sw_log_params log;
+        struct sw_enqueue_params enqueue;
+};
+
+/* What a handler returns: a result, or an error code and message. */
+struct reply {
+        json_object *id; /* the request's; a handler that defers takes a reference */
+        json_object *result;
+        int code;
+        char message[256];
+        bool deferred; /* the handler answers later, with conn_reply() */
+};
+
+struct method {
+        const char *name; /* NULL ends a table */
+        const struct sw_param *params;
+        /* Fills in what parameters that are not given stand for. */
+        void (*prefill)(struct registry *reg, union params *p);
+        void (*handle)(struct registry *reg, struct conn *c, union params *p, struct reply *r);
+};
+
+extern const struct method daemon_methods[]; /* ping, version, settings.*, stats */
+extern const struct method submit_methods[]; /* submit, enqueue */
+extern const struct method control_methods[]; /* wait, cancel, release */
+extern const struct method query_methods[];  /* status, list, subscribe */
+extern const struct method log_methods[];    /* log */
+
+int reply_error(struct reply *r, int code, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* The live job a request names, if the client may touch it; else NULL and an error reply. */
+struct job *method_lookup_job(struct registry *reg, struct conn *c, int64_t id, struct reply *r);
+
+#endif

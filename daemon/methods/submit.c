@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* submit (with keys: coalesced or deferred) and enqueue. */
+#include <errno.h>
+#include <string.h>
+
+#include "jobs/registry.h"
+#include "methods/method.h"
+#include "server/conn.h"
+#include "store/store.h"
+
+/* The reply says the job will run: it waits until the job is on disk, whoever queued it. */
+static void enqueue_reply(struct registry *reg, struct conn *c, struct job *job, double delay,
+                          struct reply *r)
+{
+        const char *extra;
+        int e;
+
+        /* A cancel is under way: what is queued now would be cancelled too. */
+        e = __atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE)
+                ? -ECANCELED
+                : registry_enqueue(reg, job, delay, &extra);
+        if (e == -ECANCELED) {
+                reply_error(r, SW_E_BUSY, "job %lld is being cancelled", (long long)job->id);
+                return;
+        }
+        if (e < 0) {
+                reply_error(r, SW_E_INTERNAL, "cannot queue job %lld: %s", (long long)job->id,
+                            strerror(-e));
+                return;
+        }
+        r->result = registry_state_result(job, extra);
+        conn_wait_for(c, job->saved_seq);
+        if (!extra || strcmp(extra, "coalesced") != 0)
+                registry_notify(reg, job, "pending", NULL);
+}
+
+/* A submit whose key names a live job of the same owner: that job is enqueued instead. */
+static void submit_again(struct registry *reg, struct conn *c, struct job *job,
+                         const struct sw_submit_params *p, struct reply *r)
+{
+        if (!job_same_payload(job, p)) {
+                reply_error(r, SW_E_CONFLICT,
+                            "key \"%s\" belongs to job %lld, which runs something else", p->key,
+                            (long long)job->id);
+                return;
+        }
+        if (p->hold && registry_hold(reg, c, job) < 0) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        if (p->persist && !job->persist) {
+                job->persist = true;
+                job->handles++;
+                registry_save_state(reg, job, NULL);
+        }
+        enqueue_reply(reg, c, job, p->delay, r);
+}
+
+static void handle_submit(struct registry *reg, struct conn *c, union params *params,
+                          struct reply *r)
+{
+        struct sw_submit_params *p = &params->submit;
+        struct job *job;
+        char err[256];
+        int e;
+
+        if (__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE)) {
+                reply_error(r, SW_E_BUSY, "slowworkd is shutting down");
+                return;
+        }
+        if (store_failing(reg->store, err, sizeof(err))) {
+                reply_error(r, SW_E_INTERNAL, "cannot save jobs: the state database fails: %s",
+                            err);
+                return;
+        }
+        /* A plugin runs inside the daemon, with its privileges. */
+        if ((p->plugin || p->entry || p->arg) && reg->shared.run.system && !conn_is_admin(c)) {
+                reply_error(r, SW_E_PERMISSION,
+                            "only admins may run plugin jobs in the system instance");
+                return;
+        }
+        if (p->key && (job = registry_find_key(reg, c->uid, p->key))) {
+                submit_again(reg, c, job, p, r);
+                return;
+        }
+        e = job_new(&reg->shared, c->uid, p, &job, err, sizeof(err));
+        if (e == -ENOMEM) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        if (e < 0) {
+                reply_error(r, e == -ENOENT ? SW_E_NOT_FOUND : SW_E_INVALID_PARAMS, "%s", err);
+                return;
+        }
+        job->id = ++reg->next_id;
+        registry_add(reg, job);
+        if (p->hold && registry_hold(reg, c, job) < 0)
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+        else
+                enqueue_reply(reg, c, job, p->delay, r);
+        if (r->code) {
+                registry_check_idle(reg, job);
+                return;
+        }
+        registry_save_job(reg, job);
+}
+
+static void handle_enqueue(struct registry *reg, struct conn *c, union params *params,
+                           struct reply *r)
+{
+        struct sw_enqueue_params *p = &params->enqueue;
+        struct job *job;
+
+        if (!p->id == !p->key) {
+                reply_error(r, SW_E_INVALID_PARAMS, "give exactly one of \"id\" and \"key\"");
+                return;
+        }
+        if (p->key) {
+                job = registry_find_key(reg, c->uid, p->key);
+                if (!job) {
+                        reply_error(r, SW_E_NOT_FOUND, "no live job with key \"%s\"", p->key);
+                        return;
+                }
+        } else if (!(job = method_lookup_job(reg, c, p->id, r))) {
+                return;
+        }
+        enqueue_reply(reg, c, job, 0, r);
+}
+
+const struct method submit_methods[] = {
+    {"submit", sw_submit_params, NULL, handle_submit},
+    {"enqueue", sw_enqueue_params, NULL, handle_enqueue},
+    {NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* SIGHUP: the configuration read again, off the loop, and applied. */
+#ifndef SLOWWORKD_RELOAD_H
+#define SLOWWORKD_RELOAD_H
+
+#include <stdbool.h>
+#include <uv.h>
+
+#include "util/config-load.h"
+
+struct clients;
+struct listener;
+struct notify;
+struct registry;
+struct reload_work;
+
+/* What a reload reads and changes. */
+struct reload {
+        uv_loop_t *loop;
+        const struct config *config; /* the file and the flags */
+        struct registry *registry;   /* settings */
+        struct clients *clients;     /* admin-group */
+        struct listener *listener;   /* socket-group */
+        struct notify *notify;
+        const bool *stopping;        /* the daemon is stopping: nothing is applied */
+        struct reload_work *under_way;
+};
+
+/* Loads the file and the flags again and applies them (the settings kept by settings.set stay
+ * on top), or logs why not and keeps what runs. A SIGHUP during a reload reloads once more. */
+void reload(struct reload *rl);
+
+#endif

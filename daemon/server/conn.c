@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A client connection: lines in, replies out in request order, peer credentials checked on
+ * accept, a bounded amount of unread output. A disconnect and a read or write error all end in
+ * conn_close(); the object is freed in the close callback.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "server/conn.h"
+#include "store/store.h"
+#include "util/credentials.h"
+#include "util/log.h"
+
+#define READ_CHUNK 65536
+#define IN_MAX     (4u * 1024 * 1024) /* requests read ahead while one waits for its reply */
+
+/* One write for the replies to all the requests one read brought in. */
+struct write_req {
+        uv_write_t req;
+        size_t n, len;
+        char *lines[];
+};
+
+struct conn *conn_ref(struct conn *c)
+{
+        c->refs++;
+        return c;
+}
+
+static void drop_held(struct conn *c)
+{
+        while (c->nheld > 0)
+                free(c->held[--c->nheld].line);
+        c->held_len = 0;
+}
+
+void conn_unref(struct conn *c)
+{
+        if (--c->refs > 0)
+                return;
+        drop_held(c);
+        free(c->held);
+        sw_lines_free(&c->in);
+        free(c);
+}
+
+static void on_close(uv_handle_t *handle)
+{
+        conn_unref(handle->data);
+}
+
+void conn_close(struct conn *c, const char *why)
+{
+        struct clients *clients = c->clients;
+
+        if (c->closing)
+                return;
+        c->closing = true;
+        if (why)
+                log_warning("Dropping client pid %d: %s", (int)c->pid, why);
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                clients->head = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        clients->n--;
+        clients->on_close(clients->data, c);
+        uv_close((uv_handle_t *)&c->pipe, on_close);
+}
+
+static void on_write(uv_write_t *req, int status)
+{
+        struct write_req *w = (struct write_req *)req;
+        struct conn *c = req->handle->data;
+        size_t i;
+
+        c->out_pending -= w->len;
+        for (i = 0; i < w->n; i++)
+                free(w->lines[i]);
+        free(w);
+        if (status < 0)
+                conn_close(c, NULL); /* gone: a read error or EOF tells the same */
+}
+
+static void maybe_finish(struct conn *c);
+
+void conn_flush(struct conn *c)
+{
+        uint64_t committed = store_committed(c->clients->store);
+        struct write_req *w;
+        uv_buf_t *bufs;
+        size_t i, n, len = 0;
+        int r;
+
+        if (c->closing || c->batching)
+                return;
+        for (n = 0; n < c->nheld && c->held[n].seq <= committed; n++)
+                len += strlen(c->held[n].line);
+        if (n == 0) {
+                maybe_finish(c);
+                return;
+        }
+        w = malloc(sizeof(*w) + n * sizeof(w->lines[0]));
+        bufs = malloc(n * sizeof(*bufs));
+        if (!w || !bufs) {
+                free(w);
+                free(bufs);
+                conn_close(c, "out of memory");
+                return;
+        }
+        w->n = n;
+        w->len = len;
+        for (i = 0; i < n; i++) {
+                w->lines[i] = c->held[i].line;
+                bufs[i] = uv_buf_init(w->lines[i], (unsigned)strlen(w->lines[i]));
+        }
+        c->nheld -= n;
+        memmove(c->held, c->held + n, c->nheld * sizeof(*c->held));
+        c->held_len -= len;
+        r = uv_write(&w->req, (uv_stream_t *)&c->pipe, bufs, (unsigned)w->n, on_write);
+        free(bufs); /* libuv keeps its own copy of the list */
+        if (r < 0) {
+                for (i = 0; i < w->n; i++)
+                        free(w->lines[i]);
+                free(w);
+                conn_close(c, uv_strerror(r));
+                return;
+        }
+        c->out_pending += w->len;
+        maybe_finish(c);
+}
+
+void conn_send(struct conn *c, char *line)
+{
+        struct held_line *held;
+
+        if (c->closing || !line) {
+                free(line);
+                if (!c->closing)
+                        conn_close(c, "out of memory");
+                return;
+        }
+        if (c->out_pending + c->held_len > CONN_OUT_MAX) {
+                free(line);
+                conn_close(c, "it does not read its replies");
+                return;
+        }
+        if (c->nheld == c->held_size) {
+                size_t size = c->held_size ? 2 * c->held_size : 16;
+
+                held = realloc(c->held, size * sizeof(*held));
+                if (!held) {
+                        free(line);
+                        conn_close(c, "out of memory");
+                        return;
+                }
+                c->held = held;
+                c->held_size = size;
+        }
+        c->held[c->nheld++] = (struct held_line){line, c->barrier};
+        c->held_len += strlen(line);
+        conn_flush(c);
+}
+
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
+{
+        static char chunk[READ_CHUNK]; /* the loop thread's; consumed before the next read */
+
+        *buf = uv_buf_init(chunk, sizeof(chunk));
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+        struct conn *c = req->data;
+
+        free(req);
+        conn_close(c, NULL);
+        conn_unref(c);
+}
+
+/* The client sent all it will send: once every reply is out, the connection ends. */
+static void finish(struct conn *c)
+{
+        uv_shutdown_t *req = malloc(sizeof(*req));
+
+        c->finishing = true;
+        if (!req) {
+                conn_close(c, "out of memory");
+                return;
+        }
+        req->data = conn_ref(c);
+        if (uv_shutdown(req, (uv_stream_t *)&c->pipe, on_shutdown) < 0) {
+                free(req);
+                conn_unref(c);
+                conn_close(c, NULL);
+        }
+}
+
+/* The client sent all it will send and has every reply: the connection ends. */
+static void maybe_finish(struct conn *c)
+{
+        if (c->eof && !c->busy && c->nheld == 0 && !c->finishing && !c->closing)
+                finish(c);
+}
+
+/* Handles buffered requests until one defers its reply; reads no further ahead than IN_MAX. */
+static void process(struct conn *c)
+{
+        size_t len;
+        char *line;
+        int r;
+
+        c->batching = true;
+        while (!c->closing && !c->busy && (r = sw_lines_next(&c->in, &line, &len)) != 0) {
+                if (r < 0)
+                        conn_send(c, sw_error_line(NULL, SW_E_TOO_LARGE,
+                                                   "request line longer than 1 MiB"));
+                else if (len > 0)
+                        c->clients->on_line(c->clients->data, c, line, len);
+        }
+        c->batching = false;
+        conn_flush(c);
+        if (c->closing || c->finishing || c->eof)
+                return;
+        if (c->reading && c->in.len - c->in.start > IN_MAX) {
+                uv_read_stop((uv_stream_t *)&c->pipe);
+                c->reading = false;
+        } else if (!c->reading && c->in.len - c->in.start <= IN_MAX) {
+                c->reading = uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) == 0;
+        }
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+        struct conn *c = stream->data;
+
+        if (nread == UV_EOF) {
+                /* Half closed: the requests read so far still get their replies. */
+                uv_read_stop(stream);
+                c->reading = false;
+                c->eof = true;
+                process(c);
+                return;
+        }
+        if (nread < 0) {
+                conn_close(c, NULL);
+                return;
+        }
+        if (sw_lines_push(&c->in, buf->base, (size_t)nread) < 0) {
+                conn_close(c, "out of memory");
+                return;
+        }
+        process(c);
+}
+
+void conn_send_reply(struct conn *c, json_object *id, json_object *result, int code,
+                     const char *message)
+{
+        if (c->closing || !id) {
+                /* A notification gets no reply, whatever happened. */
+                json_object_put(id);
+                json_object_put(result);
+        } else if (code) {
+                json_object_put(result);
+                conn_send(c, sw_error_line(id, code, message));
+        } else {
+                conn_send(c, sw_result_line(id, result ? result : json_object_new_object()));
+        }
+}
+
+void conn_wait_for_store(struct conn *c)
+{
+        conn_wait_for(c, store_queued(c->clients->store));
+}
+
+void conn_wait_for(struct conn *c, uint64_t seq)
+{
+        if (seq > c->barrier)
+                c->barrier = seq;
+}
+
+void conn_reply(struct conn *c, json_object *id, json_object *result, int code, const char *message)
+{
+        conn_send_reply(c, id, result, code, message);
+        c->busy = false;
+        if (!c->closing)
+                process(c);
+}
+
+bool conn_is_admin(const struct conn *c)
+{
+        return c->admin;
+}
+
+/* The peer's credentials; the user instance serves only its own user and root. */
+static int peer_allowed(struct clients *clients, struct conn *c)
+{
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        uv_os_fd_t fd;
+
+        if (uv_fileno((uv_handle_t *)&c->pipe, &fd) < 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return -errno;
+        c->uid = cred.uid;
+        c->gid = cred.gid;
+        c->pid = cred.pid;
+        return clients->system || cred.uid == clients->uid || cred.uid == 0 ? 0 : -EPERM;
+}
+
+static void start_reading(struct conn *c)
+{
+        int r = uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
+
+        if (r < 0)
+                conn_close(c, uv_strerror(r));
+        c->reading = r == 0;
+}
+
+/* The user database may block (LDAP, sssd): a client's groups are looked up off the loop, and
+ * its requests wait for the answer. */
+struct group_lookup {
+        uv_work_t work;
+        struct conn *c;
+        uid_t uid;
+        gid_t gid, group;
+        int r;
+};
+
+static void group_lookup_work(uv_work_t *work)
+{
+        struct group_lookup *x = work->data;
+
+        x->r = credentials_user_in_group(x->uid, x->gid, x->group);
+}
+
+static void group_lookup_done(uv_work_t *work, int status)
+{
+        struct group_lookup *x = work->data;
+        struct conn *c = x->c;
+
+        if (x->r < 0) {
+                errno = -x->r;
+                log_warning("Cannot look up the groups of uid %u (pid %d), not an admin: %m",
+                            (unsigned)x->uid, (int)c->pid);
+        }
+        c->admin = x->r > 0;
+        if (!c->closing)
+                start_reading(c);
+        conn_unref(c);
+        free(x);
+}
+
+/* Reads the client's requests once it is known whether it is an admin. */
+static void classify(struct clients *clients, struct conn *c)
+{
+        struct group_lookup *x;
+
+        c->admin = c->uid == 0 || c->uid == clients->uid ||
+                   (clients->admin_gid != (gid_t)-1 && c->gid == clients->admin_gid);
+        if (c->admin || clients->admin_gid == (gid_t)-1) {
+                start_reading(c);
+                return;
+        }
+        x = calloc(1, sizeof(*x));
+        if (!x) {
+                conn_close(c, "out of memory");
+                return;
+        }
+        x->work.data = x;
+        x->c = conn_ref(c);
+        x->uid = c->uid;
+        x->gid = c->gid;
+        x->group = clients->admin_gid;
+        if (uv_queue_work(clients->loop, &x->work, group_lookup_work, group_lookup_done) < 0) {
+                conn_unref(c);
+                free(x);
+                conn_close(c, "cannot look up its groups");
+        }
+}
+
+void conn_accept(struct clients *clients, uv_stream_t *listener)
+{
+        struct conn *c = calloc(1, sizeof(*c));
+        int r;
+
+        if (!c) {
+                log_warning("Out of memory for a new connection");
+                return;
+        }
+        c->clients = clients;
+        c->refs = 1;
+        sw_lines_init(&c->in);
+        uv_pipe_init(clients->loop, &c->pipe, 0);
+        c->pipe.data = c;
+        c->next = clients->head;
+        if (clients->head)
+                clients->head->prev = c;
+        clients->head = c;
+        clients->n++;
+
+        r = uv_accept(listener, (uv_stream_t *)&c->pipe);
+        if (r < 0) {
+                conn_close(c, uv_strerror(r));
+                return;
+        }
+        if (peer_allowed(clients, c) < 0) {
+                log_warning("Refused a client with uid %u (pid %d): not this daemon's user",
+                            (unsigned)c->uid, (int)c->pid);
+                conn_close(c, NULL);
+                return;
+        }
+        if (clients->n > CONN_MAX) {
+                log_warning("Refused a client (pid %d): %u connections already", (int)c->pid,
+                            CONN_MAX);
+                conn_close(c, NULL);
+                return;
+        }
+        classify(clients, c);
+}
+
+void conn_close_all(struct clients *clients)
+{
+        while (clients->head)
+                conn_close(clients->head, NULL);
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SLOWWORKD_CONN_H
+#define SLOWWORKD_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "proto.h"
+
+#define CONN_OUT_MAX (8u * 1024 * 1024) /* unread replies beyond which a client is dropped */
+#define CONN_MAX 1024                   /* connections at once */
+
+struct conn;
+struct store;
+
+/* The daemon's connections, and what it asks of whoever reads their requests. */
+struct clients {
+        uv_loop_t *loop;
+        struct store *store; /* replies that wait for a write wait for its commit */
+        uid_t uid;           /* the daemon's */
+        bool system;         /* every user may connect, not only the daemon's own and root */
+        gid_t admin_gid;     /* members are admins; (gid_t)-1: none */
+        struct conn *head;
+        unsigned n;
+        /* A request line came in; a connection goes (its requests get no more replies). */
+        void (*on_line)(void *data, struct conn *c, const char *line, size_t len);
+        void (*on_close)(void *data, struct conn *c);
+        void *data;
+};
+
+/* A reply to a request that wrote to the state database waits until the write is on disk, and
+ * the replies after it on the connection wait behind it. */
+struct held_line {
+        char *line;
+        uint64_t seq; /* the connection's barrier when it was made */
+};
+
+struct conn {
+        struct clients *clients;
+        uv_pipe_t pipe;
+        struct conn *prev, *next;
+        struct sw_lines in;
+        size_t out_pending; /* bytes handed to uv_write and not yet written */
+        uid_t uid;          /* the peer's, from SO_PEERCRED at connect */
+        gid_t gid;
+        pid_t pid;
+        bool admin;         /* set once at accept: see conn_is_admin() */
+        unsigned refs;      /* the connection's own, and one per reply still to come */
+        bool closing;
+        bool busy;          /* a reply is still to come: later requests wait, in order */
+        bool reading;
+        bool eof;           /* the client will send nothing more */
+        bool finishing;     /* shutting down after the last reply */
+        struct held_line *held; /* replies not yet handed to uv_write */
+        uint64_t barrier;       /* the state database write later replies wait for */
+        size_t nheld, held_size, held_len;
+        bool batching;      /* requests are being handled: write their replies together after */
+        void *data;         /* whoever reads its requests keeps what it knows of it here */
+};
+
+/* Accepts a pending connection from the listening stream; refuses peers that may not connect. */
+void conn_accept(struct clients *clients, uv_stream_t *listener);
+/* Closes every connection (shutdown). */
+void conn_close_all(struct clients *clients);
+/* Queues one reply line (taken over); drops the client when too much is unread. */
+void conn_send(struct conn *c, char *line);
+/* Later replies wait for every state database write made so far, or up to seq. */
+void conn_wait_for_store(struct conn *c);
+void conn_wait_for(struct conn *c, uint64_t seq);
+/* Writes the replies the state database has caught up with. */
+void conn_flush(struct conn *c);
+/* Closes the connection; it is freed once closed and no reply is still to come. */
+void conn_close(struct conn *c, const char *why);
+/*
+ * Whether the client is an admin: root, the daemon's own user, or a member of the admin group (its
+ * primary group at connect, or a supplementary group of its user in the user database at accept).
+ * Admins may change settings, and see and act on every user's items.
+ */
+bool conn_is_admin(const struct conn *c);
+struct conn *conn_ref(struct conn *c);
+void conn_unref(struct conn *c);
+/* Sends the reply to a request: the result, or the error (id NULL: a notification, no reply). */
+void conn_send_reply(struct conn *c, json_object *id, json_object *result, int code,
+                     const char *message);
+/* Ends a request whose reply was deferred: sends it (unless the client left) and goes on with
+ * the requests that came in meanwhile. */
+void conn_reply(struct conn *c, json_object *id, json_object *result, int code,
+                const char *message);
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/run-record.h"
+
+struct run_record *run_record_dup(const struct run_record *rec)
+{
+        struct run_record *copy = malloc(sizeof(*copy));
+
+        if (!copy)
+                return NULL;
+        *copy = *rec;
+        copy->summary = strdup(rec->summary);
+        copy->log = rec->log ? strdup(rec->log) : NULL;
+        if (!copy->summary || (rec->log && !copy->log)) {
+                run_record_free(copy);
+                return NULL;
+        }
+        return copy;
+}
+
+void run_record_free(struct run_record *rec)
+{
+        if (!rec)
+                return;
+        free(rec->summary);
+        free(rec->log);
+        free(rec);
+}
+
+json_object *run_record_to_json(const struct run_record *rec)
+{
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "id", json_object_new_int64(rec->id));
+        json_object_object_add(o, "run", json_object_new_int64(rec->run));
+        json_object_object_add(o, "class",
+                               json_object_new_string(rec->very_slow ? "very-slow" : "slow"));
+        json_object_object_add(o, "command", json_object_new_string(rec->summary));
+        json_object_object_add(o, "owner", json_object_new_int64(rec->owner));
+        json_object_object_add(o, "outcome", json_object_new_string(rec->outcome));
+        if (rec->signal)
+                json_object_object_add(o, "signal", json_object_new_int(rec->signal));
+        else if (rec->started > 0)
+                json_object_object_add(o, "exit_code", json_object_new_int(rec->exit_code));
+        json_object_object_add(o, "started", json_object_new_double(rec->started));
+        json_object_object_add(o, "ended", json_object_new_double(rec->ended));
+        json_object_object_add(o, "log", rec->log ? json_object_new_string(rec->log) : NULL);
+        return o;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* A finished run, as the history and the state database keep it after its job is gone. */
+#ifndef SLOWWORKD_RUN_RECORD_H
+#define SLOWWORKD_RUN_RECORD_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct run_record {
+        int64_t id;
+        int64_t run;
+        bool very_slow;
+        uid_t owner;
+        char *summary; /* the command, for people */
+        double started, ended; /* Unix seconds; started 0 for a run that never started */
+        const char *outcome;   /* succeeded, failed, killed, timed-out, cancelled, interrupted */
+        int exit_code;         /* when it exited */
+        int signal;            /* when a signal ended it */
+        char *log;             /* the run's log file */
+        uint64_t saved_seq;    /* the state database write that holds it (loop) */
+};
+
+/* A copy, or NULL when out of memory. */
+struct run_record *run_record_dup(const struct run_record *rec);
+void run_record_free(struct run_record *rec);
+/* As the protocol shows it: wait's result, status's "last". */
+json_object *run_record_to_json(const struct run_record *rec);
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The state database: SQLite in WAL mode in the state folder. The loop thread queues writes;
+ * the store's own thread commits whatever has queued up in one transaction (group commit) and
+ * tells the loop, which then lets out the replies that waited for it. Every write has a sequence
+ * number, so a reply can wait for exactly the writes made before it.
+ */
+#ifndef SLOWWORKD_STORE_H
+#define SLOWWORKD_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#define STORE_SCHEMA 1 /* PRAGMA user_version of the databases this daemon writes */
+
+struct store;
+struct run_record;
+struct env_block;
+
+/* Opens (creating) DIR/slowworkd.db and brings its schema up to date; errors are logged. */
+int store_open(const char *dir, struct store **ret);
+/* Starts the committing thread; on_commit runs on the loop after each commit. */
+int store_start(struct store *s, uv_loop_t *loop, void (*on_commit)(void *data), void *data);
+/* Commits what is queued and stops the thread (loop thread; a no-op when not started). */
+void store_stop(struct store *s);
+/* Closes the database, dropping writes queued after store_stop(). Accepts NULL. */
+void store_free(struct store *s);
+
+/* The sequence number of the last write queued, and of the last one on disk. */
+uint64_t store_queued(const struct store *s);
+uint64_t store_committed(const struct store *s);
+/* Whether the last commit failed (the database is failing until one works), and why. */
+bool store_failing(struct store *s, char *why, size_t len);
+
+/* A job's row: what it runs (payload, environment, key, name, owner, class) and its state. */
+struct store_job_row {
+        int64_t id;
+        uid_t owner;
+        bool very_slow;
+        const char *payload; /* JSON: the submit's params that say what it runs */
+        char **env;          /* NULL-terminated, or NULL (reading back) */
+        int64_t env_id;      /* its row */
+        const char *key, *name;
+        bool persist;
+        const char *state; /* pending, running or idle */
+        int64_t qorder;
+        double due; /* wall clock when a delayed one is due, else 0 */
+        int64_t runs;
+};
+
+/* Writes, loop thread only; each returns the sequence number of its write, which a reply that
+ * speaks of what it wrote waits for. The whole row (with its environment, written once), or
+ * only its state: persist, state, qorder, due and runs. */
+uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct env_block *env);
+uint64_t store_put_job_state(struct store *s, const struct store_job_row *row);
+void store_delete_job(struct store *s, int64_t id);
+void store_add_run(struct store *s, const struct run_record *rec, int64_t history_limit);
+void store_put_setting(struct store *s, const char *name, double value);
+
+/* Reading back at start, before store_start(): each calls back once per row, in order. */
+int store_load_settings(struct store *s, void (*cb)(void *data, const char *name, double value),
+                        void *data);
+int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
+                    void *data);
+/* The newest `limit` runs, oldest first; the callback takes the record over. */
+int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struct run_record *rec),
+                    void *data);
+int64_t store_load_next_id(struct store *s);
+
+#endif

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The configuration file. Values go through the same parameter table as settings.set and the
+ * command-line flags, so one table says what is valid. Parsing touches nothing but its output,
+ * so a reload that fails leaves the running configuration as it was.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/config-file.h"
+#include "util/credentials.h"
+
+static const char *const group_keys[] = {"admin-group", "socket-group"};
+
+static int setting_index(const char *name)
+{
+        int i;
+
+        for (i = 0; sw_settings_params[i].name; i++)
+                if (sw_settings_params[i].type != SW_P_BOOL &&
+                    strcmp(sw_settings_params[i].name, name) == 0)
+                        return i;
+        return -1;
+}
+
+static int key_index(const char *key)
+{
+        int i = setting_index(key);
+
+        if (i >= 0)
+                return i;
+        for (i = 0; i < 2; i++)
+                if (strcmp(group_keys[i], key) == 0)
+                        return CONFIG_SETTINGS + i;
+        return -1;
+}
+
+unsigned config_file_line(const struct config_file *cf, const char *key)
+{
+        int k = key_index(key);
+
+        return k < 0 ? 0 : cf->line[k];
+}
+
+static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (err && errlen > 0) {
+                va_start(ap, fmt);
+                vsnprintf(err, errlen, fmt, ap);
+                va_end(ap);
+        }
+        return r;
+}
+
+int config_parse_setting(struct sw_settings *s, const char *name, const char *value, char *err,
+                         size_t errlen)
+{
+        json_tokener *tok;
+        json_object *obj, *v;
+        int r;
+
+        if (setting_index(name) < 0)
+                return fail(err, errlen, -EINVAL, "unknown setting \"%s\"", name);
+        tok = json_tokener_new();
+        if (!tok)
+                return fail(err, errlen, -ENOMEM, "out of memory");
+        /* With its NUL, so that the number ends; "5 threads" parses as 5 and stops there, so
+         * only a value that is all number counts. */
+        v = json_tokener_parse_ex(tok, value, (int)strlen(value) + 1);
+        if (v && (json_tokener_get_error(tok) != json_tokener_success ||
+                  json_tokener_get_parse_end(tok) != strlen(value))) {
+                json_object_put(v);
+                v = NULL;
+        }
+        json_tokener_free(tok);
+        if (!v ||
+            !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))) {
+                json_object_put(v);
+                return fail(err, errlen, -EINVAL, "%s must be a number, not \"%s\"", name, value);
+        }
+        obj = json_object_new_object();
+        if (!obj || json_object_object_add(obj, name, v) < 0) {
+                json_object_put(obj);
+                json_object_put(v);
+                return fail(err, errlen, -ENOMEM, "out of memory");
+        }
+        r = sw_params_parse(obj, sw_settings_params, s, err, errlen);
+        json_object_put(obj);
+        if (r == -ENOMEM)
+                return r;
+        return r ? -EINVAL : 0;
+}
+
+static char *trim(char *s)
+{
+        char *end;
+
+        while (isspace((unsigned char)*s))
+                s++;
+        end = s + strlen(s);
+        while (end > s && isspace((unsigned char)end[-1]))
+                end--;
+        *end = '\0';
+        return s;
+}
+
+/* One "key = value" line into next; msg says what is wrong with it. */
+static int parse_line(char *text, unsigned lineno, struct config_file *next, char *msg,
+                      size_t msglen)
+{
+        char *eq, *key, *value, *hash = strchr(text, '#');
+        int k, r;
+
+        if (hash)
+                *hash = '\0';
+        text = trim(text);
+        if (!*text)
+                return 0;
+        eq = strchr(text, '=');
+        if (!eq)
+                return fail(msg, msglen, -EINVAL, "expected \"key = value\", not \"%s\"", text);
+        *eq = '\0';
+        key = trim(text);
+        value = trim(eq + 1);
+        if (!*key)
+                return fail(msg, msglen, -EINVAL, "no key before \"=\"");
+        k = key_index(key);
+        if (k < 0)
+                return fail(msg, msglen, -EINVAL, "unknown key \"%s\"", key);
+        if (next->line[k])
+                return fail(msg, msglen, -EINVAL, "%s is already set on line %u", key,
+                            next->line[k]);
+        if (!*value)
+                return fail(msg, msglen, -EINVAL, "no value for %s", key);
+        next->line[k] = lineno;
+        if (k < CONFIG_SETTINGS)
+                return config_parse_setting(&next->settings, key, value, msg, msglen);
+
+        r = credentials_group_by_name(value, k == CONFIG_ADMIN_GROUP ? &next->admin_gid : &next->socket_gid);
+        if (r == -ENOENT)
+                return fail(msg, msglen, -EINVAL, "%s: no group \"%s\"", key, value);
+        if (r < 0)
+                return fail(msg, msglen, r, "%s: cannot look up group \"%s\": %s", key, value,
+                            strerror(-r));
+        return 0;
+}
+
+int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *err, size_t errlen)
+{
+        struct config_file next = *cf;
+        char *line = NULL, msg[256];
+        unsigned lineno = 0;
+        size_t size = 0;
+        int r = 0;
+
+        next.admin_gid = next.socket_gid = (gid_t)-1;
+        memset(next.line, 0, sizeof(next.line));
+        errno = 0;
+        while (getline(&line, &size, f) >= 0) {
+                lineno++;
+                r = parse_line(line, lineno, &next, msg, sizeof(msg));
+                if (r < 0) {
+                        fail(err, errlen, r, "%s:%u: %s", path, lineno, msg);
+                        break;
+                }
+        }
+        if (r == 0 && ferror(f))
+                r = fail(err, errlen, errno ? -errno : -EIO, "%s: cannot read: %s", path,
+                         strerror(errno ? errno : EIO));
+        free(line);
+        if (r == 0)
+                *cf = next;
+        return r;
+}
+
+int config_file_read(const char *path, bool missing_ok, struct config_file *cf, char *err,
+                     size_t errlen)
+{
+        FILE *f = fopen(path, "re");
+        int r;
+
+        if (!f) {
+                r = -errno;
+                if (r == -ENOENT && missing_ok) {
+                        cf->admin_gid = cf->socket_gid = (gid_t)-1;
+                        memset(cf->line, 0, sizeof(cf->line));
+                        return 0;
+                }
+                return fail(err, errlen, r, "cannot open %s: %s", path, strerror(-r));
+        }
+        r = config_file_parse(f, path, cf, err, errlen);
+        fclose(f);
+        return r;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where the settings come from: defaults < the configuration file < command-line flags. A reload
+ * starts again from the defaults, so a key taken out of the file goes back to its default, and
+ * a flag keeps winning over the file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/config-load.h"
+#include "util/settings.h"
+
+int config_add_flag(struct config *c, const char *name, const char *value, char *err, size_t errlen)
+{
+        struct sw_settings scratch;
+        unsigned i;
+        int r;
+
+        settings_default(&scratch);
+        r = config_parse_setting(&scratch, name, value, err, errlen);
+        if (r < 0)
+                return r;
+        for (i = 0; i < c->nflags && strcmp(c->flags[i].name, name) != 0; i++)
+                ;
+        if (i == CONFIG_SETTINGS) {
+                snprintf(err, errlen, "too many setting flags");
+                return -E2BIG;
+        }
+        c->flags[i].name = name;
+        c->flags[i].value = value;
+        if (i == c->nflags)
+                c->nflags++;
+        return 0;
+}
+
+static const char *flag_value(const struct config *c, const char *name)
+{
+        unsigned i;
+
+        for (i = 0; i < c->nflags; i++)
+                if (strcmp(c->flags[i].name, name) == 0)
+                        return c->flags[i].value;
+        return NULL;
+}
+
+/* min-threads above max-threads: name the file's line when the file set either of them. */
+static int threads_conflict(const struct config *c, const char *path, const struct config_file *cf,
+                            char *err, size_t errlen)
+{
+        unsigned line = 0, min_line = 0, max_line = 0;
+
+        if (!flag_value(c, "min-threads"))
+                min_line = config_file_line(cf, "min-threads");
+        if (!flag_value(c, "max-threads"))
+                max_line = config_file_line(cf, "max-threads");
+        line = min_line > max_line ? min_line : max_line;
+        if (line)
+                snprintf(err, errlen,
+                         "%s:%u: min-threads (%lld) must not exceed max-threads (%lld)", path, line,
+                         (long long)cf->settings.min_threads, (long long)cf->settings.max_threads);
+        else
+                snprintf(err, errlen, "--min-threads (%lld) must not exceed --max-threads (%lld)",
+                         (long long)cf->settings.min_threads, (long long)cf->settings.max_threads);
+        return -EINVAL;
+}
+
+int config_load(const struct config *c, struct config_file *ret, char *err, size_t errlen)
+{
+        const char *path = c->path ? c->path : CONFIG_FILE_DEFAULT;
+        struct config_file cf;
+        unsigned i;
+        int r;
+
+        settings_default(&cf.settings);
+        r = config_file_read(path, !c->path, &cf, err, errlen);
+        if (r < 0)
+                return r;
+        for (i = 0; i < c->nflags; i++) {
+                r = config_parse_setting(&cf.settings, c->flags[i].name, c->flags[i].value, err,
+                                         errlen);
+                if (r < 0)
+                        return r;
+        }
+        if (settings_validate(&cf.settings) < 0)
+                return threads_conflict(c, path, &cf, err, errlen);
+        *ret = cf;
+        return 0;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* Where the settings come from: defaults, then the configuration file, then the flags. */
+#ifndef SLOWWORKD_CONFIG_LOAD_H
+#define SLOWWORKD_CONFIG_LOAD_H
+
+#include "util/config-file.h"
+
+struct config {
+        const char *path; /* --config FILE; NULL: CONFIG_FILE_DEFAULT, if it exists */
+        struct {
+                const char *name, *value;
+        } flags[CONFIG_SETTINGS]; /* the setting flags, the last of each name */
+        unsigned nflags;
+};
+
+/* Checks a setting flag and keeps it, to apply over the file now and at every reload. */
+int config_add_flag(struct config *c, const char *name, const char *value, char *err,
+                    size_t errlen);
+/* Defaults, the file and the flags, checked as a whole: 0, or -errno with err saying why. */
+int config_load(const struct config *c, struct config_file *ret, char *err, size_t errlen);
+
+#endif
