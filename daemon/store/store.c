@@ -603,6 +603,16 @@ static void put_env(struct store *s, struct env_block *env)
         queue(s, op);
 }
 
+/* The columns that change while a job lives, last in both statements. */
+static void put_state(struct op *op, const struct store_job_row *row)
+{
+        put_int(op, row->persist);
+        put_text(op, row->state);
+        put_int(op, row->qorder);
+        put_real(op, row->due);
+        put_int(op, row->runs);
+}
+
 uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct env_block *env)
 {
         struct op *op;
@@ -620,11 +630,7 @@ uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct 
                 op->n++;
         put_text(op, row->key);
         put_text(op, row->name);
-        put_int(op, row->persist);
-        put_text(op, row->state);
-        put_int(op, row->qorder);
-        put_real(op, row->due);
-        put_int(op, row->runs);
+        put_state(op, row);
         queue(s, op);
         return s->queued;
 }
@@ -634,11 +640,7 @@ uint64_t store_put_job_state(struct store *s, const struct store_job_row *row)
         struct op *op = op_new(STMT_PUT_JOB_STATE);
 
         put_int(op, row->id);
-        put_int(op, row->persist);
-        put_text(op, row->state);
-        put_int(op, row->qorder);
-        put_real(op, row->due);
-        put_int(op, row->runs);
+        put_state(op, row);
         queue(s, op);
         return s->queued;
 }
