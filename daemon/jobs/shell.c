@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One run of a shell job: /bin/sh -c COMMAND or an argv (in the system instance as the job's
- * owner), in its own process group, stdin from /dev/null, stdout and stderr through a pipe into the
- * run's log (cut at log-limit). The thread waits on the pipe, the process (pidfd) and the job's
+ * owner), in its own session and process group, stdin from /dev/null, stdout and stderr through
+ * a pipe into the run's log (cut at log-limit). The thread waits on the pipe, the process (pidfd) and the job's
  * kick eventfd: a cancel, a timeout or a shutdown sends SIGTERM to the group, and SIGKILL after
  * kill-grace.
  */

@@ -33,9 +33,8 @@ static int spawn_as_daemon(const struct spawn_params *p, pid_t *ret_pid)
         sigemptyset(&none);
         sigfillset(&all);
         posix_spawnattr_init(&attr);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
                                             POSIX_SPAWN_SETSIGDEF);
-        posix_spawnattr_setpgroup(&attr, 0);
         posix_spawnattr_setsigmask(&attr, &none);
         posix_spawnattr_setsigdefault(&attr, &all);
         posix_spawn_file_actions_init(&fa);
@@ -102,7 +101,7 @@ __attribute__((noreturn)) static void child(const struct spawn_params *p, char *
                 if (sig != SIGKILL && sig != SIGSTOP)
                         reset_signal(sig);
         sigemptyset(&none);
-        if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || setpgid(0, 0) < 0)
+        if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || setsid() < 0)
                 goto fail;
         if (move_fd(p->out_fd, 1) < 0 || move_fd(p->out_fd, 2) < 0)
                 goto fail;

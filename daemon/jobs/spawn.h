@@ -20,9 +20,10 @@ struct spawn_params {
 };
 
 /*
- * Starts the process in a process group of its own, with default signal dispositions and an
- * empty signal mask, stdin from /dev/null, out_fd as stdout and stderr and no other descriptor,
- * in cwd. With `as`, it runs with that user's uid, gid and groups, its HOME, USER and LOGNAME
+ * Starts the process in a session of its own (so its own process group, and no controlling
+ * terminal: the daemon's is not the job's to read or type into), with default signal dispositions
+ * and an empty signal mask, stdin from /dev/null, out_fd as stdout and stderr and no other
+ * descriptor, in cwd. With `as`, it runs with that user's uid, gid and groups, its HOME, USER and LOGNAME
  * from the user's entry, and enters cwd with the user's permissions. On failure: -errno, and
  * what failed, for the run's log, in note.
  */
