@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What a job can reach outside itself: the daemon's terminal. */
+/* What a job can reach outside itself (the daemon's terminal), and runs where pidfd_open fails. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <poll.h>
@@ -15,8 +15,8 @@
 #include "daemon-helpers.h"
 #include "run-suite.h"
 
-#ifndef TTY_INJECT
-#error "TTY_INJECT must name the tests' tty-inject program"
+#if !defined(TTY_INJECT) || !defined(NO_PIDFD)
+#error "TTY_INJECT and NO_PIDFD must name the tests' tty-inject program and no-pidfd shim"
 #endif
 
 static struct daemon d;
@@ -100,6 +100,59 @@ START_TEST(a_job_can_neither_open_nor_type_into_the_daemons_terminal)
 }
 END_TEST
 
+/* Without pidfd_open the daemon says so once and still watches its runs: exit codes, cancel and
+ * timeout as anywhere else, never "failed" for want of a pidfd. */
+START_TEST(without_pidfd_runs_are_watched_all_the_same)
+{
+        char said[] = "/tmp/slowwork-test-stderr-XXXXXX", err[4096] = "";
+        int64_t ok, five, slow, late;
+        int fd, out, saved = dup(2);
+        json_object *rec;
+        ssize_t n;
+
+        /* What slowworkd writes to its stderr goes to a file, for a look at the end. */
+        out = mkstemp(said);
+        ck_assert_int_ge(out, 0);
+        ck_assert_int_ge(dup2(out, 2), 0);
+        /* The sanitizers' runtimes want to come first; the shim does not mind. */
+        setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
+        setenv("LD_PRELOAD", NO_PIDFD, 1);
+        daemon_start(&d, "--kill-grace", "0.5", NULL);
+        unsetenv("LD_PRELOAD");
+        dup2(saved, 2);
+        close(saved);
+        fd = client_connect(d.sock);
+        ok = job_submit(fd, "{\"command\":\"sleep 0.2\"}");
+        five = job_submit(fd, "{\"command\":\"exit 5\"}");
+        slow = job_submit(fd, "{\"command\":\"sleep 30\"}");
+        late = job_submit(fd, "{\"command\":\"sleep 30\",\"timeout\":0.3}");
+        rec = job_wait(fd, ok);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        rec = job_wait(fd, five);
+        ck_assert_str_eq(str_member(rec, "outcome"), "failed");
+        ck_assert_int_eq(int_member(rec, "exit_code"), 5);
+        json_object_put(rec);
+        job_wait_state(fd, slow, "running");
+        json_object_put(client_call(fd, "cancel", "{\"id\":3}"));
+        ck_assert_int_eq(slow, 3);
+        rec = job_wait(fd, slow);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        json_object_put(rec);
+        rec = job_wait(fd, late);
+        ck_assert_str_eq(str_member(rec, "outcome"), "timed-out");
+        json_object_put(rec);
+        close(fd);
+        daemon_stop(&d);
+        n = pread(out, err, sizeof(err) - 1, 0);
+        ck_assert_int_gt(n, 0);
+        err[n] = '\0';
+        close(out);
+        unlink(said);
+        ck_assert_msg(strstr(err, "pidfd_open(2) fails here"), "slowworkd said: %s", err);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("contain");
@@ -107,6 +160,10 @@ int main(void)
 
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, a_job_can_neither_open_nor_type_into_the_daemons_terminal);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("watch");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, without_pidfd_runs_are_watched_all_the_same);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

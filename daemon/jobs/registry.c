@@ -8,6 +8,7 @@
 #include "jobs/item.h"
 #include "jobs/record.h"
 #include "jobs/registry.h"
+#include "jobs/shell.h"
 #include "server/conn.h"
 #include "store/run-record.h"
 #include "store/store.h"
@@ -470,6 +471,11 @@ int registry_init(struct registry *reg, const struct registry_config *config)
             .events = &reg->events,
             .inflight = &reg->inflight,
         };
+        r = shell_watch_check();
+        if (r < 0)
+                log_warning("pidfd_open(2) fails here (%s): running jobs are checked every "
+                            "100 ms instead of being watched",
+                            strerror(-r));
         r = inflight_open(&reg->inflight, config->state_dir, &reg->crashed, &reg->ncrashed);
         if (r < 0)
                 return r;

@@ -2,9 +2,9 @@
 /*
  * One run of a shell job: /bin/sh -c COMMAND or an argv (in the system instance as the job's
  * owner), in its own session and process group, stdin from /dev/null, stdout and stderr through
- * a pipe into the run's log (cut at log-limit). The thread waits on the pipe, the process (pidfd) and the job's
- * kick eventfd: a cancel, a timeout or a shutdown sends SIGTERM to the group, and SIGKILL after
- * kill-grace.
+ * a pipe into the run's log (cut at log-limit). The thread waits on the pipe, the process (pidfd)
+ * and the job's kick eventfd: a cancel, a timeout or a shutdown sends SIGTERM to the group, and
+ * SIGKILL after kill-grace.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +31,9 @@
 #include "store/run-record.h"
 #include "util/credentials.h"
 #include "util/log.h"
+
+/* How often a run without a pidfd looks whether its process has ended. */
+#define NO_PIDFD_CHECK_MS 100
 
 struct run {
         struct job *job;
@@ -100,6 +103,26 @@ __attribute__((noinline)) static void close_pidfd(int pidfd)
         close(pidfd);
 }
 
+/* Without a pidfd (none left, or a kernel or a filter that refuses the call): whether the
+ * process has ended, leaving it to be reaped. */
+static bool exited(pid_t pid)
+{
+        siginfo_t info = {0};
+
+        return waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+               info.si_pid == pid;
+}
+
+int shell_watch_check(void)
+{
+        int fd = (int)pidfd_open(getpid(), 0);
+
+        if (fd < 0)
+                return -errno;
+        close_pidfd(fd);
+        return 0;
+}
+
 /* Waits for the process to end, copying its output, and says how it ended. */
 static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct run_record *rec)
 {
@@ -108,12 +131,6 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
         int pidfd = (int)pidfd_open(pid, 0);
         bool out_open = true;
         siginfo_t info;
-
-        if (pidfd < 0) {
-                /* Without a pidfd the run could not be watched, nor stopped: end it now. */
-                stop(run, pid, "failed");
-                kill(-pid, SIGKILL);
-        }
 
         for (;;) {
                 struct pollfd fds[3] = {
@@ -131,6 +148,8 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                         next = run->kill_at;
                 if (next > 0)
                         timeout = next <= now ? 0 : (int)ceil((next - now) * 1000.0);
+                if (pidfd < 0 && (timeout < 0 || timeout > NO_PIDFD_CHECK_MS))
+                        timeout = NO_PIDFD_CHECK_MS;
                 poll(fds, 3, timeout);
                 if (fds[2].revents)
                         out_open = drain(run, out_fd);
@@ -143,7 +162,7 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                         kill(-pid, SIGKILL);
                         run->kill_at = 0;
                 }
-                if (fds[0].revents || pidfd < 0)
+                if (pidfd >= 0 ? fds[0].revents != 0 : exited(pid))
                         break;
         }
         if (pidfd >= 0)
