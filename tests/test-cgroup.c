@@ -362,7 +362,7 @@ END_TEST
 /* The spawn path: the child writes "0" to the inherited descriptor, then execs. */
 START_TEST(child_writing_to_procs_fd_before_exec_runs_in_the_run_cgroup)
 {
-        char got[PATH_MAX + 8], want[PATH_MAX];
+        char got[PATH_MAX + 8], want[PATH_MAX], *line;
         struct cgroup_run *run;
         int p[2], fd;
         ssize_t n, len = 0;
@@ -386,7 +386,9 @@ START_TEST(child_writing_to_procs_fd_before_exec_runs_in_the_run_cgroup)
         close(p[0]);
         ck_assert_int_eq(wait_status(pid), 0);
         expected_path("run-exec", want, sizeof(want));
-        ck_assert_msg(strstr(got, "0::") && strcmp(strstr(got, "0::") + 3, want) == '\n',
+        line = strstr(got, "0::");
+        ck_assert_msg(line && strncmp(line + 3, want, strlen(want)) == 0 &&
+                          line[3 + strlen(want)] == '\n',
                       "cat /proc/self/cgroup said \"%s\", not 0::%s", got, want);
         ck_assert_int_eq(cgroup_run_wait_empty(run, 5000), 0);
         ck_assert_int_eq(cgroup_run_remove(run), 0);
