@@ -65,8 +65,8 @@ int cgroup_tree_open(const char *path, bool create, struct cgroup_tree **ret_tre
  * so that the subtree root holds no process and controllers can be enabled in it. */
 int cgroup_tree_enter(struct cgroup_tree *t);
 /* Enables in the subtree every controller of want that its cgroup.controllers lists; the others
- * are left out without error. ret_enabled: what is enabled afterwards. -EBUSY when processes
- * are still in the subtree root (call cgroup_tree_enter() first). */
+ * are left out without error. ret_enabled (may be NULL): what is enabled afterwards. -EBUSY when
+ * processes are still in the subtree root (call cgroup_tree_enter() first). */
 int cgroup_tree_enable(struct cgroup_tree *t, unsigned want, unsigned *ret_enabled);
 /* All three, in that order, for the daemon's start. */
 int cgroup_tree_setup(const char *path, unsigned want, struct cgroup_tree **ret_tree,
