@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* What a job can reach outside itself (the daemon's terminal), and runs where pidfd_open fails. */
+/*
+ * What a job can reach outside itself: the daemon's terminal, processes that leave its process
+ * group or session, a run of its own after a crash; and runs where pidfd_open fails.
+ */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
@@ -9,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -153,6 +158,214 @@ START_TEST(without_pidfd_runs_are_watched_all_the_same)
 }
 END_TEST
 
+/* Whether this machine lets the daemon contain runs in cgroups (root, and cgroup2 mounted);
+ * where it does not, the cgroup cases fail, unless SLOWWORK_TEST_NO_CGROUP=1 says to skip them. */
+static bool has_cgroups(void)
+{
+        char line[1024];
+        bool mounted = false;
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+
+        ck_assert_ptr_nonnull(f);
+        while (!mounted && fgets(line, sizeof(line), f))
+                mounted = strstr(line, " - cgroup2 ") != NULL;
+        fclose(f);
+        if (geteuid() == 0 && mounted)
+                return true;
+        ck_assert_msg(getenv("SLOWWORK_TEST_NO_CGROUP"),
+                      "cgroup tests need root and a cgroup2 mount (SLOWWORK_TEST_NO_CGROUP=1 skips "
+                      "them)");
+        fprintf(stderr, "skipped: no cgroups for runs here\n");
+        return false;
+}
+
+/* The mount point of cgroup2, from /proc/self/mountinfo. */
+static void cgroup2_mount(char *buf, size_t len)
+{
+        char line[1024], point[512];
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+
+        ck_assert_ptr_nonnull(f);
+        buf[0] = '\0';
+        while (fgets(line, sizeof(line), f))
+                if (strstr(line, " - cgroup2 ") &&
+                    sscanf(line, "%*s %*s %*s %*s %511s", point) == 1) {
+                        snprintf(buf, len, "%s", point);
+                        break;
+                }
+        fclose(f);
+        ck_assert_msg(buf[0], "no cgroup2 mount");
+}
+
+/* Dead: gone, or a zombie nobody has reaped yet. Waits up to 5 s for it. */
+static bool dies(pid_t pid)
+{
+        for (int i = 0; i < 500; i++) {
+                char path[64], stat[256], *p;
+                FILE *f;
+
+                snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+                f = fopen(path, "re");
+                if (!f)
+                        return true;
+                p = fgets(stat, sizeof(stat), f) ? strrchr(stat, ')') : NULL;
+                fclose(f);
+                if (p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'))
+                        return true;
+                usleep(10000);
+        }
+        return false;
+}
+
+/* The pid a job wrote into the file, once it has. */
+static pid_t pid_in(const char *path)
+{
+        for (int i = 0; i < 2000; i++) {
+                FILE *f = fopen(path, "re");
+                int pid = 0;
+
+                if (f) {
+                        int n = fscanf(f, "%d", &pid);
+
+                        fclose(f);
+                        if (n == 1 && pid > 0)
+                                return pid;
+                }
+                usleep(5000);
+        }
+        ck_abort_msg("no pid in %s", path);
+        return 0;
+}
+
+START_TEST(a_run_sees_its_own_cgroup_which_goes_with_it)
+{
+        char mount[512], path[1200], *log, *line;
+        json_object *rec;
+        int64_t id;
+        int fd;
+
+        if (!has_cgroups())
+                return;
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        id = job_submit(fd, "{\"command\":\"cat /proc/self/cgroup\"}");
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        log = job_log(fd, id);
+        line = strstr(log, "0::/");
+        ck_assert_msg(line && strstr(line, "/run-1.1\n"), "the job's cgroups: %s", log);
+        *strchr(line, '\n') = '\0';
+        cgroup2_mount(mount, sizeof(mount));
+        snprintf(path, sizeof(path), "%s%s", mount, line + 3);
+        ck_assert_msg(access(path, F_OK) < 0 && errno == ENOENT, "%s is still there", path);
+        free(log);
+        json_object_put(rec);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+/* Ways out of a run's process group, each writing the escaped process's pid to the file $F. */
+static const char *const escapes[] = {
+    "setsid sh -c 'echo $$ > \"$F\"; exec sleep 60' & sleep 60",
+    "set -m; sleep 60 & echo $! > \"$F\"; sleep 60",
+    "(setsid sh -c 'echo $$ > \"$F\"; exec sleep 60' &); sleep 60",
+};
+
+START_TEST(escapes_from_the_process_group_are_stopped_by_cancel_and_timeout)
+{
+        int fd, i, how;
+
+        if (!has_cgroups())
+                return;
+        daemon_start(&d, "--kill-grace", "0.3", NULL);
+        fd = client_connect(d.sock);
+        for (how = 0; how < 2; how++)
+                for (i = 0; i < 3; i++) {
+                        char file[128], params[1024];
+                        json_object *o = json_object_new_object(), *env = json_object_new_object();
+                        json_object *rec;
+                        int64_t id;
+                        pid_t pid;
+
+                        snprintf(file, sizeof(file), "%s/escaped-%d-%d", d.dir, how, i);
+                        json_object_object_add(o, "command", json_object_new_string(escapes[i]));
+                        json_object_object_add(env, "F", json_object_new_string(file));
+                        json_object_object_add(env, "PATH", json_object_new_string(getenv("PATH")));
+                        json_object_object_add(o, "env", env);
+                        if (how == 1)
+                                json_object_object_add(o, "timeout", json_object_new_double(0.5));
+                        snprintf(params, sizeof(params), "%s", json_object_to_json_string(o));
+                        json_object_put(o);
+                        id = job_submit(fd, params);
+                        pid = pid_in(file);
+                        if (how == 0) {
+                                snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+                                json_object_put(client_call(fd, "cancel", params));
+                        }
+                        rec = job_wait(fd, id);
+                        ck_assert_str_eq(str_member(rec, "outcome"),
+                                         how == 0 ? "cancelled" : "timed-out");
+                        json_object_put(rec);
+                        ck_assert_msg(dies(pid), "escape %d outlived a %s", i,
+                                      how == 0 ? "cancel" : "timeout");
+                }
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+/* A job holds a lock for as long as it runs. kill -9 of the daemon leaves the run's processes:
+ * the restarted daemon stops them before the job runs again, which then gets the lock. */
+START_TEST(a_restart_after_a_crash_never_runs_a_job_beside_its_old_run)
+{
+        char lock[128], params[512], *log;
+        json_object *rec;
+        int64_t id;
+        pid_t old;
+        int fd, status;
+
+        if (!has_cgroups())
+                return;
+        daemon_start(&d, "--kill-grace", "0.3", NULL);
+        snprintf(lock, sizeof(lock), "%s/lock", d.dir);
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"flock -n %s -c 'echo got the lock; echo $$ >> %s.pids; "
+                 "sleep 60' || echo the lock was taken\"}",
+                 lock, lock);
+        fd = client_connect(d.sock);
+        id = job_submit(fd, params);
+        snprintf(params, sizeof(params), "%s.pids", lock);
+        old = pid_in(params);
+        close(fd);
+        ck_assert_int_eq(kill(d.pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
+        ck_assert_int_eq(kill(old, 0), 0); /* the crash left the run going */
+        daemon_start_again(&d, "--kill-grace", "0.3", NULL);
+        ck_assert_msg(dies(old), "the first run's process %d lives on", (int)old);
+        fd = client_connect(d.sock);
+        job_wait_state(fd, id, "running");
+        for (int i = 0; i < 500; i++) {
+                log = job_log(fd, id);
+                if (strstr(log, "lock"))
+                        break;
+                free(log);
+                log = NULL;
+                usleep(10000);
+        }
+        ck_assert_ptr_nonnull(log);
+        ck_assert_msg(strstr(log, "got the lock"), "the second run: %s", log);
+        free(log);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        json_object_put(client_call(fd, "cancel", params));
+        rec = job_wait(fd, id);
+        ck_assert_int_eq(int_member(rec, "run"), 2);
+        json_object_put(rec);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("contain");
@@ -160,6 +373,12 @@ int main(void)
 
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, a_job_can_neither_open_nor_type_into_the_daemons_terminal);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("cgroups");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, a_run_sees_its_own_cgroup_which_goes_with_it);
+        tcase_add_test(tc, escapes_from_the_process_group_are_stopped_by_cancel_and_timeout);
+        tcase_add_test(tc, a_restart_after_a_crash_never_runs_a_job_beside_its_old_run);
         suite_add_tcase(s, tc);
         tc = tcase_create("watch");
         tcase_set_timeout(tc, 60);

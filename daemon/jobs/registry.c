@@ -469,6 +469,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
             .system = config->system,
             .uid = config->uid,
             .events = &reg->events,
+            .contain = &reg->contain,
             .inflight = &reg->inflight,
         };
         r = shell_watch_check();
@@ -476,6 +477,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
                 log_warning("pidfd_open(2) fails here (%s): running jobs are checked every "
                             "100 ms instead of being watched",
                             strerror(-r));
+        contain_init(&reg->contain, config->state_dir);
         r = inflight_open(&reg->inflight, config->state_dir, &reg->crashed, &reg->ncrashed);
         if (r < 0)
                 return r;
@@ -535,6 +537,7 @@ void registry_free(struct registry *reg)
                         retire(reg, job);
                 }
         inflight_close(&reg->inflight);
+        contain_free(&reg->contain);
         free(reg->crashed);
         json_object_put(reg->kept);
         history_free(&reg->history);

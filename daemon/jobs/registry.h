@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "jobs/contain.h"
 #include "jobs/events.h"
 #include "jobs/inflight.h"
 #include "jobs/job.h"
@@ -41,6 +42,7 @@ struct registry {
         json_object *kept; /* settings.set's changes, as the state database keeps them */
         struct job_shared shared;
         struct events events;
+        struct contain contain;
         struct inflight inflight;
         struct history history;
         struct job *by_id[REGISTRY_BUCKETS], *by_key[REGISTRY_BUCKETS];
@@ -61,7 +63,8 @@ struct registry_config {
         uid_t uid;
 };
 
-/* Starts the pool and maps the inflight file; errors are logged. */
+/* Sets up how runs are contained, maps the inflight file and starts the pool; errors are
+ * logged. */
 int registry_init(struct registry *reg, const struct registry_config *config);
 /* Shutdown: queued runs do not start; running ones go on. */
 void registry_stop_starting(struct registry *reg);

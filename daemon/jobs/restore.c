@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "jobs/contain.h"
 #include "jobs/record.h"
 #include "jobs/registry.h"
 #include "jobs/restore.h"
@@ -12,11 +15,61 @@
 #include "store/store.h"
 #include "util/log.h"
 
+/* What a restore knows beside the registry: the jobs whose last run left processes that could
+ * not be stopped. Those are not run again on their own. */
+struct restoring {
+        struct registry *reg;
+        int64_t *stuck;
+        size_t nstuck;
+};
+
 static void restore_run(void *data, struct run_record *rec)
 {
-        struct registry *reg = data;
+        struct registry *reg = ((struct restoring *)data)->reg;
 
         history_add(&reg->history, rec, (size_t)reg->settings.history_limit);
+}
+
+/* A run of the last daemon left processes: killed now (left >= 0), before the job runs again,
+ * and said in the run's log; or they could not be (left < 0), and the job waits. */
+static void leftover(void *data, int64_t id, int64_t run, int left)
+{
+        struct restoring *rs = data;
+        char *path = record_log_path(rs->reg->shared.run.log_dir, id, run);
+        int fd = path ? open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : -1;
+        int64_t *stuck;
+
+        if (left >= 0)
+                log_info("Job %lld: killed %d processes its run %lld left when the last daemon "
+                         "stopped",
+                         (long long)id, left, (long long)run);
+        if (fd >= 0) {
+                if (left >= 0)
+                        dprintf(fd, "\n[slowworkd: the daemon stopped during this run; the %d "
+                                    "processes it left were killed before the job ran again]\n",
+                                left);
+                else
+                        dprintf(fd, "\n[slowworkd: the daemon stopped during this run, and the "
+                                    "processes it left could not be stopped: the job is held, "
+                                    "not run again]\n");
+                close(fd);
+        }
+        free(path);
+        if (left >= 0)
+                return;
+        stuck = realloc(rs->stuck, (rs->nstuck + 1) * sizeof(*stuck));
+        if (stuck) {
+                rs->stuck = stuck;
+                rs->stuck[rs->nstuck++] = id;
+        }
+}
+
+static bool listed(const int64_t *ids, size_t n, int64_t id)
+{
+        for (size_t i = 0; i < n; i++)
+                if (ids[i] == id)
+                        return true;
+        return false;
 }
 
 /* The job a row describes, made the way its submit made it. */
@@ -47,9 +100,10 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
         return r ? -EINVAL : 0;
 }
 
-/* A run the daemon's end cut: recorded interrupted, and queued once more (not a plugin's:
- * one that crashed the daemon must not do it again on its own; it waits, held, for an enqueue). */
-static void restore_interrupted(struct registry *reg, struct job *job)
+/* A run the daemon's end cut: recorded interrupted, and queued once more, unless held: a plugin's
+ * (one that crashed the daemon must not do it again on its own) or one whose leftovers live on.
+ * A held job waits for an enqueue. */
+static void restore_interrupted(struct registry *reg, struct job *job, bool held)
 {
         const char *extra;
 
@@ -57,7 +111,7 @@ static void restore_interrupted(struct registry *reg, struct job *job)
         /* What the cut run wrote stays readable, and goes with its record. */
         registry_run_ended(reg, job,
                            record_new_ended(job, job->runs_started, "interrupted", true));
-        if (!job->plugin_entry) {
+        if (!held) {
                 registry_enqueue(reg, job, 0, &extra);
                 return;
         }
@@ -68,21 +122,14 @@ static void restore_interrupted(struct registry *reg, struct job *job)
         registry_save_state(reg, job, NULL);
 }
 
-/* Whether the last daemon died while the job's plugin ran (its row may still say pending). */
-static bool crashed_in(struct registry *reg, int64_t id)
-{
-        for (size_t i = 0; i < reg->ncrashed; i++)
-                if (reg->crashed[i] == id)
-                        return true;
-        return false;
-}
-
 static void restore_job(void *data, const struct store_job_row *row)
 {
-        struct registry *reg = data;
+        struct restoring *rs = data;
+        struct registry *reg = rs->reg;
+        double now = (double)time(NULL);
         const char *extra;
         struct job *job;
-        double now = (double)time(NULL);
+        bool held;
 
         if (job_from_row(reg, row, &job) < 0)
                 return;
@@ -96,13 +143,15 @@ static void restore_job(void *data, const struct store_job_row *row)
         if (history_last(&reg->history, job->id))
                 job->last = run_record_dup(history_last(&reg->history, job->id));
         registry_add(reg, job);
-        if (strcmp(row->state, "running") != 0 && crashed_in(reg, job->id)) {
+        held = job->plugin_entry || listed(rs->stuck, rs->nstuck, job->id);
+        /* The last daemon died while the job's plugin ran (its row may still say pending). */
+        if (strcmp(row->state, "running") != 0 && listed(reg->crashed, reg->ncrashed, job->id)) {
                 /* Its start never reached the database: count that run too. */
                 job->runs_started++;
                 job->runs_ended++;
-                restore_interrupted(reg, job);
+                restore_interrupted(reg, job, held);
         } else if (strcmp(row->state, "running") == 0)
-                restore_interrupted(reg, job);
+                restore_interrupted(reg, job, held);
         else if (strcmp(row->state, "pending") == 0)
                 registry_enqueue(reg, job, row->due > now ? row->due - now : 0, &extra);
         registry_check_idle(reg, job);
@@ -110,12 +159,15 @@ static void restore_job(void *data, const struct store_job_row *row)
 
 int restore(struct registry *reg)
 {
+        struct restoring rs = {.reg = reg};
         int r;
 
+        contain_stop_leftovers(&reg->contain, leftover, &rs);
         reg->next_id = store_load_next_id(reg->store);
-        r = store_load_runs(reg->store, reg->settings.history_limit, restore_run, reg);
+        r = store_load_runs(reg->store, reg->settings.history_limit, restore_run, &rs);
         if (r == 0)
-                r = store_load_jobs(reg->store, restore_job, reg);
+                r = store_load_jobs(reg->store, restore_job, &rs);
+        free(rs.stuck);
         free(reg->crashed); /* the start's alone */
         reg->crashed = NULL;
         reg->ncrashed = 0;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct contain;
 struct events;
 struct inflight;
 
@@ -24,6 +25,7 @@ struct run_context {
         bool system;               /* the system instance: jobs run as their owners */
         uid_t uid;                 /* the daemon's */
         struct events *events;     /* where runs post their start and end */
+        struct contain *contain;   /* where their processes are kept */
         struct inflight *inflight; /* the plugin runs, kept across a crash */
 };
 

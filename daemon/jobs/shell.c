@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jobs/contain.h"
 #include "jobs/events.h"
 #include "jobs/job.h"
 #include "jobs/record.h"
@@ -29,14 +30,18 @@
 #include "jobs/shell.h"
 #include "jobs/spawn.h"
 #include "store/run-record.h"
+#include "util/cgroup.h"
 #include "util/credentials.h"
 #include "util/log.h"
 
 /* How often a run without a pidfd looks whether its process has ended. */
 #define NO_PIDFD_CHECK_MS 100
+/* How long killed processes of a run's cgroup may take to be gone before the run ends anyway. */
+#define KILLED_WAIT_MS 10000
 
 struct run {
         struct job *job;
+        struct cgroup_run *cgroup; /* where its processes are, NULL: its process group only */
         struct run_log log;
         const char *stopped_as; /* outcome when we stopped it: cancelled, timed-out, ... */
         double kill_at;         /* monotonic seconds, 0: no SIGKILL due */
@@ -53,12 +58,24 @@ static bool drain(struct run *run, int fd)
         return n < 0 && errno == EAGAIN;
 }
 
+/* sig to every process of the run: its cgroup's, whatever session or group they made, else its
+ * process group's. */
+static void signal_all(struct run *run, pid_t pid, int sig)
+{
+        if (!run->cgroup)
+                kill(-pid, sig);
+        else if (sig == SIGKILL)
+                cgroup_run_kill(run->cgroup);
+        else
+                cgroup_run_signal(run->cgroup, sig);
+}
+
 static void stop(struct run *run, pid_t pid, const char *as)
 {
         if (run->stopped_as)
                 return;
         run->stopped_as = as;
-        kill(-pid, SIGTERM);
+        signal_all(run, pid, SIGTERM);
         run->kill_at = run_mono_now() + run_kill_grace(&run->job->shared->run);
 }
 
@@ -72,25 +89,47 @@ static const char *stop_reason(struct job *job)
         return NULL;
 }
 
+/* Whether anything of the run is left: in its cgroup, or in its process group, whose id stays
+ * ours while any member lives. */
+static bool anything_left(struct run *run, pid_t pid)
+{
+        return run->cgroup ? cgroup_run_populated(run->cgroup) > 0 : kill(-pid, 0) == 0;
+}
+
+/* Waits up to ms for the run to be empty: on its cgroup's events, else by looking every 20 ms. */
+static void wait_empty(struct run *run, pid_t pid, int ms)
+{
+        if (run->cgroup) {
+                cgroup_run_wait_empty(run->cgroup, ms);
+                return;
+        }
+        for (double end = run_mono_now() + ms / 1000.0; anything_left(run, pid);) {
+                if (run_mono_now() >= end)
+                        return;
+                poll(NULL, 0, 20);
+        }
+}
+
 /*
- * The job's first process is gone; what is left of its group gets SIGTERM (unless the run was
- * stopped already), then SIGKILL when kill-grace is up. The group's id stays ours while any
- * member lives.
+ * The job's first process is gone; what is left of the run gets SIGTERM (unless the run was
+ * stopped already), then SIGKILL when kill-grace is up. A run's end waits for its last process.
  */
 static void finish_group(struct run *run, pid_t pid)
 {
-        if (kill(-pid, 0) < 0)
+        double left_ms;
+
+        if (!anything_left(run, pid))
                 return;
         if (!run->kill_at) {
-                kill(-pid, SIGTERM);
+                signal_all(run, pid, SIGTERM);
                 run->kill_at = run_mono_now() + run_kill_grace(&run->job->shared->run);
         }
-        while (kill(-pid, 0) == 0) {
-                if (run_mono_now() >= run->kill_at) {
-                        kill(-pid, SIGKILL);
-                        return;
-                }
-                poll(NULL, 0, 20);
+        left_ms = (run->kill_at - run_mono_now()) * 1000.0;
+        wait_empty(run, pid, left_ms > 0 ? (int)ceil(left_ms) : 0);
+        if (anything_left(run, pid)) {
+                signal_all(run, pid, SIGKILL);
+                if (run->cgroup)
+                        wait_empty(run, pid, KILLED_WAIT_MS);
         }
 }
 
@@ -159,7 +198,7 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                 if (deadline > 0 && now >= deadline)
                         stop(run, pid, "timed-out");
                 if (run->kill_at > 0 && now >= run->kill_at) {
-                        kill(-pid, SIGKILL);
+                        signal_all(run, pid, SIGKILL);
                         run->kill_at = 0;
                 }
                 if (pidfd >= 0 ? fds[0].revents != 0 : exited(pid))
@@ -225,6 +264,20 @@ static int take_owner(struct job *job, int log_fd, struct user_creds **ret, char
         return r;
 }
 
+/* The run's own cgroup, where runs are contained; else (or when it cannot be made: said in the
+ * log) NULL, and the run keeps to its process group. */
+static struct cgroup_run *run_cgroup(struct job *job, int64_t number)
+{
+        struct cgroup_run *cg = NULL;
+        int r = contain_run_new(job->shared->run.contain, job->id, number, &cg);
+
+        if (r < 0)
+                log_warning("Job %lld: cannot make a cgroup for run %lld, it runs in its process "
+                            "group only: %s",
+                            (long long)job->id, (long long)number, strerror(-r));
+        return cg;
+}
+
 struct run_record *shell_run(struct job *job)
 {
         struct run_record *rec = record_new_run(job);
@@ -258,11 +311,17 @@ struct run_record *shell_run(struct job *job)
         if (r == 0 && pipe2(pipefd, O_CLOEXEC) < 0)
                 r = -errno;
         if (r == 0)
+                run.cgroup = run_cgroup(job, rec->run);
+        if (r == 0)
                 r = spawn_job(&(struct spawn_params){.argv = job->argv,
                                                      .envp = job->env ? job->env->vars : NULL,
                                                      .cwd = job->cwd,
                                                      .out_fd = pipefd[1],
-                                                     .as = as},
+                                                     .as = as,
+                                                     .cgroup_procs_fd =
+                                                         run.cgroup
+                                                             ? cgroup_run_procs_fd(run.cgroup)
+                                                             : -1},
                               &pid, note, sizeof(note));
         if (pipefd[1] >= 0)
                 close(pipefd[1]);
@@ -290,6 +349,10 @@ struct run_record *shell_run(struct job *job)
                 close(pipefd[0]);
         run_log_close(&run.log);
         rec->ended = run_wall_now();
+        if (run.cgroup && (r = cgroup_run_remove(run.cgroup)) < 0)
+                log_warning("Job %lld: cannot remove the cgroup of run %lld: %s",
+                            (long long)job->id, (long long)rec->run, strerror(-r));
+        cgroup_run_unref(run.cgroup);
         end_run(job, kick_fd);
         return rec;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A job's process. As the daemon's own user, posix_spawn() does it all. As another user it
- * cannot (it has no way to change credentials), so we fork: everything the child needs is made
- * before the fork, and the child makes only async-signal-safe calls up to exec. It reports a
- * failure through a close-on-exec pipe, so that an end of file there means exec succeeded.
+ * A job's process. As the daemon's own user and outside a cgroup, posix_spawn() does it all. As
+ * another user, or into a run cgroup, it cannot (it has no way to change credentials, nor to
+ * enter a cgroup), so we fork: everything the child needs is made before the fork, and the child
+ * makes only async-signal-safe calls up to exec. It reports a failure through a close-on-exec
+ * pipe, so that an end of file there means exec succeeded.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,7 +52,7 @@ static int spawn_as_daemon(const struct spawn_params *p, pid_t *ret_pid)
 }
 
 /* What the child was doing when it failed. */
-enum stage { STAGE_SETUP, STAGE_USER, STAGE_CWD, STAGE_EXEC };
+enum stage { STAGE_SETUP, STAGE_CGROUP, STAGE_USER, STAGE_CWD, STAGE_EXEC };
 
 struct child_error {
         int stage;
@@ -108,11 +109,15 @@ __attribute__((noreturn)) static void child(const struct spawn_params *p, char *
         null_fd = open("/dev/null", O_RDONLY);
         if (null_fd < 0 || move_fd(null_fd, 0) < 0)
                 goto fail;
+        /* Into the run cgroup while still privileged to, before anything of the job runs. */
+        e.stage = STAGE_CGROUP;
+        if (p->cgroup_procs_fd >= 0 && write(p->cgroup_procs_fd, "0", 1) != 1)
+                goto fail;
         e.stage = STAGE_USER;
         /* Groups first: after setgid and setuid we could change them no more. */
-        if (setgroups((size_t)p->as->ngroups, p->as->groups) < 0 ||
-            setresgid(p->as->gid, p->as->gid, p->as->gid) < 0 ||
-            setresuid(p->as->uid, p->as->uid, p->as->uid) < 0)
+        if (p->as && (setgroups((size_t)p->as->ngroups, p->as->groups) < 0 ||
+                      setresgid(p->as->gid, p->as->gid, p->as->gid) < 0 ||
+                      setresuid(p->as->uid, p->as->uid, p->as->uid) < 0))
                 goto fail;
         /* As the user: a folder they may not enter is theirs to be refused. */
         e.stage = STAGE_CWD;
@@ -194,13 +199,17 @@ static int child_result(const struct spawn_params *p, pid_t pid, int err_fd, cha
                 return -EIO;
         }
         switch (e.stage) {
+        case STAGE_CGROUP:
+                snprintf(note, notelen, "cannot put %s into its cgroup: %s", p->argv[0],
+                         strerror(e.err));
+                break;
         case STAGE_USER:
                 snprintf(note, notelen, "cannot run as user %s (uid %u): %s", p->as->name,
                          (unsigned)p->as->uid, strerror(e.err));
                 break;
         case STAGE_CWD:
-                snprintf(note, notelen, "cannot change to %s as user %s: %s", p->cwd, p->as->name,
-                         strerror(e.err));
+                snprintf(note, notelen, "cannot change to %s%s%s: %s", p->cwd,
+                         p->as ? " as user " : "", p->as ? p->as->name : "", strerror(e.err));
                 break;
         case STAGE_EXEC:
                 snprintf(note, notelen, "cannot run %s: %s", p->argv[0], strerror(e.err));
@@ -213,9 +222,10 @@ static int child_result(const struct spawn_params *p, pid_t pid, int err_fd, cha
         return -e.err;
 }
 
-static int spawn_as_user(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t notelen)
+static int spawn_forked(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t notelen)
 {
-        char *own[3] = {NULL, NULL, NULL}, **envp = user_env(p->envp, p->as, own);
+        char *own[3] = {NULL, NULL, NULL};
+        char **envp = p->as ? user_env(p->envp, p->as, own) : (char **)(p->envp ? p->envp : environ);
         int pipefd[2] = {-1, -1}, r;
         sigset_t all, old;
         pid_t pid;
@@ -258,7 +268,8 @@ out:
         free(own[0]);
         free(own[1]);
         free(own[2]);
-        free(envp);
+        if (p->as)
+                free(envp);
         return r;
 }
 
@@ -267,7 +278,8 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t n
         int r;
 
         note[0] = '\0';
-        r = p->as ? spawn_as_user(p, ret_pid, note, notelen) : spawn_as_daemon(p, ret_pid);
+        r = p->as || p->cgroup_procs_fd >= 0 ? spawn_forked(p, ret_pid, note, notelen)
+                                             : spawn_as_daemon(p, ret_pid);
         if (r < 0 && !note[0])
                 snprintf(note, notelen, "cannot run %s: %s", p->argv[0], strerror(-r));
         return r;

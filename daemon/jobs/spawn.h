@@ -17,15 +17,17 @@ struct spawn_params {
         const char *cwd;
         int out_fd;                  /* the process's stdout and stderr */
         const struct user_creds *as; /* NULL: as the daemon */
+        int cgroup_procs_fd;         /* the run cgroup's cgroup.procs, open for writing; -1 */
 };
 
 /*
  * Starts the process in a session of its own (so its own process group, and no controlling
  * terminal: the daemon's is not the job's to read or type into), with default signal dispositions
  * and an empty signal mask, stdin from /dev/null, out_fd as stdout and stderr and no other
- * descriptor, in cwd. With `as`, it runs with that user's uid, gid and groups, its HOME, USER and LOGNAME
- * from the user's entry, and enters cwd with the user's permissions. On failure: -errno, and
- * what failed, for the run's log, in note.
+ * descriptor, in cwd, in the run cgroup when given one (before exec: no process of the job is
+ * ever outside it). With `as`, it runs with that user's uid, gid and groups, its HOME, USER and
+ * LOGNAME from the user's entry, and enters cwd with the user's permissions. On failure: -errno,
+ * and what failed, for the run's log, in note.
  */
 int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t notelen);
 

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "jobs/contain.h"
+#include "util/cgroup.h"
+#include "util/log.h"
+#include "util/strv.h"
+
+/* How long a leftover of a dead daemon may take to die once killed. */
+#define LEFTOVER_WAIT_MS 10000
+
+/* Whether systemd delegated the cgroup at path to us (Delegate=yes marks it, systemd 251). */
+static bool delegated(const char *path)
+{
+        static const char *const names[] = {"trusted.delegate", "user.delegate"};
+        char value[8];
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+                ssize_t n = getxattr(path, names[i], value, sizeof(value) - 1);
+
+                if (n > 0) {
+                        value[n] = '\0';
+                        if (strcmp(value, "1") == 0)
+                                return true;
+                }
+        }
+        return false;
+}
+
+/* Our own subtree beside our cgroup, named after the state folder: one per daemon, and the same
+ * one after a restart. */
+static char *own_subtree(const char *cgroup, const char *state_dir)
+{
+        char *real = realpath(state_dir, NULL), *path;
+        uint64_t h = 1469598103934665603ull;
+
+        for (const char *p = real ? real : state_dir; *p; p++)
+                h = (h ^ (unsigned char)*p) * 1099511628211ull;
+        free(real);
+        if (asprintf(&path, "%s/slowworkd-%016" PRIx64, strcmp(cgroup, "/") == 0 ? "" : cgroup,
+                     h) < 0)
+                return NULL;
+        return path;
+}
+
+static int setup(struct contain *c, const char *state_dir)
+{
+        char *mount = NULL, *own = NULL, *path = NULL;
+        int r;
+
+        r = cgroup_find_mount(&mount);
+        if (r == 0)
+                r = cgroup_pid_path(0, &own);
+        if (r == 0 && asprintf(&path, "%s%s", mount, strcmp(own, "/") == 0 ? "" : own) < 0)
+                r = -ENOMEM;
+        if (r < 0)
+                goto out;
+        if (delegated(path)) {
+                c->path = path;
+                path = NULL;
+                r = cgroup_tree_setup(c->path, CGROUP_CTRL_ALL, &c->tree, &c->controllers);
+        } else if (geteuid() == 0) {
+                c->path = own_subtree(path, state_dir);
+                c->made = true;
+                r = c->path ? cgroup_tree_open(c->path, true, &c->tree) : -ENOMEM;
+                if (r == 0)
+                        r = cgroup_tree_enable(c->tree, CGROUP_CTRL_ALL, &c->controllers);
+        } else {
+                r = -EACCES;
+        }
+out:
+        free(mount);
+        free(own);
+        free(path);
+        return r;
+}
+
+void contain_init(struct contain *c, const char *state_dir)
+{
+        int r = setup(c, state_dir);
+
+        if (r < 0) {
+                c->tree = cgroup_tree_unref(c->tree);
+                log_info("Runs are contained in process groups only: no cgroup v2 subtree of "
+                         "ours (%s)",
+                         r == -EACCES ? "not delegated by systemd, and not root" : strerror(-r));
+                return;
+        }
+        log_info("Runs are contained in cgroups under %s (limits: %s%s%s%s)", c->path,
+                 c->controllers & CGROUP_CTRL_MEMORY ? "memory " : "",
+                 c->controllers & CGROUP_CTRL_PIDS ? "pids " : "",
+                 c->controllers & CGROUP_CTRL_CPU ? "cpu " : "", c->controllers ? "" : "none");
+}
+
+void contain_free(struct contain *c)
+{
+        c->tree = cgroup_tree_unref(c->tree);
+        if (c->made && c->path)
+                rmdir(c->path); /* not empty: a run is left for the next start */
+        free(c->path);
+        *c = (struct contain){0};
+}
+
+int contain_run_new(struct contain *c, int64_t id, int64_t run, struct cgroup_run **ret_run)
+{
+        char name[64];
+
+        if (!c->tree) {
+                *ret_run = NULL;
+                return 0;
+        }
+        snprintf(name, sizeof(name), "run-%" PRId64 ".%" PRId64, id, run);
+        return cgroup_run_create(c->tree, name, ret_run);
+}
+
+void contain_stop_leftovers(struct contain *c,
+                            void (*cb)(void *data, int64_t id, int64_t run, int left),
+                            void *data)
+{
+        char **names = NULL;
+        int r;
+
+        if (!c->tree)
+                return;
+        r = cgroup_tree_list_runs(c->tree, &names);
+        if (r < 0) {
+                log_warning("Cannot look for the runs a stopped daemon left in %s: %s", c->path,
+                            strerror(-r));
+                return;
+        }
+        for (char **name = names; *name; name++) {
+                struct cgroup_run *run = NULL;
+                int64_t id = 0, number = 0;
+                int left = 0;
+
+                r = cgroup_run_open(c->tree, *name, &run);
+                if (r == 0 && cgroup_run_populated(run) > 0) {
+                        left = cgroup_run_signal(run, SIGKILL);
+                        r = cgroup_run_kill(run);
+                        if (r == 0)
+                                r = cgroup_run_wait_empty(run, LEFTOVER_WAIT_MS);
+                }
+                if (r == 0)
+                        r = cgroup_run_remove(run);
+                if (r < 0)
+                        log_error("Cannot stop what a run left in %s/%s: %s", c->path, *name,
+                                  strerror(-r));
+                else if (sscanf(*name, "run-%" SCNd64 ".%" SCNd64, &id, &number) == 2)
+                        cb(data, id, number, left < 0 ? 0 : left);
+                cgroup_run_unref(run);
+        }
+        strv_free(names);
+}

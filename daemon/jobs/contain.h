@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * How runs are contained: each in a cgroup of its own where the daemon can manage a cgroup v2
+ * subtree (its own cgroup when systemd delegated it, Delegate=yes; else, as root, a subtree
+ * named after the state folder, so that a restarted daemon finds it), else in process groups
+ * only. Leftovers of a daemon that died are stopped before anything runs again.
+ */
+#ifndef SLOWWORKD_CONTAIN_H
+#define SLOWWORKD_CONTAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cgroup_run;
+struct cgroup_tree;
+
+struct contain {
+        struct cgroup_tree *tree; /* NULL: process groups only */
+        char *path;               /* the subtree's folder */
+        bool made;                /* we made the subtree (not systemd's): it goes with us */
+        unsigned controllers;     /* CGROUP_CTRL_* enabled in the subtree */
+};
+
+/* Sets up the subtree for the daemon of state_dir, or falls back to process groups; says which
+ * in the log. Never fails the start. */
+void contain_init(struct contain *c, const char *state_dir);
+/* Removes a subtree the daemon made, when it is empty. */
+void contain_free(struct contain *c);
+/* A new run's cgroup, "run-ID.RUN": 0 with *ret_run, NULL when runs are not contained; -errno. */
+int contain_run_new(struct contain *c, int64_t id, int64_t run, struct cgroup_run **ret_run);
+/* Kills what each run cgroup of a daemon before this one still holds, waits for it, removes the
+ * cgroup, and tells cb the run's job, number and how many processes were left. */
+void contain_stop_leftovers(struct contain *c,
+                            void (*cb)(void *data, int64_t id, int64_t run, int left),
+                            void *data);
+
+#endif
