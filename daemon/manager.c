@@ -15,10 +15,12 @@
 #include "server/activation.h"
 #include "store/store.h"
 #include "util/log.h"
+#include "util/private-dir.h"
 
 /*
  * --state-dir, else the system instance's /var/lib/slowwork, else $XDG_STATE_HOME/slowwork, else
- * ~/.local/state/slowwork; made 0700 (in the system instance, logs are read through the daemon).
+ * ~/.local/state/slowwork; it and its logs folder made 0700, or refused when they are there but
+ * not the daemon's alone (in the system instance, logs are read through the daemon).
  */
 static int make_state_dir(struct manager *m, const char *given)
 {
@@ -48,11 +50,8 @@ static int make_state_dir(struct manager *m, const char *given)
                 if (r < 0)
                         return log_error_errno(r, "Failed to create %s: %m", m->state_dir);
         }
-        if (mkdir(m->state_dir, 0700) < 0 && errno != EEXIST)
-                return log_error_errno(-errno, "Failed to create %s: %m", m->state_dir);
-        if (mkdir(m->log_dir, 0700) < 0 && errno != EEXIST)
-                return log_error_errno(-errno, "Failed to create %s: %m", m->log_dir);
-        return 0;
+        r = private_dir_make(m->state_dir);
+        return r < 0 ? r : private_dir_make(m->log_dir);
 }
 
 static void on_signal(uv_signal_t *handle, int signum)

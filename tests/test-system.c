@@ -603,6 +603,87 @@ START_TEST(the_user_instance_refuses_another_uid)
 }
 END_TEST
 
+/* A state folder (or its logs folder) that someone else could have prepared is refused at start,
+ * naming the folder and the problem; nothing is made in it. */
+START_TEST(a_state_folder_that_is_not_the_daemons_alone_is_refused)
+{
+        char dir[64] = "/tmp/slowwork-state-XXXXXX", state[128], logs[160], link[128], sock[128];
+        struct {
+                const char *what, *said;
+        } cases[] = {
+            {"owned by user a", "belongs to uid"},
+            {"world-writable", "may be written by other users"},
+            {"a symbolic link", "is a symbolic link"},
+            {"logs owned by user a", "belongs to uid"},
+        };
+        char *err;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(state, sizeof(state), "%s/state", dir);
+        snprintf(logs, sizeof(logs), "%s/logs", state);
+        snprintf(link, sizeof(link), "%s/link", dir);
+        snprintf(sock, sizeof(sock), "%s/sock", dir);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                const char *given = state;
+
+                ck_assert_int_eq(mkdir(state, 0700), 0);
+                if (i == 0)
+                        ck_assert_int_eq(chown(state, user(user_a)->pw_uid, 0), 0);
+                if (i == 1)
+                        ck_assert_int_eq(chmod(state, 0777), 0);
+                if (i == 2) {
+                        ck_assert_int_eq(symlink(state, link), 0);
+                        given = link;
+                }
+                if (i == 3) {
+                        ck_assert_int_eq(mkdir(logs, 0700), 0);
+                        ck_assert_int_eq(chown(logs, user(user_a)->pw_uid, 0), 0);
+                }
+                ck_assert_msg(daemon_run_stderr(&err, "--socket", sock, "--state-dir", given,
+                                                NULL) != 0,
+                              "a state folder %s was taken", cases[i].what);
+                ck_assert_msg(strstr(err, cases[i].said) && strstr(err, given),
+                              "for a state folder %s slowworkd said: %s", cases[i].what, err);
+                ck_assert_int_ne(access(i == 2 ? link : state, F_OK), -1);
+                free(err);
+                unlink(link);
+                rmdir(logs);
+                ck_assert_int_eq(rmdir(state), 0); /* nothing was made in it */
+        }
+        rmdir(dir);
+}
+END_TEST
+
+/* A run's log is made in place of whatever has its name: a link there is removed, not followed,
+ * and what it pointed to stays as it was. */
+START_TEST(a_link_in_the_logs_folder_is_never_followed)
+{
+        char victim[128], link[PATH_MAX + 32], *log, text[64] = "";
+        int fd, victim_fd;
+        json_object *rec;
+
+        daemon_start(&d, NULL);
+        snprintf(victim, sizeof(victim), "%s/victim", d.dir);
+        victim_fd = open(victim, O_RDWR | O_CREAT | O_EXCL, 0600);
+        ck_assert_int_ge(victim_fd, 0);
+        ck_assert_int_eq(write(victim_fd, "root's own\n", 11), 11);
+        snprintf(link, sizeof(link), "%s/logs/1.1.log", d.state);
+        ck_assert_int_eq(symlink(victim, link), 0);
+        fd = client_connect(d.sock);
+        rec = job_wait(fd, job_submit(fd, "{\"command\":\"echo the run own\"}"));
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        log = job_log(fd, 1);
+        ck_assert_str_eq(log, "the run own\n");
+        ck_assert_int_eq(pread(victim_fd, text, sizeof(text) - 1, 0), 11);
+        ck_assert_str_eq(text, "root's own\n");
+        free(log);
+        json_object_put(rec);
+        close(victim_fd);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("system");
@@ -645,6 +726,8 @@ int main(void)
         suite_add_tcase(s, tc);
         tcase_set_timeout(user_tc, 60);
         tcase_add_test(user_tc, the_user_instance_refuses_another_uid);
+        tcase_add_test(user_tc, a_state_folder_that_is_not_the_daemons_alone_is_refused);
+        tcase_add_test(user_tc, a_link_in_the_logs_folder_is_never_followed);
         suite_add_tcase(s, user_tc);
         return run_suite(s);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "jobs/item.h"
 #include "jobs/record.h"
@@ -464,6 +466,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         reg->shared.ops = &item_ops;
         reg->shared.run = (struct run_context){
             .log_dir = config->log_dir,
+            .log_dir_fd = open(config->log_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
             .log_limit = config->settings->log_limit,
             .kill_grace = config->settings->kill_grace,
             .system = config->system,
@@ -477,6 +480,8 @@ int registry_init(struct registry *reg, const struct registry_config *config)
                 log_warning("pidfd_open(2) fails here (%s): running jobs are checked every "
                             "100 ms instead of being watched",
                             strerror(-r));
+        if (reg->shared.run.log_dir_fd < 0)
+                return log_error_errno(-errno, "Failed to open %s: %m", config->log_dir);
         contain_init(&reg->contain, config->state_dir);
         r = inflight_open(&reg->inflight, config->state_dir, &reg->crashed, &reg->ncrashed);
         if (r < 0)
@@ -538,6 +543,8 @@ void registry_free(struct registry *reg)
                 }
         inflight_close(&reg->inflight);
         contain_free(&reg->contain);
+        if (reg->shared.run.log_dir && reg->shared.run.log_dir_fd >= 0)
+                close(reg->shared.run.log_dir_fd);
         free(reg->crashed);
         json_object_put(reg->kept);
         history_free(&reg->history);

@@ -39,6 +39,7 @@ double run_kill_grace(const struct run_context *ctx)
 void run_log_init(struct run_log *log, const struct run_context *ctx)
 {
         *log = (struct run_log){
+            .dir_fd = ctx->log_dir_fd,
             .fd = -1,
             .limit = __atomic_load_n(&ctx->log_limit, __ATOMIC_RELAXED),
         };
@@ -46,9 +47,15 @@ void run_log_init(struct run_log *log, const struct run_context *ctx)
 
 int run_log_open(struct run_log *log, const char *path)
 {
-        if (!path)
+        const char *name = path ? strrchr(path, '/') : NULL;
+
+        if (!name)
                 return -ENOMEM;
-        log->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        name++;
+        if (unlinkat(log->dir_fd, name, 0) < 0 && errno != ENOENT)
+                return -errno;
+        log->fd = openat(log->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                         0600);
         return log->fd < 0 ? -errno : 0;
 }
 

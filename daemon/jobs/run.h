@@ -18,6 +18,7 @@ struct inflight;
 /* Set up by the registry; the loop writes the atomic members, the runners read them. */
 struct run_context {
         const char *log_dir;
+        int log_dir_fd;            /* the logs folder, opened once: logs are made inside it */
         int64_t log_limit;         /* atomic: log bytes kept per run */
         double kill_grace;         /* atomic: SIGTERM to SIGKILL */
         bool stopping;             /* atomic: shutting down, queued runs do not start */
@@ -35,13 +36,15 @@ double run_kill_grace(const struct run_context *ctx);
 
 /* A run's log file, cut at log-limit with a note that says so. */
 struct run_log {
-        int fd; /* -1 until opened */
+        int dir_fd; /* the logs folder */
+        int fd;     /* -1 until opened */
         int64_t logged, limit;
         bool cut;
 };
 
 void run_log_init(struct run_log *log, const struct run_context *ctx);
-/* Creates the file (mode 0600): 0 or -errno. */
+/* Creates the file (mode 0600) in the logs folder, in place of whatever had its name (a link
+ * is removed, never followed): 0 or -errno. */
 int run_log_open(struct run_log *log, const char *path);
 /* 0, or -errno. */
 int run_log_write(struct run_log *log, const void *data, size_t n);

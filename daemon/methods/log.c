@@ -109,7 +109,7 @@ static void read_work(uv_work_t *work)
                 x->err = -ENOMEM;
                 return;
         }
-        fd = open(x->path, O_RDONLY | O_CLOEXEC);
+        fd = open(x->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
                 /* A run that has not written anything yet has no file: empty, not an error. */
                 x->err = errno == ENOENT ? 0 : -errno;
