@@ -603,6 +603,33 @@ START_TEST(the_user_instance_refuses_another_uid)
 }
 END_TEST
 
+/* Who a job runs as comes from the job: a daemon started without --system on a system instance's
+ * database (where users' jobs wait) refuses it, naming a job and its owner, and runs nothing. */
+START_TEST(a_system_database_opened_without_system_is_refused)
+{
+        int fd = connect_as(user_a), status;
+        char sock[PATH_MAX + 8], *err, owner[32];
+
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"id -u\",\"delay\":600}"), 1);
+        close(fd);
+        ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+        ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        snprintf(sock, sizeof(sock), "%s-user", d.sock);
+        ck_assert_int_ne(daemon_run_stderr(&err, "--socket", sock, "--state-dir", d.state, NULL),
+                         0);
+        snprintf(owner, sizeof(owner), "uid %u", (unsigned)user(user_a)->pw_uid);
+        ck_assert_msg(strstr(err, "holds job 1 of") && strstr(err, owner), "slowworkd said: %s",
+                      err);
+        free(err);
+        /* The system instance takes it, and the job waits as it did. */
+        daemon_start_again(&d, "--system", "--kill-grace", "1", NULL);
+        close(root_fd);
+        root_fd = client_connect(d.sock);
+        ck_assert_str_eq(job_state_of(root_fd, 1), "pending");
+}
+END_TEST
+
 /* A state folder (or its logs folder) that someone else could have prepared is refused at start,
  * naming the folder and the problem; nothing is made in it. */
 START_TEST(a_state_folder_that_is_not_the_daemons_alone_is_refused)
@@ -723,6 +750,7 @@ int main(void)
         tcase_add_test(tc, an_admin_group_member_changes_settings_and_sees_and_touches_every_job);
         tcase_add_test(tc, roots_job_runs_as_root_with_the_environment_it_sent);
         tcase_add_test(tc, a_job_whose_owner_is_gone_fails_with_a_note);
+        tcase_add_test(tc, a_system_database_opened_without_system_is_refused);
         suite_add_tcase(s, tc);
         tcase_set_timeout(user_tc, 60);
         tcase_add_test(user_tc, the_user_instance_refuses_another_uid);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,8 @@ struct restoring {
         struct registry *reg;
         int64_t *stuck;
         size_t nstuck;
+        int64_t foreign; /* a job of another user, which a user instance must not hold */
+        uid_t foreign_owner;
 };
 
 static void restore_run(void *data, struct run_record *rec)
@@ -157,10 +160,36 @@ static void restore_job(void *data, const struct store_job_row *row)
         registry_check_idle(reg, job);
 }
 
+static void find_foreign(void *data, const struct store_job_row *row)
+{
+        struct restoring *rs = data;
+
+        if (!rs->foreign && row->owner != rs->reg->shared.run.uid) {
+                rs->foreign = row->id;
+                rs->foreign_owner = row->owner;
+        }
+}
+
 int restore(struct registry *reg)
 {
         struct restoring rs = {.reg = reg};
         int r;
+
+        /* Only the system instance runs jobs of other users (as them): a user instance that
+         * finds one refuses the database before anything of it runs. */
+        if (!reg->shared.run.system) {
+                r = store_load_jobs(reg->store, find_foreign, &rs);
+                if (r == 0 && rs.foreign) {
+                        log_error("The state database holds job %lld of uid %u, another user: "
+                                  "it is a system instance's (start slowworkd with --system), "
+                                  "not uid %u's own",
+                                  (long long)rs.foreign, (unsigned)rs.foreign_owner,
+                                  (unsigned)reg->shared.run.uid);
+                        return -EPERM;
+                }
+                if (r < 0)
+                        return r;
+        }
 
         contain_stop_leftovers(&reg->contain, leftover, &rs);
         reg->next_id = store_load_next_id(reg->store);

@@ -231,10 +231,10 @@ static void end_run(struct job *job, int kick_fd)
                 close(kick_fd);
 }
 
-/* In the system instance a job runs as its owner, unless the owner is the daemon's own user. */
+/* A job runs as its owner, always: as the daemon only when the daemon is its owner. */
 static bool runs_as_owner(struct job *job)
 {
-        return job->shared->run.system && job->owner != job->shared->run.uid;
+        return job->owner != job->shared->run.uid;
 }
 
 /*

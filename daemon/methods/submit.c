@@ -73,6 +73,14 @@ static void handle_submit(struct registry *reg, struct conn *c, union params *pa
                             err);
                 return;
         }
+        /* A user's own instance runs that user's jobs; root's go to the system instance. */
+        if (!reg->shared.run.system && c->uid != reg->shared.run.uid) {
+                reply_error(r, SW_E_PERMISSION,
+                            "this is the instance of uid %u, which runs only its own jobs: "
+                            "submit to the system instance, or as uid %u",
+                            (unsigned)reg->shared.run.uid, (unsigned)reg->shared.run.uid);
+                return;
+        }
         /* A plugin runs inside the daemon, with its privileges. */
         if ((p->plugin || p->entry || p->arg) && reg->shared.run.system && !conn_is_admin(c)) {
                 reply_error(r, SW_E_PERMISSION,
