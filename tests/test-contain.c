@@ -265,6 +265,39 @@ START_TEST(a_run_sees_its_own_cgroup_which_goes_with_it)
 }
 END_TEST
 
+/* A contained run records the CPU time its processes used (and whether the OOM killer struck). */
+START_TEST(a_contained_run_records_the_cpu_time_it_used)
+{
+        json_object *rec, *reply;
+        int64_t id;
+        int fd;
+
+        if (!has_cgroups())
+                return;
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        id = job_submit(fd, "{\"command\":\"i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done\"}");
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_msg(json_object_get_double(json_object_object_get(rec, "cpu_time")) >= 0.05,
+                      "record: %s", json_object_to_json_string(rec));
+        ck_assert(!json_object_get_boolean(json_object_object_get(rec, "oom")));
+        json_object_put(rec);
+        /* As the history keeps it, after a restart too. */
+        close(fd);
+        ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+        ck_assert_int_eq(waitpid(d.pid, NULL, 0), d.pid);
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        reply = client_call(fd, "wait", "{\"id\":1}");
+        ck_assert_double_ge(
+            json_object_get_double(json_object_object_get(reply_result(reply), "cpu_time")), 0.05);
+        json_object_put(reply);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 /* Ways out of a run's process group, each writing the escaped process's pid to the file $F. */
 static const char *const escapes[] = {
     "setsid sh -c 'echo $$ > \"$F\"; exec sleep 60' & sleep 60",
@@ -377,6 +410,7 @@ int main(void)
         tc = tcase_create("cgroups");
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, a_run_sees_its_own_cgroup_which_goes_with_it);
+        tcase_add_test(tc, a_contained_run_records_the_cpu_time_it_used);
         tcase_add_test(tc, escapes_from_the_process_group_are_stopped_by_cancel_and_timeout);
         tcase_add_test(tc, a_restart_after_a_crash_never_runs_a_job_beside_its_old_run);
         suite_add_tcase(s, tc);

@@ -28,6 +28,8 @@ static struct run_record *record_new(struct job *job, int64_t run, bool has_log)
         rec->run = run;
         rec->very_slow = job->very_slow;
         rec->owner = job->owner;
+        rec->cpu_time = -1;
+        rec->memory_peak = -1;
         rec->summary = strdup(job->summary);
         rec->log = has_log ? record_log_path(job->shared->run.log_dir, job->id, run) : NULL;
         if (!rec->summary || (has_log && !rec->log)) {

@@ -264,6 +264,20 @@ static int take_owner(struct job *job, int log_fd, struct user_creds **ret, char
         return r;
 }
 
+/* What the run's processes used, and whether the OOM killer struck, as far as the kernel says. */
+static void account(struct run_record *rec, struct cgroup_run *cg)
+{
+        struct cgroup_stats st;
+
+        if (cgroup_run_stats(cg, &st) < 0)
+                return;
+        if (st.cpu_usec != CGROUP_UNKNOWN)
+                rec->cpu_time = (double)st.cpu_usec / 1e6;
+        if (st.memory_peak != CGROUP_UNKNOWN)
+                rec->memory_peak = (int64_t)st.memory_peak;
+        rec->oom = st.oom_kills != CGROUP_UNKNOWN && st.oom_kills > 0;
+}
+
 /* The run's own cgroup, where runs are contained; else (or when it cannot be made: said in the
  * log) NULL, and the run keeps to its process group. */
 static struct cgroup_run *run_cgroup(struct job *job, int64_t number)
@@ -349,6 +363,8 @@ struct run_record *shell_run(struct job *job)
                 close(pipefd[0]);
         run_log_close(&run.log);
         rec->ended = run_wall_now();
+        if (run.cgroup)
+                account(rec, run.cgroup);
         if (run.cgroup && (r = cgroup_run_remove(run.cgroup)) < 0)
                 log_warning("Job %lld: cannot remove the cgroup of run %lld: %s",
                             (long long)job->id, (long long)rec->run, strerror(-r));

@@ -19,6 +19,9 @@ struct run_record {
         int exit_code;         /* when it exited */
         int signal;            /* when a signal ended it */
         char *log;             /* the run's log file */
+        bool oom;              /* the OOM killer struck in the run's cgroup */
+        double cpu_time;       /* seconds of CPU its processes used; < 0: not known */
+        int64_t memory_peak;   /* bytes at most in memory at once; < 0: not known */
         uint64_t saved_seq;    /* the state database write that holds it (loop) */
 };
 

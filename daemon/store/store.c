@@ -32,6 +32,10 @@ static const char *const migrations[STORE_SCHEMA] = {
     " very_slow INTEGER NOT NULL, owner INTEGER NOT NULL, summary TEXT NOT NULL,"
     " started REAL NOT NULL, ended REAL NOT NULL, outcome TEXT NOT NULL,"
     " exit_code INTEGER NOT NULL, signal INTEGER NOT NULL, log TEXT);",
+    /* 2: what a contained run used, and whether the OOM killer struck (NULL: not known) */
+    "ALTER TABLE runs ADD COLUMN oom INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE runs ADD COLUMN cpu_time REAL;"
+    "ALTER TABLE runs ADD COLUMN memory_peak INTEGER;",
 };
 
 enum stmt {
@@ -54,7 +58,8 @@ static const char *const stmt_sql[STMT_MAX] = {
     [STMT_DELETE_JOB] = "DELETE FROM jobs WHERE id = ?",
     [STMT_PUT_ENV] = "INSERT OR IGNORE INTO envs (id, vars) VALUES (?, ?)",
     [STMT_ADD_RUN] = "INSERT INTO runs (id, run, very_slow, owner, summary, started, ended,"
-                     " outcome, exit_code, signal, log) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                     " outcome, exit_code, signal, log, oom, cpu_time, memory_peak)"
+                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [STMT_PUT_SETTING] = "INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)",
     [STMT_PUT_NEXT_ID] = "INSERT INTO meta (key, value) VALUES ('next_id', ?1)"
                          " ON CONFLICT (key) DO UPDATE SET value = max(value, ?1)",
@@ -62,7 +67,7 @@ static const char *const stmt_sql[STMT_MAX] = {
                         " RETURNING log",
 };
 
-#define OP_VALUES_MAX 12
+#define OP_VALUES_MAX 14
 
 struct value {
         enum { V_NULL, V_INT, V_REAL, V_TEXT } type;
@@ -668,6 +673,15 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
         put_int(op, rec->exit_code);
         put_int(op, rec->signal);
         put_text(op, rec->log);
+        put_int(op, rec->oom);
+        if (rec->cpu_time >= 0)
+                put_real(op, rec->cpu_time);
+        else
+                op->n++;
+        if (rec->memory_peak >= 0)
+                put_int(op, rec->memory_peak);
+        else
+                op->n++;
         pthread_mutex_lock(&s->lock);
         s->history_limit = history_limit;
         s->runs_added = true;
@@ -768,7 +782,8 @@ int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struc
 
         if (sqlite3_prepare_v2(s->db,
                                "SELECT id, run, very_slow, owner, summary, started, ended,"
-                               " outcome, exit_code, signal, log FROM (SELECT * FROM runs"
+                               " outcome, exit_code, signal, log, oom, cpu_time, memory_peak"
+                               " FROM (SELECT * FROM runs"
                                " ORDER BY seq DESC LIMIT ?) ORDER BY seq",
                                -1, &st, NULL) != SQLITE_OK)
                 return db_error(s, "cannot read the history");
@@ -790,6 +805,13 @@ int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struc
                 rec->exit_code = sqlite3_column_int(st, 8);
                 rec->signal = sqlite3_column_int(st, 9);
                 rec->log = log ? strdup(log) : NULL;
+                rec->oom = sqlite3_column_int(st, 11);
+                rec->cpu_time = sqlite3_column_type(st, 12) == SQLITE_NULL
+                                    ? -1
+                                    : sqlite3_column_double(st, 12);
+                rec->memory_peak = sqlite3_column_type(st, 13) == SQLITE_NULL
+                                       ? -1
+                                       : sqlite3_column_int64(st, 13);
                 cb(data, rec);
         }
         sqlite3_finalize(st);
