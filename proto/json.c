@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +72,7 @@ struct scanner {
         const char *s;
         size_t n, pos;
         bool names;
+        int names_error; /* a name the protocol refuses: reported only if the text is JSON */
         struct name *name;
         size_t nnames, names_size;
         char *buf;
@@ -261,6 +264,25 @@ static int decode(struct scanner *sc, size_t from, size_t to, bool *ret_nul)
         return 0;
 }
 
+/* Notes the first name the protocol refuses, and stops looking at names: a text that is not
+ * JSON must still be a parse error, whatever its names. */
+static int names_refused(struct scanner *sc, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+static int names_refused(struct scanner *sc, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (sc->errbuf && sc->errlen > 0) {
+                va_start(ap, fmt);
+                vsnprintf(sc->errbuf, sc->errlen, fmt, ap);
+                va_end(ap);
+        }
+        sc->names = false;
+        sc->names_error = SW_E_INVALID_REQUEST;
+        return 0;
+}
+
 /* A member name at pos, kept among the open objects' names. */
 static int scan_name(struct scanner *sc, struct name *ret)
 {
@@ -281,8 +303,7 @@ static int scan_name(struct scanner *sc, struct name *ret)
                 return r;
         ret->len = sc->buf_len - ret->off;
         if (nul)
-                return proto_error(sc->errbuf, sc->errlen, SW_E_INVALID_REQUEST,
-                                   "member name with a NUL byte at byte %zu", at);
+                return names_refused(sc, "member name with a NUL byte at byte %zu", at);
         return 0;
 }
 
@@ -325,9 +346,9 @@ static int check_names(struct scanner *sc, size_t first)
         qsort(v, n, sizeof(*v), name_cmp);
         for (i = 1; i < n; i++)
                 if (v[i].len == v[i - 1].len && memcmp(v[i].p, v[i - 1].p, v[i].len) == 0)
-                        return proto_error(sc->errbuf, sc->errlen, SW_E_INVALID_REQUEST,
-                                           "duplicate member \"%.*s\" at byte %zu",
-                                           (int)(v[i].len < 64 ? v[i].len : 64), v[i].p, v[i].at);
+                        return names_refused(sc, "duplicate member \"%.*s\" at byte %zu",
+                                             (int)(v[i].len < 64 ? v[i].len : 64), v[i].p,
+                                             v[i].at);
         return 0;
 }
 
@@ -483,7 +504,7 @@ static int scan(struct scanner *sc, struct proto_json_scan *ret)
                                 if (sc->pos < sc->n)
                                         return fail(sc, "characters after the value at byte %zu",
                                                     sc->pos);
-                                return 0;
+                                return sc->names_error;
                         }
                         top = &stack[depth - 1];
                         close = top->object ? '}' : ']';

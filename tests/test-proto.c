@@ -574,6 +574,10 @@ START_TEST(request_duplicate_member_is_invalid_request)
                     "{\"plugin\":\"p\",\"arg\":[1,{\"a\":{\"b\":1,\"c\":2,\"b\":3}}]}}",
                     SW_E_INVALID_REQUEST, NULL);
         ck_assert_msg(strstr(errbuf, "duplicate member \"b\""), "%s", errbuf);
+        /* A line that is not JSON is a parse error, whatever its names. */
+        bad_request(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":1,\"a\":2},}",
+            SW_E_PARSE, NULL);
 }
 END_TEST
 
