@@ -3,7 +3,9 @@
  * libFuzzer target for the wire format (proto/): the input is a byte stream from a client. It is
  * pushed through sw_lines in chunks whose sizes come from the input itself, with a line limit
  * that is either the daemon's or a small one, and the lines it yields are checked against a
- * plain split of the whole stream. Each line then goes through sw_request_parse, a request's
+ * plain split of the whole stream (blank lines skipped, the tail taken by sw_lines_finish). Each
+ * line goes through sw_json_check, which must agree with the request parser on what is not
+ * JSON, then through sw_request_parse, a request's
  * params through sw_params_parse against every table in methods.h (each into a heap struct of
  * exactly its type, so that a write past it is caught), and the line through sw_reply_parse.
  * Replies and requests built from what was parsed must parse back.
@@ -146,6 +148,9 @@ static void fuzz_line(const char *line, size_t len)
         int r;
 
         r = sw_request_parse(line, len, &req, &id, errbuf, sizeof(errbuf));
+        /* json-c reads whatever the scan lets through; the parser refuses more, never less. */
+        if (len <= SW_LINE_MAX && r != -ENOMEM)
+                CHECK((r == SW_E_PARSE) == (sw_json_check(line, len, NULL, 0) == SW_E_PARSE));
         if (r == 0) {
                 CHECK(req.method && !id);
                 CHECK(!req.params || json_object_is_type(req.params, json_type_object));
@@ -184,6 +189,17 @@ struct expected {
         size_t start, len;
 };
 
+/* Spaces, tabs and "\r" only: sw_lines_next() skips such a line. */
+static bool blank(const uint8_t *s, size_t n)
+{
+        size_t i;
+
+        for (i = 0; i < n; i++)
+                if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+                        return false;
+        return true;
+}
+
 /* *ret_pending: the bytes of an incomplete last line that is not oversized. */
 static struct expected *expected_lines(const uint8_t *data, size_t size, size_t max,
                                        size_t *ret_n, size_t *ret_pending)
@@ -194,8 +210,10 @@ static struct expected *expected_lines(const uint8_t *data, size_t size, size_t 
         CHECK(out);
         for (i = 0; i < size; i++)
                 if (data[i] == '\n') {
-                        out[n++] = (struct expected){start, i - start > max ? (size_t)-1
-                                                                            : i - start};
+                        if (i - start > max)
+                                out[n++] = (struct expected){start, (size_t)-1};
+                        else if (!blank(data + start, i - start))
+                                out[n++] = (struct expected){start, i - start};
                         start = i + 1;
                 }
         *ret_pending = 0;
@@ -253,6 +271,13 @@ static void split(const uint8_t *data, size_t size, size_t max, size_t parse_end
         take_lines(&lines, data, expect, nexp, &got, parse_end);
         CHECK(got == nexp);
         CHECK(sw_lines_pending(&lines) == pending);
+        /* EOF: the incomplete last line is a line too, unless it is blank. */
+        CHECK(sw_lines_finish(&lines) == 0);
+        if (pending > 0 && !blank(data + size - pending, pending))
+                expect[nexp++] = (struct expected){size - pending, pending};
+        take_lines(&lines, data, expect, nexp, &got, parse_end);
+        CHECK(got == nexp);
+        CHECK(sw_lines_pending(&lines) == 0);
         sw_lines_free(&lines);
         free(expect);
 }

@@ -106,30 +106,49 @@ int sw_lines_push(struct sw_lines *l, const char *data, size_t n)
         return 0;
 }
 
+int sw_lines_finish(struct sw_lines *l)
+{
+        if (l->discarding || l->len > l->partial)
+                return sw_lines_push(l, "\n", 1);
+        return 0;
+}
+
+static bool blank(const char *s, size_t n)
+{
+        size_t i;
+
+        for (i = 0; i < n; i++)
+                if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+                        return false;
+        return true;
+}
+
 int sw_lines_next(struct sw_lines *l, char **ret_line, size_t *ret_len)
 {
         char *line, *nl;
 
-        if (l->start == l->partial) {
-                if (l->start == l->len) {
-                        l->start = l->partial = l->len = 0;
-                        if (l->size > BUF_KEEP) {
-                                free(l->buf);
-                                l->buf = NULL;
-                                l->size = 0;
-                        }
+        while (l->start < l->partial) {
+                if (l->buf[l->start] == TAG_DROPPED) {
+                        l->start++;
+                        return -E2BIG;
                 }
-                return 0;
+                line = l->buf + l->start + 1;
+                nl = memchr(line, '\n', l->partial - l->start - 1);
+                *nl = '\0';
+                l->start = (size_t)(nl + 1 - l->buf);
+                if (!blank(line, (size_t)(nl - line))) {
+                        *ret_line = line;
+                        *ret_len = (size_t)(nl - line);
+                        return 1;
+                }
         }
-        if (l->buf[l->start] == TAG_DROPPED) {
-                l->start++;
-                return -E2BIG;
+        if (l->start == l->len) {
+                l->start = l->partial = l->len = 0;
+                if (l->size > BUF_KEEP) {
+                        free(l->buf);
+                        l->buf = NULL;
+                        l->size = 0;
+                }
         }
-        line = l->buf + l->start + 1;
-        nl = memchr(line, '\n', l->partial - l->start - 1);
-        *nl = '\0';
-        *ret_line = line;
-        *ret_len = (size_t)(nl - line);
-        l->start = (size_t)(nl + 1 - l->buf);
-        return 1;
+        return 0;
 }

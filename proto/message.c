@@ -2,7 +2,8 @@
 /*
  * Messages: a line of bytes to a JSON-RPC 2.0 request or reply, and requests, replies and
  * notifications back to lines. json-c's strict mode still lets a few things through (overlong
- * UTF-8, surrogates), so the line's UTF-8 is checked here first.
+ * UTF-8, surrogates, NaN, "1.", duplicate names), so the line's UTF-8 is checked here first, then
+ * the line is scanned by RFC 8259 (json.c), and only then read by json-c.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,48 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <inttypes.h>
+
 #include "error-internal.h"
+#include "json-internal.h"
 #include "proto.h"
 
 #define TO_STRING_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 #define seterr proto_error
-
-/* The length of the valid UTF-8 character at s, or 0: no overlong forms, no surrogates. */
-static size_t utf8_char(const unsigned char *s, size_t n)
-{
-        unsigned c = s[0];
-        size_t len, i;
-        unsigned long cp;
-
-        if (c < 0x80)
-                return 1;
-        if (c < 0xc2)
-                return 0;
-        if (c < 0xe0) {
-                len = 2;
-                cp = c & 0x1f;
-        } else if (c < 0xf0) {
-                len = 3;
-                cp = c & 0x0f;
-        } else if (c < 0xf5) {
-                len = 4;
-                cp = c & 0x07;
-        } else {
-                return 0;
-        }
-        if (n < len)
-                return 0;
-        for (i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = cp << 6 | (s[i] & 0x3f);
-        }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        return len;
-}
 
 /* The offset of the first byte that is not valid UTF-8, or n. */
 static size_t utf8_check(const char *s, size_t n)
@@ -74,7 +42,7 @@ static size_t utf8_check(const char *s, size_t n)
                 }
                 if (i >= n)
                         break;
-                k = utf8_char((const unsigned char *)s + i, n - i);
+                k = proto_utf8_char((const unsigned char *)s + i, n - i);
                 if (k == 0)
                         break;
                 i += k;
@@ -92,7 +60,7 @@ static char *utf8_sanitize(const char *s)
                 return NULL;
         memcpy(copy, s, n + 1);
         while (i < n) {
-                k = utf8_char((const unsigned char *)copy + i, n - i);
+                k = proto_utf8_char((const unsigned char *)copy + i, n - i);
                 if (k == 0) {
                         copy[i] = '?';
                         k = 1;
@@ -112,14 +80,16 @@ static bool all_space(const char *s, size_t n)
         return true;
 }
 
-/* One JSON value that must take the whole line; *ret is NULL for JSON null. */
-static int parse_line(const char *line, size_t len, size_t max, json_object **ret, char *errbuf,
-                      size_t errlen)
+/* One JSON value that must take the whole line; *ret is NULL for JSON null. SW_E_INVALID_REQUEST
+ * for a duplicate or NUL-holding member name; *ret_scan says where the top-level "id" is. */
+static int parse_line(const char *line, size_t len, size_t max, json_object **ret,
+                      struct proto_json_scan *ret_scan, char *errbuf, size_t errlen)
 {
         enum json_tokener_error e;
         json_tokener *tok;
         json_object *obj;
         size_t end;
+        int r;
 
         if (len > max)
                 return seterr(errbuf, errlen, SW_E_TOO_LARGE,
@@ -129,6 +99,9 @@ static int parse_line(const char *line, size_t len, size_t max, json_object **re
         end = utf8_check(line, len);
         if (end < len)
                 return seterr(errbuf, errlen, SW_E_PARSE, "invalid UTF-8 at byte %zu", end);
+        r = proto_json_scan(line, len, true, ret_scan, errbuf, errlen);
+        if (r)
+                return r;
 
         tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
         if (!tok)
@@ -169,6 +142,16 @@ static int get_string(json_object *obj, const char *key, const char **ret)
                 return -1;
         *ret = json_object_get_string(v);
         return 1;
+}
+
+/* An integer id json-c reads as written: within int64, so not clamped, and not "-0". */
+static bool id_as_written(json_object *id, const char *line, const struct proto_json_scan *scan)
+{
+        char text[24];
+        int n = snprintf(text, sizeof(text), "%" PRId64, json_object_get_int64(id));
+
+        return n > 0 && (size_t)n == scan->id_len &&
+               memcmp(line + scan->id_at, text, (size_t)n) == 0;
 }
 
 static bool is_jsonrpc_2(json_object *obj)
@@ -220,12 +203,13 @@ int sw_request_parse(const char *line, size_t len, struct sw_request *ret, json_
                      char *errbuf, size_t errlen)
 {
         json_object *obj, *id = NULL, *params = NULL;
+        struct proto_json_scan scan;
         const char *method;
         char *copy;
         int r;
 
         *ret_id = NULL;
-        r = parse_line(line, len, SW_LINE_MAX, &obj, errbuf, errlen);
+        r = parse_line(line, len, SW_LINE_MAX, &obj, &scan, errbuf, errlen);
         if (r)
                 return r;
         if (!json_object_is_type(obj, json_type_object)) {
@@ -236,6 +220,12 @@ int sw_request_parse(const char *line, size_t len, struct sw_request *ret, json_
             !json_object_is_type(id, json_type_string)) {
                 r = seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
                            "\"id\" must be an integer or a string");
+                goto out;
+        }
+        if (json_object_is_type(id, json_type_int) && !id_as_written(id, line, &scan)) {
+                r = seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
+                           "\"id\" must be an integer from -9223372036854775808 to "
+                           "9223372036854775807, or a string");
                 goto out;
         }
         r = check_request(obj, errbuf, errlen);
@@ -455,14 +445,15 @@ static int parse_error(json_object *err, struct sw_reply *r)
         return 0;
 }
 
-static int parse_response(json_object *obj, struct sw_reply *r)
+static int parse_response(json_object *obj, const char *line, const struct proto_json_scan *scan,
+                          struct sw_reply *r)
 {
         json_object *id, *result, *err;
         bool has_result, has_error;
 
         if (unknown_member(obj, reply_members) || !json_object_object_get_ex(obj, "id", &id))
                 return SW_E_INVALID_REQUEST;
-        if (json_object_is_type(id, json_type_int))
+        if (json_object_is_type(id, json_type_int) && id_as_written(id, line, scan))
                 r->id = json_object_get_int64(id);
         else if (!json_object_is_type(id, json_type_null))
                 return SW_E_INVALID_REQUEST;
@@ -479,10 +470,11 @@ static int parse_response(json_object *obj, struct sw_reply *r)
 int sw_reply_parse(const char *line, size_t len, struct sw_reply *ret)
 {
         struct sw_reply reply = {.id = -1};
+        struct proto_json_scan scan;
         json_object *obj;
         int r;
 
-        r = parse_line(line, len, SW_REPLY_MAX, &obj, NULL, 0);
+        r = parse_line(line, len, SW_REPLY_MAX, &obj, &scan, NULL, 0);
         if (r)
                 return r;
         if (!json_object_is_type(obj, json_type_object) || !is_jsonrpc_2(obj))
@@ -490,7 +482,7 @@ int sw_reply_parse(const char *line, size_t len, struct sw_reply *ret)
         else if (json_object_object_get_ex(obj, "method", NULL))
                 r = parse_notification(obj, &reply);
         else
-                r = parse_response(obj, &reply);
+                r = parse_response(obj, line, &scan, &reply);
         json_object_put(obj);
         if (r) {
                 sw_reply_clear(&reply);

@@ -48,9 +48,21 @@ void sw_lines_init_max(struct sw_lines *l, size_t max); /* replies: SW_REPLY_MAX
 void sw_lines_free(struct sw_lines *l);
 int sw_lines_push(struct sw_lines *l, const char *data, size_t n); /* 0 or -ENOMEM */
 /* 1 with *ret_line (NUL-terminated, no newline, valid until the next call) and *ret_len;
- * 0 when no complete line is buffered; -E2BIG once for each oversized line (it is dropped). */
+ * 0 when no complete line is buffered; -E2BIG once for each oversized line (it is dropped).
+ * Lines of JSON whitespace only (spaces, tabs, "\r"; empty ones too) are skipped. */
 int sw_lines_next(struct sw_lines *l, char **ret_line, size_t *ret_len);
+/* The stream ended (EOF): an incomplete last line becomes a line, as if "\n" followed it, for
+ * sw_lines_next() to give. 0 or -ENOMEM. */
+int sw_lines_finish(struct sw_lines *l);
 size_t sw_lines_pending(const struct sw_lines *l); /* bytes of an incomplete line */
+
+/* 0 when text is one JSON value by RFC 8259 (whitespace around it allowed), else SW_E_PARSE with
+ * a message in errbuf. Stricter than json-c: no NaN, Infinity, "-01", "1.", "2.e3", quotes other
+ * than '"', comments, raw control characters in strings, invalid UTF-8 or escapes, lone
+ * surrogates in \u escapes (RFC 8259 leaves them open; they are refused), nesting deeper than
+ * json-c's 32. Duplicate member names are valid JSON (RFC 8259 says they SHOULD NOT occur);
+ * the message parsers below refuse them. */
+int sw_json_check(const char *text, size_t len, char *errbuf, size_t errlen);
 
 struct sw_request {
         char *method;
@@ -58,10 +70,12 @@ struct sw_request {
         json_object *params; /* an object or NULL */
 };
 
-/* 0, or a JSON-RPC error code with a message in errbuf: SW_E_PARSE for bad JSON or UTF-8,
- * SW_E_INVALID_REQUEST when it is not a JSON-RPC 2.0 request, SW_E_TOO_LARGE for more than
- * SW_LINE_MAX bytes; -ENOMEM. *ret is written only on success. *ret_id is always written: NULL,
- * or on error the request's id when it was readable, for the error reply; the caller puts it. */
+/* 0, or a JSON-RPC error code with a message in errbuf: SW_E_PARSE for what sw_json_check()
+ * refuses, SW_E_INVALID_REQUEST when it is not a JSON-RPC 2.0 request (also: two members of one
+ * object with the same name, at any depth; a member name with a NUL byte; an integer "id"
+ * outside int64, or "-0"), SW_E_TOO_LARGE for more than SW_LINE_MAX bytes; -ENOMEM. *ret is
+ * written only on success. *ret_id is always written: NULL, or on error the request's id when it
+ * was readable, for the error reply; the caller puts it. */
 int sw_request_parse(const char *line, size_t len, struct sw_request *ret,
                      json_object **ret_id, char *errbuf, size_t errlen);
 void sw_request_clear(struct sw_request *req);
@@ -82,8 +96,8 @@ struct sw_reply {
         char *message;       /* the error's message */
         char *data;          /* the error's errno-style name, if any */
 };
-/* Replies may be up to SW_REPLY_MAX bytes. 0 or SW_E_PARSE / SW_E_INVALID_REQUEST / SW_E_TOO_LARGE, or -ENOMEM; *ret written only on
- * success. */
+/* Replies may be up to SW_REPLY_MAX bytes. 0 or SW_E_PARSE / SW_E_INVALID_REQUEST /
+ * SW_E_TOO_LARGE (as for requests), or -ENOMEM; *ret written only on success. */
 int sw_reply_parse(const char *line, size_t len, struct sw_reply *ret);
 void sw_reply_clear(struct sw_reply *reply);
 

@@ -248,6 +248,28 @@ START_TEST(line_cut_by_a_disconnect_changes_nothing)
 }
 END_TEST
 
+/* A client that half-closes after a last request without a newline still gets its reply. */
+START_TEST(a_last_request_without_a_newline_is_answered_at_half_close)
+{
+        static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}";
+        int fd = client_connect(d.sock);
+        json_object *reply;
+        char *line;
+
+        client_write(fd, ping, sizeof(ping) - 1);
+        ck_assert_int_eq(shutdown(fd, SHUT_WR), 0);
+        line = client_read_line(fd);
+        ck_assert_ptr_nonnull(line);
+        reply = json_tokener_parse(line);
+        ck_assert_int_eq(reply_code(reply), 0);
+        ck_assert_int_eq(json_object_get_int(json_object_object_get(reply, "id")), 7);
+        json_object_put(reply);
+        free(line);
+        ck_assert_ptr_null(client_read_line(fd));
+        close(fd);
+}
+END_TEST
+
 START_TEST(pipelined_requests_are_answered_in_order)
 {
         int fd = client_connect(d.sock);
@@ -535,6 +557,7 @@ int main(void)
         tcase_add_test(tc, oversized_line_is_refused_and_the_next_request_answered);
         tcase_add_test(tc, line_cut_by_a_disconnect_changes_nothing);
         tcase_add_test(tc, pipelined_requests_are_answered_in_order);
+        tcase_add_test(tc, a_last_request_without_a_newline_is_answered_at_half_close);
         tcase_add_test(tc, notification_gets_no_reply);
         tcase_add_test(tc, two_hundred_connections_opened_and_dropped_at_once);
         tcase_add_test(tc, client_that_never_reads_is_dropped);

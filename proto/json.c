@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * JSON by RFC 8259, checked before json-c reads a line: json-c, even in strict mode, takes NaN,
+ * Infinity, "-01", "1.", "2.e3", single quotes and raw control characters in strings, turns a
+ * lone surrogate escape into U+FFFD, and of two members with one name keeps the last. The scan
+ * also finds what the protocol needs and json-c hides: duplicate names, at every depth, and
+ * where the top-level "id" is written, so that an id json-c would change is refused.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error-internal.h"
+#include "json-internal.h"
+#include "proto.h"
+
+#define DEPTH_MAX JSON_TOKENER_DEFAULT_DEPTH /* json-c's own limit: the scan goes no deeper */
+
+size_t proto_utf8_char(const unsigned char *s, size_t n)
+{
+        unsigned c = s[0];
+        size_t len, i;
+        unsigned long cp;
+
+        if (c < 0x80)
+                return 1;
+        if (c < 0xc2)
+                return 0;
+        if (c < 0xe0) {
+                len = 2;
+                cp = c & 0x1f;
+        } else if (c < 0xf0) {
+                len = 3;
+                cp = c & 0x0f;
+        } else if (c < 0xf5) {
+                len = 4;
+                cp = c & 0x07;
+        } else {
+                return 0;
+        }
+        if (n < len)
+                return 0;
+        for (i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = cp << 6 | (s[i] & 0x3f);
+        }
+        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return len;
+}
+
+/* A member name of an open object: in the text, or decoded (it had escapes) in the buffer. */
+struct name {
+        size_t off, len;
+        size_t at; /* where its string starts in the text */
+        bool decoded;
+        const char *p; /* for sorting */
+};
+
+struct frame {
+        bool object;
+        size_t first_name; /* the object's names are name[first_name..nnames) */
+        size_t buf_mark;
+};
+
+struct scanner {
+        const char *s;
+        size_t n, pos;
+        bool names;
+        int names_error; /* a name the protocol refuses: reported only if the text is JSON */
+        struct name *name;
+        size_t nnames, names_size;
+        char *buf;
+        size_t buf_len, buf_size;
+        char *errbuf;
+        size_t errlen;
+};
+
+#define fail(sc, ...)                                                                              \
+        proto_error((sc)->errbuf, (sc)->errlen, SW_E_PARSE, "invalid JSON: " __VA_ARGS__)
+
+static void skip_space(struct scanner *sc)
+{
+        while (sc->pos < sc->n && (sc->s[sc->pos] == ' ' || sc->s[sc->pos] == '\t' ||
+                                   sc->s[sc->pos] == '\n' || sc->s[sc->pos] == '\r'))
+                sc->pos++;
+}
+
+static bool is_digit(char c)
+{
+        return c >= '0' && c <= '9';
+}
+
+/* The four hex digits at s[at], or -1. */
+static long hex4(const struct scanner *sc, size_t at)
+{
+        long v = 0;
+        size_t i;
+
+        if (sc->n - at < 4)
+                return -1;
+        for (i = at; i < at + 4; i++) {
+                char c = sc->s[i];
+
+                v <<= 4;
+                if (is_digit(c))
+                        v |= c - '0';
+                else if (c >= 'a' && c <= 'f')
+                        v |= c - 'a' + 10;
+                else if (c >= 'A' && c <= 'F')
+                        v |= c - 'A' + 10;
+                else
+                        return -1;
+        }
+        return v;
+}
+
+/* The code point of the \u escape at pos (its backslash), and its length in *ret_len: a
+ * surrogate must be the first of a pair. -1 after setting the error. */
+static long unicode_escape(struct scanner *sc, size_t pos, size_t *ret_len)
+{
+        long hi = hex4(sc, pos + 2), lo;
+
+        if (hi < 0) {
+                fail(sc, "\\u needs four hex digits at byte %zu", pos);
+                return -1;
+        }
+        *ret_len = 6;
+        if (hi < 0xd800 || hi > 0xdfff)
+                return hi;
+        if (hi >= 0xdc00 || sc->n - pos < 12 || sc->s[pos + 6] != '\\' || sc->s[pos + 7] != 'u' ||
+            (lo = hex4(sc, pos + 8)) < 0xdc00 || lo > 0xdfff) {
+                fail(sc, "lone surrogate \\u%04lX at byte %zu", hi, pos);
+                return -1;
+        }
+        *ret_len = 12;
+        return 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
+}
+
+/* The string at pos (its quote), up to its closing quote; *ret_escaped when it has escapes. */
+static int scan_string(struct scanner *sc, bool *ret_escaped)
+{
+        size_t start = sc->pos, k;
+        bool escaped = false;
+
+        sc->pos++;
+        for (;;) {
+                unsigned char c;
+
+                if (sc->pos >= sc->n)
+                        return fail(sc, "unterminated string from byte %zu", start);
+                c = (unsigned char)sc->s[sc->pos];
+                if (c == '"')
+                        break;
+                if (c < 0x20)
+                        return fail(sc, "control character 0x%02x in a string at byte %zu", c,
+                                    sc->pos);
+                if (c >= 0x80) {
+                        k = proto_utf8_char((const unsigned char *)sc->s + sc->pos,
+                                            sc->n - sc->pos);
+                        if (k == 0)
+                                return fail(sc, "invalid UTF-8 at byte %zu", sc->pos);
+                        sc->pos += k;
+                        continue;
+                }
+                if (c != '\\') {
+                        sc->pos++;
+                        continue;
+                }
+                escaped = true;
+                if (sc->pos + 1 >= sc->n)
+                        return fail(sc, "unterminated string from byte %zu", start);
+                switch (sc->s[sc->pos + 1]) {
+                case '"':
+                case '\\':
+                case '/':
+                case 'b':
+                case 'f':
+                case 'n':
+                case 'r':
+                case 't':
+                        sc->pos += 2;
+                        break;
+                case 'u':
+                        if (unicode_escape(sc, sc->pos, &k) < 0)
+                                return SW_E_PARSE;
+                        sc->pos += k;
+                        break;
+                default:
+                        return fail(sc, "invalid escape at byte %zu", sc->pos);
+                }
+        }
+        sc->pos++;
+        *ret_escaped = escaped;
+        return 0;
+}
+
+static int buf_reserve(struct scanner *sc, size_t n)
+{
+        size_t size = sc->buf_size ? sc->buf_size : 256;
+        char *buf;
+
+        if (sc->buf_size - sc->buf_len >= n)
+                return 0;
+        while (size - sc->buf_len < n)
+                size *= 2;
+        buf = realloc(sc->buf, size);
+        if (!buf)
+                return proto_error(sc->errbuf, sc->errlen, -ENOMEM, "out of memory");
+        sc->buf = buf;
+        sc->buf_size = size;
+        return 0;
+}
+
+/* Appends the value of the valid string s[from, to) (quotes excluded) to the buffer. */
+static int decode(struct scanner *sc, size_t from, size_t to, bool *ret_nul)
+{
+        static const char plain[] = "\"\\/bfnrt", meant[] = "\"\\/\b\f\n\r\t";
+        size_t i = from, k;
+        char *out;
+        long cp;
+        int r;
+
+        r = buf_reserve(sc, to - from); /* no escape is shorter than what it stands for */
+        if (r)
+                return r;
+        out = sc->buf + sc->buf_len;
+        while (i < to) {
+                if (sc->s[i] != '\\') {
+                        *out++ = sc->s[i++];
+                        continue;
+                }
+                if (sc->s[i + 1] != 'u') {
+                        *out++ = meant[strchr(plain, sc->s[i + 1]) - plain];
+                        i += 2;
+                        continue;
+                }
+                cp = unicode_escape(sc, i, &k);
+                i += k;
+                if (cp == 0)
+                        *ret_nul = true;
+                if (cp < 0x80) {
+                        *out++ = (char)cp;
+                } else if (cp < 0x800) {
+                        *out++ = (char)(0xc0 | cp >> 6);
+                        *out++ = (char)(0x80 | (cp & 0x3f));
+                } else if (cp < 0x10000) {
+                        *out++ = (char)(0xe0 | cp >> 12);
+                        *out++ = (char)(0x80 | (cp >> 6 & 0x3f));
+                        *out++ = (char)(0x80 | (cp & 0x3f));
+                } else {
+                        *out++ = (char)(0xf0 | cp >> 18);
+                        *out++ = (char)(0x80 | (cp >> 12 & 0x3f));
+                        *out++ = (char)(0x80 | (cp >> 6 & 0x3f));
+                        *out++ = (char)(0x80 | (cp & 0x3f));
+                }
+        }
+        sc->buf_len = (size_t)(out - sc->buf);
+        return 0;
+}
+
+/* Notes the first name the protocol refuses, and stops looking at names: a text that is not
+ * JSON must still be a parse error, whatever its names. */
+static int names_refused(struct scanner *sc, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+static int names_refused(struct scanner *sc, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (sc->errbuf && sc->errlen > 0) {
+                va_start(ap, fmt);
+                vsnprintf(sc->errbuf, sc->errlen, fmt, ap);
+                va_end(ap);
+        }
+        sc->names = false;
+        sc->names_error = SW_E_INVALID_REQUEST;
+        return 0;
+}
+
+/* A member name at pos, kept among the open objects' names. */
+static int scan_name(struct scanner *sc, struct name *ret)
+{
+        size_t at = sc->pos;
+        bool escaped, nul = false;
+        int r;
+
+        r = scan_string(sc, &escaped);
+        if (r || !sc->names)
+                return r;
+        *ret = (struct name){.off = at + 1, .len = sc->pos - at - 2, .at = at};
+        if (!escaped)
+                return 0;
+        ret->off = sc->buf_len;
+        ret->decoded = true;
+        r = decode(sc, at + 1, sc->pos - 1, &nul);
+        if (r)
+                return r;
+        ret->len = sc->buf_len - ret->off;
+        if (nul)
+                return names_refused(sc, "member name with a NUL byte at byte %zu", at);
+        return 0;
+}
+
+static int add_name(struct scanner *sc, const struct name *name)
+{
+        size_t size = sc->names_size ? 2 * sc->names_size : 16;
+        struct name *names;
+
+        if (sc->nnames == sc->names_size) {
+                names = realloc(sc->name, size * sizeof(*names));
+                if (!names)
+                        return proto_error(sc->errbuf, sc->errlen, -ENOMEM, "out of memory");
+                sc->name = names;
+                sc->names_size = size;
+        }
+        sc->name[sc->nnames++] = *name;
+        return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+        const struct name *x = a, *y = b;
+        int c = memcmp(x->p, y->p, x->len < y->len ? x->len : y->len);
+
+        if (c)
+                return c;
+        if (x->len != y->len)
+                return x->len < y->len ? -1 : 1;
+        return x->at < y->at ? -1 : 1;
+}
+
+/* At the end of the object whose names begin at first: no name twice. */
+static int check_names(struct scanner *sc, size_t first)
+{
+        struct name *v = sc->name + first;
+        size_t n = sc->nnames - first, i;
+
+        for (i = 0; i < n; i++)
+                v[i].p = v[i].decoded ? sc->buf + v[i].off : sc->s + v[i].off;
+        qsort(v, n, sizeof(*v), name_cmp);
+        for (i = 1; i < n; i++)
+                if (v[i].len == v[i - 1].len && memcmp(v[i].p, v[i - 1].p, v[i].len) == 0)
+                        return names_refused(sc, "duplicate member \"%.*s\" at byte %zu",
+                                             (int)(v[i].len < 64 ? v[i].len : 64), v[i].p,
+                                             v[i].at);
+        return 0;
+}
+
+static int scan_number(struct scanner *sc)
+{
+        size_t start = sc->pos;
+        const char *s = sc->s;
+
+        if (s[sc->pos] == '-')
+                sc->pos++;
+        if (sc->pos < sc->n && s[sc->pos] == '0') {
+                sc->pos++;
+        } else if (sc->pos < sc->n && s[sc->pos] >= '1' && s[sc->pos] <= '9') {
+                while (sc->pos < sc->n && is_digit(s[sc->pos]))
+                        sc->pos++;
+        } else {
+                return fail(sc, "invalid number at byte %zu", start);
+        }
+        if (sc->pos < sc->n && s[sc->pos] == '.') {
+                sc->pos++;
+                if (sc->pos >= sc->n || !is_digit(s[sc->pos]))
+                        return fail(sc, "invalid number at byte %zu", start);
+                while (sc->pos < sc->n && is_digit(s[sc->pos]))
+                        sc->pos++;
+        }
+        if (sc->pos < sc->n && (s[sc->pos] == 'e' || s[sc->pos] == 'E')) {
+                sc->pos++;
+                if (sc->pos < sc->n && (s[sc->pos] == '+' || s[sc->pos] == '-'))
+                        sc->pos++;
+                if (sc->pos >= sc->n || !is_digit(s[sc->pos]))
+                        return fail(sc, "invalid number at byte %zu", start);
+                while (sc->pos < sc->n && is_digit(s[sc->pos]))
+                        sc->pos++;
+        }
+        return 0;
+}
+
+static int scan_word(struct scanner *sc)
+{
+        static const char *const words[] = {"true", "false", "null"};
+        size_t i, k;
+
+        for (i = 0; i < 3; i++) {
+                k = strlen(words[i]);
+                if (sc->n - sc->pos >= k && memcmp(sc->s + sc->pos, words[i], k) == 0) {
+                        sc->pos += k;
+                        return 0;
+                }
+        }
+        return fail(sc, "unexpected character at byte %zu", sc->pos);
+}
+
+/* A scalar, or the opening of an array or object, at pos. */
+static int scan_value_start(struct scanner *sc, struct frame *stack, size_t *depth)
+{
+        bool escaped;
+        char c;
+
+        if (sc->pos >= sc->n)
+                return fail(sc, "unexpected end of data at byte %zu", sc->pos);
+        c = sc->s[sc->pos];
+        if (c == '{' || c == '[') {
+                if (*depth == DEPTH_MAX)
+                        return fail(sc, "nesting deeper than %d at byte %zu", DEPTH_MAX, sc->pos);
+                stack[(*depth)++] = (struct frame){
+                    .object = c == '{', .first_name = sc->nnames, .buf_mark = sc->buf_len};
+                sc->pos++;
+                return 0;
+        }
+        if (c == '"')
+                return scan_string(sc, &escaped);
+        if (c == '-' || is_digit(c))
+                return scan_number(sc);
+        return scan_word(sc);
+}
+
+/* A member name and its colon; *ret_id when it is the top-level object's "id". */
+static int scan_member(struct scanner *sc, size_t depth, bool *ret_id)
+{
+        struct name name;
+        int r;
+
+        if (sc->pos >= sc->n || sc->s[sc->pos] != '"')
+                return fail(sc, "expected a member name at byte %zu", sc->pos);
+        r = scan_name(sc, &name);
+        if (r)
+                return r;
+        *ret_id = false;
+        if (sc->names) {
+                r = add_name(sc, &name);
+                if (r)
+                        return r;
+                *ret_id =
+                    depth == 1 && name.len == 2 &&
+                    memcmp(name.decoded ? sc->buf + name.off : sc->s + name.off, "id", 2) == 0;
+        }
+        skip_space(sc);
+        if (sc->pos >= sc->n || sc->s[sc->pos] != ':')
+                return fail(sc, "expected ':' at byte %zu", sc->pos);
+        sc->pos++;
+        skip_space(sc);
+        return 0;
+}
+
+enum step { VALUE, MEMBER, AFTER_VALUE };
+
+static int scan(struct scanner *sc, struct proto_json_scan *ret)
+{
+        struct frame stack[DEPTH_MAX], *top;
+        size_t depth = 0, before, id_at = 0;
+        enum step step = VALUE;
+        bool id_open = false;
+        char close;
+        int r;
+
+        memset(ret, 0, sizeof(*ret));
+        skip_space(sc);
+        for (;;) {
+                switch (step) {
+                case VALUE:
+                        if (id_open && depth == 1)
+                                id_at = sc->pos;
+                        before = depth;
+                        r = scan_value_start(sc, stack, &depth);
+                        if (r)
+                                return r;
+                        step = AFTER_VALUE;
+                        if (depth == before)
+                                break;
+                        top = &stack[depth - 1];
+                        skip_space(sc);
+                        if (sc->pos < sc->n && sc->s[sc->pos] == (top->object ? '}' : ']')) {
+                                sc->pos++; /* empty */
+                                depth--;
+                        } else {
+                                step = top->object ? MEMBER : VALUE;
+                        }
+                        break;
+                case MEMBER:
+                        r = scan_member(sc, depth, &id_open);
+                        if (r)
+                                return r;
+                        step = VALUE;
+                        break;
+                case AFTER_VALUE:
+                        if (id_open && depth == 1) {
+                                ret->id_at = id_at;
+                                ret->id_len = sc->pos - id_at;
+                                id_open = false;
+                        }
+                        skip_space(sc);
+                        if (depth == 0) {
+                                if (sc->pos < sc->n)
+                                        return fail(sc, "characters after the value at byte %zu",
+                                                    sc->pos);
+                                return sc->names_error;
+                        }
+                        top = &stack[depth - 1];
+                        close = top->object ? '}' : ']';
+                        if (sc->pos >= sc->n)
+                                return fail(sc, "unexpected end of data at byte %zu", sc->pos);
+                        if (sc->s[sc->pos] == ',') {
+                                sc->pos++;
+                                skip_space(sc);
+                                step = top->object ? MEMBER : VALUE;
+                                break;
+                        }
+                        if (sc->s[sc->pos] != close)
+                                return fail(sc, "expected ',' or '%c' at byte %zu", close, sc->pos);
+                        if (top->object && sc->names) {
+                                r = check_names(sc, top->first_name);
+                                if (r)
+                                        return r;
+                                sc->nnames = top->first_name;
+                                sc->buf_len = top->buf_mark;
+                        }
+                        sc->pos++;
+                        depth--;
+                        break;
+                }
+        }
+}
+
+int proto_json_scan(const char *text, size_t len, bool names, struct proto_json_scan *ret,
+                    char *errbuf, size_t errlen)
+{
+        struct scanner sc = {
+            .s = text, .n = len, .names = names, .errbuf = errbuf, .errlen = errlen};
+        struct proto_json_scan info;
+        int r;
+
+        r = scan(&sc, &info);
+        free(sc.name);
+        free(sc.buf);
+        if (r == 0 && ret)
+                *ret = info;
+        return r;
+}
+
+int sw_json_check(const char *text, size_t len, char *errbuf, size_t errlen)
+{
+        return proto_json_scan(text, len, false, NULL, errbuf, errlen);
+}
