@@ -275,30 +275,58 @@ START_TEST(rule7_very_slow_preferred_over_older_slow)
 }
 END_TEST
 
-START_TEST(rule7_very_slow_capped_and_slow_not_starved)
+/*
+ * Fills a pool with gated very slow items, then enqueues a slow one: the very slow ones take
+ * exactly cap threads, and the slow one starts on a thread the cap leaves free, before the first
+ * very slow item ends. cap is written out, not taken from slow_work_very_slow_cap().
+ */
+static void check_cap_leaves_a_thread_for_slow(unsigned max, unsigned pct, int cap)
 {
-        struct slow_work_pool *pool = pool_with(1, 4, 50, 5000);
+        struct slow_work_pool *pool = pool_with(1, max, pct, 5000);
         struct gate gate = {false};
-        struct titem v[6], s;
+        struct titem v[8], s;
         struct slow_work_stats st;
+        bool slow_started;
         int i;
 
-        enqueue_gated(pool, v, 6, 0, true, &gate);
-        /* The cap comes from max-threads (2 of 4), not from the one thread that exists. */
-        WAIT_FOR(ev_vslow_running == 2);
+        enqueue_gated(pool, v, 8, 0, true, &gate);
+        WAIT_FOR(ev_vslow_running == cap);
         titem_init(&s, 10, false, pool);
         ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&s)), 0);
-        WAIT_FOR(s.runs == 1);
+        WAIT_FOR(s.runs == 1 || ev_vslow_running > cap);
         st = pool_stats(pool);
-        ck_assert_int_eq(st.busy_very_slow, 2);
-        ck_assert_int_eq(st.very_slow_cap, 2);
-        ck_assert_int_eq(st.queued_very_slow, 4);
-        ck_assert_int_le(st.threads, 4);
+        ev_lock();
+        slow_started = s.runs == 1;
+        ev_unlock();
         gate_open(&gate);
+        ck_assert_msg(slow_started, "max %u pct %u: the slow item waited for a very slow one", max,
+                      pct);
+        ck_assert_int_eq(st.busy_very_slow, cap);
+        ck_assert_int_eq(st.very_slow_cap, cap);
+        ck_assert_int_eq(st.queued_very_slow, 8 - cap);
+        ck_assert_int_le(st.threads, max);
         slow_work_pool_free(pool);
-        ck_assert_int_eq(ev_max_vslow_running, 2);
-        for (i = 0; i < 6; i++)
+        ck_assert_int_eq(ev_max_vslow_running, cap);
+        for (i = 0; i < 8; i++)
                 ck_assert_int_eq(v[i].runs, 1);
+}
+
+START_TEST(rule7_very_slow_capped_and_slow_not_starved)
+{
+        /* The cap comes from max-threads (2 of 4), not from the one thread that exists. */
+        check_cap_leaves_a_thread_for_slow(4, 50, 2);
+}
+END_TEST
+
+START_TEST(rule7_very_slow_cap_leaves_the_last_thread_to_slow)
+{
+        check_cap_leaves_a_thread_for_slow(2, 50, 1);
+}
+END_TEST
+
+START_TEST(rule7_very_slow_cap_rounds_down)
+{
+        check_cap_leaves_a_thread_for_slow(4, 25, 1);
 }
 END_TEST
 
@@ -1077,6 +1105,8 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule7_cap_formula);
         tcase_add_test(tc, rule7_very_slow_preferred_over_older_slow);
         tcase_add_test(tc, rule7_very_slow_capped_and_slow_not_starved);
+        tcase_add_test(tc, rule7_very_slow_cap_leaves_the_last_thread_to_slow);
+        tcase_add_test(tc, rule7_very_slow_cap_rounds_down);
         tcase_add_test(tc, rule7_very_slow_backlog_never_stalls_on_small_pool);
         tcase_add_test(tc, rule8_grows_on_demand_up_to_max);
         tcase_add_test(tc, rule8_idle_thread_takes_work_before_a_new_one_starts);
