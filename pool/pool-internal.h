@@ -22,23 +22,24 @@ struct worker {
 };
 
 struct slow_work_pool {
+        /* What every enqueue and every run touches, next to the lock. */
         pthread_mutex_t lock;
-        pthread_cond_t work_cond; /* idle workers wait here for an item */
-        pthread_cond_t changed;   /* an item's run ended, or a thread exited */
-        struct slow_work_settings settings;
-        unsigned vslow_cap;
-
         struct runq slow, vslow;
+        unsigned vslow_cap;
         unsigned nthreads;  /* threads counted against max-threads */
-        unsigned nalive;    /* threads not yet gone, retiring ones included */
         unsigned nidle;     /* waiting on work_cond, not yet sent a wake-up or an exit */
         unsigned nwoken;    /* wake-ups sent that no waiting thread has taken yet */
-        unsigned nretiring; /* exits sent that no waiting thread has taken yet */
         unsigned ncoming;   /* threads woken or started that have not yet looked for work */
         unsigned nbusy, nbusy_vslow;
         unsigned nwaiters; /* cancellers waiting for a run to end */
         uint64_t items_run;
+        struct slow_work_settings settings;
+        unsigned nretiring; /* exits sent that no waiting thread has taken yet */
+        unsigned nalive;    /* threads not yet gone, retiring ones included */
         bool stopping;
+
+        pthread_cond_t work_cond; /* idle workers wait here for an item */
+        pthread_cond_t changed;   /* an item's run ended, or a thread exited */
 
         /* Delay timers: a binary min-heap on expires_ns, served by one lazily started thread. */
         struct delayed_slow_work **timers;
