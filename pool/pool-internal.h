@@ -26,10 +26,10 @@ struct slow_work_pool {
         pthread_mutex_t lock;
         struct runq slow, vslow;
         unsigned vslow_cap;
-        unsigned nthreads;  /* threads counted against max-threads */
-        unsigned nidle;     /* waiting on work_cond, not yet sent a wake-up or an exit */
-        unsigned nwoken;    /* wake-ups sent that no waiting thread has taken yet */
-        unsigned ncoming;   /* threads woken or started that have not yet looked for work */
+        unsigned nthreads; /* threads counted against max-threads */
+        unsigned nidle;    /* waiting on work_cond, not yet sent a wake-up or an exit */
+        unsigned nwoken;   /* wake-ups sent that no waiting thread has taken yet */
+        unsigned ncoming;  /* threads woken or started that have not yet looked for work */
         unsigned nbusy, nbusy_vslow;
         unsigned nwaiters; /* cancellers waiting for a run to end */
         uint64_t items_run;
