@@ -33,8 +33,8 @@ struct slow_work;
 struct slow_work_pool;
 
 struct slow_work_ops {
-        /* Take a reference for the pool; nonzero refuses the enqueue. May be called, and its
-         * reference dropped again, by racing enqueues of one item. */
+        /* Take a reference for the pool; nonzero refuses the enqueue. Called with the lock held,
+         * once for each enqueue that queues the item or arms its delay. */
         int (*get_ref)(struct slow_work *work);
         /* Drop the reference taken by get_ref. Called without the lock; may free the item. */
         void (*put_ref)(struct slow_work *work);
@@ -49,8 +49,7 @@ struct slow_work {
         unsigned long flags;
         const struct slow_work_ops *ops;
         struct slow_work *prev, *next;
-        struct slow_work *incoming_next;
-        struct slow_work_pool *pool;
+        struct slow_work_pool *pool; /* while pending, running or being cancelled */
         uint64_t mark_ns;
         unsigned cancellers;
 };

@@ -1,11 +1,45 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pool: one mutex, two FIFO run queues (slow, very slow), and worker threads that sleep on
- * their own condition variable on an idle stack, so a wake-up goes to exactly one thread.
+ * The pool, as plain as libuv's threadpool.c: one mutex guards everything, two FIFO run queues
+ * (slow, very slow) hold the queued items, and idle workers wait on one condition. Enqueue takes
+ * the lock like everything else: the daemon's jobs are processes, so the nanoseconds a lock-free
+ * way in could save do not matter, and it is what makes cancel exact (below).
+ *
+ * Two more conditions exist because their waiters are not workers, and a signal meant for a
+ * worker must never reach them: "changed" wakes callers waiting for a run to end (cancel) or for
+ * the threads to go (free), and "timer_wake" the delay timer thread (timer.c: a min-heap of
+ * delayed items, and one thread per pool, started by the first delayed enqueue, that queues them
+ * when they are due).
+ *
+ * Wake-ups are counted. Whoever signals work_cond takes a thread off nidle and leaves a token in
+ * nwoken; a waiting thread that wakes takes a token, or waits again if there is none, so neither
+ * a spurious wake-up nor a broadcast is taken for work. ncoming counts the threads woken or
+ * started that have not yet looked at the queues; pool_kick() wakes or starts threads while the
+ * runnable items (very slow ones only up to the cap) outnumber them, which starts a thread only
+ * when no idle one is left (rule 8). Lowering max-threads hands exit tokens (nretiring) to idle
+ * threads the same way, and busy threads above it exit when their item ends (rule 9).
+ *
+ * An idle thread above min-threads waits until its idle deadline, at or below it until woken;
+ * the choice is made again after every wake-up, so no wait is ever on a deadline that has passed
+ * and an idle pool costs no CPU (#9). Which waiter a signal wakes is the condition's business, so
+ * under a steady trickle of work the pool keeps the threads that each get an item within
+ * idle-timeout.
+ *
+ * A worker holds the lock once per item: it finishes a run and takes the next item in one hold,
+ * and calls the finished item's put_ref once the lock is dropped, always before it waits. (Two
+ * holds per item made the benchmark 20 to 40% slower.)
+ *
+ * An item belongs to a pool while it is pending, running or being cancelled: work->pool names
+ * that pool, and the item's flags, links and counters change only under its lock. An enqueue
+ * claims an idle item for its pool in the same lock hold that sets PENDING (a compare-and-swap
+ * from NULL, since two pools may race for one item), and the pool lets go of it, under the lock,
+ * when it goes idle. So a cancel that finds no pool finds the item idle, and one that finds a
+ * pool takes its lock and sees the item as the enqueue left it: a cancel cannot miss an enqueue
+ * that has set PENDING. The flags are stored atomically only because slow_work_is_pending() and
+ * slow_work_is_executing() read them without the lock.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,20 +49,20 @@
 
 #include "pool-internal.h"
 
-#define SPIN_NS 20000u /* how long one thread polls for new items before it sleeps */
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-}
-
 uint64_t pool_now_ns(void)
 {
         struct timespec ts;
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The run queue view's ages: a coarse clock is plenty, and cheap. */
+uint64_t pool_mark_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
         return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -55,25 +89,22 @@ unsigned slow_work_very_slow_cap(const struct slow_work_settings *s)
         return cap;
 }
 
-static struct runq *class_queue(struct slow_work_pool *pool, struct slow_work *work)
+static struct runq *class_queue(struct slow_work_pool *pool, const struct slow_work *work)
 {
         return work_is_very_slow(work) ? &pool->vslow : &pool->slow;
 }
 
-/* The run queue view's ages: a coarse clock is plenty, and cheap. */
-uint64_t pool_mark_ns(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Queues from under the lock: behind every push already begun, whether or not it is complete. */
 void pool_queue(struct slow_work_pool *pool, struct slow_work *work)
 {
         work->mark_ns = pool_mark_ns();
-        incoming_push(pool, work);
+        runq_append(class_queue(pool, work), work);
+}
+
+/* Lets another pool have the item once it is idle and no cancel waits on it here. */
+void pool_disown(struct slow_work *work)
+{
+        if (!(flags_get(work) & (SLOW_WORK_PENDING | SLOW_WORK_EXECUTING)) && !work->cancellers)
+                __atomic_store_n(&work->pool, NULL, __ATOMIC_RELEASE);
 }
 
 /* Items a thread could start now. */
@@ -89,48 +120,20 @@ static unsigned runnable(const struct slow_work_pool *pool)
         return pool->slow.n + vslow;
 }
 
-/* The oldest item of a class: run queue first, then what came in since the last drain. */
-static struct slow_work *take(struct slow_work_pool *pool, bool very_slow)
-{
-        struct runq *q = very_slow ? &pool->vslow : &pool->slow;
-        struct slow_work *work = q->head;
-
-        if (!work)
-                return incoming_pop(pool, very_slow);
-        runq_remove(q, work);
-        return work;
-}
-
 static struct slow_work *pick(struct slow_work_pool *pool)
 {
-        struct slow_work *work = NULL;
+        struct runq *q;
+        struct slow_work *work;
 
-        if (pool->nbusy_vslow < pool->vslow_cap)
-                work = take(pool, true);
-        return work ? work : take(pool, false);
-}
-
-static struct worker *wake_idle(struct slow_work_pool *pool)
-{
-        struct worker *t = pool->idle_top;
-
-        pool->idle_top = t->idle_next;
-        ATOMIC_SET(pool->nidle, pool->nidle - 1);
-        t->idle = false;
-        ATOMIC_SET(pool->nwaking, pool->nwaking + 1);
-        pthread_cond_signal(&t->wake);
-        return t;
-}
-
-static void idle_remove(struct slow_work_pool *pool, struct worker *t)
-{
-        struct worker **p;
-
-        for (p = &pool->idle_top; *p != t; p = &(*p)->idle_next)
-                ;
-        *p = t->idle_next;
-        ATOMIC_SET(pool->nidle, pool->nidle - 1);
-        t->idle = false;
+        if (pool->vslow.n && pool->nbusy_vslow < pool->vslow_cap)
+                q = &pool->vslow;
+        else if (pool->slow.n)
+                q = &pool->slow;
+        else
+                return NULL;
+        work = q->head;
+        runq_remove(q, work);
+        return work;
 }
 
 static void *worker_main(void *arg);
@@ -151,12 +154,11 @@ static int start_worker(struct slow_work_pool *pool)
                 return -EAGAIN;
 
         t->used = true;
-        t->idle = t->retire = false;
         t->current = NULL;
         t->tid = 0;
-        ATOMIC_SET(pool->nthreads, pool->nthreads + 1);
+        pool->nthreads++;
         pool->nalive++;
-        ATOMIC_SET(pool->nwaking, pool->nwaking + 1);
+        pool->ncoming++;
 
         /* Workers never take the process's signals: the creator's mask is inherited. */
         sigfillset(&all);
@@ -168,73 +170,75 @@ static int start_worker(struct slow_work_pool *pool)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (r) {
                 t->used = false;
-                ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
+                pool->nthreads--;
                 pool->nalive--;
-                ATOMIC_SET(pool->nwaking, pool->nwaking - 1);
+                pool->ncoming--;
                 return -r;
         }
         return 0;
 }
 
+/* Wakes idle threads, or starts new ones up to max-threads, for the items nobody comes for. */
 void pool_kick(struct slow_work_pool *pool)
 {
-        unsigned want;
-
-        pool_drain(pool);
-        want = runnable(pool);
-
-        while (want > pool->nwaking) {
-                if (pool->idle_top)
-                        wake_idle(pool);
-                else if (pool->nthreads >= pool->settings.max_threads || start_worker(pool) < 0)
+        while (runnable(pool) > pool->ncoming) {
+                if (pool->nidle) {
+                        pool->nidle--;
+                        pool->nwoken++;
+                        pool->ncoming++;
+                        pthread_cond_signal(&pool->work_cond);
+                } else if (pool->nthreads >= pool->settings.max_threads || start_worker(pool) < 0) {
                         break;
+                }
         }
 }
 
-/* Waits on the idle stack until woken (false) or idle for idle-timeout above min-threads (true). */
-static bool idle_wait(struct slow_work_pool *pool, struct worker *t)
+/*
+ * Waits for work. Returns true when the thread is to exit, no longer counted in nthreads: it was
+ * idle for idle-timeout above min-threads, or a lower max-threads sent it away.
+ */
+static bool idle_wait(struct slow_work_pool *pool)
 {
-        uint64_t since = pool_now_ns();
+        uint64_t since = 0, deadline;
+        struct timespec ts;
 
-        t->idle = true;
-        t->idle_next = pool->idle_top;
-        pool->idle_top = t;
-        ATOMIC_SET(pool->nidle, pool->nidle + 1);
-        pool_drain(pool);
-        if (runnable(pool)) {
-                idle_remove(pool, t);
-                return false;
-        }
-
-        /*
-         * At or below min-threads a thread sleeps until woken; above it, until its idle time is
-         * up. Both are worked out afresh after every wake-up (settings may have changed), so no
-         * wait is ever on a deadline that has passed.
-         */
-        while (t->idle) {
-                uint64_t deadline = since + pool->settings.idle_timeout_ms * 1000000ull;
-                struct timespec ts = {
-                    .tv_sec = (time_t)(deadline / 1000000000u),
-                    .tv_nsec = (long)(deadline % 1000000000u),
-                };
-
-                if (pool->nthreads <= pool->settings.min_threads) {
-                        pthread_cond_wait(&t->wake, &pool->lock);
-                } else if (pool_now_ns() >= deadline) {
-                        idle_remove(pool, t);
-                        return true;
-                } else {
-                        pthread_cond_timedwait(&t->wake, &pool->lock, &ts);
+        pool->nidle++;
+        for (;;) {
+                if (pool->nwoken) {
+                        pool->nwoken--;
+                        pool->ncoming--;
+                        return false;
                 }
+                if (pool->nretiring) {
+                        pool->nretiring--;
+                        return true;
+                }
+                if (pool->stopping) {
+                        pool->nidle--;
+                        return false;
+                }
+                if (pool->nthreads <= pool->settings.min_threads) {
+                        pthread_cond_wait(&pool->work_cond, &pool->lock);
+                        continue;
+                }
+                /* Only a thread above min-threads reads the clock. */
+                if (!since)
+                        since = pool_now_ns();
+                deadline = since + pool->settings.idle_timeout_ms * 1000000ull;
+                if (pool_now_ns() >= deadline) {
+                        pool->nidle--;
+                        pool->nthreads--;
+                        return true;
+                }
+                ts.tv_sec = (time_t)(deadline / 1000000000u);
+                ts.tv_nsec = (long)(deadline % 1000000000u);
+                pthread_cond_timedwait(&pool->work_cond, &pool->lock, &ts);
         }
-        if (!t->retire)
-                ATOMIC_SET(pool->nwaking, pool->nwaking - 1);
-        return false;
 }
 
 static void start(struct slow_work_pool *pool, struct worker *t, struct slow_work *work)
 {
-        flags_change(work, SLOW_WORK_PENDING | WORK_LINKED, SLOW_WORK_EXECUTING);
+        flags_change(work, SLOW_WORK_PENDING, SLOW_WORK_EXECUTING);
         work->mark_ns = pool_mark_ns();
         t->current = work;
         pool->nbusy++;
@@ -246,84 +250,31 @@ static void start(struct slow_work_pool *pool, struct worker *t, struct slow_wor
 static struct slow_work *finish(struct slow_work_pool *pool, struct worker *t,
                                 struct slow_work *work)
 {
-        unsigned long old = flags_change(work, SLOW_WORK_EXECUTING | SLOW_WORK_ENQ_DEFERRED, 0);
+        unsigned long flags = flags_get(work);
 
+        flags_change(work, SLOW_WORK_EXECUTING | SLOW_WORK_ENQ_DEFERRED, 0);
         t->current = NULL;
         pool->items_run++;
         pool->nbusy--;
-        if (old & SLOW_WORK_VERY_SLOW)
+        if (flags & SLOW_WORK_VERY_SLOW)
                 pool->nbusy_vslow--;
         if (pool->nwaiters)
                 pthread_cond_broadcast(&pool->changed);
-        if (!(old & SLOW_WORK_ENQ_DEFERRED))
-                return work;
-        /* The run's reference goes over to the new queue entry; this thread looks at it next. */
-        pool_queue(pool, work);
-        return NULL;
-}
-
-/*
- * One lock hold per item: a run is finished and the next one picked together, and the finished
- * item's put_ref is called once the lock is dropped.
- */
-/*
- * Before sleeping, one thread at a time polls the incoming FIFOs for a moment, counted as waking,
- * so a stream of short items is taken up without a wake-up per item.
- */
-static void spin(struct slow_work_pool *pool)
-{
-        struct slow_work *tail0 = __atomic_load_n(&pool->incoming[0].tail, __ATOMIC_ACQUIRE);
-        struct slow_work *tail1 = __atomic_load_n(&pool->incoming[1].tail, __ATOMIC_ACQUIRE);
-        uint64_t deadline;
-        unsigned i;
-
-        pool->spinning = true;
-        ATOMIC_SET(pool->nwaking, pool->nwaking + 1);
-        pthread_mutex_unlock(&pool->lock);
-        deadline = pool_now_ns() + SPIN_NS;
-        /* Each look takes the producers' cache line from them: look less often as time passes. */
-        for (i = 1;; i++) {
-                unsigned j;
-
-                if (__atomic_load_n(&pool->incoming[0].tail, __ATOMIC_ACQUIRE) != tail0 ||
-                    __atomic_load_n(&pool->incoming[1].tail, __ATOMIC_ACQUIRE) != tail1)
-                        break;
-                if (i % 16 == 0 && pool_now_ns() > deadline)
-                        break;
-                for (j = 0; j < i && j < 32; j++)
-                        cpu_relax();
+        if (flags & SLOW_WORK_ENQ_DEFERRED) {
+                /* The run's reference goes over to the new queue entry. This thread is about to
+                 * look at the queues, so nobody needs waking. */
+                pool_queue(pool, work);
+                return NULL;
         }
-        pthread_mutex_lock(&pool->lock);
-        pool->spinning = false;
-        ATOMIC_SET(pool->nwaking, pool->nwaking - 1);
+        pool_disown(work);
+        return work;
 }
 
-/* More work behind the item just picked, and nobody on the way to it: wake or start threads. */
-static void wake_for_more(struct slow_work_pool *pool)
-{
-        if (pool->nwaking || (!pool->idle_top && pool->nthreads >= pool->settings.max_threads))
-                return;
-        if (!pool->slow.n && incoming_empty(pool, false) &&
-            (pool->nbusy_vslow >= pool->vslow_cap || (!pool->vslow.n && incoming_empty(pool, true))))
-                return;
-        /* One at a time: the thread woken looks again when it picks. No drain here, so that
-         * items taken straight from the incoming FIFOs are not moved twice. */
-        if (pool->idle_top)
-                wake_idle(pool);
-        else
-                start_worker(pool);
-}
-
-/*
- * One lock hold per item: a run is finished and the next one picked together, and the finished
- * item's put_ref is called once the lock is dropped.
- */
 static void *worker_main(void *arg)
 {
         struct worker *t = arg;
         struct slow_work_pool *pool = t->pool;
         struct slow_work *work, *put = NULL;
-        bool spun = false;
         char name[16];
 
         snprintf(name, sizeof(name), "slowd%03u", t->id);
@@ -331,10 +282,12 @@ static void *worker_main(void *arg)
 
         pthread_mutex_lock(&pool->lock);
         t->tid = gettid();
-        ATOMIC_SET(pool->nwaking, pool->nwaking - 1);
-        while (!t->retire) {
+        pool->ncoming--;
+        for (;;) {
                 if (pool->nthreads > pool->settings.max_threads) {
-                        ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
+                        /* Surplus after max-threads was lowered; another may be due for work. */
+                        pool->nthreads--;
+                        pool_kick(pool);
                         break;
                 }
                 work = pick(pool);
@@ -347,24 +300,14 @@ static void *worker_main(void *arg)
                 }
                 if (!work) {
                         if (pool->stopping) {
-                                ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
+                                pool->nthreads--;
                                 break;
                         }
-                        if (!spun && !pool->spinning) {
-                                spin(pool);
-                                spun = true;
-                                continue;
-                        }
-                        if (idle_wait(pool, t)) {
-                                ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
+                        if (idle_wait(pool))
                                 break;
-                        }
-                        spun = false;
                         continue;
                 }
-                spun = false;
                 start(pool, t, work);
-                wake_for_more(pool);
                 pthread_mutex_unlock(&pool->lock);
                 if (put)
                         put->ops->put_ref(put);
@@ -384,12 +327,12 @@ static void *worker_main(void *arg)
         return NULL;
 }
 
+/* Lets the threads run what is queued, then waits until they are gone. */
 static void wait_threads_gone(struct slow_work_pool *pool)
 {
         pthread_mutex_lock(&pool->lock);
         pool->stopping = true;
-        while (pool->idle_top)
-                wake_idle(pool);
+        pthread_cond_broadcast(&pool->work_cond);
         while (pool->nalive)
                 pthread_cond_wait(&pool->changed, &pool->lock);
         pthread_mutex_unlock(&pool->lock);
@@ -397,12 +340,9 @@ static void wait_threads_gone(struct slow_work_pool *pool)
 
 static void pool_destroy(struct slow_work_pool *pool)
 {
-        unsigned i;
-
-        for (i = 0; i < SLOW_WORK_THREADS_MAX; i++)
-                pthread_cond_destroy(&pool->workers[i].wake);
         pthread_cond_destroy(&pool->timer_wake);
         pthread_cond_destroy(&pool->changed);
+        pthread_cond_destroy(&pool->work_cond);
         pthread_mutex_destroy(&pool->lock);
         free(pool->timers);
         free(pool);
@@ -413,7 +353,6 @@ int slow_work_pool_new(const struct slow_work_settings *settings,
 {
         struct slow_work_settings defaults = SLOW_WORK_SETTINGS_DEFAULT;
         struct slow_work_pool *pool;
-        pthread_mutexattr_t mattr;
         pthread_condattr_t attr;
         unsigned i;
         int r;
@@ -424,28 +363,23 @@ int slow_work_pool_new(const struct slow_work_settings *settings,
         if (r < 0)
                 return r;
 
-        pool = aligned_alloc(CACHELINE, sizeof(*pool));
-        if (!pool)
+        /* Cache-line aligned: the lock and what it guards start a line of their own. */
+        if (posix_memalign((void **)&pool, 64, sizeof(*pool)) != 0)
                 return -ENOMEM;
         memset(pool, 0, sizeof(*pool));
         pool->settings = *settings;
-        pool->max_threads = settings->max_threads;
         pool->vslow_cap = slow_work_very_slow_cap(settings);
-        incoming_init(pool);
-        pthread_mutexattr_init(&mattr);
-        pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_ADAPTIVE_NP);
-        pthread_mutex_init(&pool->lock, &mattr);
-        pthread_mutexattr_destroy(&mattr);
+        pthread_mutex_init(&pool->lock, NULL);
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&pool->work_cond, &attr);
         pthread_cond_init(&pool->changed, &attr);
         pthread_cond_init(&pool->timer_wake, &attr);
+        pthread_condattr_destroy(&attr);
         for (i = 0; i < SLOW_WORK_THREADS_MAX; i++) {
                 pool->workers[i].pool = pool;
                 pool->workers[i].id = i;
-                pthread_cond_init(&pool->workers[i].wake, &attr);
         }
-        pthread_condattr_destroy(&attr);
 
         pthread_mutex_lock(&pool->lock);
         for (i = 0; i < settings->min_threads && r == 0; i++)
@@ -462,201 +396,159 @@ int slow_work_pool_new(const struct slow_work_settings *settings,
 
 void slow_work_pool_free(struct slow_work_pool *pool)
 {
-        struct slow_work *work, *next;
+        size_t i, n;
 
         if (!pool)
                 return;
         pthread_mutex_lock(&pool->lock);
         pool->stopping = true;
         pthread_mutex_unlock(&pool->lock);
-        for (work = pool_timer_stop(pool); work; work = next) {
-                next = work->next;
-                work->next = NULL;
-                work->ops->put_ref(work);
-        }
+        n = pool_timer_stop(pool);
+        for (i = 0; i < n; i++)
+                pool->timers[i]->work.ops->put_ref(&pool->timers[i]->work);
         wait_threads_gone(pool);
         pool_destroy(pool);
 }
 
-enum { CLAIM_COALESCED, CLAIM_TAKEN, CLAIM_NEEDS_REF };
-
-/*
- * Marks an item pending (with extra bits), or finds that it needs nothing more: already pending,
- * or running and now due to run again. A fresh claim needs the caller's get_ref first.
- */
-static int claim(struct slow_work *work, bool have_ref, bool delayed)
+/* Locks the pool the item belongs to and returns it, or returns NULL if the item is idle. */
+static struct slow_work_pool *lock_owner(struct slow_work *work)
 {
-        unsigned long old = flags_get(work), set;
+        struct slow_work_pool *pool;
+
+        while ((pool = __atomic_load_n(&work->pool, __ATOMIC_ACQUIRE))) {
+                pthread_mutex_lock(&pool->lock);
+                if (__atomic_load_n(&work->pool, __ATOMIC_RELAXED) == pool)
+                        return pool;
+                pthread_mutex_unlock(&pool->lock);
+        }
+        return NULL;
+}
+
+/* Locks the pool the item belongs to, claiming an idle item for pool; returns the locked pool. */
+static struct slow_work_pool *lock_or_claim(struct slow_work_pool *pool, struct slow_work *work)
+{
+        struct slow_work_pool *owner;
 
         for (;;) {
-                if (old & SLOW_WORK_CANCELLING)
-                        return -ECANCELED;
-                if (old & SLOW_WORK_PENDING)
-                        return CLAIM_COALESCED;
-                if ((old & SLOW_WORK_EXECUTING) && !delayed)
-                        set = SLOW_WORK_PENDING | SLOW_WORK_ENQ_DEFERRED;
-                else if (!have_ref)
-                        return CLAIM_NEEDS_REF;
-                else
-                        set = SLOW_WORK_PENDING | (delayed ? SLOW_WORK_DELAYED : 0);
-                if (__atomic_compare_exchange_n(&work->flags, &old, old | set, false,
-                                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-                        return set & SLOW_WORK_ENQ_DEFERRED ? CLAIM_COALESCED : CLAIM_TAKEN;
+                owner = lock_owner(work);
+                if (owner)
+                        return owner;
+                pthread_mutex_lock(&pool->lock);
+                if (__atomic_compare_exchange_n(&work->pool, &owner, pool, false, __ATOMIC_ACQ_REL,
+                                                __ATOMIC_ACQUIRE))
+                        return pool;
+                pthread_mutex_unlock(&pool->lock);
         }
 }
 
-/* Claims with a reference; drops the reference again when the claim did not need it. */
-static int claim_with_ref(struct slow_work *work, bool delayed)
+/*
+ * Queues the item, or arms its delay when dwork is given. An enqueue on a pool other than the one
+ * the item belongs to acts on the item's pool: it coalesces, defers or is refused there.
+ */
+static int enqueue(struct slow_work_pool *pool, struct slow_work *work,
+                   struct delayed_slow_work *dwork, unsigned long delay_ms)
 {
-        bool have_ref = false;
-        int r;
+        unsigned long flags;
+        int r = 0;
 
-        while ((r = claim(work, have_ref, delayed)) == CLAIM_NEEDS_REF) {
-                if (work->ops->get_ref(work))
-                        return -EAGAIN;
-                have_ref = true;
+        pool = lock_or_claim(pool, work);
+        flags = flags_get(work);
+        if (flags & SLOW_WORK_CANCELLING) {
+                r = -ECANCELED;
+                goto out;
         }
-        if (have_ref && r != CLAIM_TAKEN)
-                work->ops->put_ref(work);
+        if (flags & SLOW_WORK_PENDING)
+                goto out; /* it runs once, after this call; a delay is neither moved nor extended */
+        if ((flags & SLOW_WORK_EXECUTING) && !dwork) {
+                /* The run's reference carries one more run. */
+                flags_change(work, 0, SLOW_WORK_PENDING | SLOW_WORK_ENQ_DEFERRED);
+                goto out;
+        }
+        if (dwork) {
+                r = pool_timer_reserve(pool);
+                if (r < 0)
+                        goto out;
+        }
+        if (work->ops->get_ref(work)) {
+                r = -EAGAIN;
+                goto out;
+        }
+        if (dwork) {
+                flags_change(work, 0, SLOW_WORK_PENDING | SLOW_WORK_DELAYED);
+                pool_timer_add(pool, dwork, pool_now_ns() + delay_ms * 1000000ull);
+        } else {
+                flags_change(work, 0, SLOW_WORK_PENDING);
+                pool_queue(pool, work);
+                pool_kick(pool);
+        }
+out:
+        pool_disown(work);
+        pthread_mutex_unlock(&pool->lock);
         return r;
 }
 
 int slow_work_pool_enqueue(struct slow_work_pool *pool, struct slow_work *work)
 {
-        int r = claim_with_ref(work, false);
-
-        if (r != CLAIM_TAKEN)
-                return r < 0 ? r : 0;
-
-        __atomic_store_n(&work->pool, pool, __ATOMIC_RELEASE);
-        work->mark_ns = pool_mark_ns();
-        incoming_push(pool, work);
-
-        /* Take the lock only to wake an idle thread when none is on its way, or to start one. */
-        if (ATOMIC_GET(pool->nidle) ? !ATOMIC_GET(pool->nwaking)
-                                    : ATOMIC_GET(pool->nthreads) < ATOMIC_GET(pool->max_threads)) {
-                pthread_mutex_lock(&pool->lock);
-                pool_kick(pool);
-                pthread_mutex_unlock(&pool->lock);
-        }
-        return 0;
+        return enqueue(pool, work, NULL, 0);
 }
 
 int slow_work_pool_enqueue_delayed(struct slow_work_pool *pool, struct delayed_slow_work *dwork,
                                    unsigned long delay_ms)
 {
-        struct slow_work *work = &dwork->work;
-        unsigned long flags = flags_get(work);
-        int r;
-
-        if (delay_ms == 0)
-                return slow_work_pool_enqueue(pool, work);
-        if (flags & SLOW_WORK_CANCELLING)
-                return -ECANCELED;
-        if (flags & SLOW_WORK_PENDING)
-                return 0; /* the delay is neither moved forward nor extended */
-        if (work->ops->get_ref(work))
-                return -EAGAIN;
-
-        pthread_mutex_lock(&pool->lock);
-        r = pool_timer_reserve(pool);
-        if (r == 0)
-                r = claim(work, true, true);
-        if (r == CLAIM_TAKEN) {
-                __atomic_store_n(&work->pool, pool, __ATOMIC_RELEASE);
-                pool_timer_add(pool, dwork, pool_now_ns() + delay_ms * 1000000ull);
-        }
-        pthread_mutex_unlock(&pool->lock);
-        if (r != CLAIM_TAKEN)
-                work->ops->put_ref(work);
-        return r < 0 ? r : 0;
-}
-
-/* Ends this cancel's part in the CANCELLING state. */
-static void cancel_done(struct slow_work *work)
-{
-        if (__atomic_sub_fetch(&work->cancellers, 1, __ATOMIC_ACQ_REL) == 0)
-                flags_clear(work, SLOW_WORK_CANCELLING);
+        return enqueue(pool, &dwork->work, delay_ms ? dwork : NULL, delay_ms);
 }
 
 /*
- * Drops what is pending of the item on pool (lock held): its delay timer, its queue entry, or the
- * run it is due after the current one. Returns 1 when a queue reference is to be dropped, 0 when
- * nothing needs it, -EAGAIN when an enqueue is still pushing the item in (drop the lock, retry).
+ * Drops what is pending of the item (lock held): its delay timer, the run it is due after the
+ * current one, or its queue entry. Returns whether a reference is to be dropped.
  */
-static int drop_pending(struct slow_work_pool *pool, struct slow_work *work)
+static bool drop_pending(struct slow_work_pool *pool, struct slow_work *work)
 {
-        unsigned long flags;
+        unsigned long flags = flags_get(work);
 
-        pool_drain(pool);
-        flags = flags_get(work);
         if (flags & SLOW_WORK_DELAYED) {
                 pool_timer_remove(pool, (struct delayed_slow_work *)work);
-                flags_clear(work, SLOW_WORK_DELAYED | SLOW_WORK_PENDING);
-                return 1;
+                flags_change(work, SLOW_WORK_DELAYED | SLOW_WORK_PENDING, 0);
+                return true;
         }
-        if ((flags & SLOW_WORK_PENDING) && !(flags & SLOW_WORK_EXECUTING)) {
-                if (!(flags & WORK_LINKED))
-                        return -EAGAIN;
+        if (flags & SLOW_WORK_ENQ_DEFERRED) {
+                flags_change(work, SLOW_WORK_ENQ_DEFERRED | SLOW_WORK_PENDING, 0);
+                return false;
+        }
+        if (flags & SLOW_WORK_PENDING) {
                 runq_remove(class_queue(pool, work), work);
-                flags_clear(work, SLOW_WORK_PENDING | WORK_LINKED);
-                return 1;
+                flags_change(work, SLOW_WORK_PENDING, 0);
+                return true;
         }
-        if (flags & SLOW_WORK_ENQ_DEFERRED)
-                flags_clear(work, SLOW_WORK_ENQ_DEFERRED | SLOW_WORK_PENDING);
-        return 0;
+        return false;
 }
 
 /*
- * Takes the lock of the pool the item is on and drops what is pending of it; with wait, also
- * waits for a run in progress to end, refusing enqueues meanwhile. Returns whether the item was
- * pending.
+ * Drops what is pending of the item; with wait, also waits for a run in progress to end, refusing
+ * enqueues meanwhile. Returns whether the item was pending.
  */
 static bool cancel(struct slow_work *work, bool wait)
 {
-        struct slow_work_pool *pool;
-        bool was_pending;
-        int put;
+        struct slow_work_pool *pool = lock_owner(work);
+        bool was_pending, put;
 
-again:
-        /* An idle item has nothing to cancel; it may be enqueued on another pool next. */
-        if (!(flags_get(work) & (SLOW_WORK_PENDING | SLOW_WORK_EXECUTING)))
-                return false;
-        pool = __atomic_load_n(&work->pool, __ATOMIC_ACQUIRE);
         if (!pool)
-                return false;
-
-        pthread_mutex_lock(&pool->lock);
-        if (wait) {
-                __atomic_add_fetch(&work->cancellers, 1, __ATOMIC_ACQ_REL);
-                flags_set(work, SLOW_WORK_CANCELLING);
-        }
-        for (;;) {
-                if (__atomic_load_n(&work->pool, __ATOMIC_ACQUIRE) != pool) {
-                        /* Enqueued on another pool meanwhile: cancel it there. */
-                        if (wait)
-                                cancel_done(work);
-                        pthread_mutex_unlock(&pool->lock);
-                        goto again;
-                }
-                was_pending = flags_get(work) & SLOW_WORK_PENDING;
-                put = drop_pending(pool, work);
-                if (put != -EAGAIN)
-                        break;
-                /* An enqueue is pushing it in right now: let it finish. */
-                pthread_mutex_unlock(&pool->lock);
-                sched_yield();
-                pthread_mutex_lock(&pool->lock);
-        }
-        if (wait) {
+                return false; /* idle: nothing to cancel, and no pool to touch */
+        was_pending = flags_get(work) & SLOW_WORK_PENDING;
+        put = drop_pending(pool, work);
+        if (wait && (flags_get(work) & SLOW_WORK_EXECUTING)) {
+                work->cancellers++;
+                flags_change(work, 0, SLOW_WORK_CANCELLING);
                 pool->nwaiters++;
                 while (flags_get(work) & SLOW_WORK_EXECUTING)
                         pthread_cond_wait(&pool->changed, &pool->lock);
                 pool->nwaiters--;
-                cancel_done(work);
+                if (--work->cancellers == 0)
+                        flags_change(work, SLOW_WORK_CANCELLING, 0);
         }
+        pool_disown(work);
         pthread_mutex_unlock(&pool->lock);
-        if (put > 0)
+        if (put)
                 work->ops->put_ref(work);
         return was_pending;
 }
@@ -674,25 +566,25 @@ bool slow_work_cancel_pending(struct slow_work *work)
 int slow_work_pool_configure(struct slow_work_pool *pool, const struct slow_work_settings *settings)
 {
         int r = slow_work_settings_validate(settings);
-        struct worker *t;
+        unsigned surplus;
 
         if (r < 0)
                 return r;
 
         pthread_mutex_lock(&pool->lock);
         pool->settings = *settings;
-        ATOMIC_SET(pool->max_threads, settings->max_threads);
         pool->vslow_cap = slow_work_very_slow_cap(settings);
-        while (pool->nthreads > settings->max_threads && pool->idle_top) {
-                t = pool->idle_top;
-                idle_remove(pool, t);
-                t->retire = true;
-                ATOMIC_SET(pool->nthreads, pool->nthreads - 1);
-                pthread_cond_signal(&t->wake);
+        if (pool->nthreads > settings->max_threads) {
+                /* Idle surplus goes now; busy surplus when its item ends (worker_main). */
+                surplus = pool->nthreads - settings->max_threads;
+                if (surplus > pool->nidle)
+                        surplus = pool->nidle;
+                pool->nidle -= surplus;
+                pool->nretiring += surplus;
+                pool->nthreads -= surplus;
         }
-        /* The idle ones left look at their idle timeout again. */
-        for (t = pool->idle_top; t; t = t->idle_next)
-                pthread_cond_signal(&t->wake);
+        /* Every idle thread looks at its idle timeout again; nretiring of them exit. */
+        pthread_cond_broadcast(&pool->work_cond);
         while (pool->nthreads < settings->min_threads && start_worker(pool) == 0)
                 ;
         pool_kick(pool);
@@ -709,18 +601,12 @@ void slow_work_pool_settings(struct slow_work_pool *pool, struct slow_work_setti
 
 void slow_work_pool_stats(struct slow_work_pool *pool, struct slow_work_stats *ret_stats)
 {
-        struct worker *t;
-        unsigned idle = 0;
-
         pthread_mutex_lock(&pool->lock);
-        pool_drain(pool);
-        for (t = pool->idle_top; t; t = t->idle_next)
-                idle++;
         *ret_stats = (struct slow_work_stats){
             .threads = pool->nthreads,
             .busy = pool->nbusy,
             .busy_very_slow = pool->nbusy_vslow,
-            .idle = idle,
+            .idle = pool->nidle,
             .very_slow_cap = pool->vslow_cap,
             .queued_slow = pool->slow.n,
             .queued_very_slow = pool->vslow.n,

@@ -14,7 +14,7 @@ static void fill(struct slow_work_rq_entry *e, struct slow_work *work, int threa
         e->thread = thread;
         e->pid = pid;
         e->item = work;
-        e->flags = flags_get(work) & WORK_KERNEL_FLAGS;
+        e->flags = flags_get(work);
         e->age_ns = now - work->mark_ns;
         e->desc[0] = '\0';
         if (work->ops->desc)
@@ -31,7 +31,6 @@ int slow_work_pool_rq(struct slow_work_pool *pool, struct slow_work_rq_entry **r
         unsigned i;
 
         pthread_mutex_lock(&pool->lock);
-        pool_drain(pool);
         entries = calloc(pool->nbusy + pool->slow.n + pool->vslow.n + 1, sizeof(*entries));
         if (!entries) {
                 pthread_mutex_unlock(&pool->lock);

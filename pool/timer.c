@@ -70,7 +70,7 @@ static void fire(struct slow_work_pool *pool, struct delayed_slow_work *dwork)
 
         pool_timer_remove(pool, dwork);
         if (!(flags_get(work) & SLOW_WORK_EXECUTING)) {
-                flags_clear(work, SLOW_WORK_DELAYED);
+                flags_change(work, SLOW_WORK_DELAYED, 0);
                 pool_queue(pool, work);
                 pool_kick(pool);
                 return;
@@ -153,9 +153,9 @@ void pool_timer_add(struct slow_work_pool *pool, struct delayed_slow_work *dwork
                 pthread_cond_signal(&pool->timer_wake);
 }
 
-struct slow_work *pool_timer_stop(struct slow_work_pool *pool)
+size_t pool_timer_stop(struct slow_work_pool *pool)
 {
-        struct slow_work *list = NULL;
+        size_t i, n;
 
         pthread_mutex_lock(&pool->lock);
         pthread_cond_signal(&pool->timer_wake);
@@ -164,13 +164,14 @@ struct slow_work *pool_timer_stop(struct slow_work_pool *pool)
                 pthread_join(pool->timer_thread, NULL);
 
         pthread_mutex_lock(&pool->lock);
-        while (pool->ntimers) {
-                struct slow_work *work = &pool->timers[--pool->ntimers]->work;
+        n = pool->ntimers;
+        for (i = 0; i < n; i++) {
+                struct slow_work *work = &pool->timers[i]->work;
 
-                flags_clear(work, SLOW_WORK_DELAYED | SLOW_WORK_PENDING);
-                work->next = list;
-                list = work;
+                flags_change(work, SLOW_WORK_DELAYED | SLOW_WORK_PENDING, 0);
+                pool_disown(work);
         }
+        pool->ntimers = 0;
         pthread_mutex_unlock(&pool->lock);
-        return list;
+        return n;
 }

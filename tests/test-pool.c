@@ -275,30 +275,58 @@ START_TEST(rule7_very_slow_preferred_over_older_slow)
 }
 END_TEST
 
-START_TEST(rule7_very_slow_capped_and_slow_not_starved)
+/*
+ * Fills a pool with gated very slow items, then enqueues a slow one: the very slow ones take
+ * exactly cap threads, and the slow one starts on a thread the cap leaves free, before the first
+ * very slow item ends. cap is written out, not taken from slow_work_very_slow_cap().
+ */
+static void check_cap_leaves_a_thread_for_slow(unsigned max, unsigned pct, int cap)
 {
-        struct slow_work_pool *pool = pool_with(1, 4, 50, 5000);
+        struct slow_work_pool *pool = pool_with(1, max, pct, 5000);
         struct gate gate = {false};
-        struct titem v[6], s;
+        struct titem v[8], s;
         struct slow_work_stats st;
+        bool slow_started;
         int i;
 
-        enqueue_gated(pool, v, 6, 0, true, &gate);
-        /* The cap comes from max-threads (2 of 4), not from the one thread that exists. */
-        WAIT_FOR(ev_vslow_running == 2);
+        enqueue_gated(pool, v, 8, 0, true, &gate);
+        WAIT_FOR(ev_vslow_running == cap);
         titem_init(&s, 10, false, pool);
         ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&s)), 0);
-        WAIT_FOR(s.runs == 1);
+        WAIT_FOR(s.runs == 1 || ev_vslow_running > cap);
         st = pool_stats(pool);
-        ck_assert_int_eq(st.busy_very_slow, 2);
-        ck_assert_int_eq(st.very_slow_cap, 2);
-        ck_assert_int_eq(st.queued_very_slow, 4);
-        ck_assert_int_le(st.threads, 4);
+        ev_lock();
+        slow_started = s.runs == 1;
+        ev_unlock();
         gate_open(&gate);
+        ck_assert_msg(slow_started, "max %u pct %u: the slow item waited for a very slow one", max,
+                      pct);
+        ck_assert_int_eq(st.busy_very_slow, cap);
+        ck_assert_int_eq(st.very_slow_cap, cap);
+        ck_assert_int_eq(st.queued_very_slow, 8 - cap);
+        ck_assert_int_le(st.threads, max);
         slow_work_pool_free(pool);
-        ck_assert_int_eq(ev_max_vslow_running, 2);
-        for (i = 0; i < 6; i++)
+        ck_assert_int_eq(ev_max_vslow_running, cap);
+        for (i = 0; i < 8; i++)
                 ck_assert_int_eq(v[i].runs, 1);
+}
+
+START_TEST(rule7_very_slow_capped_and_slow_not_starved)
+{
+        /* The cap comes from max-threads (2 of 4), not from the one thread that exists. */
+        check_cap_leaves_a_thread_for_slow(4, 50, 2);
+}
+END_TEST
+
+START_TEST(rule7_very_slow_cap_leaves_the_last_thread_to_slow)
+{
+        check_cap_leaves_a_thread_for_slow(2, 50, 1);
+}
+END_TEST
+
+START_TEST(rule7_very_slow_cap_rounds_down)
+{
+        check_cap_leaves_a_thread_for_slow(4, 25, 1);
 }
 END_TEST
 
@@ -854,6 +882,99 @@ START_TEST(rule11_cancel_of_idle_item_touches_no_pool)
 }
 END_TEST
 
+/*
+ * A cancel racing an item's first enqueue: once the canceller has seen the item pending or
+ * running, the item must not run after the cancel returns (only one enqueue per round).
+ * slow_work_cancel_pending() may miss a run that has begun, but then the run has begun.
+ */
+struct race {
+        pthread_barrier_t start, done;
+        struct slow_work_pool *pool;
+        struct titem *t;
+        int rounds;
+        int watching; /* atomic: the canceller looks at the item */
+        int enqueued; /* atomic: this round's enqueue has returned */
+};
+
+static void *race_enqueuer(void *arg)
+{
+        struct race *race = arg;
+        int i, r;
+
+        for (i = 0; i < race->rounds; i++) {
+                pthread_barrier_wait(&race->start);
+                while (!__atomic_load_n(&race->watching, __ATOMIC_ACQUIRE))
+                        ;
+                r = slow_work_pool_enqueue(race->pool, W(race->t));
+                ck_assert(r == 0 || r == -ECANCELED);
+                __atomic_store_n(&race->enqueued, 1, __ATOMIC_RELEASE);
+                pthread_barrier_wait(&race->done);
+        }
+        return NULL;
+}
+
+static bool item_busy(struct slow_work *work)
+{
+        return slow_work_is_pending(work) || slow_work_is_executing(work);
+}
+
+START_TEST(rule11_cancel_racing_a_first_enqueue_never_lets_the_item_run_after)
+{
+        struct slow_work_pool *pool = pool_with(2, 2, 50, 5000);
+        struct titem t;
+        struct race race = {.pool = pool, .t = &t, .rounds = 20000};
+        pthread_t enqueuer;
+        int i, runs_after_cancel = 0, caught = 0;
+
+        pthread_barrier_init(&race.start, NULL, 2);
+        pthread_barrier_init(&race.done, NULL, 2);
+        pthread_create(&enqueuer, NULL, race_enqueuer, &race);
+        for (i = 0; i < race.rounds; i++) {
+                bool seen = false, waiting = i % 2 == 0;
+
+                titem_init(&t, i, false, pool);
+                __atomic_store_n(&race.enqueued, 0, __ATOMIC_RELAXED);
+                __atomic_store_n(&race.watching, 0, __ATOMIC_RELAXED);
+                pthread_barrier_wait(&race.start);
+                __atomic_store_n(&race.watching, 1, __ATOMIC_RELEASE);
+                /* Catch the item as early as possible in its enqueue. */
+                while (!(seen = item_busy(W(&t))) &&
+                       !__atomic_load_n(&race.enqueued, __ATOMIC_ACQUIRE))
+                        ;
+                if (waiting) {
+                        slow_work_cancel(W(&t));
+                        ck_assert_msg(!seen || !item_busy(W(&t)),
+                                      "round %d: pending or running after slow_work_cancel()", i);
+                } else if (!slow_work_cancel_pending(W(&t)) && seen) {
+                        /* Not pending any more although it was: its run has begun. */
+                        ev_lock();
+                        ck_assert_msg(slow_work_is_executing(W(&t)) || t.runs == 1,
+                                      "round %d: cancel_pending missed a pending item", i);
+                        ev_unlock();
+                }
+                ev_lock();
+                runs_after_cancel = t.runs;
+                ev_unlock();
+                pthread_barrier_wait(&race.done);
+                WAIT_FOR(t.gets == t.puts);
+                ck_assert(!item_busy(W(&t)));
+                caught += seen;
+                if (seen && waiting)
+                        ck_assert_msg(t.runs == runs_after_cancel,
+                                      "round %d: the item ran after slow_work_cancel() returned",
+                                      i);
+                else if (seen)
+                        ck_assert_msg(t.runs <= 1, "round %d: ran twice", i);
+        }
+        pthread_join(enqueuer, NULL);
+        pthread_barrier_destroy(&race.start);
+        pthread_barrier_destroy(&race.done);
+        slow_work_pool_free(pool);
+        /* The race was run: many rounds caught the item while the enqueue was under way. */
+        ck_assert_int_gt(caught, race.rounds / 10);
+}
+END_TEST
+
 /* Rule 12: statistics and the run queue in the kernel's layout. */
 START_TEST(rule12_stats_count_threads_queues_and_runs)
 {
@@ -989,6 +1110,8 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule7_cap_formula);
         tcase_add_test(tc, rule7_very_slow_preferred_over_older_slow);
         tcase_add_test(tc, rule7_very_slow_capped_and_slow_not_starved);
+        tcase_add_test(tc, rule7_very_slow_cap_leaves_the_last_thread_to_slow);
+        tcase_add_test(tc, rule7_very_slow_cap_rounds_down);
         tcase_add_test(tc, rule7_very_slow_backlog_never_stalls_on_small_pool);
         tcase_add_test(tc, rule8_grows_on_demand_up_to_max);
         tcase_add_test(tc, rule8_idle_thread_takes_work_before_a_new_one_starts);
@@ -1016,6 +1139,7 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule11_enqueue_without_user_rejected);
         tcase_add_test(tc, rule11_unregister_cancels_armed_timers_and_drops_their_refs);
         tcase_add_test(tc, rule11_cancel_of_idle_item_touches_no_pool);
+        tcase_add_test(tc, rule11_cancel_racing_a_first_enqueue_never_lets_the_item_run_after);
         tcase_add_test(tc, rule12_stats_count_threads_queues_and_runs);
         tcase_add_test(tc, rule12_item_state_is_visible);
         tcase_add_test(tc, rule12_rq_rows_use_the_kernel_layout);
