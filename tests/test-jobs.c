@@ -685,6 +685,50 @@ START_TEST(the_log_of_a_queued_job_is_empty_and_still_to_come)
 }
 END_TEST
 
+START_TEST(enqueue_of_a_job_being_cancelled_is_busy)
+{
+        char *gate = fifo_make(d.dir, "gate"), *term = fifo_make(d.dir, "term"), *said, *line;
+        char job[3 * PATH_MAX];
+        int canceller = client_connect(d.sock);
+        json_object *reply, *error, *rec;
+        int64_t id;
+
+        set("{\"kill-grace\":60}"); /* no SIGKILL: the cancel lasts until the gate opens */
+        /* Says when SIGTERM comes, and reads the gate until it opens. */
+        snprintf(job, sizeof(job),
+                 "{\"command\":\"trap 'echo term >%s' TERM; until cat %s; do :; done\"}", term,
+                 gate);
+        id = job_submit(fd, job);
+        job_wait_state(fd, id, "running");
+        client_send(canceller, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"cancel\","
+                               "\"params\":{\"id\":1}}");
+        said = fifo_read_all(term); /* the cancel is under way */
+        ck_assert_str_eq(said, "term\n");
+        free(said);
+        reply = client_call(fd, "enqueue", "{\"id\":1}");
+        ck_assert_int_eq(reply_code(reply), -32004);
+        error = json_object_object_get(reply, "error");
+        ck_assert_str_eq(str_member(error, "data"), "EBUSY");
+        ck_assert_str_eq(str_member(error, "message"), "job 1 is being cancelled");
+        json_object_put(reply);
+
+        fifo_release(gate);
+        line = client_read_line(canceller);
+        ck_assert_ptr_nonnull(line);
+        reply = json_tokener_parse(line);
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        free(line);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(outcome(rec), "cancelled");
+        ck_assert_int_eq(int_member(rec, "run"), 1); /* the refused enqueue queued nothing */
+        json_object_put(rec);
+        close(canceller);
+        free(gate);
+        free(term);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("jobs");
@@ -715,6 +759,7 @@ int main(void)
         tcase_add_test(tc, what_a_job_leaves_running_is_stopped_when_it_ends);
         tcase_add_test(tc, a_waiter_on_a_cancelled_queued_job_gets_the_cancelled_record);
         tcase_add_test(tc, the_log_of_a_queued_job_is_empty_and_still_to_come);
+        tcase_add_test(tc, enqueue_of_a_job_being_cancelled_is_busy);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
