@@ -486,6 +486,31 @@ START_TEST(sigterm_stops_running_jobs_after_the_stop_timeout)
 }
 END_TEST
 
+/* Why no client sees -32004 "slowworkd is shutting down": at SIGTERM the daemon closes every
+ * connection and its socket at once, while it still waits for its jobs. */
+START_TEST(sigterm_closes_connections_at_once_while_jobs_finish)
+{
+        char *gate, job[PATH_MAX + 64], *line;
+        int fd, status;
+
+        daemon_start(&d, "--stop-timeout", "60", NULL);
+        gate = fifo_make(d.dir, "gate");
+        fd = client_connect(d.sock);
+        snprintf(job, sizeof(job), "{\"command\":\"cat %s\"}", gate);
+        job_wait_state(fd, job_submit(fd, job), "running");
+        ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+        line = client_read_line(fd);
+        ck_assert_msg(line == NULL, "a connection stayed open at SIGTERM: %s", line);
+        ck_assert_int_eq(client_connect(d.sock), -1);
+        ck_assert(daemon_alive(&d)); /* its job still runs */
+        fifo_release(gate);
+        status = daemon_reap(&d);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        close(fd);
+        free(gate);
+}
+END_TEST
+
 /* The descriptors a process has open. */
 static int open_fds(pid_t pid)
 {
@@ -723,6 +748,7 @@ int main(void)
         tcase_add_test(alone, sigterm_stops_running_jobs_after_the_stop_timeout);
         tcase_add_test(alone, queued_jobs_hold_no_file_descriptors);
         tcase_add_test(alone, a_connection_beyond_1024_is_closed_without_a_reply);
+        tcase_add_test(alone, sigterm_closes_connections_at_once_while_jobs_finish);
         tcase_add_test(alone, bad_flags_exit_with_usage_status);
         tcase_add_test(alone, idle_daemon_uses_no_cpu_fresh_and_after_a_burst);
         suite_add_tcase(s, alone);
