@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -204,7 +205,7 @@ int daemon_reap(struct daemon *d)
         ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
         remove_tree(d->state);
         if (d->own_dir)
-                rmdir(d->dir);
+                remove_tree(d->dir); /* with what the test made there (FIFOs) */
         return status;
 }
 
@@ -449,11 +450,130 @@ const char *job_state_of(int fd, int64_t id)
         return state;
 }
 
+/* The path of the socket fd is connected to: the one its daemon listens on. */
+static void peer_path(int fd, char *path, size_t size)
+{
+        struct sockaddr_un sa;
+        socklen_t len = sizeof(sa);
+
+        ck_assert_int_eq(getpeername(fd, (struct sockaddr *)&sa, &len), 0);
+        ck_assert_int_eq(sa.sun_family, AF_UNIX);
+        ck_assert_uint_gt(len, offsetof(struct sockaddr_un, sun_path));
+        snprintf(path, size, "%.*s", (int)(len - offsetof(struct sockaddr_un, sun_path)),
+                 sa.sun_path);
+}
+
+static int64_t ms_since(const struct timespec *start)
+{
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* Whether the line is an event saying that the job is in the state. */
+static bool is_event(const char *line, int64_t id, const char *state)
+{
+        json_object *msg = json_tokener_parse(line), *params, *v;
+        bool match = false;
+
+        ck_assert_msg(msg != NULL, "not JSON: %s", line);
+        params = json_object_object_get(msg, "params");
+        v = json_object_object_get(msg, "method");
+        if (v && strcmp(json_object_get_string(v), "event") == 0 && params &&
+            json_object_get_int64(json_object_object_get(params, "id")) == id)
+                match = strcmp(str_member(params, "state"), state) == 0;
+        json_object_put(msg);
+        return match;
+}
+
+/*
+ * Subscribed first, then the state asked: a change after the answer comes as an event, one
+ * before it is in the answer. Only changes that send events can be waited for (PROTOCOL.md,
+ * subscribe): a submit's "pending", "running", and the states at a run's end.
+ */
 void job_wait_state(int fd, int64_t id, const char *want)
 {
-        int i;
+        char sock[PATH_MAX], *line;
+        struct timespec start;
+        json_object *reply;
+        int watcher;
 
-        for (i = 0; i < 4000 && strcmp(job_state_of(fd, id), want) != 0; i++)
-                usleep(5000);
-        ck_assert_str_eq(job_state_of(fd, id), want);
+        peer_path(fd, sock, sizeof(sock));
+        watcher = client_connect(sock);
+        ck_assert_int_ge(watcher, 0);
+        reply = client_call(watcher, "subscribe", NULL);
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        if (strcmp(job_state_of(fd, id), want) != 0) {
+                for (;;) {
+                        struct pollfd p = {.fd = watcher, .events = POLLIN};
+                        int64_t left = 20000 - ms_since(&start);
+
+                        ck_assert_msg(left > 0 && poll(&p, 1, (int)left) == 1,
+                                      "job %lld not %s in 20 s: it is %s", (long long)id, want,
+                                      job_state_of(fd, id));
+                        line = client_read_line(watcher);
+                        ck_assert_msg(line != NULL, "slowworkd closed a subscribed connection");
+                        if (is_event(line, id, want)) {
+                                free(line);
+                                break;
+                        }
+                        free(line);
+                }
+        }
+        close(watcher);
+}
+
+char *fifo_make(const char *dir, const char *name)
+{
+        char *path;
+
+        ck_assert_int_gt(asprintf(&path, "%s/%s", dir, name), 0);
+        ck_assert_msg(mkfifo(path, 0600) == 0, "mkfifo %s: %s", path, strerror(errno));
+        return path;
+}
+
+void fifo_release(const char *path)
+{
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+        ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+        close(fd);
+}
+
+char *fifo_read_all(const char *path)
+{
+        int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        size_t len = 0, size = 256;
+        char *data = malloc(size);
+        struct timespec start;
+
+        ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+        ck_assert_ptr_nonnull(data);
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        for (;;) {
+                /* Until a writer comes, the FIFO is neither readable nor at its end. */
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                int64_t left = 20000 - ms_since(&start);
+                ssize_t n;
+
+                ck_assert_msg(left > 0 && poll(&p, 1, (int)left) == 1,
+                              "nothing written to %s in 20 s", path);
+                if (len + 1 >= size) {
+                        size *= 2;
+                        data = realloc(data, size);
+                        ck_assert_ptr_nonnull(data);
+                }
+                n = read(fd, data + len, size - len - 1);
+                if (n == 0)
+                        break;
+                ck_assert_msg(n > 0 || errno == EAGAIN, "read %s: %s", path, strerror(errno));
+                if (n > 0)
+                        len += (size_t)n;
+        }
+        close(fd);
+        data[len] = '\0';
+        return data;
 }

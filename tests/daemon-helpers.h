@@ -51,10 +51,20 @@ json_object *job_wait(int fd, int64_t id);    /* the run record */
 json_object *job_status(int fd, int64_t id);  /* the status object */
 char *job_log(int fd, int64_t id);            /* the last run's log, whole */
 const char *job_state_of(int fd, int64_t id); /* pending, running or idle (a static buffer) */
-/* Polls the job's state until it is want; fails the test after 20 s. */
+/* Waits for the job to be in the state want, on subscribe's events (on a connection of its own):
+ * a state that sends none (an idle job leaving) cannot be waited for. Fails after 20 s. */
 void job_wait_state(int fd, int64_t id, const char *want);
 const char *str_member(json_object *o, const char *name);
 int64_t int_member(json_object *o, const char *name);
+
+/* Gates for jobs. A FIFO at dir/name (the caller frees the path); the daemon's folder goes with
+ * what is made in it. */
+char *fifo_make(const char *dir, const char *name);
+/* Lets a job blocked reading the FIFO (cat FIFO) go on: opens it for writing, which waits for the
+ * reader, and closes it, which gives the reader its end of file. */
+void fifo_release(const char *path);
+/* What a job writes into the FIFO (echo ... >FIFO), once it closes it; fails after 20 s. */
+char *fifo_read_all(const char *path);
 
 /* systemd's notify socket, played by a datagram socket bound at path. */
 int notify_listen(const char *path);

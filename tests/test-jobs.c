@@ -162,11 +162,17 @@ END_TEST
 
 START_TEST(four_submits_of_a_running_key_give_two_runs)
 {
-        const char *job = "{\"key\":\"k\",\"command\":\"sleep 0.5; echo run\"}";
+        char *gate = fifo_make(d.dir, "gate"), job[PATH_MAX + 128];
         json_object *reply, *rec;
-        int64_t id = job_submit(fd, job);
+        int64_t id;
         int i;
 
+        /* The first run (the one that makes the folder) waits for the gate; the second not. */
+        snprintf(job, sizeof(job),
+                 "{\"key\":\"k\",\"command\":\"mkdir %s/first 2>/dev/null && cat %s >/dev/null; "
+                 "echo run\"}",
+                 d.dir, gate);
+        id = job_submit(fd, job);
         job_wait_state(fd, id, "running");
         for (i = 0; i < 3; i++) {
                 reply = client_call(fd, "submit", job);
@@ -175,34 +181,51 @@ START_TEST(four_submits_of_a_running_key_give_two_runs)
                     reply_result(reply), i == 0 ? "deferred" : "coalesced")));
                 json_object_put(reply);
         }
+        fifo_release(gate);
         rec = job_wait(fd, id);
         ck_assert_int_eq(int_member(rec, "run"), 2);
         ck_assert_str_eq(outcome(rec), "succeeded");
         json_object_put(rec);
+        free(gate);
 }
 END_TEST
 
 START_TEST(a_key_with_other_work_is_a_conflict)
 {
-        int64_t id = job_submit(fd, "{\"key\":\"k\",\"command\":\"sleep 0.3\"}");
+        char *gate = fifo_make(d.dir, "gate"), job[PATH_MAX + 64], other[PATH_MAX + 96];
+        json_object *rec;
+        int64_t id;
 
+        /* Live until the gate opens. */
+        snprintf(job, sizeof(job), "{\"key\":\"k\",\"command\":\"cat %s\"}", gate);
+        id = job_submit(fd, job);
         ck_assert_int_eq(submit_error("{\"key\":\"k\",\"command\":\"sleep 9\"}"), -32003);
-        ck_assert_int_eq(submit_error("{\"key\":\"k\",\"command\":\"sleep 0.3\","
-                                      "\"class\":\"very-slow\"}"),
-                         -32003);
-        json_object_put(job_wait(fd, id));
+        snprintf(other, sizeof(other),
+                 "{\"key\":\"k\",\"command\":\"cat %s\",\"class\":\"very-slow\"}", gate);
+        ck_assert_int_eq(submit_error(other), -32003);
+        fifo_release(gate);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        json_object_put(rec);
+        free(gate);
 }
 END_TEST
 
 START_TEST(very_slow_jobs_are_capped_and_slow_ones_not_starved)
 {
+        char *gates[3], name[16], job[PATH_MAX + 64];
         int64_t v[3], s;
         json_object *rec, *st;
         int i;
 
         set("{\"min-threads\":2,\"max-threads\":2}"); /* very slow cap: 1 */
-        for (i = 0; i < 3; i++)
-                v[i] = job_submit(fd, "{\"command\":\"sleep 0.6\",\"class\":\"very-slow\"}");
+        for (i = 0; i < 3; i++) {
+                snprintf(name, sizeof(name), "gate%d", i);
+                gates[i] = fifo_make(d.dir, name);
+                snprintf(job, sizeof(job), "{\"command\":\"cat %s\",\"class\":\"very-slow\"}",
+                         gates[i]);
+                v[i] = job_submit(fd, job);
+        }
         s = job_submit(fd, "{\"command\":\"true\"}");
         rec = job_wait(fd, s);
         ck_assert_str_eq(outcome(rec), "succeeded");
@@ -212,8 +235,11 @@ START_TEST(very_slow_jobs_are_capped_and_slow_ones_not_starved)
         st = client_call(fd, "stats", NULL);
         ck_assert_int_le(int_member(reply_result(st), "busy_very_slow"), 1);
         json_object_put(st);
-        for (i = 0; i < 3; i++)
+        for (i = 0; i < 3; i++) {
+                fifo_release(gates[i]);
                 json_object_put(job_wait(fd, v[i]));
+                free(gates[i]);
+        }
 }
 END_TEST
 
@@ -353,13 +379,29 @@ END_TEST
 
 START_TEST(delayed_job_waits_its_delay)
 {
+        int watcher = client_connect(d.sock);
+        static const char *const want[] = {"pending", "running", "idle"};
         struct timespec t0;
         int64_t id;
-        json_object *rec;
+        json_object *rec, *event, *params;
+        char *line;
+        int i;
 
+        json_object_put(client_call(watcher, "subscribe", NULL));
         clock_gettime(CLOCK_REALTIME, &t0);
         id = job_submit(fd, "{\"command\":\"true\",\"delay\":0.4}");
-        ck_assert_str_eq(job_state_of(fd, id), "pending");
+        /* Pending first, for all the delay: the run starts no sooner. */
+        for (i = 0; i < 3; i++) {
+                line = client_read_line(watcher);
+                ck_assert_ptr_nonnull(line);
+                event = json_tokener_parse(line);
+                free(line);
+                params = json_object_object_get(event, "params");
+                ck_assert_int_eq(int_member(params, "id"), id);
+                ck_assert_str_eq(str_member(params, "state"), want[i]);
+                json_object_put(event);
+        }
+        close(watcher);
         rec = job_wait(fd, id);
         ck_assert(json_object_get_double(json_object_object_get(rec, "started")) >=
                   (double)t0.tv_sec + t0.tv_nsec / 1e9 + 0.4 - 0.01);
@@ -481,14 +523,14 @@ static bool valid_utf8(const unsigned char *s)
 
 START_TEST(replies_stay_utf8_where_text_is_cut)
 {
-        char params[1024] = "{\"command\":\"echo ", *line;
+        char params[1024] = "{\"command\":\"echo ", *line, *gate = fifo_make(d.dir, "gate");
         json_object *reply;
         int64_t id;
         int i;
 
         for (i = 0; i < 100; i++)
                 strcat(params, "\u00e9");
-        strcat(params, "; sleep 1\"}");
+        snprintf(params + strlen(params), sizeof(params) - strlen(params), "; cat %s\"}", gate);
         id = job_submit(fd, params);
         job_wait_state(fd, id, "running");
         /* The run queue's descriptions are cut to 63 bytes, maybe inside a character. */
@@ -497,6 +539,8 @@ START_TEST(replies_stay_utf8_where_text_is_cut)
         ck_assert(valid_utf8((const unsigned char *)line));
         ck_assert_ptr_nonnull(strstr(line, "\xc3\xa9"));
         free(line);
+        fifo_release(gate);
+        free(gate);
         json_object_put(job_wait(fd, id));
         /* A log read of 1 byte still moves on, by whole characters. */
         reply = client_call(fd, "log", "{\"id\":1,\"offset\":4,\"max\":1}");
@@ -509,21 +553,28 @@ END_TEST
 START_TEST(a_keyed_resubmit_can_make_the_job_persist)
 {
         int other = client_connect(d.sock);
-        int64_t id = job_submit(other, "{\"key\":\"k\",\"command\":\"sleep 0.2\"}");
+        char *gate = fifo_make(d.dir, "gate"), cmd[2 * PATH_MAX], job[3 * PATH_MAX];
         json_object *reply;
+        int64_t id;
 
-        reply = client_call(other, "submit",
-                            "{\"key\":\"k\",\"command\":\"sleep 0.2\","
-                            "\"persist\":true}");
+        /* The first run (the one that makes the folder) waits for the gate: the job is live
+         * until the test opens it. */
+        snprintf(cmd, sizeof(cmd), "mkdir %s/first 2>/dev/null && cat %s; true", d.dir, gate);
+        snprintf(job, sizeof(job), "{\"key\":\"k\",\"command\":\"%s\"}", cmd);
+        id = job_submit(other, job);
+        snprintf(job, sizeof(job), "{\"key\":\"k\",\"command\":\"%s\",\"persist\":true}", cmd);
+        reply = client_call(other, "submit", job);
         ck_assert_int_eq(int_member(reply_result(reply), "id"), id);
         json_object_put(reply);
         close(other);
+        fifo_release(gate);
         json_object_put(job_wait(fd, id));
         ck_assert(live(id));
         reply = client_call(fd, "enqueue", "{\"key\":\"k\"}");
         ck_assert_int_eq(int_member(reply_result(reply), "id"), id);
         json_object_put(reply);
         json_object_put(job_wait(fd, id));
+        free(gate);
 }
 END_TEST
 
@@ -544,15 +595,22 @@ START_TEST(a_wait_behind_an_enqueue_waits_for_the_new_run)
             "{\"jsonrpc\":\"2.0\",\"id\":101,\"method\":\"wait\",\"params\":{\"id\":1}}\n"
             "{\"jsonrpc\":\"2.0\",\"id\":102,\"method\":\"enqueue\",\"params\":{\"id\":1}}\n"
             "{\"jsonrpc\":\"2.0\",\"id\":103,\"method\":\"wait\",\"params\":{\"id\":1}}\n";
-        int64_t id = job_submit(fd, "{\"command\":\"sleep 0.3\",\"hold\":true}");
+        char *gate = fifo_make(d.dir, "gate"), job[PATH_MAX + 64];
         json_object *first, *enqueued, *second;
+        int64_t id;
 
+        snprintf(job, sizeof(job), "{\"command\":\"cat %s\",\"hold\":true}", gate);
+        id = job_submit(fd, job);
         job_wait_state(fd, id, "running");
-        /* In one write: the second wait is for the run the enqueue asks for. */
+        /* In one write while the first run waits for the gate: the second wait is for the run
+         * the enqueue asks for. */
         client_write(fd, batch, sizeof(batch) - 1);
+        fifo_release(gate);
         first = read_reply(fd);
         enqueued = read_reply(fd);
+        fifo_release(gate); /* the first run is over: this is the second's */
         second = read_reply(fd);
+        free(gate);
         ck_assert_int_eq(int_member(reply_result(first), "run"), 1);
         ck_assert_int_eq(reply_code(enqueued), 0);
         ck_assert_int_eq(int_member(reply_result(second), "run"), 2);
@@ -627,6 +685,50 @@ START_TEST(the_log_of_a_queued_job_is_empty_and_still_to_come)
 }
 END_TEST
 
+START_TEST(enqueue_of_a_job_being_cancelled_is_busy)
+{
+        char *gate = fifo_make(d.dir, "gate"), *term = fifo_make(d.dir, "term"), *said, *line;
+        char job[3 * PATH_MAX];
+        int canceller = client_connect(d.sock);
+        json_object *reply, *error, *rec;
+        int64_t id;
+
+        set("{\"kill-grace\":60}"); /* no SIGKILL: the cancel lasts until the gate opens */
+        /* Says when SIGTERM comes, and reads the gate until it opens. */
+        snprintf(job, sizeof(job),
+                 "{\"command\":\"trap 'echo term >%s' TERM; until cat %s; do :; done\"}", term,
+                 gate);
+        id = job_submit(fd, job);
+        job_wait_state(fd, id, "running");
+        client_send(canceller, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"cancel\","
+                               "\"params\":{\"id\":1}}");
+        said = fifo_read_all(term); /* the cancel is under way */
+        ck_assert_str_eq(said, "term\n");
+        free(said);
+        reply = client_call(fd, "enqueue", "{\"id\":1}");
+        ck_assert_int_eq(reply_code(reply), -32004);
+        error = json_object_object_get(reply, "error");
+        ck_assert_str_eq(str_member(error, "data"), "EBUSY");
+        ck_assert_str_eq(str_member(error, "message"), "job 1 is being cancelled");
+        json_object_put(reply);
+
+        fifo_release(gate);
+        line = client_read_line(canceller);
+        ck_assert_ptr_nonnull(line);
+        reply = json_tokener_parse(line);
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        free(line);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(outcome(rec), "cancelled");
+        ck_assert_int_eq(int_member(rec, "run"), 1); /* the refused enqueue queued nothing */
+        json_object_put(rec);
+        close(canceller);
+        free(gate);
+        free(term);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("jobs");
@@ -657,6 +759,7 @@ int main(void)
         tcase_add_test(tc, what_a_job_leaves_running_is_stopped_when_it_ends);
         tcase_add_test(tc, a_waiter_on_a_cancelled_queued_job_gets_the_cancelled_record);
         tcase_add_test(tc, the_log_of_a_queued_job_is_empty_and_still_to_come);
+        tcase_add_test(tc, enqueue_of_a_job_being_cancelled_is_busy);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
