@@ -694,12 +694,16 @@ START_TEST(enqueue_of_a_job_being_cancelled_is_busy)
         int64_t id;
 
         set("{\"kill-grace\":60}"); /* no SIGKILL: the cancel lasts until the gate opens */
-        /* Says when SIGTERM comes, and reads the gate until it opens. */
+        /* Says when it listens for SIGTERM and when SIGTERM comes, and reads the gate until it
+         * opens. */
         snprintf(job, sizeof(job),
-                 "{\"command\":\"trap 'echo term >%s' TERM; until cat %s; do :; done\"}", term,
-                 gate);
+                 "{\"command\":\"trap 'echo term >%s' TERM; echo ready >%s; "
+                 "until cat %s; do :; done\"}",
+                 term, term, gate);
         id = job_submit(fd, job);
-        job_wait_state(fd, id, "running");
+        said = fifo_read_all(term); /* "running" comes before the shell has set its trap */
+        ck_assert_str_eq(said, "ready\n");
+        free(said);
         client_send(canceller, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"cancel\","
                                "\"params\":{\"id\":1}}");
         said = fifo_read_all(term); /* the cancel is under way */
