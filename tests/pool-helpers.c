@@ -85,29 +85,13 @@ static bool task_read(const char *tid, char *comm, size_t len, uint64_t *ret_cpu
         return ok;
 }
 
-uint64_t pool_threads_cpu_ns(void)
+/* This process's pool threads (slowd...; workers alone: slowd and a digit): how many, and the
+ * CPU time they have used. */
+static int pool_threads(bool workers_only, uint64_t *ret_cpu_ns)
 {
         DIR *d = opendir("/proc/self/task");
         struct dirent *e;
         uint64_t sum = 0;
-
-        ck_assert_ptr_nonnull(d);
-        while ((e = readdir(d))) {
-                char comm[32] = "";
-                uint64_t cpu;
-
-                if (e->d_name[0] != '.' && task_read(e->d_name, comm, sizeof(comm), &cpu) &&
-                    strncmp(comm, "slowd", 5) == 0)
-                        sum += cpu;
-        }
-        closedir(d);
-        return sum;
-}
-
-int worker_threads(void)
-{
-        DIR *d = opendir("/proc/self/task");
-        struct dirent *e;
         int n = 0;
 
         ck_assert_ptr_nonnull(d);
@@ -115,12 +99,31 @@ int worker_threads(void)
                 char comm[32] = "";
                 uint64_t cpu;
 
-                if (e->d_name[0] != '.' && task_read(e->d_name, comm, sizeof(comm), &cpu) &&
-                    strncmp(comm, "slowd", 5) == 0 && comm[5] >= '0' && comm[5] <= '9')
-                        n++;
+                if (e->d_name[0] == '.' || !task_read(e->d_name, comm, sizeof(comm), &cpu) ||
+                    strncmp(comm, "slowd", 5) != 0)
+                        continue;
+                if (workers_only && !(comm[5] >= '0' && comm[5] <= '9'))
+                        continue;
+                n++;
+                sum += cpu;
         }
         closedir(d);
+        if (ret_cpu_ns)
+                *ret_cpu_ns = sum;
         return n;
+}
+
+uint64_t pool_threads_cpu_ns(void)
+{
+        uint64_t cpu;
+
+        pool_threads(false, &cpu);
+        return cpu;
+}
+
+int worker_threads(void)
+{
+        return pool_threads(true, NULL);
 }
 
 void assert_pool_idle_costs_nothing(unsigned window_ms)
