@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A job's process. As the daemon's own user and outside a cgroup, posix_spawn() does it all. As
- * another user, or into a run cgroup, it cannot (it has no way to change credentials, nor to
- * enter a cgroup), so we fork: everything the child needs is made before the fork, and the child
- * makes only async-signal-safe calls up to exec. It reports a failure through a close-on-exec
- * pipe, so that an end of file there means exec succeeded.
+ * A job's process, started the way posix_spawn() starts one: clone(CLONE_VM | CLONE_VFORK) on a
+ * stack of its own, so that nothing of the daemon's memory is copied (a fork of the daemon costs
+ * page tables for all of it: 19 ms against 4 ms per `true` here). The child shares the daemon's
+ * memory until exec, and the calling thread waits until then. So the child touches nothing but
+ * its own stack and reads only what was made before the clone; it makes raw system calls only
+ * (libc's setuid() would signal the daemon's threads, sanitizers' interceptors would run on the
+ * calling thread's state), and reports a failure by writing it into the caller's memory.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
+#include <gnu/lib-names.h>
+#include <linux/keyctl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,117 +29,118 @@
 #include "jobs/spawn.h"
 #include "util/credentials.h"
 
+/* The child's stack: execvpe() keeps a PATH entry and, for a script without #!, a new argv there. */
+#define STACK_SIZE (256 * 1024)
+
+/* The 32-bit ids of the architectures that also have 16-bit ones. */
+#ifdef SYS_setresuid32
+#define SYS_SETRESUID SYS_setresuid32
+#define SYS_SETRESGID SYS_setresgid32
+#define SYS_SETGROUPS SYS_setgroups32
+#else
+#define SYS_SETRESUID SYS_setresuid
+#define SYS_SETRESGID SYS_setresgid
+#define SYS_SETGROUPS SYS_setgroups
+#endif
+
+#if defined(__clang__) || __GNUC__ >= 8
+#define CHILD_CODE __attribute__((no_sanitize("address", "thread", "undefined"), noinline))
+#else
+#define CHILD_CODE __attribute__((noinline))
+#endif
+
 extern char **environ;
 
-static int spawn_as_daemon(const struct spawn_params *p, pid_t *ret_pid)
-{
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        sigset_t none, all;
-        int r;
-
-        sigemptyset(&none);
-        sigfillset(&all);
-        posix_spawnattr_init(&attr);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                            POSIX_SPAWN_SETSIGDEF);
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &all);
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, p->out_fd, 1);
-        posix_spawn_file_actions_adddup2(&fa, p->out_fd, 2);
-        posix_spawn_file_actions_addchdir_np(&fa, p->cwd);
-        /* Nothing else of the daemon's, not even what it inherited without close-on-exec. */
-        posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-        r = posix_spawnp(ret_pid, p->argv[0], &fa, &attr, p->argv, p->envp ? p->envp : environ);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&attr);
-        return -r;
-}
-
 /* What the child was doing when it failed. */
-enum stage { STAGE_SETUP, STAGE_CGROUP, STAGE_USER, STAGE_CWD, STAGE_EXEC };
+enum stage { STAGE_SETUP, STAGE_CGROUP, STAGE_LIMITS, STAGE_USER, STAGE_CWD, STAGE_EXEC };
 
-struct child_error {
-        int stage;
-        int err;
+struct child {
+        const struct spawn_params *p;
+        char *const *envp;
+        int stage; /* written by the child when it fails */
+        int err;   /* 0: exec succeeded */
 };
 
 /* dup2(), except that a descriptor already in place loses close-on-exec as a copy would. */
-static int move_fd(int from, int to)
+CHILD_CODE static long move_fd(int from, int to)
 {
         if (from == to)
-                return fcntl(to, F_SETFD, 0);
-        return dup2(from, to) < 0 ? -1 : 0;
+                return syscall(SYS_fcntl, to, F_SETFD, 0);
+        return syscall(SYS_dup3, from, to, 0);
 }
 
-static int close_all_but(int keep)
+/* Every signal's handling to the default, and none blocked. Raw: glibc's sigaction() refuses
+ * the signals it keeps for itself (32 and 33), which may still be ignored from whoever started
+ * the daemon. A kernel sigaction of zeros is SIG_DFL with no flags on every layout. */
+CHILD_CODE static long reset_signals(void)
 {
-        if (keep > 3 && close_range(3, (unsigned)keep - 1, 0) < 0)
-                return -1;
-        return close_range((unsigned)keep + 1, ~0u, 0);
-}
-
-/*
- * Sets the signal's handling to the default. glibc's sigaction() refuses the signals it keeps for
- * itself (32 and 33), which may still be ignored from whoever started the daemon: those go to the
- * kernel directly. SIG_DFL is 0, so a kernel sigaction of zeros is the same on every layout.
- */
-static void reset_signal(int sig)
-{
-        struct sigaction dfl = {.sa_handler = SIG_DFL};
         unsigned long zeros[8] = {0};
 
-        if (sigaction(sig, &dfl, NULL) < 0 && errno == EINVAL)
-                syscall(SYS_rt_sigaction, sig, zeros, NULL, (size_t)_NSIG / 8);
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        syscall(SYS_rt_sigaction, sig, zeros, NULL, (size_t)_NSIG / 8);
+        return syscall(SYS_rt_sigprocmask, SIG_SETMASK, zeros, NULL, (size_t)_NSIG / 8);
 }
 
-/* Between fork and exec: async-signal-safe calls only, on memory made before the fork. */
-__attribute__((noreturn)) static void child(const struct spawn_params *p, char *const *envp,
-                                            int err_fd)
+CHILD_CODE static long apply_limits(const struct spawn_limits *l)
 {
-        struct child_error e = {STAGE_SETUP, 0};
-        sigset_t none;
-        int sig, null_fd;
+        for (unsigned i = 0; i < l->nrlimits; i++)
+                if (syscall(SYS_prlimit64, 0, l->rlimits[i].resource, &l->rlimits[i].value, NULL) <
+                    0)
+                        return -1;
+        /* The niceness is the process's own: it is set before the user's, to allow below 0. */
+        if (l->set_nice && syscall(SYS_setpriority, PRIO_PROCESS, 0, l->nice) < 0)
+                return -1;
+        return 0;
+}
 
-        /* Ignored signals stay ignored across exec (the daemon ignores SIGPIPE): reset them
-         * all, then unblock what the parent blocked around the fork. */
-        for (sig = 1; sig < NSIG; sig++)
-                if (sig != SIGKILL && sig != SIGSTOP)
-                        reset_signal(sig);
-        sigemptyset(&none);
-        if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || setsid() < 0)
+CHILD_CODE static long become(const struct user_creds *u)
+{
+        /* Groups first: after setgid and setuid we could change them no more. */
+        if (syscall(SYS_SETGROUPS, (size_t)u->ngroups, u->groups) < 0 ||
+            syscall(SYS_SETRESGID, u->gid, u->gid, u->gid) < 0 ||
+            syscall(SYS_SETRESUID, u->uid, u->uid, u->uid) < 0)
+                return -1;
+        /* A session keyring of the user's own, not the daemon's. */
+        return syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 ? -1 : 0;
+}
+
+CHILD_CODE static int child_main(void *arg)
+{
+        struct child *c = arg;
+        const struct spawn_params *p = c->p;
+        long null_fd;
+
+        c->stage = STAGE_SETUP;
+        if (reset_signals() < 0 || syscall(SYS_setsid) < 0)
                 goto fail;
         if (move_fd(p->out_fd, 1) < 0 || move_fd(p->out_fd, 2) < 0)
                 goto fail;
-        null_fd = open("/dev/null", O_RDONLY);
-        if (null_fd < 0 || move_fd(null_fd, 0) < 0)
+        null_fd = syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY);
+        if (null_fd < 0 || move_fd((int)null_fd, 0) < 0)
                 goto fail;
         /* Into the run cgroup while still privileged to, before anything of the job runs. */
-        e.stage = STAGE_CGROUP;
-        if (p->cgroup_procs_fd >= 0 && write(p->cgroup_procs_fd, "0", 1) != 1)
+        c->stage = STAGE_CGROUP;
+        if (p->cgroup_procs_fd >= 0 && syscall(SYS_write, p->cgroup_procs_fd, "0", 1) != 1)
                 goto fail;
-        e.stage = STAGE_USER;
-        /* Groups first: after setgid and setuid we could change them no more. */
-        if (p->as && (setgroups((size_t)p->as->ngroups, p->as->groups) < 0 ||
-                      setresgid(p->as->gid, p->as->gid, p->as->gid) < 0 ||
-                      setresuid(p->as->uid, p->as->uid, p->as->uid) < 0))
+        c->stage = STAGE_LIMITS;
+        if (p->limits && apply_limits(p->limits) < 0)
+                goto fail;
+        c->stage = STAGE_USER;
+        if (p->as && become(p->as) < 0)
                 goto fail;
         /* As the user: a folder they may not enter is theirs to be refused. */
-        e.stage = STAGE_CWD;
-        if (chdir(p->cwd) < 0)
+        c->stage = STAGE_CWD;
+        if (syscall(SYS_chdir, p->cwd) < 0)
                 goto fail;
-        e.stage = STAGE_SETUP;
-        if (close_all_but(err_fd) < 0)
+        /* Nothing else of the daemon's, not even what it inherited without close-on-exec. */
+        c->stage = STAGE_SETUP;
+        if (syscall(SYS_close_range, 3u, ~0u, 0) < 0)
                 goto fail;
-        e.stage = STAGE_EXEC;
-        execvpe(p->argv[0], p->argv, envp);
+        c->stage = STAGE_EXEC;
+        execvpe(p->argv[0], p->argv, c->envp);
 fail:
-        e.err = errno;
-        if (write(err_fd, &e, sizeof(e)) < 0) {
-                /* the parent then takes the exit status 127 as a failed run anyway */
-        }
+        c->err = errno ? errno : EIO;
         _exit(127);
 }
 
@@ -181,106 +189,99 @@ static char **user_env(char *const *base, const struct user_creds *u, char *own[
         return env;
 }
 
-/* The child's report: 0 when exec succeeded, else -errno with the note filled in. */
-static int child_result(const struct spawn_params *p, pid_t pid, int err_fd, char *note,
-                        size_t notelen)
-{
-        struct child_error e;
-        ssize_t n;
+/*
+ * libc's own clone(). ThreadSanitizer's takes every clone() for a fork() and resets its state in
+ * the child, which here is the daemon's state too.
+ */
+typedef int clone_fn(int (*fn)(void *), void *stack, int flags, void *arg, ...);
+static clone_fn *libc_clone = clone;
+static pthread_once_t libc_clone_once = PTHREAD_ONCE_INIT;
 
-        do
-                n = read(err_fd, &e, sizeof(e));
-        while (n < 0 && errno == EINTR);
-        if (n == 0)
-                return 0;
-        waitpid(pid, NULL, 0);
-        if (n != (ssize_t)sizeof(e)) {
-                snprintf(note, notelen, "cannot run %s: lost track of its process", p->argv[0]);
-                return -EIO;
-        }
-        switch (e.stage) {
+static void find_libc_clone(void)
+{
+        void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
+        void *fn = libc ? dlsym(libc, "clone") : NULL;
+
+        if (fn)
+                libc_clone = (clone_fn *)fn;
+        if (libc)
+                dlclose(libc);
+}
+
+/* What failed in the child, for the run's log. */
+static void describe(const struct spawn_params *p, const struct child *c, char *note,
+                     size_t notelen)
+{
+        switch (c->stage) {
         case STAGE_CGROUP:
                 snprintf(note, notelen, "cannot put %s into its cgroup: %s", p->argv[0],
-                         strerror(e.err));
+                         strerror(c->err));
+                break;
+        case STAGE_LIMITS:
+                snprintf(note, notelen, "cannot set the limits of %s: %s", p->argv[0],
+                         strerror(c->err));
                 break;
         case STAGE_USER:
                 snprintf(note, notelen, "cannot run as user %s (uid %u): %s", p->as->name,
-                         (unsigned)p->as->uid, strerror(e.err));
+                         (unsigned)p->as->uid, strerror(c->err));
                 break;
         case STAGE_CWD:
                 snprintf(note, notelen, "cannot change to %s%s%s: %s", p->cwd,
-                         p->as ? " as user " : "", p->as ? p->as->name : "", strerror(e.err));
+                         p->as ? " as user " : "", p->as ? p->as->name : "", strerror(c->err));
                 break;
         case STAGE_EXEC:
-                snprintf(note, notelen, "cannot run %s: %s", p->argv[0], strerror(e.err));
+                snprintf(note, notelen, "cannot run %s: %s", p->argv[0], strerror(c->err));
                 break;
         default:
                 snprintf(note, notelen, "cannot set up the process for %s: %s", p->argv[0],
-                         strerror(e.err));
+                         strerror(c->err));
                 break;
         }
-        return -e.err;
-}
-
-static int spawn_forked(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t notelen)
-{
-        char *own[3] = {NULL, NULL, NULL};
-        char **envp = p->as ? user_env(p->envp, p->as, own) : (char **)(p->envp ? p->envp : environ);
-        int pipefd[2] = {-1, -1}, r;
-        sigset_t all, old;
-        pid_t pid;
-
-        if (!envp) {
-                r = -ENOMEM;
-                goto out;
-        }
-        if (pipe2(pipefd, O_CLOEXEC) < 0) {
-                r = -errno;
-                goto out;
-        }
-        /* The child's 0, 1 and 2 are taken: its end of the pipe must lie above them. */
-        if (pipefd[1] < 3) {
-                int high = fcntl(pipefd[1], F_DUPFD_CLOEXEC, 3);
-
-                close(pipefd[1]);
-                pipefd[1] = high;
-                if (high < 0) {
-                        r = -errno;
-                        close(pipefd[0]);
-                        goto out;
-                }
-        }
-        /* No signal handler of the daemon's may run in the child before it resets them. */
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        pid = fork();
-        if (pid == 0)
-                child(p, envp, pipefd[1]);
-        r = pid < 0 ? -errno : 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        close(pipefd[1]);
-        if (r == 0)
-                r = child_result(p, pid, pipefd[0], note, notelen);
-        if (r == 0)
-                *ret_pid = pid;
-        close(pipefd[0]);
-out:
-        free(own[0]);
-        free(own[1]);
-        free(own[2]);
-        if (p->as)
-                free(envp);
-        return r;
 }
 
 int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t notelen)
 {
-        int r;
+        char *own[3] = {NULL, NULL, NULL}, **user_envp = NULL;
+        struct child c = {.p = p};
+        sigset_t all, old;
+        void *stack;
+        pid_t pid;
+        int r = 0;
 
         note[0] = '\0';
-        r = p->as || p->cgroup_procs_fd >= 0 ? spawn_forked(p, ret_pid, note, notelen)
-                                             : spawn_as_daemon(p, ret_pid);
+        if (p->as)
+                c.envp = user_envp = user_env(p->envp, p->as, own);
+        else
+                c.envp = p->envp ? p->envp : environ;
+        stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+        if (!c.envp || stack == MAP_FAILED) {
+                r = !c.envp ? -ENOMEM : -errno;
+                goto out;
+        }
+        /* No signal handler of the daemon's may run in the child before it resets them. */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        /* Returns when the child has called exec, or has given up. */
+        pthread_once(&libc_clone_once, find_libc_clone);
+        pid = libc_clone(child_main, (char *)stack + STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+        if (pid < 0)
+                r = -errno;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (r == 0 && c.err) {
+                waitpid(pid, NULL, 0);
+                describe(p, &c, note, notelen);
+                r = -c.err;
+        }
+        if (r == 0)
+                *ret_pid = pid;
+        munmap(stack, STACK_SIZE);
+out:
         if (r < 0 && !note[0])
                 snprintf(note, notelen, "cannot run %s: %s", p->argv[0], strerror(-r));
+        free(own[0]);
+        free(own[1]);
+        free(own[2]);
+        free(user_envp);
         return r;
 }
