@@ -9,6 +9,24 @@
 #include "output.h"
 #include "slowctl.h"
 
+/* One per line, values in the column after the longest of the pool's names: a longer name (the
+ * limits' default-* ones) pushes its own value only, so the column stays where scripts and eyes
+ * found it. */
+#define SETTING_NAME_COLUMN 16
+static int print_settings(json_object *settings)
+{
+        json_object_object_foreach(settings, name, value)
+        {
+                char *text = output_value(value);
+
+                if (!text)
+                        return -1;
+                printf("%-*s  %s\n", SETTING_NAME_COLUMN, name, text);
+                free(text);
+        }
+        return 0;
+}
+
 int cmd_get(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         json_object *result = NULL, *value;
@@ -21,7 +39,7 @@ int cmd_get(struct ctl *x, const struct opts *o, int argc, char **argv)
                 return r;
         }
         if (argc == 0) {
-                r = output_object(result, NULL) < 0 ? ctl_error(x, "out of memory") : EXIT_OK;
+                r = print_settings(result) < 0 ? ctl_error(x, "out of memory") : EXIT_OK;
         } else if (!json_object_object_get_ex(result, argv[0], &value)) {
                 r = ctl_error(x, "get: no setting \"%s\"", argv[0]);
         } else {

@@ -70,12 +70,15 @@ static char *job_cwd(const char *cwd)
  * status. */
 static int common_params(struct ctl *x, const struct opts *o, bool shell, json_object **ret)
 {
-        json_object *p = json_object_new_object();
+        json_object *p = json_object_new_object(), *limits = sw_limits_to_json(&o->limits);
         char *cwd = NULL;
         int r = 0;
 
-        if (!p)
+        if (!p || !limits) {
+                json_object_put(p);
+                json_object_put(limits);
                 return ctl_error(x, "out of memory");
+        }
         if (o->very_slow)
                 r = add(p, "class", json_object_new_string("very-slow"));
         if (r == 0 && o->key)
@@ -90,6 +93,8 @@ static int common_params(struct ctl *x, const struct opts *o, bool shell, json_o
                 r = add(p, "hold", json_object_new_boolean(1));
         if (r == 0 && o->persist)
                 r = add(p, "persist", json_object_new_boolean(1));
+        if (r == 0 && json_object_object_length(limits) > 0)
+                r = add(p, "limits", json_object_get(limits));
         if (r == 0 && shell) {
                 cwd = job_cwd(o->cwd);
                 if (!cwd) {
@@ -113,6 +118,7 @@ static int common_params(struct ctl *x, const struct opts *o, bool shell, json_o
                         r = -ENOMEM;
                 }
         }
+        json_object_put(limits);
         if (r < 0) {
                 json_object_put(p);
                 return ctl_error(x, "out of memory");

@@ -32,6 +32,12 @@ enum {
         OPT_ENTRY,
         OPT_ARG,
         OPT_STDIN,
+        OPT_MEMORY_MAX,
+        OPT_TASKS_MAX,
+        OPT_CPU_WEIGHT,
+        OPT_NICE,
+        OPT_OPEN_FILES,
+        OPT_CPU_TIME,
         OPT_RUNTIME,
         OPT_SOCKET,
         OPT_JSON,
@@ -60,6 +66,12 @@ static const struct option_def option_defs[] = {
     {OPT_ENTRY, "entry", "SYM", "the plugin's entry point"},
     {OPT_ARG, "arg", "JSON", "the argument for the entry point"},
     {OPT_STDIN, "stdin", NULL, "submit each line of standard input as a command; print the ids"},
+    {OPT_MEMORY_MAX, "memory-max", "BYTES", "memory of a run at most (suffix K, M, G or T)"},
+    {OPT_TASKS_MAX, "tasks-max", "N", "processes and threads of a run at most"},
+    {OPT_CPU_WEIGHT, "cpu-weight", "N", "the run's share of CPU against others (1..10000)"},
+    {OPT_NICE, "nice", "N", "the run's niceness (-20..19; below 0 for admins)"},
+    {OPT_OPEN_FILES, "open-files", "N", "open files of each process at most"},
+    {OPT_CPU_TIME, "cpu-time", "S", "CPU seconds of each process at most"},
     {OPT_FOLLOW, "follow", NULL, "keep printing while the job runs"},
     {OPT_RUNTIME, "runtime", NULL, "change the running daemon only: do not store the change"},
     {OPT_HELP, "help", NULL, "show this help"},
@@ -69,7 +81,7 @@ static const struct option_def option_defs[] = {
 };
 
 #define N_DEFS   (sizeof(option_defs) / sizeof(option_defs[0]))
-#define OPTS_MAX 20
+#define OPTS_MAX 32
 
 struct command {
         const char *name;
@@ -82,8 +94,10 @@ struct command {
 };
 
 static const int submit_options[] = {
-    OPT_VERY_SLOW, OPT_KEY, OPT_NAME,   OPT_DELAY, OPT_TIMEOUT, OPT_WAIT,  OPT_HOLD,
-    OPT_PERSIST,   OPT_CWD, OPT_PLUGIN, OPT_ENTRY, OPT_ARG,     OPT_STDIN, 0,
+    OPT_VERY_SLOW,  OPT_KEY,      OPT_NAME,       OPT_DELAY,    OPT_TIMEOUT,
+    OPT_WAIT,       OPT_HOLD,     OPT_PERSIST,    OPT_CWD,      OPT_PLUGIN,
+    OPT_ENTRY,      OPT_ARG,      OPT_STDIN,      OPT_MEMORY_MAX, OPT_TASKS_MAX,
+    OPT_CPU_WEIGHT, OPT_NICE,     OPT_OPEN_FILES, OPT_CPU_TIME, 0,
 };
 static const int enqueue_options[] = {OPT_KEY, 0};
 static const int log_options[] = {OPT_FOLLOW, 0};
@@ -93,7 +107,7 @@ static const int no_options[] = {0};
 static const struct command commands[] = {
     {"submit", 0, -1, submit_options, true, cmd_submit,
      "[--very-slow] [--key K] [--name N] [--delay S] [--timeout S] [--wait] [--hold]\n"
-     "                      [--persist] [--cwd D] -- CMD [ARGS...]\n"
+     "                      [--persist] [--cwd D] [LIMITS] -- CMD [ARGS...]\n"
      "       slowctl submit --plugin NAME --entry SYM [--arg JSON] [OPTIONS]\n"
      "       slowctl submit --stdin [OPTIONS]",
      "queue a job and print its id"},
@@ -195,6 +209,31 @@ static int parse_seconds(struct ctl *x, const char *name, const char *s, double 
         return 0;
 }
 
+/* A limit's integer: with suffix K, M, G or T (powers of 1024) where bytes allows them. */
+static int parse_limit(struct ctl *x, const char *name, const char *s, bool bytes, int64_t *ret)
+{
+        static const char suffixes[] = "KMGT";
+        const char *unit;
+        long long v;
+        char *end;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        unit = bytes && *end && !end[1] ? strchr(suffixes, *end) : NULL;
+        if (errno || end == s || (*end && !unit))
+                return ctl_usage_error(x, "--%s takes %s, not \"%s\"", name,
+                                       bytes ? "a number of bytes (suffix K, M, G or T)"
+                                             : "an integer",
+                                       s);
+        for (int i = unit ? (int)(unit - suffixes) + 1 : 0; i > 0; i--) {
+                if (v > INT64_MAX / 1024 || v < INT64_MIN / 1024)
+                        return ctl_usage_error(x, "--%s: \"%s\" is too large", name, s);
+                v *= 1024;
+        }
+        *ret = v;
+        return 0;
+}
+
 static int parse_json_arg(struct ctl *x, const char *s, json_object **ret)
 {
         enum json_tokener_error e;
@@ -247,6 +286,18 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
         case OPT_STDIN:
                 o->from_stdin = true;
                 return 0;
+        case OPT_MEMORY_MAX:
+                return parse_limit(x, "memory-max", arg, true, &o->limits.memory_max);
+        case OPT_TASKS_MAX:
+                return parse_limit(x, "tasks-max", arg, false, &o->limits.tasks_max);
+        case OPT_CPU_WEIGHT:
+                return parse_limit(x, "cpu-weight", arg, false, &o->limits.cpu_weight);
+        case OPT_NICE:
+                return parse_limit(x, "nice", arg, false, &o->limits.nice);
+        case OPT_OPEN_FILES:
+                return parse_limit(x, "open-files", arg, false, &o->limits.open_files);
+        case OPT_CPU_TIME:
+                return parse_limit(x, "cpu-time", arg, false, &o->limits.cpu_time);
         case OPT_FOLLOW:
                 o->follow = true;
                 return 0;
@@ -401,6 +452,7 @@ int main(int argc, char **argv)
         struct opts o = {0};
         int r, index = 0, first = 0;
 
+        sw_limits_unset(&o.limits);
         r = parse_global(&x, argc, argv, &index);
         if (r)
                 return finish_output(r < 0 ? EXIT_OK : r);

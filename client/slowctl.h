@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "methods.h"
 #include "slowwork-client.h"
 
 enum {
@@ -27,6 +28,7 @@ struct opts {
         json_object *arg; /* --arg, parsed; NULL also for JSON null */
         bool arg_given;
         double delay, timeout;
+        struct sw_limits limits; /* unset members: not given */
 };
 
 struct ctl {

@@ -62,12 +62,14 @@ _slowctl()
                         _filedir -d
                         return
                         ;;
-                --key | --name | --delay | --timeout | --plugin | --entry | --arg)
+                --key | --name | --delay | --timeout | --plugin | --entry | --arg | --memory-max | \
+                        --tasks-max | --cpu-weight | --nice | --open-files | --cpu-time)
                         return
                         ;;
                 esac
                 COMPREPLY=($(compgen -W "--very-slow --key --name --delay --timeout --wait
-                        --hold --persist --cwd --plugin --entry --arg --stdin --help --" \
+                        --hold --persist --cwd --plugin --entry --arg --stdin --memory-max
+                        --tasks-max --cpu-weight --nice --open-files --cpu-time --help --" \
                         -- "$cur"))
                 ;;
         enqueue)

@@ -35,6 +35,9 @@ static void usage(FILE *f)
               "  --log-limit BYTES         log bytes kept per run (16777216)\n"
               "  --kill-grace SECONDS      SIGTERM to SIGKILL (5)\n"
               "  --stop-timeout SECONDS    wait for running jobs at shutdown (30)\n"
+              "  --default-memory-max BYTES, --default-tasks-max N, --default-cpu-weight N,\n"
+              "  --default-nice N, --default-open-files N, --default-cpu-time SECONDS\n"
+              "                            limits of a job that sets none (0: no limit)\n"
               "  --help                    show this and exit\n"
               "  --version                 show the version and exit\n",
               f);
@@ -66,6 +69,12 @@ int main(int argc, char **argv)
             {"log-limit", required_argument, NULL, OPT_SETTING},
             {"kill-grace", required_argument, NULL, OPT_SETTING},
             {"stop-timeout", required_argument, NULL, OPT_SETTING},
+            {"default-memory-max", required_argument, NULL, OPT_SETTING},
+            {"default-tasks-max", required_argument, NULL, OPT_SETTING},
+            {"default-cpu-weight", required_argument, NULL, OPT_SETTING},
+            {"default-nice", required_argument, NULL, OPT_SETTING},
+            {"default-open-files", required_argument, NULL, OPT_SETTING},
+            {"default-cpu-time", required_argument, NULL, OPT_SETTING},
             {"help", no_argument, NULL, OPT_HELP},
             {"version", no_argument, NULL, OPT_VERSION},
             {NULL, 0, NULL, 0},

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The method names and their parameter tables, as proto/PROTOCOL.md lists them. */
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "methods.h"
 
@@ -31,6 +33,20 @@ const struct sw_param sw_submit_params[] = {
     {"delay", SW_P_SECONDS, SUBMIT(delay), false, 0, YEAR_SECONDS},
     {"hold", SW_P_BOOL, SUBMIT(hold), false, 0, 0},
     {"persist", SW_P_BOOL, SUBMIT(persist), false, 0, 0},
+    {"limits", SW_P_JSON, SUBMIT(limits), false, 0, 0},
+    {.name = NULL},
+};
+
+/* Upper bounds: a byte count a double holds, the kernel's PID_MAX_LIMIT, cpu.weight's, the
+ * niceness range, the kernel's default fs.nr_open, a year of CPU. */
+#define LIMIT(field) offsetof(struct sw_limits, field)
+const struct sw_param sw_limits_params[] = {
+    {"memory_max", SW_P_INT, LIMIT(memory_max), false, 0, SW_JSON_INT_MAX},
+    {"tasks_max", SW_P_INT, LIMIT(tasks_max), false, 0, 4194304},
+    {"cpu_weight", SW_P_INT, LIMIT(cpu_weight), false, 0, 10000},
+    {"nice", SW_P_INT, LIMIT(nice), false, -20, 19},
+    {"open_files", SW_P_INT, LIMIT(open_files), false, 0, 1048576},
+    {"cpu_time", SW_P_INT, LIMIT(cpu_time), false, 0, YEAR_SECONDS},
     {.name = NULL},
 };
 
@@ -68,34 +84,82 @@ const struct sw_param sw_settings_params[] = {
     {"log-limit", SW_P_INT, SETTING(log_limit), false, 1024, 1099511627776.0},
     {"kill-grace", SW_P_SECONDS, SETTING(kill_grace), false, 0, 3600},
     {"stop-timeout", SW_P_SECONDS, SETTING(stop_timeout), false, 0, 86400},
+    {"default-memory-max", SW_P_INT, SETTING(limits.memory_max), false, 0, SW_JSON_INT_MAX},
+    {"default-tasks-max", SW_P_INT, SETTING(limits.tasks_max), false, 0, 4194304},
+    {"default-cpu-weight", SW_P_INT, SETTING(limits.cpu_weight), false, 0, 10000},
+    {"default-nice", SW_P_INT, SETTING(limits.nice), false, -20, 19},
+    {"default-open-files", SW_P_INT, SETTING(limits.open_files), false, 0, 1048576},
+    {"default-cpu-time", SW_P_INT, SETTING(limits.cpu_time), false, 0, YEAR_SECONDS},
     {"runtime", SW_P_BOOL, SETTING(runtime), false, 0, 0},
     {.name = NULL},
 };
 
-static int add(json_object *obj, const char *key, json_object *val)
+void sw_limits_unset(struct sw_limits *l)
 {
-        if (val && json_object_object_add(obj, key, val) == 0)
-                return 0;
-        json_object_put(val);
-        return -1;
+        *l = (struct sw_limits){SW_LIMIT_UNSET, SW_LIMIT_UNSET, SW_LIMIT_UNSET,
+                                SW_LIMIT_UNSET, SW_LIMIT_UNSET, SW_LIMIT_UNSET};
+}
+
+int sw_limits_parse(json_object *obj, struct sw_limits *l, char *errbuf, size_t errlen)
+{
+        char inner[200] = "", *quote;
+        int r;
+
+        if (!json_object_is_type(obj, json_type_object)) {
+                snprintf(errbuf, errlen, "parameter \"limits\" must be an object");
+                return SW_E_INVALID_PARAMS;
+        }
+        r = sw_params_parse(obj, sw_limits_params, l, inner, sizeof(inner));
+        /* The inner table's messages name "x"; here it is "limits.x". */
+        quote = strchr(inner, '"');
+        if (r && quote)
+                snprintf(errbuf, errlen, "%.*s\"limits.%s", (int)(quote - inner), inner, quote + 1);
+        else if (r)
+                snprintf(errbuf, errlen, "limits: %s", inner);
+        return r;
+}
+
+/* The value of an integer or seconds row of a table, as JSON. */
+static json_object *row_json(const struct sw_param *p, const void *base)
+{
+        const char *field = (const char *)base + p->offset;
+
+        if (p->type == SW_P_SECONDS)
+                return json_object_new_double(*(const double *)field);
+        return json_object_new_int64(*(const int64_t *)field);
+}
+
+json_object *sw_limits_to_json(const struct sw_limits *l)
+{
+        json_object *obj = json_object_new_object();
+
+        for (const struct sw_param *p = sw_limits_params; obj && p->name; p++) {
+                json_object *v;
+
+                if (*(const int64_t *)((const char *)l + p->offset) == SW_LIMIT_UNSET)
+                        continue;
+                v = row_json(p, l);
+                if (!v || json_object_object_add(obj, p->name, v) < 0) {
+                        json_object_put(v);
+                        json_object_put(obj);
+                        return NULL;
+                }
+        }
+        return obj;
 }
 
 json_object *sw_settings_to_json(const struct sw_settings *s)
 {
         json_object *obj = json_object_new_object();
 
-        if (!obj)
-                return NULL;
-        if (add(obj, "min-threads", json_object_new_int64(s->min_threads)) < 0 ||
-            add(obj, "max-threads", json_object_new_int64(s->max_threads)) < 0 ||
-            add(obj, "vslow-percentage", json_object_new_int64(s->vslow_percentage)) < 0 ||
-            add(obj, "idle-timeout", json_object_new_double(s->idle_timeout)) < 0 ||
-            add(obj, "history-limit", json_object_new_int64(s->history_limit)) < 0 ||
-            add(obj, "log-limit", json_object_new_int64(s->log_limit)) < 0 ||
-            add(obj, "kill-grace", json_object_new_double(s->kill_grace)) < 0 ||
-            add(obj, "stop-timeout", json_object_new_double(s->stop_timeout)) < 0) {
-                json_object_put(obj);
-                return NULL;
+        for (const struct sw_param *p = sw_settings_params; obj && p->type != SW_P_BOOL; p++) {
+                json_object *v = row_json(p, s);
+
+                if (!v || json_object_object_add(obj, p->name, v) < 0) {
+                        json_object_put(v);
+                        json_object_put(obj);
+                        return NULL;
+                }
         }
         return obj;
 }

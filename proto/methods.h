@@ -32,8 +32,28 @@ struct sw_submit_params {
         double delay; /* seconds */
         bool hold;
         bool persist;
+        json_object *limits; /* an object for sw_limits_parse(), NULL when absent */
 };
 extern const struct sw_param sw_submit_params[];
+
+/*
+ * A job's limits ("limits" of submit, the default-* settings). SW_LIMIT_UNSET: not given; 0: no
+ * limit (for nice: the daemon's own niceness). Bytes, tasks, a weight, a niceness, descriptors,
+ * seconds.
+ */
+#define SW_LIMIT_UNSET INT64_MIN
+struct sw_limits {
+        int64_t memory_max, tasks_max, cpu_weight, nice, open_files, cpu_time;
+};
+#define SW_LIMITS_COUNT 6
+extern const struct sw_param sw_limits_params[];
+/* Every member SW_LIMIT_UNSET. */
+void sw_limits_unset(struct sw_limits *l);
+/* The members of obj (an object) over l: 0, or SW_E_INVALID_PARAMS with errbuf naming the
+ * limit as "limits.NAME", or -ENOMEM; l changes only on success. */
+int sw_limits_parse(json_object *obj, struct sw_limits *l, char *errbuf, size_t errlen);
+/* The members that are set, by name; NULL on ENOMEM. */
+json_object *sw_limits_to_json(const struct sw_limits *l);
 
 /* wait, cancel, release: id required; status: id optional (0 when absent). */
 struct sw_id_params {
@@ -62,11 +82,14 @@ struct sw_settings {
         double idle_timeout; /* seconds */
         int64_t history_limit, log_limit;
         double kill_grace, stop_timeout; /* seconds */
+        struct sw_limits limits;         /* default-*: what a job that does not say gets */
         bool runtime;                    /* settings.set only: do not persist the change */
 };
+/* The settings, then "runtime"; SW_SETTINGS_COUNT rows before it. */
 extern const struct sw_param sw_settings_params[];
+#define SW_SETTINGS_COUNT (8 + SW_LIMITS_COUNT)
 
-/* The settings.get result: the eight settings by their names (not "runtime"); NULL on ENOMEM. */
+/* The settings.get result: every setting by its name (not "runtime"); NULL on ENOMEM. */
 json_object *sw_settings_to_json(const struct sw_settings *s);
 
 #endif

@@ -577,3 +577,42 @@ char *fifo_read_all(const char *path)
         data[len] = '\0';
         return data;
 }
+
+/* Whether this machine lets the daemon contain runs in cgroups (root, and cgroup2 mounted);
+ * where it does not, the cgroup cases fail, unless SLOWWORK_TEST_NO_CGROUP=1 says to skip them. */
+bool has_cgroups(void)
+{
+        char line[1024];
+        bool mounted = false;
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+
+        ck_assert_ptr_nonnull(f);
+        while (!mounted && fgets(line, sizeof(line), f))
+                mounted = strstr(line, " - cgroup2 ") != NULL;
+        fclose(f);
+        if (geteuid() == 0 && mounted)
+                return true;
+        ck_assert_msg(getenv("SLOWWORK_TEST_NO_CGROUP"),
+                      "cgroup tests need root and a cgroup2 mount (SLOWWORK_TEST_NO_CGROUP=1 skips "
+                      "them)");
+        fprintf(stderr, "skipped: no cgroups for runs here\n");
+        return false;
+}
+
+/* The mount point of cgroup2, from /proc/self/mountinfo. */
+void cgroup2_mount(char *buf, size_t len)
+{
+        char line[1024], point[512];
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+
+        ck_assert_ptr_nonnull(f);
+        buf[0] = '\0';
+        while (fgets(line, sizeof(line), f))
+                if (strstr(line, " - cgroup2 ") &&
+                    sscanf(line, "%*s %*s %*s %*s %511s", point) == 1) {
+                        snprintf(buf, len, "%s", point);
+                        break;
+                }
+        fclose(f);
+        ck_assert_msg(buf[0], "no cgroup2 mount");
+}

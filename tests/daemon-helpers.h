@@ -74,4 +74,10 @@ char *notify_read(int fd, int timeout_ms);
 char *notify_wait(int fd, const char *line);
 bool has_line(const char *message, const char *line);
 
+/* Whether this machine lets the daemon contain runs in cgroups (root, and cgroup2 mounted);
+ * where it does not, a cgroup case fails, unless SLOWWORK_TEST_NO_CGROUP=1 says to skip it. */
+bool has_cgroups(void);
+/* The mount point of cgroup2, from /proc/self/mountinfo. */
+void cgroup2_mount(char *buf, size_t len);
+
 #endif

@@ -51,7 +51,7 @@ static void write_conf(const char *text)
 static void defaults(struct config_file *cf)
 {
         memset(cf, 0, sizeof(*cf));
-        cf->settings = (struct sw_settings){2, 4, 50, 5.0, 10000, 16777216, 5.0, 30.0, false};
+        cf->settings = (struct sw_settings){2, 4, 50, 5.0, 10000, 16777216, 5.0, 30.0, {0}, false};
 }
 
 static int parse(const char *text, struct config_file *cf, char *err, size_t errlen)
@@ -76,7 +76,13 @@ static const char every_key[] = "# every key, and some space\n"
                                 "kill-grace = 1.25\n"
                                 "stop-timeout = 12\n"
                                 "admin-group = root\n"
-                                "socket-group = root\n";
+                                "socket-group = root\n"
+                                "default-memory-max = 1073741824\n"
+                                "default-tasks-max = 64\n"
+                                "default-cpu-weight = 50\n"
+                                "default-nice = -2\n"
+                                "default-open-files = 256\n"
+                                "default-cpu-time = 60\n";
 
 START_TEST(parse_reads_every_key)
 {
@@ -98,6 +104,10 @@ START_TEST(parse_reads_every_key)
         ck_assert_uint_eq(config_file_line(&cf, "min-threads"), 2);
         ck_assert_uint_eq(config_file_line(&cf, "max-threads"), 4);
         ck_assert_uint_eq(config_file_line(&cf, "socket-group"), 12);
+        ck_assert(cf.settings.limits.memory_max == 1073741824 && cf.settings.limits.tasks_max == 64 &&
+                  cf.settings.limits.cpu_weight == 50 && cf.settings.limits.nice == -2 &&
+                  cf.settings.limits.open_files == 256 && cf.settings.limits.cpu_time == 60);
+        ck_assert_uint_eq(config_file_line(&cf, "default-cpu-time"), 18);
 }
 END_TEST
 
@@ -136,6 +146,8 @@ static const struct {
     {"idle-timeout = -1", "parameter \"idle-timeout\" must be between"},
     {"vslow-percentage = 100", "parameter \"vslow-percentage\" must be between 1 and 99"},
     {"log-limit = 10", "parameter \"log-limit\" must be between 1024"},
+    {"default-nice = 20", "parameter \"default-nice\" must be between -20 and 19"},
+    {"default-open-files = 1.5", "parameter \"default-open-files\" must be an integer"},
     {"admin-group = no-such-group-slowwork", "admin-group: no group \"no-such-group-slowwork\""},
     {"socket-group = no-such-group-slowwork", "socket-group: no group"},
 };

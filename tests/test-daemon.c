@@ -92,7 +92,7 @@ START_TEST(settings_get_shows_defaults_and_flags)
         json_object *reply = client_call(fd, "settings.get", NULL);
         json_object *s = reply_result(reply);
 
-        ck_assert_int_eq(json_object_object_length(s), 8);
+        ck_assert_int_eq(json_object_object_length(s), 14);
         ck_assert_int_eq(result_int(reply, "min-threads"), 2);
         ck_assert_int_eq(result_int(reply, "max-threads"), 6); /* from --max-threads 6 */
         ck_assert_int_eq(result_int(reply, "vslow-percentage"), 50);
@@ -101,6 +101,13 @@ START_TEST(settings_get_shows_defaults_and_flags)
         ck_assert_double_eq(json_object_get_double(json_object_object_get(s, "idle-timeout")), 5.0);
         ck_assert_double_eq(json_object_get_double(json_object_object_get(s, "kill-grace")), 5.0);
         ck_assert_double_eq(json_object_get_double(json_object_object_get(s, "stop-timeout")), 30.0);
+        /* No limits unless one is set. */
+        ck_assert_int_eq(result_int(reply, "default-memory-max"), 0);
+        ck_assert_int_eq(result_int(reply, "default-tasks-max"), 0);
+        ck_assert_int_eq(result_int(reply, "default-cpu-weight"), 0);
+        ck_assert_int_eq(result_int(reply, "default-nice"), 0);
+        ck_assert_int_eq(result_int(reply, "default-open-files"), 0);
+        ck_assert_int_eq(result_int(reply, "default-cpu-time"), 0);
         json_object_put(reply);
         close(fd);
 }

@@ -1360,20 +1360,64 @@ START_TEST(settings_set_rejects_a_bad_value_whole)
 }
 END_TEST
 
-START_TEST(settings_to_json_has_the_eight_names)
+/* Limits: each member checked, all or nothing, messages naming "limits.x"; unset members are
+ * left out of the JSON. */
+START_TEST(limits_parse_all_or_nothing_and_name_the_member)
+{
+        struct sw_limits l, before;
+        json_object *obj;
+        char err[256];
+
+        sw_limits_unset(&l);
+        obj = json_tokener_parse("{\"memory_max\":1073741824,\"nice\":-20,\"cpu_time\":0}");
+        ck_assert_int_eq(sw_limits_parse(obj, &l, err, sizeof(err)), 0);
+        json_object_put(obj);
+        ck_assert(l.memory_max == 1073741824 && l.nice == -20 && l.cpu_time == 0);
+        ck_assert(l.tasks_max == SW_LIMIT_UNSET && l.open_files == SW_LIMIT_UNSET);
+        obj = sw_limits_to_json(&l);
+        ck_assert_str_eq(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN),
+                         "{\"memory_max\":1073741824,\"nice\":-20,\"cpu_time\":0}");
+        json_object_put(obj);
+        before = l;
+        obj = json_tokener_parse("{\"open_files\":64,\"cpu_weight\":0.5}");
+        ck_assert_int_eq(sw_limits_parse(obj, &l, err, sizeof(err)), SW_E_INVALID_PARAMS);
+        json_object_put(obj);
+        ck_assert_str_eq(err, "parameter \"limits.cpu_weight\" must be an integer");
+        ck_assert(memcmp(&l, &before, sizeof(l)) == 0);
+        obj = json_tokener_parse("{\"nice\":20}");
+        ck_assert_int_eq(sw_limits_parse(obj, &l, err, sizeof(err)), SW_E_INVALID_PARAMS);
+        json_object_put(obj);
+        ck_assert_str_eq(err, "parameter \"limits.nice\" must be between -20 and 19");
+        obj = json_tokener_parse("{\"swap_max\":1}");
+        ck_assert_int_eq(sw_limits_parse(obj, &l, err, sizeof(err)), SW_E_INVALID_PARAMS);
+        json_object_put(obj);
+        ck_assert_str_eq(err, "unknown parameter \"limits.swap_max\"");
+        obj = json_object_new_int(5);
+        ck_assert_int_eq(sw_limits_parse(obj, &l, err, sizeof(err)), SW_E_INVALID_PARAMS);
+        json_object_put(obj);
+        ck_assert_str_eq(err, "parameter \"limits\" must be an object");
+        ck_assert(memcmp(&l, &before, sizeof(l)) == 0);
+}
+END_TEST
+
+START_TEST(settings_to_json_has_every_name)
 {
         struct sw_settings s = current();
         json_object *obj;
         char *line;
 
         s.runtime = true;
+        s.limits.nice = -3;
         obj = sw_settings_to_json(&s);
-        ck_assert_int_eq(json_object_object_length(obj), 8);
+        ck_assert_int_eq(json_object_object_length(obj), SW_SETTINGS_COUNT);
         line = sw_result_line(NULL, obj);
         ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{\"min-threads\":2,"
                                "\"max-threads\":4,\"vslow-percentage\":50,\"idle-timeout\":5.0,"
                                "\"history-limit\":10000,\"log-limit\":16777216,"
-                               "\"kill-grace\":5.0,\"stop-timeout\":30.0}}\n");
+                               "\"kill-grace\":5.0,\"stop-timeout\":30.0,\"default-memory-max\":0,"
+                               "\"default-tasks-max\":0,\"default-cpu-weight\":0,"
+                               "\"default-nice\":-3,\"default-open-files\":0,"
+                               "\"default-cpu-time\":0}}\n");
         free(line);
 }
 END_TEST
@@ -1503,7 +1547,8 @@ static Suite *proto_suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, settings_set_keeps_what_is_not_given);
         tcase_add_test(tc, settings_set_rejects_a_bad_value_whole);
-        tcase_add_test(tc, settings_to_json_has_the_eight_names);
+        tcase_add_test(tc, settings_to_json_has_every_name);
+        tcase_add_test(tc, limits_parse_all_or_nothing_and_name_the_member);
         tcase_add_test(tc, settings_get_output_parses_back_as_settings_set_input);
         tcase_add_test(tc, methods_table_lists_the_fourteen_methods);
         suite_add_tcase(s, tc);

@@ -258,6 +258,46 @@ START_TEST(submit_prints_an_id_and_wait_exits_with_the_jobs_code)
 }
 END_TEST
 
+/* The limit options reach the job; a size takes K, M, G or T; a bad one is a usage error. */
+START_TEST(submit_limit_options_reach_the_job)
+{
+        int64_t id = submit("--open-files", "100", "--nice", "3", "--cpu-time", "9", "--", "sh",
+                            "-c", "ulimit -n; ulimit -t; nice", NULL);
+        char *out;
+        struct run r;
+
+        free(ctl_ok("wait", idstr(id), NULL));
+        out = ctl_ok("log", idstr(id), NULL);
+        ck_assert_str_eq(out, "100\n9\n3\n");
+        free(out);
+        ctl(&r, NULL, "submit", "--memory-max", "1X", "--", "true", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "--memory-max takes a number of bytes"));
+        run_free(&r);
+        ctl(&r, NULL, "submit", "--open-files", "many", "--", "true", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        /* 1G is 2^30 bytes: the daemon takes it or names the controller it lacks. */
+        ctl(&r, NULL, "submit", "--memory-max", "1G", "--persist", "--", "true", NULL);
+        if (r.status == 0) {
+                json_object *status, *limits;
+
+                out = ctl_ok("--json", "status", idstr(submitted(r.out)), NULL);
+                status = json_tokener_parse(out);
+                limits = json_object_object_get(status, "limits");
+                ck_assert_msg(json_object_get_int64(json_object_object_get(limits, "memory_max")) ==
+                                  1073741824,
+                              "status: %s", out);
+                json_object_put(status);
+                free(out);
+        } else {
+                ck_assert_int_eq(r.status, 1);
+                ck_assert_ptr_nonnull(strstr(r.err, "limits.memory_max"));
+        }
+        run_free(&r);
+}
+END_TEST
+
 START_TEST(submit_wait_exits_with_the_jobs_code)
 {
         struct run r;
@@ -799,6 +839,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, submit_prints_an_id_and_wait_exits_with_the_jobs_code);
         tcase_add_test(tc, submit_wait_exits_with_the_jobs_code);
+        tcase_add_test(tc, submit_limit_options_reach_the_job);
         tcase_add_test(tc, submit_plugin_runs_an_entry_point_with_its_arg);
         tcase_add_test(tc, one_argument_is_a_shell_command_several_are_argv);
         tcase_add_test(tc, submit_sends_the_current_directory_or_cwd);

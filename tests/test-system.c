@@ -8,12 +8,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/keyctl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -492,6 +495,77 @@ START_TEST(only_admins_run_plugin_jobs)
 }
 END_TEST
 
+START_TEST(only_admins_set_nice_below_0)
+{
+        int b = connect_as(user_b), c = connect_as(user_c);
+        json_object *reply = client_call(b, "submit", "{\"command\":\"nice\",\"limits\":{\"nice\":-1}}");
+        char *log;
+
+        ck_assert_int_eq(reply_code(reply), -32002);
+        ck_assert_ptr_nonnull(strstr(str_member(json_object_object_get(reply, "error"), "message"),
+                                     "only admins may set limits.nice below 0"));
+        json_object_put(reply);
+        ck_assert(!listed(root_fd, 1));
+        log = run_job(b, "{\"command\":\"nice\",\"limits\":{\"nice\":5}}", "succeeded", 0);
+        ck_assert_str_eq(log, "5\n");
+        free(log);
+        log = run_job(c, "{\"command\":\"nice\",\"limits\":{\"nice\":-1}}", "succeeded", 0);
+        ck_assert_str_eq(log, "-1\n"); /* c is in the admin group */
+        free(log);
+        close(b);
+        close(c);
+}
+END_TEST
+
+/*
+ * The daemon here has limits of its own (as high as it may set them) and a session keyring of its
+ * own (main() joined one): a user's job starts from a login's limits instead (never above the
+ * daemon's ceilings), in a session keyring of its own; root's keep the daemon's.
+ */
+START_TEST(a_users_job_starts_from_a_logins_limits_in_its_own_keyring)
+{
+        static const char show[] = "{\"command\":\"ulimit -Sn; ulimit -Hn; ulimit -Sc; "
+                                   "grep -c slowwork-test-daemon /proc/keys; "
+                                   "awk '$9 == \\\"_ses:\\\" { print $6 }' /proc/keys | sort -u\"}";
+        int a = connect_as(user_a);
+        struct rlimit nofile, core;
+        char want[256], *log;
+
+        /* Soft up to hard: no privilege needed for that. */
+        ck_assert_int_eq(prlimit(d.pid, RLIMIT_NOFILE, NULL, &nofile), 0);
+        ck_assert_int_eq(prlimit(d.pid, RLIMIT_CORE, NULL, &core), 0);
+        ck_assert_msg(nofile.rlim_max > 1024 && core.rlim_max > 0,
+                      "the daemon's limits are too low to tell a login's from them");
+        nofile.rlim_cur = nofile.rlim_max;
+        core.rlim_cur = core.rlim_max;
+        ck_assert_int_eq(prlimit(d.pid, RLIMIT_NOFILE, &nofile, NULL), 0);
+        ck_assert_int_eq(prlimit(d.pid, RLIMIT_CORE, &core, NULL), 0);
+        log = run_job(a, show, "succeeded", 0);
+        /* Session keyrings it may see: its own, and those of the user's earlier runs. */
+        snprintf(want, sizeof(want), "1024\n%llu\n0\n0\n%u\n",
+                 (unsigned long long)(nofile.rlim_max < 524288 ? nofile.rlim_max : 524288),
+                 (unsigned)user(user_a)->pw_uid);
+        ck_assert_str_eq(log, want);
+        free(log);
+        log = run_job(a, "{\"command\":\"ulimit -n\",\"limits\":{\"open_files\":100}}",
+                      "succeeded", 0);
+        ck_assert_str_eq(log, "100\n");
+        free(log);
+        log = run_job(root_fd, "{\"command\":\"ulimit -Sn; ulimit -Sc; "
+                               "grep -c slowwork-test-daemon /proc/keys\"}",
+                      "succeeded", 0);
+        if (core.rlim_cur == RLIM_INFINITY)
+                snprintf(want, sizeof(want), "%llu\nunlimited\n1\n",
+                         (unsigned long long)nofile.rlim_cur);
+        else
+                snprintf(want, sizeof(want), "%llu\n%llu\n1\n", (unsigned long long)nofile.rlim_cur,
+                         (unsigned long long)core.rlim_cur / 1024);
+        ck_assert_str_eq(log, want);
+        free(log);
+        close(a);
+}
+END_TEST
+
 /* An admin changes the settings, sees A's job, reads its log and cancels it. */
 static void admin_can_do_everything(int admin)
 {
@@ -725,6 +799,12 @@ int main(void)
                 return SKIP;
         }
         main_pid = getpid();
+        /* A session keyring of the daemons' own, which their users' jobs must not get. */
+        if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, "slowwork-test-daemon") < 0) {
+                fprintf(stderr, "test-system: cannot join a session keyring: %s\n",
+                        strerror(errno));
+                return EXIT_FAILURE;
+        }
         atexit(remove_users);
         signal(SIGINT, on_fatal_signal);
         signal(SIGTERM, on_fatal_signal);
@@ -746,6 +826,8 @@ int main(void)
         tcase_add_test(tc, another_user_cannot_read_a_finished_jobs_record_or_log);
         tcase_add_test(tc, a_user_cannot_change_settings);
         tcase_add_test(tc, only_admins_run_plugin_jobs);
+        tcase_add_test(tc, only_admins_set_nice_below_0);
+        tcase_add_test(tc, a_users_job_starts_from_a_logins_limits_in_its_own_keyring);
         tcase_add_test(tc, root_changes_settings_and_sees_and_touches_every_job);
         tcase_add_test(tc, an_admin_group_member_changes_settings_and_sees_and_touches_every_job);
         tcase_add_test(tc, roots_job_runs_as_root_with_the_environment_it_sent);

@@ -26,9 +26,10 @@ static int payload_check(const struct sw_submit_params *p, bool *ret_very_slow, 
                         snprintf(err, errlen, "a plugin job needs both \"plugin\" and \"entry\"");
                         return -EINVAL;
                 }
-                if (p->command || p->argv || p->cwd || p->env) {
+                if (p->command || p->argv || p->cwd || p->env || p->limits) {
                         snprintf(err, errlen, "a plugin job takes no \"command\", \"argv\", "
-                                              "\"cwd\" or \"env\"");
+                                              "\"cwd\", \"env\" or \"limits\" (it runs inside "
+                                              "the daemon)");
                         return -EINVAL;
                 }
         } else if (!p->command == !p->argv) {
@@ -86,7 +87,7 @@ static int shell_payload(struct job *job, const struct sw_submit_params *p)
 
 /* What the job runs, as the state database keeps it: the submit's own params, parsed back by
  * the same table after a restart (the environment has its own table, the class a column). */
-static char *payload_json(const struct sw_submit_params *p)
+static char *payload_json(const struct sw_submit_params *p, const struct sw_limits *limits)
 {
         json_object *o = json_object_new_object(), *argv;
         char *text;
@@ -103,6 +104,9 @@ static char *payload_json(const struct sw_submit_params *p)
                 json_object_object_add(o, "cwd", json_object_new_string(p->cwd));
         if (p->timeout > 0)
                 json_object_object_add(o, "timeout", json_object_new_double(p->timeout));
+        /* Every limit, defaults included: a restart must not give the job other ones. */
+        if (!p->plugin)
+                json_object_object_add(o, "limits", sw_limits_to_json(limits));
         if (p->plugin) {
                 json_object_object_add(o, "plugin", json_object_new_string(p->plugin));
                 json_object_object_add(o, "entry", json_object_new_string(p->entry));
@@ -115,7 +119,7 @@ static char *payload_json(const struct sw_submit_params *p)
 }
 
 int job_new(struct job_shared *shared, uid_t owner, const struct sw_submit_params *p,
-            struct job **ret, char *err, size_t errlen)
+            const struct sw_limits *limits, struct job **ret, char *err, size_t errlen)
 {
         struct job *job;
         bool very_slow;
@@ -136,13 +140,17 @@ int job_new(struct job_shared *shared, uid_t owner, const struct sw_submit_param
         job->owner = owner;
         job->very_slow = very_slow;
         job->timeout = p->timeout;
+        if (limits && !p->plugin)
+                job->limits = *limits;
+        else
+                sw_limits_unset(&job->limits);
         job->persist = p->persist;
         job->kick_fd = -1;
         pthread_mutex_init(&job->run_lock, NULL);
         r = p->plugin ? plugin_payload(job, p, err, errlen) : shell_payload(job, p);
         job->name = p->name ? strdup(p->name) : NULL;
         job->key = p->key ? strdup(p->key) : NULL;
-        job->payload = payload_json(p);
+        job->payload = payload_json(p, &job->limits);
         if (r == 0 && ((p->name && !job->name) || (p->key && !job->key) || !job->payload))
                 r = -ENOMEM;
         if (r < 0) {
@@ -242,6 +250,8 @@ json_object *job_to_json(struct job *job)
         json_object_object_add(o, "runs", json_object_new_int64(__atomic_load_n(
                                               &job->runs_started, __ATOMIC_RELAXED)));
         json_object_object_add(o, "command", json_object_new_string(job->summary));
+        if (!job->plugin)
+                json_object_object_add(o, "limits", sw_limits_to_json(&job->limits));
         json_object_object_add(o, "last", job->last ? run_record_to_json(job->last) : NULL);
         return o;
 }

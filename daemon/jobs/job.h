@@ -51,6 +51,7 @@ struct job {
         json_object *arg; /* loop: compared by later submits with its key */
         char *arg_text;   /* what the entry point gets */
         double timeout;
+        struct sw_limits limits; /* a shell job's, defaults applied; members may be unset */
         char *summary;
         char *payload; /* JSON: the above as the state database keeps it */
 
@@ -75,8 +76,9 @@ struct job {
         int64_t runs_ended;      /* loop: runs whose end the loop has seen */
 };
 
+/* limits: a shell job's, with the defaults applied (NULL: none). */
 int job_new(struct job_shared *shared, uid_t owner, const struct sw_submit_params *p,
-            struct job **ret, char *err, size_t errlen);
+            const struct sw_limits *limits, struct job **ret, char *err, size_t errlen);
 struct job *job_ref(struct job *job);
 void job_unref(struct job *job);
 /* Whether a resubmit under the same key asks for the same work. */

@@ -82,7 +82,12 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
         json_object *o = json_tokener_parse(row->payload);
         char err[256] = "not JSON";
         int r = o ? sw_params_parse(o, sw_submit_params, &p, err, sizeof(err)) : -EBADMSG;
+        struct sw_limits limits;
 
+        /* As the submit resolved them; a job from before limits has none. */
+        sw_limits_unset(&limits);
+        if (r == 0 && p.limits)
+                r = sw_limits_parse(p.limits, &limits, err, sizeof(err));
         if (r == 0) {
                 /* Borrowed for job_new(), given back before the params are cleared. */
                 p.class_name = row->very_slow ? (char *)"very-slow" : NULL;
@@ -90,7 +95,7 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
                 p.key = (char *)row->key;
                 p.name = (char *)row->name;
                 p.persist = row->persist;
-                r = job_new(&reg->shared, row->owner, &p, ret, err, sizeof(err));
+                r = job_new(&reg->shared, row->owner, &p, &limits, ret, err, sizeof(err));
                 p.class_name = p.key = p.name = NULL;
                 p.env = NULL;
         }

@@ -25,6 +25,7 @@
 #include "jobs/contain.h"
 #include "jobs/events.h"
 #include "jobs/job.h"
+#include "jobs/limits.h"
 #include "jobs/record.h"
 #include "jobs/run.h"
 #include "jobs/shell.h"
@@ -296,6 +297,7 @@ struct run_record *shell_run(struct job *job)
 {
         struct run_record *rec = record_new_run(job);
         struct run run = {.job = job};
+        struct spawn_limits limits;
         int pipefd[2] = {-1, -1}, kick_fd, r;
         struct user_creds *as = NULL;
         char note[512] = "";
@@ -327,6 +329,9 @@ struct run_record *shell_run(struct job *job)
         if (r == 0)
                 run.cgroup = run_cgroup(job, rec->run);
         if (r == 0)
+                r = limits_apply_cgroup(&job->limits, run.cgroup, note, sizeof(note));
+        limits_for_spawn(&job->limits, runs_as_owner(job), &limits);
+        if (r == 0)
                 r = spawn_job(&(struct spawn_params){.argv = job->argv,
                                                      .envp = job->env ? job->env->vars : NULL,
                                                      .cwd = job->cwd,
@@ -335,7 +340,8 @@ struct run_record *shell_run(struct job *job)
                                                      .cgroup_procs_fd =
                                                          run.cgroup
                                                              ? cgroup_run_procs_fd(run.cgroup)
-                                                             : -1},
+                                                             : -1,
+                                                     .limits = &limits},
                               &pid, note, sizeof(note));
         if (pipefd[1] >= 0)
                 close(pipefd[1]);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "jobs/limits.h"
 #include "jobs/registry.h"
 #include "methods/method.h"
 #include "server/conn.h"
@@ -56,10 +57,39 @@ static void submit_again(struct registry *reg, struct conn *c, struct job *job,
         enqueue_reply(reg, c, job, p->delay, r);
 }
 
+/* The limits a shell job gets: its own over the default-* settings, if this daemon can enforce
+ * them; false with the error in r if not. */
+static bool job_limits(struct registry *reg, struct conn *c, const struct sw_submit_params *p,
+                       struct sw_limits *ret, struct reply *r)
+{
+        struct sw_limits asked;
+        char err[256];
+        int e;
+
+        sw_limits_unset(&asked);
+        if (p->limits && (e = sw_limits_parse(p->limits, &asked, err, sizeof(err))) != 0) {
+                reply_error(r, e == -ENOMEM ? SW_E_INTERNAL : SW_E_INVALID_PARAMS, "%s", err);
+                return false;
+        }
+        /* A plugin's runs are the daemon's own threads: no default applies to them. */
+        if (p->plugin || p->entry || p->arg) {
+                *ret = asked;
+                return true;
+        }
+        limits_resolve(&asked, &reg->settings.limits, ret);
+        e = limits_check(ret, &asked, &reg->contain, conn_is_admin(c), err, sizeof(err));
+        if (e < 0) {
+                reply_error(r, e == -EPERM ? SW_E_PERMISSION : SW_E_INVALID_PARAMS, "%s", err);
+                return false;
+        }
+        return true;
+}
+
 static void handle_submit(struct registry *reg, struct conn *c, union params *params,
                           struct reply *r)
 {
         struct sw_submit_params *p = &params->submit;
+        struct sw_limits limits;
         struct job *job;
         char err[256];
         int e;
@@ -87,11 +117,13 @@ static void handle_submit(struct registry *reg, struct conn *c, union params *pa
                             "only admins may run plugin jobs in the system instance");
                 return;
         }
+        if (!job_limits(reg, c, p, &limits, r))
+                return;
         if (p->key && (job = registry_find_key(reg, c->uid, p->key))) {
                 submit_again(reg, c, job, p, r);
                 return;
         }
-        e = job_new(&reg->shared, c->uid, p, &job, err, sizeof(err));
+        e = job_new(&reg->shared, c->uid, p, &limits, &job, err, sizeof(err));
         if (e == -ENOMEM) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
