@@ -5,11 +5,13 @@
 #include <ftw.h>
 #include <poll.h>
 #include <stddef.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -30,12 +32,22 @@ static void sleep_ms(int ms)
         nanosleep(&ts, NULL);
 }
 
-static pid_t spawn(char **argv, bool quiet)
+/* In the child: a mount namespace of its own without cgroup2 at mount (NULL: as it is). */
+static void hide_cgroups(const char *mount_point)
+{
+        if (mount_point && (unshare(CLONE_NEWNS) < 0 ||
+                            mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                            umount2(mount_point, MNT_DETACH) < 0))
+                _exit(126);
+}
+
+static pid_t spawn_hiding(char **argv, bool quiet, const char *hide)
 {
         pid_t pid = fork();
 
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
+                hide_cgroups(hide);
                 if (quiet)
                         if (!freopen("/dev/null", "w", stdout))
                                 _exit(127);
@@ -43,6 +55,11 @@ static pid_t spawn(char **argv, bool quiet)
                 _exit(127);
         }
         return pid;
+}
+
+static pid_t spawn(char **argv, bool quiet)
+{
+        return spawn_hiding(argv, quiet, NULL);
 }
 
 static int collect_args(char **argv, int n, int max, va_list ap)
@@ -73,7 +90,7 @@ static void wait_ready(struct daemon *d)
 
 static void start(struct daemon *d, bool with_socket, va_list ap)
 {
-        char *argv[32] = {(char *)SLOWWORKD, (char *)"--state-dir", d->state};
+        char *argv[32] = {(char *)SLOWWORKD, (char *)"--state-dir", d->state}, mount[512];
         int n = 3;
 
         if (with_socket) {
@@ -81,7 +98,9 @@ static void start(struct daemon *d, bool with_socket, va_list ap)
                 argv[n++] = d->sock;
         }
         collect_args(argv, n, 32, ap);
-        d->pid = spawn(argv, false);
+        if (d->no_cgroups)
+                cgroup2_mount(mount, sizeof(mount));
+        d->pid = spawn_hiding(argv, false, d->no_cgroups ? mount : NULL);
         wait_ready(d);
 }
 

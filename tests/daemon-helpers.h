@@ -15,6 +15,7 @@ struct daemon {
         char dir[64];
         char sock[PATH_MAX];
         char state[PATH_MAX]; /* --state-dir, removed with the daemon */
+        bool no_cgroups;      /* started where it sees no cgroup2 mount (root only) */
 };
 
 /* Starts slowworkd --socket DIR/sock with the extra arguments (NULL-terminated) and returns

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,9 +155,82 @@ void contain_stop_leftovers(struct contain *c,
                 if (r < 0)
                         log_error("Cannot stop what a run left in %s/%s: %s", c->path, *name,
                                   strerror(-r));
-                else if (sscanf(*name, "run-%" SCNd64 ".%" SCNd64, &id, &number) == 2)
-                        cb(data, id, number, left < 0 ? 0 : left);
+                if (sscanf(*name, "run-%" SCNd64 ".%" SCNd64, &id, &number) == 2)
+                        cb(data, id, number, r < 0 ? -1 : left < 0 ? 0 : left);
                 cgroup_run_unref(run);
         }
         strv_free(names);
+}
+
+/* How many processes are in process group pgrp, the process pid (if alive) counted too. */
+static int count_group(pid_t pgrp, bool leader_too)
+{
+        DIR *proc = opendir("/proc");
+        struct dirent *e;
+        int n = 0;
+
+        if (!proc)
+                return -errno;
+        while ((e = readdir(proc))) {
+                pid_t pid = (pid_t)strtol(e->d_name, NULL, 10), group;
+
+                if (pid > 0 && inflight_proc_stat(pid, NULL, &group) == 0 &&
+                    (group == pgrp || (leader_too && pid == pgrp)))
+                        n++;
+        }
+        closedir(proc);
+        return n;
+}
+
+/*
+ * A run's process group has the id of its first process, whose pid the kernel gives no one else
+ * while the group has members. So: when that pid names a process with the start time we kept,
+ * it and its group are the run's; when it names another one, the run's group had ended before;
+ * when it names none, whatever is left in the group is the run's.
+ */
+static int stop_group(const struct inflight_run *r)
+{
+        pid_t pid = (pid_t)r->pid;
+        uint64_t start;
+        int e = inflight_proc_stat(pid, &start, NULL), n;
+        bool leader = e == 0;
+
+        if (leader && start != r->start)
+                return 0;
+        if (e < 0 && e != -ENOENT)
+                return e;
+        n = count_group(pid, leader);
+        if (n <= 0)
+                return n;
+        if ((kill(-pid, SIGKILL) < 0 && errno != ESRCH) ||
+            (leader && kill(pid, SIGKILL) < 0 && errno != ESRCH))
+                return -errno;
+        for (int waited = 0; count_group(pid, leader && inflight_proc_stat(pid, &start, NULL) == 0 &&
+                                                      start == r->start) > 0;
+             waited += 20) {
+                if (waited >= LEFTOVER_WAIT_MS)
+                        return -ETIMEDOUT;
+                poll(NULL, 0, 20);
+        }
+        return n;
+}
+
+void contain_stop_group_leftovers(const struct inflight_run *runs, size_t n,
+                                  void (*cb)(void *data, int64_t id, int64_t run, int left),
+                                  void *data)
+{
+        for (size_t i = 0; i < n; i++) {
+                int left;
+
+                if (runs[i].pid <= 0)
+                        continue;
+                left = stop_group(&runs[i]);
+                if (left == 0)
+                        continue;
+                if (left < 0)
+                        log_error("Cannot stop what run %" PRId64 " of job %" PRId64
+                                  " left (process group %" PRId64 "): %s",
+                                  runs[i].run, runs[i].id, runs[i].pid, strerror(-left));
+                cb(data, runs[i].id, runs[i].run, left < 0 ? -1 : left);
+        }
 }

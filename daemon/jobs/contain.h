@@ -9,7 +9,10 @@
 #define SLOWWORKD_CONTAIN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "jobs/inflight.h"
 
 struct cgroup_run;
 struct cgroup_tree;
@@ -33,5 +36,11 @@ int contain_run_new(struct contain *c, int64_t id, int64_t run, struct cgroup_ru
 void contain_stop_leftovers(struct contain *c,
                             void (*cb)(void *data, int64_t id, int64_t run, int left),
                             void *data);
+/* The same for the shell runs no cgroup held (the inflight file's, pid > 0): what is left of
+ * each run's process group, unless its first process's pid names another process now. left is
+ * -1 for those that would not go. */
+void contain_stop_group_leftovers(const struct inflight_run *runs, size_t n,
+                                  void (*cb)(void *data, int64_t id, int64_t run, int left),
+                                  void *data);
 
 #endif

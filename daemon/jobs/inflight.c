@@ -1,36 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "jobs/inflight.h"
 #include "util/log.h"
 
-#define INFLIGHT_SIZE (INFLIGHT_SLOTS * sizeof(int64_t))
+#define INFLIGHT_SIZE (INFLIGHT_SLOTS * sizeof(struct inflight_run))
 
-int inflight_open(struct inflight *f, const char *dir, int64_t **ret_ids, size_t *ret_n)
+int inflight_open(struct inflight *f, const char *dir, struct inflight_run **ret_runs,
+                  size_t *ret_n)
 {
-        int64_t *ids = calloc(INFLIGHT_SLOTS, sizeof(*ids));
+        struct inflight_run *runs = calloc(INFLIGHT_SLOTS, sizeof(*runs));
         size_t i, n = 0;
         char *path;
         void *map;
 
         *f = (struct inflight){.fd = -1};
-        if (!ids || asprintf(&path, "%s/plugins-running", dir) < 0) {
-                free(ids);
+        if (!runs || asprintf(&path, "%s/runs-inflight", dir) < 0) {
+                free(runs);
                 return -ENOMEM;
         }
-        f->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        f->fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (f->fd < 0 || ftruncate(f->fd, INFLIGHT_SIZE) < 0) {
                 int r = log_error_errno(-errno, "Cannot open %s: %m", path);
 
                 free(path);
-                free(ids);
+                free(runs);
                 inflight_close(f);
                 return r;
         }
@@ -39,18 +41,19 @@ int inflight_open(struct inflight *f, const char *dir, int64_t **ret_ids, size_t
                 int r = log_error_errno(-errno, "Cannot map %s: %m", path);
 
                 free(path);
-                free(ids);
+                free(runs);
                 inflight_close(f);
                 return r;
         }
         free(path);
         f->slots = map;
-        for (i = 0; i < INFLIGHT_SLOTS; i++)
-                if (f->slots[i] > 0) {
-                        ids[n++] = f->slots[i];
-                        f->slots[i] = 0;
-                }
-        *ret_ids = ids;
+        /* A slot the crash caught half written (-1) names no job: nothing is known of it. */
+        for (i = 0; i < INFLIGHT_SLOTS; i++) {
+                if (f->slots[i].id > 0)
+                        runs[n++] = f->slots[i];
+                f->slots[i] = (struct inflight_run){0};
+        }
+        *ret_runs = runs;
         *ret_n = n;
         return 0;
 }
@@ -64,14 +67,20 @@ void inflight_close(struct inflight *f)
         *f = (struct inflight){.fd = -1};
 }
 
-int inflight_enter(struct inflight *f, int64_t id)
+/* The slot is claimed with -1, filled, then published with the job's id. */
+int inflight_enter(struct inflight *f, const struct inflight_run *run)
 {
         for (int i = 0; i < INFLIGHT_SLOTS; i++) {
                 int64_t free_slot = 0;
 
-                if (__atomic_compare_exchange_n(&f->slots[i], &free_slot, id, false,
-                                                __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-                        return i;
+                if (!__atomic_compare_exchange_n(&f->slots[i].id, &free_slot, -1, false,
+                                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+                        continue;
+                f->slots[i].run = run->run;
+                f->slots[i].pid = run->pid;
+                f->slots[i].start = run->start;
+                __atomic_store_n(&f->slots[i].id, run->id, __ATOMIC_RELEASE);
+                return i;
         }
         return -1;
 }
@@ -79,5 +88,34 @@ int inflight_enter(struct inflight *f, int64_t id)
 void inflight_leave(struct inflight *f, int slot)
 {
         if (slot >= 0)
-                __atomic_store_n(&f->slots[slot], 0, __ATOMIC_RELAXED);
+                __atomic_store_n(&f->slots[slot].id, 0, __ATOMIC_RELEASE);
+}
+
+int inflight_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_pgrp)
+{
+        char path[64], text[1024], *p;
+        unsigned long long start;
+        int pgrp, fd;
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, text, sizeof(text) - 1);
+        close(fd);
+        if (n <= 0)
+                return n < 0 ? -errno : -ENOENT;
+        text[n] = '\0';
+        /* After the name, which may hold anything: state ppid pgrp ..., start time 20 later. */
+        p = strrchr(text, ')');
+        if (!p || sscanf(p + 2, "%*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+                                "%*d %*d %*d %llu",
+                         &pgrp, &start) != 2)
+                return -EBADMSG;
+        if (ret_start)
+                *ret_start = start;
+        if (ret_pgrp)
+                *ret_pgrp = pgrp;
+        return 0;
 }

@@ -157,7 +157,7 @@ struct run_record *plugin_run(struct job *job)
         rec->started = run_wall_now();
         events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
 
-        slot = inflight_enter(job->shared->run.inflight, job->id);
+        slot = inflight_enter(job->shared->run.inflight, &(struct inflight_run){.id = job->id});
         rec->exit_code = job->plugin_entry(&run.ctx, job->arg_text);
         inflight_leave(job->shared->run.inflight, slot);
 

@@ -49,7 +49,7 @@ struct registry {
         size_t njobs;
         int64_t next_id, next_qorder;
         struct client *clients;
-        int64_t *crashed; /* start: the plugin jobs the last daemon died running */
+        struct inflight_run *crashed; /* start: the runs the last daemon died running */
         size_t ncrashed;
 };
 

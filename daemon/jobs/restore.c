@@ -16,12 +16,18 @@
 #include "store/store.h"
 #include "util/log.h"
 
-/* What a restore knows beside the registry: the jobs whose last run left processes that could
- * not be stopped. Those are not run again on their own. */
+/* A run of the last daemon that left processes: how many were killed, -1 when they could not
+ * be stopped (then its job is not run again on its own). */
+struct leftovers {
+        int64_t id, run;
+        int left;
+};
+
+/* What a restore knows beside the registry. */
 struct restoring {
         struct registry *reg;
-        int64_t *stuck;
-        size_t nstuck;
+        struct leftovers *leftovers;
+        size_t nleftovers;
         int64_t foreign; /* a job of another user, which a user instance must not hold */
         uid_t foreign_owner;
 };
@@ -40,7 +46,7 @@ static void leftover(void *data, int64_t id, int64_t run, int left)
         struct restoring *rs = data;
         char *path = record_log_path(rs->reg->shared.run.log_dir, id, run);
         int fd = path ? open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : -1;
-        int64_t *stuck;
+        struct leftovers *more;
 
         if (left >= 0)
                 log_info("Job %lld: killed %d processes its run %lld left when the last daemon "
@@ -58,19 +64,29 @@ static void leftover(void *data, int64_t id, int64_t run, int left)
                 close(fd);
         }
         free(path);
-        if (left >= 0)
+        if (left == 0)
                 return;
-        stuck = realloc(rs->stuck, (rs->nstuck + 1) * sizeof(*stuck));
-        if (stuck) {
-                rs->stuck = stuck;
-                rs->stuck[rs->nstuck++] = id;
+        more = realloc(rs->leftovers, (rs->nleftovers + 1) * sizeof(*more));
+        if (more) {
+                rs->leftovers = more;
+                rs->leftovers[rs->nleftovers++] = (struct leftovers){id, run, left};
         }
 }
 
-static bool listed(const int64_t *ids, size_t n, int64_t id)
+/* What the job's run left, as leftover() heard it: 0 for nothing. */
+static int left_by(const struct restoring *rs, int64_t id, int64_t run)
 {
-        for (size_t i = 0; i < n; i++)
-                if (ids[i] == id)
+        for (size_t i = 0; i < rs->nleftovers; i++)
+                if (rs->leftovers[i].id == id && rs->leftovers[i].run == run)
+                        return rs->leftovers[i].left;
+        return 0;
+}
+
+/* Whether the last daemon died while the job's plugin ran. */
+static bool plugin_crashed(const struct registry *reg, int64_t id)
+{
+        for (size_t i = 0; i < reg->ncrashed; i++)
+                if (reg->crashed[i].id == id && reg->crashed[i].pid == 0)
                         return true;
         return false;
 }
@@ -108,17 +124,21 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
         return r ? -EINVAL : 0;
 }
 
-/* A run the daemon's end cut: recorded interrupted, and queued once more, unless held: a plugin's
- * (one that crashed the daemon must not do it again on its own) or one whose leftovers live on.
- * A held job waits for an enqueue. */
-static void restore_interrupted(struct registry *reg, struct job *job, bool held)
+/* A run the daemon's end cut: recorded interrupted (with what it left behind), and queued once
+ * more, unless held: a plugin's (one that crashed the daemon must not do it again on its own) or
+ * one whose leftovers live on. A held job waits for an enqueue. */
+static void restore_interrupted(struct registry *reg, struct job *job, int left)
 {
+        bool held = job->plugin_entry || left < 0;
+        struct run_record *rec;
         const char *extra;
 
         job->runs_ended--;
         /* What the cut run wrote stays readable, and goes with its record. */
-        registry_run_ended(reg, job,
-                           record_new_ended(job, job->runs_started, "interrupted", true));
+        rec = record_new_ended(job, job->runs_started, "interrupted", true);
+        if (rec)
+                rec->leftovers = left;
+        registry_run_ended(reg, job, rec);
         if (!held) {
                 registry_enqueue(reg, job, 0, &extra);
                 return;
@@ -137,7 +157,6 @@ static void restore_job(void *data, const struct store_job_row *row)
         double now = (double)time(NULL);
         const char *extra;
         struct job *job;
-        bool held;
 
         if (job_from_row(reg, row, &job) < 0)
                 return;
@@ -151,15 +170,14 @@ static void restore_job(void *data, const struct store_job_row *row)
         if (history_last(&reg->history, job->id))
                 job->last = run_record_dup(history_last(&reg->history, job->id));
         registry_add(reg, job);
-        held = job->plugin_entry || listed(rs->stuck, rs->nstuck, job->id);
         /* The last daemon died while the job's plugin ran (its row may still say pending). */
-        if (strcmp(row->state, "running") != 0 && listed(reg->crashed, reg->ncrashed, job->id)) {
+        if (strcmp(row->state, "running") != 0 && plugin_crashed(reg, job->id)) {
                 /* Its start never reached the database: count that run too. */
                 job->runs_started++;
                 job->runs_ended++;
-                restore_interrupted(reg, job, held);
+                restore_interrupted(reg, job, 0);
         } else if (strcmp(row->state, "running") == 0)
-                restore_interrupted(reg, job, held);
+                restore_interrupted(reg, job, left_by(rs, job->id, job->runs_started));
         else if (strcmp(row->state, "pending") == 0)
                 registry_enqueue(reg, job, row->due > now ? row->due - now : 0, &extra);
         registry_check_idle(reg, job);
@@ -197,11 +215,12 @@ int restore(struct registry *reg)
         }
 
         contain_stop_leftovers(&reg->contain, leftover, &rs);
+        contain_stop_group_leftovers(reg->crashed, reg->ncrashed, leftover, &rs);
         reg->next_id = store_load_next_id(reg->store);
         r = store_load_runs(reg->store, reg->settings.history_limit, restore_run, &rs);
         if (r == 0)
                 r = store_load_jobs(reg->store, restore_job, &rs);
-        free(rs.stuck);
+        free(rs.leftovers);
         free(reg->crashed); /* the start's alone */
         reg->crashed = NULL;
         reg->ncrashed = 0;

@@ -24,6 +24,7 @@
 
 #include "jobs/contain.h"
 #include "jobs/events.h"
+#include "jobs/inflight.h"
 #include "jobs/job.h"
 #include "jobs/limits.h"
 #include "jobs/record.h"
@@ -279,6 +280,17 @@ static void account(struct run_record *rec, struct cgroup_run *cg)
         rec->oom = st.oom_kills != CGROUP_UNKNOWN && st.oom_kills > 0;
 }
 
+/* A run no cgroup holds is marked in the inflight file until its last process is gone, so that
+ * a start after a crash finds what it left. */
+static int mark_inflight(struct job *job, int64_t number, pid_t pid)
+{
+        struct inflight_run r = {.id = job->id, .run = number, .pid = pid};
+
+        if (inflight_proc_stat(pid, &r.start, NULL) < 0)
+                return -1; /* gone already: nothing to find */
+        return inflight_enter(job->shared->run.inflight, &r);
+}
+
 /* The run's own cgroup, where runs are contained; else (or when it cannot be made: said in the
  * log) NULL, and the run keeps to its process group. */
 static struct cgroup_run *run_cgroup(struct job *job, int64_t number)
@@ -360,10 +372,13 @@ struct run_record *shell_run(struct job *job)
                 rec->outcome = "failed";
                 rec->exit_code = 127;
         } else {
+                int slot = run.cgroup ? -1 : mark_inflight(job, rec->run, pid);
+
                 __atomic_store_n(&job->pid, pid, __ATOMIC_RELEASE);
                 fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
                 watch(&run, pid, pipefd[0], kick_fd, rec);
                 __atomic_store_n(&job->pid, 0, __ATOMIC_RELEASE);
+                inflight_leave(job->shared->run.inflight, slot);
         }
         if (pipefd[0] >= 0)
                 close(pipefd[0]);

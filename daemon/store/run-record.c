@@ -48,6 +48,8 @@ json_object *run_record_to_json(const struct run_record *rec)
         json_object_object_add(o, "ended", json_object_new_double(rec->ended));
         json_object_object_add(o, "log", rec->log ? json_object_new_string(rec->log) : NULL);
         json_object_object_add(o, "oom", json_object_new_boolean(rec->oom));
+        if (rec->leftovers)
+                json_object_object_add(o, "leftovers", json_object_new_int(rec->leftovers));
         if (rec->cpu_time >= 0)
                 json_object_object_add(o, "cpu_time", json_object_new_double(rec->cpu_time));
         if (rec->memory_peak >= 0)

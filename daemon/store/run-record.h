@@ -22,6 +22,8 @@ struct run_record {
         bool oom;              /* the OOM killer struck in the run's cgroup */
         double cpu_time;       /* seconds of CPU its processes used; < 0: not known */
         int64_t memory_peak;   /* bytes at most in memory at once; < 0: not known */
+        int leftovers;         /* an interrupted run's processes that the next start killed
+                                * before the job ran again; -1: they could not be stopped */
         uint64_t saved_seq;    /* the state database write that holds it (loop) */
 };
 

@@ -36,6 +36,8 @@ static const char *const migrations[STORE_SCHEMA] = {
     "ALTER TABLE runs ADD COLUMN oom INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE runs ADD COLUMN cpu_time REAL;"
     "ALTER TABLE runs ADD COLUMN memory_peak INTEGER;",
+    /* 3: what an interrupted run left behind, killed before its job ran again */
+    "ALTER TABLE runs ADD COLUMN leftovers INTEGER NOT NULL DEFAULT 0;",
 };
 
 enum stmt {
@@ -58,8 +60,8 @@ static const char *const stmt_sql[STMT_MAX] = {
     [STMT_DELETE_JOB] = "DELETE FROM jobs WHERE id = ?",
     [STMT_PUT_ENV] = "INSERT OR IGNORE INTO envs (id, vars) VALUES (?, ?)",
     [STMT_ADD_RUN] = "INSERT INTO runs (id, run, very_slow, owner, summary, started, ended,"
-                     " outcome, exit_code, signal, log, oom, cpu_time, memory_peak)"
-                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                     " outcome, exit_code, signal, log, oom, cpu_time, memory_peak, leftovers)"
+                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [STMT_PUT_SETTING] = "INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)",
     [STMT_PUT_NEXT_ID] = "INSERT INTO meta (key, value) VALUES ('next_id', ?1)"
                          " ON CONFLICT (key) DO UPDATE SET value = max(value, ?1)",
@@ -67,7 +69,7 @@ static const char *const stmt_sql[STMT_MAX] = {
                         " RETURNING log",
 };
 
-#define OP_VALUES_MAX 14
+#define OP_VALUES_MAX 15
 
 struct value {
         enum { V_NULL, V_INT, V_REAL, V_TEXT } type;
@@ -682,6 +684,7 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
                 put_int(op, rec->memory_peak);
         else
                 op->n++;
+        put_int(op, rec->leftovers);
         pthread_mutex_lock(&s->lock);
         s->history_limit = history_limit;
         s->runs_added = true;
@@ -782,8 +785,8 @@ int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struc
 
         if (sqlite3_prepare_v2(s->db,
                                "SELECT id, run, very_slow, owner, summary, started, ended,"
-                               " outcome, exit_code, signal, log, oom, cpu_time, memory_peak"
-                               " FROM (SELECT * FROM runs"
+                               " outcome, exit_code, signal, log, oom, cpu_time, memory_peak,"
+                               " leftovers FROM (SELECT * FROM runs"
                                " ORDER BY seq DESC LIMIT ?) ORDER BY seq",
                                -1, &st, NULL) != SQLITE_OK)
                 return db_error(s, "cannot read the history");
@@ -812,6 +815,7 @@ int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struc
                 rec->memory_peak = sqlite3_column_type(st, 13) == SQLITE_NULL
                                        ? -1
                                        : sqlite3_column_int64(st, 13);
+                rec->leftovers = sqlite3_column_int(st, 14);
                 cb(data, rec);
         }
         sqlite3_finalize(st);

@@ -14,7 +14,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#define STORE_SCHEMA 2 /* PRAGMA user_version of the databases this daemon writes */
+#define STORE_SCHEMA 3 /* PRAGMA user_version of the databases this daemon writes */
 
 struct store;
 struct run_record;
