@@ -33,12 +33,12 @@ now() { date +%s.%N; }
 elapsed() { echo "$2 - $1" | bc -l; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# slowworkd with 4 threads, a history that keeps every run, and the extra arguments; its state
+# slowworkd with 4 threads (behind $daemon_prefix, if set), a history that keeps every run, and the extra arguments; its state
 # folder is $state_dir (emptied first), $tmp/state unless the benchmark sets it.
 start_daemon() {
 	local state=${state_dir:-$tmp/state}
 	rm -rf "$state" "$tmp/sock"
-	"$slowworkd" --socket "$tmp/sock" --state-dir "$state" --min-threads 4 --max-threads 4 \
+	${daemon_prefix:-} "$slowworkd" --socket "$tmp/sock" --state-dir "$state" --min-threads 4 --max-threads 4 \
 		--history-limit 1000000 --plugin-dir "$plugins" "$@" 2>"$tmp/daemon.log" &
 	daemon_pid=$!
 	export SLOWWORK_SOCKET=$tmp/sock
