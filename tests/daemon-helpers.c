@@ -62,6 +62,13 @@ static pid_t spawn(char **argv, bool quiet)
         return spawn_hiding(argv, quiet, NULL);
 }
 
+static bool without_cgroups;
+
+void daemons_without_cgroups(void)
+{
+        without_cgroups = true;
+}
+
 static int collect_args(char **argv, int n, int max, va_list ap)
 {
         const char *a;
@@ -98,9 +105,9 @@ static void start(struct daemon *d, bool with_socket, va_list ap)
                 argv[n++] = d->sock;
         }
         collect_args(argv, n, 32, ap);
-        if (d->no_cgroups)
+        if (without_cgroups)
                 cgroup2_mount(mount, sizeof(mount));
-        d->pid = spawn_hiding(argv, false, d->no_cgroups ? mount : NULL);
+        d->pid = spawn_hiding(argv, false, without_cgroups ? mount : NULL);
         wait_ready(d);
 }
 

@@ -15,7 +15,6 @@ struct daemon {
         char dir[64];
         char sock[PATH_MAX];
         char state[PATH_MAX]; /* --state-dir, removed with the daemon */
-        bool no_cgroups;      /* started where it sees no cgroup2 mount (root only) */
 };
 
 /* Starts slowworkd --socket DIR/sock with the extra arguments (NULL-terminated) and returns
@@ -80,5 +79,8 @@ bool has_line(const char *message, const char *line);
 bool has_cgroups(void);
 /* The mount point of cgroup2, from /proc/self/mountinfo. */
 void cgroup2_mount(char *buf, size_t len);
+/* Daemons started from now on (in this test) see no cgroup2 mount: they run in a mount namespace
+ * of their own without it. Root only. */
+void daemons_without_cgroups(void);
 
 #endif

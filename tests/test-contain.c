@@ -379,7 +379,7 @@ START_TEST(without_cgroups_a_restart_after_a_crash_stops_the_old_runs_group)
 {
         if (!has_cgroups())
                 return; /* hiding cgroup2 takes root */
-        d.no_cgroups = true;
+        daemons_without_cgroups();
         crash_and_restart();
 }
 END_TEST
