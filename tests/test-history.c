@@ -3,7 +3,9 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon-helpers.h"
@@ -261,6 +263,30 @@ START_TEST(history_limit_defaults_to_100_and_goes_up_to_10000)
 }
 END_TEST
 
+START_TEST(history_is_the_same_after_a_restart)
+{
+        json_object *before, *after;
+        int status;
+
+        json_object_put(run("{\"argv\":[\"true\"]}"));
+        json_object_put(run("{\"argv\":[\"false\"]}"));
+        json_object_put(run("{\"command\":\"exit 7\"}"));
+        before = history(NULL);
+        close(fd);
+        ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+        ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        daemon_start_again(&d, "--max-threads", "4", NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_ge(fd, 0);
+        after = history(NULL);
+        ck_assert_msg(json_object_equal(before, after), "%s\nafter a restart:\n%s",
+                      json_object_to_json_string(before), json_object_to_json_string(after));
+        json_object_put(before);
+        json_object_put(after);
+}
+END_TEST
+
 START_TEST(history_bad_params_are_invalid_and_change_nothing)
 {
         static const char *const bad[] = {
@@ -313,6 +339,7 @@ int main(void)
         tcase_add_test(tc, history_filters_by_since_the_end_of_a_run);
         tcase_add_test(tc, history_filters_by_owner);
         tcase_add_test(tc, history_limit_defaults_to_100_and_goes_up_to_10000);
+        tcase_add_test(tc, history_is_the_same_after_a_restart);
         tcase_add_test(tc, history_bad_params_are_invalid_and_change_nothing);
         suite_add_tcase(s, tc);
         return run_suite(s);
