@@ -717,6 +717,20 @@ START_TEST(history_filters_failed_outcome_since_and_count)
         out = ctl_ok("history", "--since", "2100-01-01 00:00", NULL);
         ck_assert_int_eq(rows_of(out, rows, 8), 1);
         free(out);
+        /* --json: the daemon's reply, one line. */
+        out = ctl_ok("--json", "history", "--failed", "-n", "1", NULL);
+        {
+                json_object *reply = json_tokener_parse(out), *runs;
+
+                ck_assert_ptr_nonnull(reply);
+                runs = json_object_object_get(reply, "runs");
+                ck_assert_uint_eq(json_object_array_length(runs), 1);
+                ck_assert_int_eq(int_member(json_object_array_get_idx(runs, 0), "id"), ids[2]);
+                ck_assert(json_object_get_boolean(json_object_object_get(reply, "more")));
+                json_object_put(reply);
+        }
+        ck_assert_ptr_eq(strchr(out, '\n'), out + strlen(out) - 1);
+        free(out);
 }
 END_TEST
 
