@@ -469,9 +469,9 @@ static char *history_ids(int fd, const char *params)
         ck_assert_msg(reply_code(reply) == 0, "%s", json_object_to_json_string(reply));
         runs = json_object_object_get(reply_result(reply), "runs");
         for (i = 0; i < json_object_array_length(runs); i++)
-                len += (size_t)snprintf(ids + len, 256 - len, "%s%lld", i ? " " : "",
-                                        (long long)int_member(json_object_array_get_idx(runs, i),
-                                                              "id"));
+                len += (size_t)snprintf(
+                    ids + len, 256 - len, "%s%lld", i ? " " : "",
+                    (long long)int_member(json_object_array_get_idx(runs, i), "id"));
         json_object_put(reply);
         return ids;
 }
@@ -479,11 +479,13 @@ static char *history_ids(int fd, const char *params)
 START_TEST(history_shows_a_user_only_their_own_runs_and_admins_all)
 {
         int a = connect_as(user_a), b = connect_as(user_b), c = connect_as(user_c);
-        int64_t ida = job_submit(a, "{\"argv\":[\"true\"]}");
-        int64_t idb = job_submit(b, "{\"argv\":[\"false\"]}");
+        int64_t ida, idb;
         char params[64], want[64], *ids;
 
+        /* One after the other: the history is in the order runs ended. */
+        ida = job_submit(a, "{\"argv\":[\"true\"]}");
         json_object_put(job_wait(a, ida));
+        idb = job_submit(b, "{\"argv\":[\"false\"]}");
         json_object_put(job_wait(b, idb));
         snprintf(want, sizeof(want), "%lld", (long long)ida);
         ids = history_ids(a, NULL);
