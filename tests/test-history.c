@@ -263,6 +263,88 @@ START_TEST(history_limit_defaults_to_100_and_goes_up_to_10000)
 }
 END_TEST
 
+/* A call whose reply may be megabytes: read in large pieces (client_call reads a byte at a time).
+ * One request at a time, on a connection without events, so the reply is all there is to read. */
+static json_object *big_call(int conn, const char *method, const char *params)
+{
+        size_t len = 0, size = 1 << 16, n = strlen(method) + strlen(params) + 64;
+        char *request = malloc(n), *line = malloc(size);
+        json_object *reply;
+        ssize_t got;
+
+        ck_assert(request && line);
+        snprintf(request, n, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":%s}",
+                 method, params);
+        client_send(conn, request);
+        free(request);
+        do {
+                if (size - len < (1 << 16)) {
+                        size *= 2;
+                        line = realloc(line, size);
+                        ck_assert_ptr_nonnull(line);
+                }
+                got = read(conn, line + len, size - len - 1);
+                ck_assert_int_gt(got, 0);
+                len += (size_t)got;
+        } while (line[len - 1] != '\n');
+        line[len] = '\0';
+        reply = json_tokener_parse(line);
+        ck_assert_msg(reply && reply_code(reply) == 0, "%s: %.200s", method, line);
+        free(line);
+        return reply;
+}
+
+START_TEST(history_pages_stop_near_4_mib_whatever_the_limit)
+{
+        size_t len = 65000, pages = 0, total = 0, n;
+        char *params = malloc(len + 64), before[96] = "";
+        json_object *reply, *result, *runs, *last;
+        bool left;
+        int i;
+
+        /* 70 runs of a 65 kB command, about 4.4 MiB of records: sent at once (their writes
+         * share commits), then waited for. */
+        ck_assert_ptr_nonnull(params);
+        for (i = 0; i < 70; i++) {
+                int at = snprintf(params, len,
+                                  "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"submit\","
+                                  "\"params\":{\"command\":\"true ",
+                                  i + 1);
+
+                memset(params + at, 'x', len - (size_t)at);
+                strcpy(params + len, "\"}}");
+                client_send(fd, params);
+        }
+        for (i = 0; i < 70; i++)
+                free(client_read_line(fd));
+        for (i = 0; i < 70; i++) {
+                char wait_params[64];
+
+                snprintf(wait_params, sizeof(wait_params), "{\"id\":%d}", i + 1);
+                json_object_put(big_call(fd, "wait", wait_params));
+        }
+        do {
+                snprintf(params, len, "{\"limit\":10000%s}", before);
+                reply = big_call(fd, "history", params);
+                result = json_object_get(reply_result(reply));
+                json_object_put(reply);
+                runs = json_object_object_get(result, "runs");
+                n = json_object_array_length(runs);
+                ck_assert_uint_gt(n, 0);
+                total += n;
+                pages++;
+                last = json_object_array_get_idx(runs, n - 1);
+                snprintf(before, sizeof(before), ",\"before\":{\"id\":%lld,\"run\":1}",
+                         (long long)int_member(last, "id"));
+                left = more(result);
+                json_object_put(result);
+        } while (left && pages < 10);
+        ck_assert_uint_eq(total, 70);
+        ck_assert_uint_eq(pages, 2);
+        free(params);
+}
+END_TEST
+
 START_TEST(history_is_the_same_after_a_restart)
 {
         json_object *before, *after;
@@ -339,6 +421,7 @@ int main(void)
         tcase_add_test(tc, history_filters_by_since_the_end_of_a_run);
         tcase_add_test(tc, history_filters_by_owner);
         tcase_add_test(tc, history_limit_defaults_to_100_and_goes_up_to_10000);
+        tcase_add_test(tc, history_pages_stop_near_4_mib_whatever_the_limit);
         tcase_add_test(tc, history_is_the_same_after_a_restart);
         tcase_add_test(tc, history_bad_params_are_invalid_and_change_nothing);
         suite_add_tcase(s, tc);

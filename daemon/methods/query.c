@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* status (of a job, or of the daemon), list, subscribe and history. */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -162,6 +163,11 @@ static bool history_match(const struct history_query *q, const struct sw_history
                (!q->outcomes || (q->outcomes & sw_outcome_bit(rec->outcome)));
 }
 
+/* A page's records stop near this many bytes, whatever the limit: a client reads a reply whole,
+ * and the connection drops one that leaves replies this large unread (CONN_OUT_MAX). */
+#define HISTORY_PAGE_BYTES (4u * 1024 * 1024)
+#define RECORD_BYTES       320 /* a record's JSON beside its command and log path, about */
+
 static void handle_history(struct registry *reg, struct conn *c, union params *params,
                            struct reply *r)
 {
@@ -169,7 +175,7 @@ static void handle_history(struct registry *reg, struct conn *c, union params *p
         struct history_query q;
         json_object *runs;
         bool more = false;
-        size_t i;
+        size_t i, bytes = 0;
 
         if (history_query(reg, c, p, &q, r))
                 return;
@@ -181,7 +187,9 @@ static void handle_history(struct registry *reg, struct conn *c, union params *p
 
                 if (!history_match(&q, p, rec))
                         continue;
-                if ((int64_t)json_object_array_length(runs) == p->limit) {
+                bytes += RECORD_BYTES + strlen(rec->summary) + (rec->log ? strlen(rec->log) : 0);
+                if ((int64_t)json_object_array_length(runs) == p->limit ||
+                    (bytes > HISTORY_PAGE_BYTES && json_object_array_length(runs) > 0)) {
                         more = true;
                         break;
                 }
