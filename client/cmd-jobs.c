@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "output.h"
 #include "slowctl.h"
 
@@ -47,10 +48,16 @@ static void describe(json_object *rec, char *buf, size_t len)
 
 static void print_outcome(int64_t id, json_object *rec)
 {
+        const char *colour = output_outcome_colour(json_str(rec, "outcome", NULL));
+        size_t len = strlen(json_str(rec, "outcome", "?"));
         char text[128];
 
         describe(rec, text, sizeof(text));
-        printf("job %lld: %s\n", (long long)id, text);
+        if (colour)
+                printf("job %lld: %s%.*s%s%s\n", (long long)id, colour, (int)len, text,
+                       FORMAT_COLOUR_OFF, text + len);
+        else
+                printf("job %lld: %s\n", (long long)id, text);
 }
 
 int jobs_wait_one(struct ctl *x, int64_t id, bool quiet)
@@ -241,7 +248,7 @@ int cmd_status(struct ctl *x, const struct opts *o, int argc, char **argv)
         r = ctl_call(x, what, "status", p, &result);
         if (r)
                 return r;
-        if (!x->json && output_object(result, NULL) < 0)
+        if (!x->json && output_object_human(result, NULL) < 0)
                 r = ctl_error(x, "out of memory");
         json_object_put(result);
         return r;
@@ -254,10 +261,12 @@ int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
         size_t i, n;
         int r;
 
+        if (!o->all && (o->failed || o->outcome || o->since_given || o->limit))
+                return ctl_usage_error(x, "--failed, --outcome, --since and -n go with --all");
         r = ctl_call(x, NULL, "list", NULL, &result);
         if (r || x->json) {
                 json_object_put(result);
-                return r;
+                return r || !o->all ? r : history_show(x, o);
         }
         table_init(&t, 6, 1u << 0 | 1u << 3);
         r = table_add(&t, "ID", "CLASS", "STATE", "RUNS", "NAME", "COMMAND");
@@ -278,6 +287,10 @@ int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
                 r = ctl_error(x, "out of memory");
         table_clear(&t);
         json_object_put(result);
+        if (r == 0 && o->all) {
+                printf("\n");
+                r = history_show(x, o);
+        }
         return r;
 }
 

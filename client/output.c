@@ -2,11 +2,14 @@
 /* Tables sized from their data, JSON lines, and values out of results. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "output.h"
 
 #define TABLE_GAP 2 /* spaces between columns */
@@ -14,6 +17,17 @@
 void table_init(struct table *t, unsigned ncols, unsigned right)
 {
         *t = (struct table){.ncols = ncols, .right = right};
+}
+
+/* A cell, in its colour if it has one. */
+static void print_cell(const struct table *t, size_t row, unsigned col, const char *cell, FILE *f)
+{
+        const char *sgr = t->colour && (t->coloured & (1u << col)) ? t->colour(t, row, cell) : NULL;
+
+        if (sgr)
+                fprintf(f, "%s%s%s", sgr, cell, FORMAT_COLOUR_OFF);
+        else
+                fputs(cell, f);
 }
 
 /* A copy fit for one line of a table. */
@@ -99,11 +113,10 @@ void table_print(const struct table *t, FILE *f)
                         bool last = i + 1 == t->ncols;
 
                         if (t->right & (1u << i))
-                                fprintf(f, "%*s%s", pad, "", cell);
-                        else if (last)
-                                fputs(cell, f);
-                        else
-                                fprintf(f, "%s%*s", cell, pad, "");
+                                fprintf(f, "%*s", pad, "");
+                        print_cell(t, row, i, cell, f);
+                        if (!(t->right & (1u << i)) && !last)
+                                fprintf(f, "%*s", pad, "");
                         if (!last)
                                 fprintf(f, "%*s", TABLE_GAP, "");
                 }
@@ -123,7 +136,8 @@ void table_clear(struct table *t)
 }
 
 /* Adds an object's members as rows NAME VALUE, the members of objects within as NAME.MEMBER. */
-static int add_members(struct table *t, const char *prefix, json_object *o, const char *skip)
+static int add_members(struct table *t, const char *prefix, json_object *o, const char *skip,
+                       bool human)
 {
         int r;
 
@@ -137,9 +151,9 @@ static int add_members(struct table *t, const char *prefix, json_object *o, cons
                 if (asprintf(&key, "%s%s%s", prefix, name, inner ? "." : "") < 0)
                         return -ENOMEM;
                 if (inner) {
-                        r = add_members(t, key, value, NULL);
+                        r = add_members(t, key, value, NULL, human);
                 } else {
-                        text = output_value(value);
+                        text = human ? output_human(name, value) : output_value(value);
                         r = text ? table_add(t, key, text) : -ENOMEM;
                         free(text);
                 }
@@ -156,7 +170,83 @@ int output_object(json_object *o, const char *skip)
         int r;
 
         table_init(&t, 2, 0);
-        r = add_members(&t, "", o, skip);
+        r = add_members(&t, "", o, skip, false);
+        if (r == 0)
+                table_print(&t, stdout);
+        table_clear(&t);
+        return r;
+}
+
+const char *output_outcome_colour(const char *outcome)
+{
+        static int wanted = -1;
+
+        if (wanted < 0)
+                wanted = format_colour_wanted(fileno(stdout));
+        return wanted ? format_outcome_colour(outcome) : NULL;
+}
+
+const char *output_user(int64_t uid)
+{
+        static char buf[64];
+        struct passwd pw, *found = NULL;
+        char names[1024];
+
+        if (uid >= 0 && uid <= UINT32_MAX &&
+            getpwuid_r((uid_t)uid, &pw, names, sizeof(names), &found) == 0 && found)
+                snprintf(buf, sizeof(buf), "%s", found->pw_name);
+        else
+                snprintf(buf, sizeof(buf), "%lld", (long long)uid);
+        return buf;
+}
+
+static bool is_one_of(const char *name, const char *const *names)
+{
+        for (; *names; names++)
+                if (strcmp(name, *names) == 0)
+                        return true;
+        return false;
+}
+
+char *output_human(const char *name, json_object *v)
+{
+        static const char *const times[] = {"started", "ended", "next_run", "created", NULL};
+        static const char *const durations[] = {
+            "timeout",      "delay",      "cpu_time",     "cpu-time",
+            "idle-timeout", "kill-grace", "stop-timeout", NULL};
+        static const char *const sizes[] = {"memory_peak", "memory_max", "log-limit", NULL};
+        char buf[FORMAT_MAX];
+        bool number =
+            json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
+
+        if (number && is_one_of(name, times))
+                return strdup(format_time(json_object_get_double(v), buf, sizeof(buf)));
+        if (number && is_one_of(name, durations))
+                return strdup(format_duration(json_object_get_double(v), buf, sizeof(buf)));
+        if (json_object_is_type(v, json_type_int) && is_one_of(name, sizes))
+                return strdup(format_size(json_object_get_int64(v), buf, sizeof(buf)));
+        if (json_object_is_type(v, json_type_int) && strcmp(name, "owner") == 0)
+                return strdup(output_user(json_object_get_int64(v)));
+        return output_value(v);
+}
+
+/* An outcome's value in a NAME VALUE table ("outcome", "last.outcome"). */
+static const char *colour_outcome_row(const struct table *t, size_t row, const char *cell)
+{
+        const char *name = t->cells[row * t->ncols], *dot = strrchr(name, '.');
+
+        return strcmp(dot ? dot + 1 : name, "outcome") == 0 ? output_outcome_colour(cell) : NULL;
+}
+
+int output_object_human(json_object *o, const char *skip)
+{
+        struct table t;
+        int r;
+
+        table_init(&t, 2, 0);
+        t.coloured = 1u << 1;
+        t.colour = colour_outcome_row;
+        r = add_members(&t, "", o, skip, true);
         if (r == 0)
                 table_print(&t, stdout);
         table_clear(&t);

@@ -13,6 +13,10 @@ struct table {
         unsigned right; /* bit i: column i is aligned to the right */
         char **cells;   /* row after row, ncols each */
         size_t nrows, size;
+        /* Cells of the columns in coloured (bit i: column i) are printed after the escape
+         * sequence colour() gives for them (when not NULL), and a reset; widths leave both out. */
+        unsigned coloured;
+        const char *(*colour)(const struct table *t, size_t row, const char *cell);
 };
 
 void table_init(struct table *t, unsigned ncols, unsigned right);
@@ -26,6 +30,17 @@ void table_clear(struct table *t);
 /* An object's members as an aligned two-column table on stdout, leaving out the member skip (or
  * NULL); objects within as NAME.MEMBER. 0 or -ENOMEM. */
 int output_object(json_object *o, const char *skip);
+/* The same for a person: times, durations, sizes and owners by the member's name (see
+ * output_human), outcomes in colour on a terminal. */
+int output_object_human(json_object *o, const char *skip);
+/* A member's value for a person, by its name: times (started, ended, next_run) in local time,
+ * durations (timeout, cpu_time, ...) and sizes (memory_peak, ...) in their units, owner as a
+ * user name; else as output_value(). malloc'd. */
+char *output_human(const char *name, json_object *v);
+/* A uid's user name, or the uid as text when it has none: a static buffer. */
+const char *output_user(int64_t uid);
+/* The colour of an outcome where stdout wants colours, else NULL. */
+const char *output_outcome_colour(const char *outcome);
 /* One line of compact JSON on stdout. */
 void output_json(json_object *o);
 /* A value as text: strings bare, null as "-", numbers and the rest as JSON; malloc'd. */

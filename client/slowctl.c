@@ -14,11 +14,13 @@
 #include <string.h>
 
 #include "config.h"
+#include "format.h"
 #include "slowctl.h"
 
 enum {
         OPT_FOLLOW = 'f',
         OPT_HELP = 'h',
+        OPT_LIMIT = 'n',
         OPT_VERY_SLOW = 256,
         OPT_KEY,
         OPT_NAME,
@@ -39,6 +41,10 @@ enum {
         OPT_OPEN_FILES,
         OPT_CPU_TIME,
         OPT_RUNTIME,
+        OPT_FAILED,
+        OPT_OUTCOME,
+        OPT_SINCE,
+        OPT_ALL,
         OPT_SOCKET,
         OPT_JSON,
         OPT_VERSION,
@@ -74,6 +80,11 @@ static const struct option_def option_defs[] = {
     {OPT_CPU_TIME, "cpu-time", "S", "CPU seconds of each process at most"},
     {OPT_FOLLOW, "follow", NULL, "keep printing while the job runs"},
     {OPT_RUNTIME, "runtime", NULL, "change the running daemon only: do not store the change"},
+    {OPT_FAILED, "failed", NULL, "only runs that did not succeed (any outcome but succeeded)"},
+    {OPT_OUTCOME, "outcome", "O", "only runs with this outcome (failed, killed, timed-out, ...)"},
+    {OPT_SINCE, "since", "WHEN", "only runs that ended since: 30m, 2h, 1d ago, or a local time"},
+    {OPT_LIMIT, "limit", "N", "show the last N runs (default 20, at most 10000)"},
+    {OPT_ALL, "all", NULL, "show the last runs after the live jobs"},
     {OPT_HELP, "help", NULL, "show this help"},
     {OPT_SOCKET, "socket", "PATH", "the daemon's socket"},
     {OPT_JSON, "json", NULL, "print the daemon's replies as JSON"},
@@ -102,6 +113,8 @@ static const int submit_options[] = {
 static const int enqueue_options[] = {OPT_KEY, 0};
 static const int log_options[] = {OPT_FOLLOW, 0};
 static const int set_options[] = {OPT_RUNTIME, 0};
+static const int history_options[] = {OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
+static const int list_options[] = {OPT_ALL, OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
 static const int no_options[] = {0};
 
 static const struct command commands[] = {
@@ -120,7 +133,10 @@ static const struct command commands[] = {
     {"release", 1, -1, no_options, false, cmd_release, "ID...",
      "drop the handle kept by --persist"},
     {"status", 0, 1, no_options, false, cmd_status, "[ID]", "show a job, or the daemon"},
-    {"list", 0, 0, no_options, false, cmd_list, "", "list the live jobs"},
+    {"list", 0, 0, list_options, false, cmd_list, "[--all [HISTORY OPTIONS]]",
+     "list the live jobs (--all: and then the last runs)"},
+    {"history", 0, 0, history_options, false, cmd_history,
+     "[--failed] [--outcome O] [--since 2h|TIME] [-n N]", "list finished runs, newest first"},
     {"log", 1, 1, log_options, false, cmd_log, "ID [-f]", "print a job's output"},
     {"get", 0, 1, no_options, false, cmd_get, "[NAME]", "show the settings, or one"},
     {"set", 2, -1, set_options, false, cmd_set, "NAME VALUE... [--runtime]",
@@ -234,6 +250,31 @@ static int parse_limit(struct ctl *x, const char *name, const char *s, bool byte
         return 0;
 }
 
+static int parse_since(struct ctl *x, const char *s, struct opts *o)
+{
+        if (format_parse_since(s, time(NULL), &o->since) < 0)
+                return ctl_usage_error(x,
+                                       "--since takes a time back from now (30m, 2h, 1d) or a "
+                                       "local time (\"2026-12-04 09:00\"), not \"%s\"",
+                                       s);
+        o->since_given = true;
+        return 0;
+}
+
+static int parse_count(struct ctl *x, const char *s, int64_t *ret)
+{
+        char *end;
+        long long v;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno || end == s || *end || v < 1 || v > SW_HISTORY_LIMIT_MAX)
+                return ctl_usage_error(x, "-n takes a number from 1 to %d, not \"%s\"",
+                                       SW_HISTORY_LIMIT_MAX, s);
+        *ret = v;
+        return 0;
+}
+
 static int parse_json_arg(struct ctl *x, const char *s, json_object **ret)
 {
         enum json_tokener_error e;
@@ -304,6 +345,19 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
         case OPT_RUNTIME:
                 o->runtime = true;
                 return 0;
+        case OPT_FAILED:
+                o->failed = true;
+                return 0;
+        case OPT_OUTCOME:
+                o->outcome = arg;
+                return 0;
+        case OPT_SINCE:
+                return parse_since(x, arg, o);
+        case OPT_LIMIT:
+                return parse_count(x, arg, &o->limit);
+        case OPT_ALL:
+                o->all = true;
+                return 0;
         default:
                 return ctl_usage_error(x, "option code %d has no meaning", code);
         }
@@ -331,8 +385,11 @@ static void build_options(const struct command *cmd, struct option *longopts, ch
         longopts[n++] = getopt_option(OPT_HELP);
         longopts[n] = (struct option){0};
         for (code = cmd->options; *code; code++)
-                if (*code < 256)
+                if (*code < 256) {
                         *s++ = (char)*code;
+                        if (find_def(*code)->arg)
+                                *s++ = ':';
+                }
         *s++ = 'h';
         *s = '\0';
 }

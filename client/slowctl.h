@@ -24,6 +24,10 @@ enum {
 /* Options of all commands; each command accepts the ones its table entry lists. */
 struct opts {
         bool very_slow, wait, hold, persist, from_stdin, follow, runtime;
+        bool failed, all, since_given; /* history, list --all */
+        const char *outcome;
+        double since;  /* Unix seconds */
+        int64_t limit; /* -n; 0: the command's default */
         const char *key, *name, *cwd, *plugin, *entry;
         json_object *arg; /* --arg, parsed; NULL also for JSON null */
         bool arg_given;
@@ -76,8 +80,12 @@ int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_stats(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_top(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_rq(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_history(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv);
+
+/* cmd-history.c: the last runs as a table (history, list --all). */
+int history_show(struct ctl *x, const struct opts *o);
 
 /* cmd-jobs.c: waits for a job and says how it ended; the exit status is the job's. */
 int jobs_wait_one(struct ctl *x, int64_t id, bool quiet);

@@ -9,8 +9,8 @@
 #define YEAR_SECONDS 31536000.0
 
 const char *const sw_methods[] = {
-    "submit",       "enqueue",      "wait",  "cancel",    "release", "status",  "list", "log",
-    "settings.get", "settings.set", "stats", "subscribe", "ping",    "version", NULL,
+    "submit",       "enqueue",      "wait",  "cancel",    "release", "status",  "list",    "log",
+    "settings.get", "settings.set", "stats", "subscribe", "ping",    "version", "history", NULL,
 };
 
 const struct sw_param sw_no_params[] = {
@@ -73,6 +73,89 @@ const struct sw_param sw_enqueue_params[] = {
     {"key", SW_P_STRING, offsetof(struct sw_enqueue_params, key), false, 0, 256},
     {.name = NULL},
 };
+
+#define HISTORY(field) offsetof(struct sw_history_params, field)
+const struct sw_param sw_history_params[] = {
+    {"limit", SW_P_INT, HISTORY(limit), false, 1, SW_HISTORY_LIMIT_MAX},
+    {"before", SW_P_JSON, HISTORY(before), false, 0, 0},
+    {"outcome", SW_P_JSON, HISTORY(outcome), false, 0, 0},
+    {"since", SW_P_SECONDS, HISTORY(since), false, 0, SW_JSON_INT_MAX},
+    {"owner", SW_P_INT, HISTORY(owner), false, 0, 4294967294.0},
+    {.name = NULL},
+};
+
+#define POSITION(field) offsetof(struct sw_run_position, field)
+static const struct sw_param run_position_params[] = {
+    {"id", SW_P_INT, POSITION(id), true, 1, SW_JSON_INT_MAX},
+    {"run", SW_P_INT, POSITION(run), true, 0, SW_JSON_INT_MAX},
+    {.name = NULL},
+};
+
+const char *const sw_outcomes[] = {
+    "succeeded", "failed", "killed", "timed-out", "cancelled", "interrupted", NULL,
+};
+
+int sw_run_position_parse(json_object *obj, struct sw_run_position *pos, char *errbuf,
+                          size_t errlen)
+{
+        struct sw_run_position staged = {0};
+        char inner[200] = "";
+        int r;
+
+        if (!json_object_is_type(obj, json_type_object)) {
+                snprintf(errbuf, errlen,
+                         "parameter \"before\" must be an object {\"id\", \"run\"}");
+                return SW_E_INVALID_PARAMS;
+        }
+        r = sw_params_parse(obj, run_position_params, &staged, inner, sizeof(inner));
+        if (r) {
+                snprintf(errbuf, errlen, "before: %s", inner);
+                return r;
+        }
+        *pos = staged;
+        return 0;
+}
+
+/* Whether name is one of sw_outcomes. */
+static bool is_outcome(json_object *name)
+{
+        if (!json_object_is_type(name, json_type_string))
+                return false;
+        for (const char *const *o = sw_outcomes; *o; o++)
+                if (strcmp(json_object_get_string(name), *o) == 0)
+                        return true;
+        return false;
+}
+
+int sw_outcomes_parse(json_object *obj, unsigned *ret_mask, char *errbuf, size_t errlen)
+{
+        unsigned mask = 0;
+        size_t i, n;
+
+        if (is_outcome(obj)) {
+                *ret_mask = sw_outcome_bit(json_object_get_string(obj));
+                return 0;
+        }
+        n = json_object_is_type(obj, json_type_array) ? json_object_array_length(obj) : 0;
+        for (i = 0; i < n && is_outcome(json_object_array_get_idx(obj, i)); i++)
+                mask |= sw_outcome_bit(json_object_get_string(json_object_array_get_idx(obj, i)));
+        if (n == 0 || i < n) {
+                snprintf(errbuf, errlen,
+                         "parameter \"outcome\" must be an outcome or a non-empty array of them "
+                         "(succeeded, failed, killed, timed-out, cancelled, interrupted)");
+                return SW_E_INVALID_PARAMS;
+        }
+        *ret_mask = mask;
+        return 0;
+}
+
+unsigned sw_outcome_bit(const char *name)
+{
+        for (unsigned i = 0; sw_outcomes[i]; i++)
+                if (strcmp(name, sw_outcomes[i]) == 0)
+                        return 1u << i;
+        return 0;
+}
 
 #define SETTING(field) offsetof(struct sw_settings, field)
 const struct sw_param sw_settings_params[] = {

@@ -11,7 +11,7 @@
 
 #define SW_JSON_INT_MAX 9007199254740991.0 /* 2^53 - 1: the largest integer a double holds */
 
-/* The 14 method names, NULL-terminated. */
+/* The 15 method names, NULL-terminated. */
 extern const char *const sw_methods[];
 
 /* Methods without params: list, stats, ping, version, subscribe, settings.get. */
@@ -75,6 +75,35 @@ struct sw_enqueue_params {
         char *key;
 };
 extern const struct sw_param sw_enqueue_params[];
+
+/*
+ * history: finished runs, newest first. The daemon pre-fills limit (100) and owner (-1: not
+ * given); before and outcome are checked by the two calls below.
+ */
+#define SW_HISTORY_LIMIT_MAX 10000
+struct sw_history_params {
+        int64_t limit;
+        json_object *before;  /* {"id": N, "run": R}: the page goes on after this run */
+        json_object *outcome; /* an outcome, or an array of them */
+        double since;         /* Unix seconds: runs that ended then or later */
+        int64_t owner;
+};
+extern const struct sw_param sw_history_params[];
+
+/* A run's place in the history, as history's "before" gives it. */
+struct sw_run_position {
+        int64_t id, run;
+};
+/* 0, or SW_E_INVALID_PARAMS with errbuf; pos changes only on success. */
+int sw_run_position_parse(json_object *obj, struct sw_run_position *pos, char *errbuf,
+                          size_t errlen);
+
+/* The outcomes of a run, NULL-terminated; a set of them is a mask of 1 << index. */
+extern const char *const sw_outcomes[];
+/* The bit of an outcome's name, 0 for no outcome. */
+unsigned sw_outcome_bit(const char *name);
+/* An outcome or an array of them as a mask: 0, or SW_E_INVALID_PARAMS with errbuf. */
+int sw_outcomes_parse(json_object *obj, unsigned *ret_mask, char *errbuf, size_t errlen);
 
 /* settings.set: pre-fill with the current values, then parse; every name is optional. */
 struct sw_settings {

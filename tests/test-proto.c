@@ -1421,23 +1421,77 @@ START_TEST(settings_get_output_parses_back_as_settings_set_input)
 }
 END_TEST
 
-START_TEST(methods_table_lists_the_fourteen_methods)
+START_TEST(methods_table_lists_the_fifteen_methods)
 {
         static const char *const want[] = {
             "submit", "enqueue", "wait",      "cancel", "release", "status",       "list",
             "log",    "stats",   "subscribe", "ping",   "version", "settings.get", "settings.set",
+            "history",
         };
         size_t i, j, n = 0;
 
         while (sw_methods[n])
                 n++;
-        ck_assert_uint_eq(n, 14);
-        for (i = 0; i < 14; i++) {
+        ck_assert_uint_eq(n, 15);
+        for (i = 0; i < 15; i++) {
                 for (j = 0; j < n; j++)
                         if (strcmp(sw_methods[j], want[i]) == 0)
                                 break;
                 ck_assert_msg(j < n, "%s is missing", want[i]);
         }
+}
+END_TEST
+
+START_TEST(history_before_takes_an_id_and_a_run_and_nothing_else)
+{
+        static const char *const bad[] = {
+            "3", "{}", "{\"id\":1}", "{\"id\":0,\"run\":1}", "{\"id\":1,\"run\":-1}",
+            "{\"id\":1,\"run\":1,\"x\":1}", "{\"id\":\"1\",\"run\":1}",
+        };
+        struct sw_run_position pos = {7, 7};
+                json_object *obj;
+        size_t i;
+
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                obj = json_tokener_parse(bad[i]);
+                ck_assert_int_eq(sw_run_position_parse(obj, &pos, errbuf, sizeof(errbuf)),
+                                 SW_E_INVALID_PARAMS);
+                ck_assert_msg(strstr(errbuf, "before") != NULL, "%s", errbuf);
+                ck_assert_int_eq(pos.id, 7);
+                json_object_put(obj);
+        }
+        obj = json_tokener_parse("{\"id\":12,\"run\":3}");
+        ck_assert_int_eq(sw_run_position_parse(obj, &pos, errbuf, sizeof(errbuf)), 0);
+        ck_assert_int_eq(pos.id, 12);
+        ck_assert_int_eq(pos.run, 3);
+        json_object_put(obj);
+}
+END_TEST
+
+START_TEST(history_outcome_is_one_name_or_an_array_of_names)
+{
+        static const char *const bad[] = {"\"ok\"", "[]", "[\"failed\",\"nope\"]", "3",
+                                          "[3]", "{}"};
+        unsigned mask = 99;
+                json_object *obj;
+        size_t i;
+
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                obj = json_tokener_parse(bad[i]);
+                ck_assert_int_eq(sw_outcomes_parse(obj, &mask, errbuf, sizeof(errbuf)),
+                                 SW_E_INVALID_PARAMS);
+                ck_assert_uint_eq(mask, 99);
+                json_object_put(obj);
+        }
+        obj = json_tokener_parse("\"killed\"");
+        ck_assert_int_eq(sw_outcomes_parse(obj, &mask, errbuf, sizeof(errbuf)), 0);
+        ck_assert_uint_eq(mask, sw_outcome_bit("killed"));
+        json_object_put(obj);
+        obj = json_tokener_parse("[\"failed\",\"timed-out\"]");
+        ck_assert_int_eq(sw_outcomes_parse(obj, &mask, errbuf, sizeof(errbuf)), 0);
+        ck_assert_uint_eq(mask, sw_outcome_bit("failed") | sw_outcome_bit("timed-out"));
+        ck_assert_uint_eq(sw_outcome_bit("succeeded") & mask, 0);
+        json_object_put(obj);
 }
 END_TEST
 
@@ -1537,7 +1591,9 @@ static Suite *proto_suite(void)
         tcase_add_test(tc, settings_to_json_has_every_name);
         tcase_add_test(tc, limits_parse_all_or_nothing_and_name_the_member);
         tcase_add_test(tc, settings_get_output_parses_back_as_settings_set_input);
-        tcase_add_test(tc, methods_table_lists_the_fourteen_methods);
+        tcase_add_test(tc, methods_table_lists_the_fifteen_methods);
+        tcase_add_test(tc, history_before_takes_an_id_and_a_run_and_nothing_else);
+        tcase_add_test(tc, history_outcome_is_one_name_or_an_array_of_names);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -535,6 +537,319 @@ START_TEST(wait_for_several_reports_each_and_exits_with_the_last)
 }
 END_TEST
 
+/* Runs slowctl with its stdout on a terminal (a pty) and NO_COLOR set to no_color (NULL:
+ * unset); what it wrote there, with the terminal's \r\n as \n. */
+static char *ctl_pty(const char *no_color, const char *first, ...)
+{
+        char *argv[ARGS_MAX + 1] = {(char *)SLOWCTL, (char *)first}, *out, *p, *q;
+        struct sink sink = {.fd = -1};
+        int master, status;
+        pid_t pid;
+        va_list ap;
+
+        va_start(ap, first);
+        collect(argv, 2, ap);
+        va_end(ap);
+        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        ck_assert_int_ge(master, 0);
+        ck_assert(grantpt(master) == 0 && unlockpt(master) == 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+
+                if (slave < 0 || dup2(slave, STDOUT_FILENO) < 0)
+                        _exit(127);
+                if (no_color ? setenv("NO_COLOR", no_color, 1) : unsetenv("NO_COLOR"))
+                        _exit(127);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        sink.fd = master;
+        /* The terminal's end gives EIO once the child's side is closed. */
+        for (;;) {
+                struct pollfd pfd = {.fd = master, .events = POLLIN};
+                ssize_t n;
+
+                ck_assert_msg(poll(&pfd, 1, 30000) > 0, "slowctl %s took more than 30 s", first);
+                if (sink.len + 4096 + 1 > sink.size) {
+                        sink.size = 2 * sink.size + 4096 + 1;
+                        sink.buf = realloc(sink.buf, sink.size);
+                        ck_assert_ptr_nonnull(sink.buf);
+                }
+                n = read(master, sink.buf + sink.len, sink.size - sink.len - 1);
+                if (n <= 0)
+                        break;
+                sink.len += (size_t)n;
+                sink.buf[sink.len] = '\0';
+        }
+        close(master);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) <= 3, "slowctl %s: status 0x%x",
+                      first, status);
+        out = sink.buf ? sink.buf : strdup("");
+        for (p = q = out; *p; p++)
+                if (!(p[0] == '\r' && p[1] == '\n'))
+                        *q++ = *p;
+        *q = '\0';
+        return out;
+}
+
+/* Three finished runs, one after the other: succeeded, failed with 3, killed; their ids. */
+static void three_runs(int64_t ids[3])
+{
+        static const char *const commands[] = {"true", "exit 3", "kill -9 $$"};
+        struct run r;
+        int i;
+
+        for (i = 0; i < 3; i++) {
+                ctl(&r, NULL, "submit", "--wait", "--", commands[i], NULL);
+                ids[i] = submitted(r.out);
+                run_free(&r);
+        }
+}
+
+/* The value of a NAME VALUE line of status's output (a static buffer), or NULL. */
+static const char *value_of(const char *out, const char *name)
+{
+        static char value[256];
+        const char *line = out;
+        size_t len = strlen(name);
+
+        for (; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+                if (strncmp(line, name, len) == 0 && line[len] == ' ') {
+                        line += len + strspn(line + len, " ");
+                        snprintf(value, sizeof(value), "%.*s", (int)strcspn(line, "\n"), line);
+                        return value;
+                }
+        }
+        return NULL;
+}
+
+/* The rows of a table, in place (the caller frees out); n at most max. */
+static int rows_of(char *out, char **rows, int max)
+{
+        char *save = NULL;
+        int n = 0;
+
+        for (rows[n] = strtok_r(out, "\n", &save); rows[n] && n < max - 1;
+             rows[n] = strtok_r(NULL, "\n", &save))
+                n++;
+        return n;
+}
+
+/* A run's start in local time, as history and status print it. */
+static void local_start(int64_t id, char *buf, size_t len)
+{
+        struct sw_client *c;
+        json_object *params = json_object_new_object(), *st;
+        struct sw_client_error err;
+        struct tm tm;
+        time_t t;
+
+        ck_assert_int_eq(sw_client_connect(NULL, &c), 0);
+        json_object_object_add(params, "id", json_object_new_int64(id));
+        ck_assert_int_eq(sw_client_call(c, "wait", params, &st, &err), 0);
+        t = (time_t)json_object_get_double(json_object_object_get(st, "started"));
+        ck_assert_ptr_nonnull(localtime_r(&t, &tm));
+        strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+        json_object_put(st);
+        sw_client_free(c);
+}
+
+START_TEST(history_prints_the_runs_newest_first_as_a_table)
+{
+        char *out, *rows[8], want[64], started[32];
+        int64_t ids[3];
+        int n;
+
+        three_runs(ids);
+        out = ctl_ok("history", NULL);
+        ck_assert_ptr_null(strchr(out, '\033'));
+        n = rows_of(out, rows, 8);
+        ck_assert_int_eq(n, 4);
+        ck_assert_str_eq(rows[0], "ID  RUN  OUTCOME       EXIT  STARTED              DURATION  "
+                                  "COMMAND");
+        check_column(rows, n, "ID", true);
+        check_column(rows, n, "RUN", true);
+        check_column(rows, n, "OUTCOME", false);
+        check_column(rows, n, "EXIT", true);
+        check_column(rows, n, "STARTED", false);
+        check_column(rows, n, "DURATION", true);
+        check_column(rows, n, "COMMAND", false);
+        snprintf(want, sizeof(want), "%lld    1  killed     SIGKILL", (long long)ids[2]);
+        ck_assert_msg(strstr(rows[1], want) != NULL, "%s", rows[1]);
+        ck_assert_ptr_nonnull(strstr(rows[1], "kill -9 $$"));
+        snprintf(want, sizeof(want), "%lld    1  failed           3", (long long)ids[1]);
+        ck_assert_msg(strstr(rows[2], want) != NULL, "%s", rows[2]);
+        snprintf(want, sizeof(want), "%lld    1  succeeded        0", (long long)ids[0]);
+        ck_assert_msg(strstr(rows[3], want) != NULL, "%s", rows[3]);
+        local_start(ids[0], started, sizeof(started));
+        ck_assert_msg(strstr(rows[3], started) != NULL, "%s: no %s", rows[3], started);
+        /* A duration in ms for so short a run, not seconds as a float. */
+        ck_assert_msg(strstr(rows[3], "ms  true") != NULL, "%s", rows[3]);
+        free(out);
+}
+END_TEST
+
+START_TEST(history_filters_failed_outcome_since_and_count)
+{
+        char *out, *rows[8];
+        int64_t ids[3];
+
+        three_runs(ids);
+        out = ctl_ok("history", "--failed", NULL);
+        ck_assert_int_eq(rows_of(out, rows, 8), 3);
+        ck_assert_ptr_nonnull(strstr(rows[1], "killed"));
+        ck_assert_ptr_nonnull(strstr(rows[2], "failed"));
+        free(out);
+        out = ctl_ok("history", "--outcome", "succeeded", NULL);
+        ck_assert_int_eq(rows_of(out, rows, 8), 2);
+        ck_assert_ptr_nonnull(strstr(rows[1], "succeeded"));
+        free(out);
+        out = ctl_ok("history", "-n", "1", NULL);
+        ck_assert_int_eq(rows_of(out, rows, 8), 2);
+        ck_assert_ptr_nonnull(strstr(rows[1], "killed"));
+        free(out);
+        out = ctl_ok("history", "--since", "1h", NULL);
+        ck_assert_int_eq(rows_of(out, rows, 8), 4);
+        free(out);
+        out = ctl_ok("history", "--since", "2100-01-01 00:00", NULL);
+        ck_assert_int_eq(rows_of(out, rows, 8), 1);
+        free(out);
+        /* --json: the daemon's reply, one line. */
+        out = ctl_ok("--json", "history", "--failed", "-n", "1", NULL);
+        {
+                json_object *reply = json_tokener_parse(out), *runs;
+
+                ck_assert_ptr_nonnull(reply);
+                runs = json_object_object_get(reply, "runs");
+                ck_assert_uint_eq(json_object_array_length(runs), 1);
+                ck_assert_int_eq(int_member(json_object_array_get_idx(runs, 0), "id"), ids[2]);
+                ck_assert(json_object_get_boolean(json_object_object_get(reply, "more")));
+                json_object_put(reply);
+        }
+        ck_assert_ptr_eq(strchr(out, '\n'), out + strlen(out) - 1);
+        free(out);
+}
+END_TEST
+
+START_TEST(history_usage_errors_exit_2)
+{
+        static const char *const bad[][3] = {
+            {"-n", "0", NULL},        {"-n", "10001", NULL},
+            {"-n", "x", NULL},        {"--since", "soon", NULL},
+            {"--since", "-2h", NULL}, {"--failed", "--outcome", "failed"},
+        };
+        struct run r;
+        size_t i;
+
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ctl(&r, NULL, "history", bad[i][0], bad[i][1], bad[i][2], NULL);
+                ck_assert_msg(r.status == 2, "history %s %s: %d", bad[i][0], bad[i][1], r.status);
+                ck_assert_str_eq(r.out, "");
+                run_free(&r);
+        }
+        ctl(&r, NULL, "history", "--outcome", "fine", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "outcome"));
+        run_free(&r);
+        ctl(&r, NULL, "list", "-n", "3", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+}
+END_TEST
+
+START_TEST(list_all_shows_the_live_jobs_then_the_last_runs)
+{
+        int64_t live = submit("--", "sleep 30", NULL), ids[3];
+        char *out, *rows[12], want[32];
+        int n;
+
+        three_runs(ids);
+        wait_running(live);
+        out = ctl_ok("list", "--all", "-n", "2", NULL);
+        n = rows_of(out, rows, 12);
+        ck_assert_int_eq(n, 5);
+        ck_assert_int_eq(strncmp(rows[0], "ID  CLASS", 9), 0);
+        snprintf(want, sizeof(want), "%lld  slow", (long long)live);
+        ck_assert_msg(strstr(rows[1], want) != NULL, "%s", rows[1]);
+        ck_assert_int_eq(strncmp(rows[2], "ID  RUN  OUTCOME", 16), 0);
+        ck_assert_ptr_nonnull(strstr(rows[3], "killed"));
+        ck_assert_ptr_nonnull(strstr(rows[4], "failed"));
+        free(out);
+        free(ctl_ok("cancel", idstr(live), NULL));
+}
+END_TEST
+
+START_TEST(outcomes_are_coloured_on_a_terminal_only)
+{
+        char *out, want[64];
+        int64_t ids[3];
+
+        three_runs(ids);
+        out = ctl_pty(NULL, "history", NULL);
+        ck_assert_msg(strstr(out, "\033[31mkilled\033[0m") != NULL, "%s", out);
+        ck_assert_msg(strstr(out, "\033[31mfailed\033[0m") != NULL, "%s", out);
+        ck_assert_msg(strstr(out, "\033[32msucceeded\033[0m") != NULL, "%s", out);
+        /* The colour's bytes take no column: the cells after them stay aligned. */
+        ck_assert_ptr_nonnull(strstr(out, "\033[31mkilled\033[0m     SIGKILL"));
+        free(out);
+        out = ctl_pty(NULL, "wait", idstr(ids[1]), NULL);
+        snprintf(want, sizeof(want), "job %lld: \033[31mfailed\033[0m (exit code 3)\n",
+                 (long long)ids[1]);
+        ck_assert_str_eq(out, want);
+        free(out);
+        out = ctl_pty(NULL, "status", idstr(ids[0]), NULL);
+        ck_assert_str_eq(value_of(out, "last.outcome"), "\033[32msucceeded\033[0m");
+        free(out);
+        /* NO_COLOR, on a terminal too; and a pipe. */
+        out = ctl_pty("1", "history", NULL);
+        ck_assert_ptr_nonnull(strstr(out, "killed"));
+        ck_assert_ptr_null(strchr(out, '\033'));
+        free(out);
+        out = ctl_pty("1", "status", idstr(ids[0]), NULL);
+        ck_assert_ptr_null(strchr(out, '\033'));
+        free(out);
+        {
+                struct run r;
+
+                ctl(&r, NULL, "wait", idstr(ids[1]), NULL);
+                ck_assert_int_eq(r.status, 3);
+                ck_assert_ptr_nonnull(strstr(r.out, "failed (exit code 3)"));
+                ck_assert_ptr_null(strchr(r.out, '\033'));
+                run_free(&r);
+        }
+}
+END_TEST
+
+START_TEST(status_shows_local_times_durations_and_the_owners_name)
+{
+        int64_t ids[3];
+        char *out, started[32];
+        struct passwd *pw = getpwuid(getuid());
+
+        three_runs(ids);
+        out = ctl_ok("status", idstr(ids[0]), NULL);
+        ck_assert_ptr_nonnull(pw);
+        ck_assert_str_eq(value_of(out, "owner"), pw->pw_name);
+        ck_assert_str_eq(value_of(out, "last.owner"), pw->pw_name);
+        local_start(ids[0], started, sizeof(started));
+        ck_assert_str_eq(value_of(out, "last.started"), started);
+        ck_assert_int_eq(strlen(value_of(out, "last.ended")), strlen(started));
+        /* The CPU time of a run of true: milliseconds. */
+        if (value_of(out, "last.cpu_time"))
+                ck_assert_msg(strstr(value_of(out, "last.cpu_time"), "ms"), "%s", out);
+        /* No Unix time with a fraction anywhere. */
+        ck_assert_msg(strstr(out, "17963") == NULL && strstr(out, "17964") == NULL, "%s", out);
+        free(out);
+        /* --json stays the daemon's numbers. */
+        out = ctl_ok("--json", "status", idstr(ids[0]), NULL);
+        ck_assert_msg(strstr(out, "\"started\":1") != NULL, "%s", out);
+        free(out);
+}
+END_TEST
+
 START_TEST(get_and_set_settings)
 {
         struct run r;
@@ -848,6 +1163,12 @@ int main(void)
         tcase_add_test(tc, log_prints_the_output_and_follows_a_running_job);
         tcase_add_test(tc, cancel_of_a_running_sleep_makes_wait_say_cancelled);
         tcase_add_test(tc, wait_for_several_reports_each_and_exits_with_the_last);
+        tcase_add_test(tc, history_prints_the_runs_newest_first_as_a_table);
+        tcase_add_test(tc, history_filters_failed_outcome_since_and_count);
+        tcase_add_test(tc, history_usage_errors_exit_2);
+        tcase_add_test(tc, list_all_shows_the_live_jobs_then_the_last_runs);
+        tcase_add_test(tc, outcomes_are_coloured_on_a_terminal_only);
+        tcase_add_test(tc, status_shows_local_times_durations_and_the_owners_name);
         tcase_add_test(tc, get_and_set_settings);
         tcase_add_test(tc, json_prints_the_daemons_results);
         tcase_add_test(tc, rq_prints_the_kernels_layout);

@@ -459,6 +459,67 @@ START_TEST(another_user_cannot_read_a_finished_jobs_record_or_log)
 }
 END_TEST
 
+/* The ids of a history reply's runs, newest first, as "5 3 1". */
+static char *history_ids(int fd, const char *params)
+{
+        json_object *reply = client_call(fd, "history", params), *runs;
+        char *ids = calloc(1, 256);
+        size_t i, len = 0;
+
+        ck_assert_msg(reply_code(reply) == 0, "%s", json_object_to_json_string(reply));
+        runs = json_object_object_get(reply_result(reply), "runs");
+        for (i = 0; i < json_object_array_length(runs); i++)
+                len += (size_t)snprintf(
+                    ids + len, 256 - len, "%s%lld", i ? " " : "",
+                    (long long)int_member(json_object_array_get_idx(runs, i), "id"));
+        json_object_put(reply);
+        return ids;
+}
+
+START_TEST(history_shows_a_user_only_their_own_runs_and_admins_all)
+{
+        int a = connect_as(user_a), b = connect_as(user_b), c = connect_as(user_c);
+        int64_t ida, idb;
+        char params[64], want[64], *ids;
+
+        /* One after the other: the history is in the order runs ended. */
+        ida = job_submit(a, "{\"argv\":[\"true\"]}");
+        json_object_put(job_wait(a, ida));
+        idb = job_submit(b, "{\"argv\":[\"false\"]}");
+        json_object_put(job_wait(b, idb));
+        snprintf(want, sizeof(want), "%lld", (long long)ida);
+        ids = history_ids(a, NULL);
+        ck_assert_str_eq(ids, want);
+        free(ids);
+        snprintf(params, sizeof(params), "{\"owner\":%u}", (unsigned)user(user_a)->pw_uid);
+        ids = history_ids(a, params);
+        ck_assert_str_eq(ids, want);
+        free(ids);
+        snprintf(params, sizeof(params), "{\"owner\":%u}", (unsigned)user(user_b)->pw_uid);
+        ck_assert_int_eq(call_code(a, "history", params), -32002);
+        ck_assert_int_eq(call_code(a, "history", "{\"owner\":0}"), -32002);
+        /* b's failed run is not a's either, whatever the filter. */
+        ids = history_ids(a, "{\"outcome\":\"failed\"}");
+        ck_assert_str_eq(ids, "");
+        free(ids);
+        /* Admins: root and a member of the admin group see both, and one owner's when asked. */
+        snprintf(want, sizeof(want), "%lld %lld", (long long)idb, (long long)ida);
+        ids = history_ids(root_fd, NULL);
+        ck_assert_str_eq(ids, want);
+        free(ids);
+        ids = history_ids(c, NULL);
+        ck_assert_str_eq(ids, want);
+        free(ids);
+        snprintf(want, sizeof(want), "%lld", (long long)idb);
+        ids = history_ids(c, params);
+        ck_assert_str_eq(ids, want);
+        free(ids);
+        close(a);
+        close(b);
+        close(c);
+}
+END_TEST
+
 START_TEST(a_user_cannot_change_settings)
 {
         int b = connect_as(user_b);
@@ -824,6 +885,7 @@ int main(void)
         tcase_add_test(tc, a_missing_program_fails_the_users_run_with_a_note);
         tcase_add_test(tc, another_user_can_neither_see_nor_touch_a_live_job);
         tcase_add_test(tc, another_user_cannot_read_a_finished_jobs_record_or_log);
+        tcase_add_test(tc, history_shows_a_user_only_their_own_runs_and_admins_all);
         tcase_add_test(tc, a_user_cannot_change_settings);
         tcase_add_test(tc, only_admins_run_plugin_jobs);
         tcase_add_test(tc, only_admins_set_nice_below_0);

@@ -22,6 +22,7 @@ union params {
         struct sw_id_params id;
         struct sw_log_params log;
         struct sw_enqueue_params enqueue;
+        struct sw_history_params history;
 };
 
 /* What a handler returns: a result, or an error code and message. */
@@ -44,7 +45,7 @@ struct method {
 extern const struct method daemon_methods[]; /* ping, version, settings.*, stats */
 extern const struct method submit_methods[]; /* submit, enqueue */
 extern const struct method control_methods[]; /* wait, cancel, release */
-extern const struct method query_methods[];  /* status, list, subscribe */
+extern const struct method query_methods[];  /* status, list, subscribe, history */
 extern const struct method log_methods[];    /* log */
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)

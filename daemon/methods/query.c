@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* status (of a job, or of the daemon), list and subscribe. */
+/* status (of a job, or of the daemon), list, subscribe and history. */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "jobs/registry.h"
 #include "methods/method.h"
 #include "server/conn.h"
+#include "store/history.h"
 #include "store/run-record.h"
 
 /* A job that is gone: idle for good, its last run from the history. */
@@ -112,9 +114,94 @@ static void handle_subscribe(struct registry *reg, struct conn *c, union params 
         json_object_object_add(r->result, "subscribed", json_object_new_boolean(1));
 }
 
+static void prefill_history(struct registry *reg, union params *p)
+{
+        p->history.limit = 100;
+        p->history.owner = -1;
+}
+
+/* What a history request asks for, checked. */
+struct history_query {
+        size_t start;      /* the records below it, newest first */
+        unsigned outcomes; /* a mask of sw_outcomes; 0: any */
+        bool any_owner;
+        uid_t owner;
+};
+
+static int history_query(struct registry *reg, struct conn *c, const struct sw_history_params *p,
+                         struct history_query *q, struct reply *r)
+{
+        struct sw_run_position pos;
+        const struct run_record *rec;
+
+        *q = (struct history_query){.start = reg->history.n};
+        if (p->outcome &&
+            sw_outcomes_parse(p->outcome, &q->outcomes, r->message, sizeof(r->message)))
+                return r->code = SW_E_INVALID_PARAMS;
+        if (p->owner >= 0 && !registry_may_touch(c, (uid_t)p->owner))
+                return reply_error(r, SW_E_PERMISSION, "the runs of uid %lld are not yours",
+                                   (long long)p->owner);
+        q->any_owner = p->owner < 0 && conn_is_admin(c);
+        q->owner = p->owner >= 0 ? (uid_t)p->owner : c->uid;
+        if (!p->before)
+                return 0;
+        if (sw_run_position_parse(p->before, &pos, r->message, sizeof(r->message)))
+                return r->code = SW_E_INVALID_PARAMS;
+        while (q->start-- > 0) {
+                rec = history_at(&reg->history, q->start);
+                if (rec->id == pos.id && rec->run == pos.run)
+                        return 0;
+        }
+        return reply_error(r, SW_E_NOT_FOUND, "run %lld/%lld is not in the history",
+                           (long long)pos.id, (long long)pos.run);
+}
+
+static bool history_match(const struct history_query *q, const struct sw_history_params *p,
+                          const struct run_record *rec)
+{
+        return (q->any_owner || rec->owner == q->owner) && rec->ended >= p->since &&
+               (!q->outcomes || (q->outcomes & sw_outcome_bit(rec->outcome)));
+}
+
+/* A page's records stop near this many bytes, whatever the limit: a client reads a reply whole,
+ * and the connection drops one that leaves replies this large unread (CONN_OUT_MAX). */
+#define HISTORY_PAGE_BYTES (4u * 1024 * 1024)
+#define RECORD_BYTES       320 /* a record's JSON beside its command and log path, about */
+
+static void handle_history(struct registry *reg, struct conn *c, union params *params,
+                           struct reply *r)
+{
+        const struct sw_history_params *p = &params->history;
+        struct history_query q;
+        json_object *runs;
+        bool more = false;
+        size_t i, bytes = 0;
+
+        if (history_query(reg, c, p, &q, r))
+                return;
+        runs = json_object_new_array();
+        r->result = json_object_new_object();
+        json_object_object_add(r->result, "runs", runs);
+        for (i = q.start; i-- > 0;) {
+                const struct run_record *rec = history_at(&reg->history, i);
+
+                if (!history_match(&q, p, rec))
+                        continue;
+                bytes += RECORD_BYTES + strlen(rec->summary) + (rec->log ? strlen(rec->log) : 0);
+                if ((int64_t)json_object_array_length(runs) == p->limit ||
+                    (bytes > HISTORY_PAGE_BYTES && json_object_array_length(runs) > 0)) {
+                        more = true;
+                        break;
+                }
+                json_object_array_add(runs, run_record_to_json(rec));
+        }
+        json_object_object_add(r->result, "more", json_object_new_boolean(more));
+}
+
 const struct method query_methods[] = {
     {"status", sw_status_params, NULL, handle_status},
     {"list", sw_no_params, NULL, handle_list},
     {"subscribe", sw_no_params, NULL, handle_subscribe},
+    {"history", sw_history_params, prefill_history, handle_history},
     {NULL, NULL, NULL, NULL},
 };
