@@ -1,0 +1,88 @@
+# fish completion for slowctl(1)
+
+# The --socket given on the command line so far, to ask the same daemon.
+function __slowctl_socket
+    set -l tokens (commandline -opc)
+    set -l i (contains -i -- --socket $tokens)
+    and set -q tokens[(math $i + 1)]
+    and echo --socket $tokens[(math $i + 1)]
+    string match -r -- '^--socket=.*' $tokens
+end
+
+# The live jobs' ids, from the first column of "slowctl list".
+function __slowctl_jobs
+    slowctl (__slowctl_socket) list 2>/dev/null | awk 'NR > 1 { print $1 }'
+end
+
+# The settings' names, from the first column of "slowctl get"; the known ones when no daemon answers.
+function __slowctl_settings
+    set -l names (slowctl (__slowctl_socket) get 2>/dev/null | awk '{ print $1 }')
+    test (count $names) -gt 0
+    or set names min-threads max-threads vslow-percentage idle-timeout history-limit \
+        log-limit kill-grace stop-timeout default-memory-max default-tasks-max \
+        default-cpu-weight default-nice default-open-files default-cpu-time
+    printf '%s\n' $names
+end
+
+# How many words other than options follow the command $argv[1] so far.
+function __slowctl_args_after
+    set -l args (commandline -opc | string match -v -- '-*')
+    set -l i (contains -i -- $argv[1] $args)
+    or return 1
+    math (count $args) - $i
+end
+
+set -l commands submit enqueue wait cancel release status list log get set stats top rq ping version
+
+complete -c slowctl -f
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d "the daemon's socket"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l json -d "print the daemon's replies as JSON"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l version -d "print slowctl's version"
+complete -c slowctl -l help -d "show the help"
+
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a submit -d "queue a job and print its id"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a enqueue -d "queue a live job again"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a wait -d "wait for jobs; exit with the last one's exit status"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a cancel -d "take jobs off the queue, or stop their runs"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a release -d "drop the handle kept by --persist"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a status -d "show a job, or the daemon"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a list -d "list the live jobs"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a log -d "print a job's output"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a get -d "show the settings, or one"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a set -d "change settings, all or nothing"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a stats -d "show the pool's statistics"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a top -d "a live view of the threads and the queue"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a rq -d "show the run queue as the kernel's /proc/slow_work_rq"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a ping -d "check that the daemon answers"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a version -d "show slowctl's and the daemon's version"
+
+# submit: its options; after "--", the command to run.
+set -l submit "__fish_seen_subcommand_from submit; and not contains -- -- (commandline -opc)"
+complete -c slowctl -n $submit -l very-slow -d "run as very slow work"
+complete -c slowctl -n $submit -l key -x -d "coalesce with your live job of this key"
+complete -c slowctl -n $submit -l name -x -d "a label that list and status show"
+complete -c slowctl -n $submit -l delay -x -d "queue it after S seconds"
+complete -c slowctl -n $submit -l timeout -x -d "stop a run after S seconds"
+complete -c slowctl -n $submit -l wait -d "wait for the job; exit with its exit status"
+complete -c slowctl -n $submit -l hold -d "keep the job while slowctl stays connected"
+complete -c slowctl -n $submit -l persist -d "keep the job until it is released"
+complete -c slowctl -n $submit -l cwd -x -a "(__fish_complete_directories)" -d "the directory to run in"
+complete -c slowctl -n $submit -l plugin -x -d "run a plugin instead of a command"
+complete -c slowctl -n $submit -l entry -x -d "the plugin's entry point"
+complete -c slowctl -n $submit -l arg -x -d "the argument for the entry point (JSON)"
+complete -c slowctl -n $submit -l stdin -d "submit each line of standard input as a command"
+complete -c slowctl -n $submit -l memory-max -x -d "memory of a run at most (suffix K, M, G or T)"
+complete -c slowctl -n $submit -l tasks-max -x -d "processes and threads of a run at most"
+complete -c slowctl -n $submit -l cpu-weight -x -d "the run's share of CPU (1..10000)"
+complete -c slowctl -n $submit -l nice -x -d "the run's niceness (-20..19)"
+complete -c slowctl -n $submit -l open-files -x -d "open files of each process at most"
+complete -c slowctl -n $submit -l cpu-time -x -d "CPU seconds of each process at most"
+complete -c slowctl -n "__fish_seen_subcommand_from submit; and contains -- -- (commandline -opc)" -F
+
+complete -c slowctl -n "__fish_seen_subcommand_from enqueue" -l key -x -d "the live job of this key"
+complete -c slowctl -n "__fish_seen_subcommand_from enqueue wait cancel release status log" -a "(__slowctl_jobs)" -d "job"
+complete -c slowctl -n "__fish_seen_subcommand_from log" -s f -l follow -d "keep printing while the job runs"
+complete -c slowctl -n "__fish_seen_subcommand_from get; and test (__slowctl_args_after get) -eq 0" -a "(__slowctl_settings)" -d setting
+complete -c slowctl -n "__fish_seen_subcommand_from set" -l runtime -d "change the running daemon only"
+# NAME VALUE pairs: a name goes in the odd places.
+complete -c slowctl -n "__fish_seen_subcommand_from set; and test (math (__slowctl_args_after set) % 2) -eq 0" -a "(__slowctl_settings)" -d setting
