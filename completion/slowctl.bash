@@ -11,10 +11,11 @@ _slowctl()
         local cur prev words cword
         _init_completion || return
 
-        local commands="submit enqueue wait cancel release status list log get set stats top rq
-                ping version"
+        local commands="submit enqueue wait cancel release status list history log get set stats
+                top rq ping version"
         local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
-                log-limit kill-grace stop-timeout"
+                log-limit kill-grace stop-timeout default-memory-max default-tasks-max
+                default-cpu-weight default-nice default-open-files default-cpu-time"
         local global_opts="--socket --json --help --version"
         local i command="" socket="" command_index=0
 
@@ -93,6 +94,21 @@ _slowctl()
                 else
                         COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
                 fi
+                ;;
+        list | history)
+                case $prev in
+                --outcome)
+                        COMPREPLY=($(compgen -W "succeeded failed killed timed-out cancelled
+                                interrupted" -- "$cur"))
+                        return
+                        ;;
+                --since | -n | --limit)
+                        return
+                        ;;
+                esac
+                local opts="--failed --outcome --since -n --limit --help"
+                [[ $command == list ]] && opts="--all $opts"
+                COMPREPLY=($(compgen -W "$opts" -- "$cur"))
                 ;;
         get)
                 if ((cword == command_index + 1)); then

@@ -32,7 +32,7 @@ function __slowctl_args_after
     math (count $args) - $i
 end
 
-set -l commands submit enqueue wait cancel release status list log get set stats top rq ping version
+set -l commands submit enqueue wait cancel release status list history log get set stats top rq ping version
 
 complete -c slowctl -f
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d "the daemon's socket"
@@ -47,6 +47,7 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a cancel -d 
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a release -d "drop the handle kept by --persist"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a status -d "show a job, or the daemon"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a list -d "list the live jobs"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a history -d "list the last runs, newest first"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a log -d "print a job's output"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a get -d "show the settings, or one"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a set -d "change settings, all or nothing"
@@ -79,6 +80,11 @@ complete -c slowctl -n $submit -l open-files -x -d "open files of each process a
 complete -c slowctl -n $submit -l cpu-time -x -d "CPU seconds of each process at most"
 complete -c slowctl -n "__fish_seen_subcommand_from submit; and contains -- -- (commandline -opc)" -F
 
+complete -c slowctl -n "__fish_seen_subcommand_from list" -l all -d "also the last runs"
+complete -c slowctl -n "__fish_seen_subcommand_from list history" -l failed -d "runs that did not succeed"
+complete -c slowctl -n "__fish_seen_subcommand_from list history" -l outcome -x -a "succeeded failed killed timed-out cancelled interrupted" -d "runs of this outcome"
+complete -c slowctl -n "__fish_seen_subcommand_from list history" -l since -x -d "runs ended since (2h, or a local time)"
+complete -c slowctl -n "__fish_seen_subcommand_from list history" -s n -l limit -x -d "at most N runs"
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue" -l key -x -d "the live job of this key"
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue wait cancel release status log" -a "(__slowctl_jobs)" -d "job"
 complete -c slowctl -n "__fish_seen_subcommand_from log" -s f -l follow -d "keep printing while the job runs"
