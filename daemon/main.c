@@ -35,6 +35,9 @@ static void usage(FILE *f)
               "  --log-limit BYTES         log bytes kept per run (16777216)\n"
               "  --kill-grace SECONDS      SIGTERM to SIGKILL (5)\n"
               "  --stop-timeout SECONDS    wait for running jobs at shutdown (30)\n"
+              "  --max-connections-per-user N\n"
+              "                            connections of one user who is not an admin\n"
+              "                            (1..1024, 64)\n"
               "  --help                    show this and exit\n"
               "  --version                 show the version and exit\n",
               f);
@@ -66,6 +69,7 @@ int main(int argc, char **argv)
             {"log-limit", required_argument, NULL, OPT_SETTING},
             {"kill-grace", required_argument, NULL, OPT_SETTING},
             {"stop-timeout", required_argument, NULL, OPT_SETTING},
+            {"max-connections-per-user", required_argument, NULL, OPT_SETTING},
             {"help", no_argument, NULL, OPT_HELP},
             {"version", no_argument, NULL, OPT_VERSION},
             {NULL, 0, NULL, 0},

@@ -68,6 +68,7 @@ const struct sw_param sw_settings_params[] = {
     {"log-limit", SW_P_INT, SETTING(log_limit), false, 1024, 1099511627776.0},
     {"kill-grace", SW_P_SECONDS, SETTING(kill_grace), false, 0, 3600},
     {"stop-timeout", SW_P_SECONDS, SETTING(stop_timeout), false, 0, 86400},
+    {"max-connections-per-user", SW_P_INT, SETTING(max_connections_per_user), false, 1, 1024},
     {"runtime", SW_P_BOOL, SETTING(runtime), false, 0, 0},
     {.name = NULL},
 };
@@ -93,7 +94,9 @@ json_object *sw_settings_to_json(const struct sw_settings *s)
             add(obj, "history-limit", json_object_new_int64(s->history_limit)) < 0 ||
             add(obj, "log-limit", json_object_new_int64(s->log_limit)) < 0 ||
             add(obj, "kill-grace", json_object_new_double(s->kill_grace)) < 0 ||
-            add(obj, "stop-timeout", json_object_new_double(s->stop_timeout)) < 0) {
+            add(obj, "stop-timeout", json_object_new_double(s->stop_timeout)) < 0 ||
+            add(obj, "max-connections-per-user",
+                json_object_new_int64(s->max_connections_per_user)) < 0) {
                 json_object_put(obj);
                 return NULL;
         }

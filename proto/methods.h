@@ -61,12 +61,13 @@ struct sw_settings {
         int64_t min_threads, max_threads, vslow_percentage;
         double idle_timeout; /* seconds */
         int64_t history_limit, log_limit;
-        double kill_grace, stop_timeout; /* seconds */
-        bool runtime;                    /* settings.set only: do not persist the change */
+        double kill_grace, stop_timeout;  /* seconds */
+        int64_t max_connections_per_user; /* a non-admin uid's connections at once */
+        bool runtime;                     /* settings.set only: do not persist the change */
 };
 extern const struct sw_param sw_settings_params[];
 
-/* The settings.get result: the eight settings by their names (not "runtime"); NULL on ENOMEM. */
+/* The settings.get result: every setting by its name (not "runtime"); NULL on ENOMEM. */
 json_object *sw_settings_to_json(const struct sw_settings *s);
 
 #endif

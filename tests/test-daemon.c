@@ -92,7 +92,7 @@ START_TEST(settings_get_shows_defaults_and_flags)
         json_object *reply = client_call(fd, "settings.get", NULL);
         json_object *s = reply_result(reply);
 
-        ck_assert_int_eq(json_object_object_length(s), 8);
+        ck_assert_int_eq(json_object_object_length(s), 9);
         ck_assert_int_eq(result_int(reply, "min-threads"), 2);
         ck_assert_int_eq(result_int(reply, "max-threads"), 6); /* from --max-threads 6 */
         ck_assert_int_eq(result_int(reply, "vslow-percentage"), 50);
@@ -101,6 +101,7 @@ START_TEST(settings_get_shows_defaults_and_flags)
         ck_assert_double_eq(json_object_get_double(json_object_object_get(s, "idle-timeout")), 5.0);
         ck_assert_double_eq(json_object_get_double(json_object_object_get(s, "kill-grace")), 5.0);
         ck_assert_double_eq(json_object_get_double(json_object_object_get(s, "stop-timeout")), 30.0);
+        ck_assert_int_eq(result_int(reply, "max-connections-per-user"), 64);
         json_object_put(reply);
         close(fd);
 }
@@ -612,7 +613,7 @@ static int64_t connections(int fd)
         return n;
 }
 
-START_TEST(a_connection_beyond_1024_is_closed_without_a_reply)
+START_TEST(a_connection_beyond_1024_is_told_why_and_closed)
 {
         struct rlimit old, many;
         int fds[1024], extra, i;
@@ -641,11 +642,15 @@ START_TEST(a_connection_beyond_1024_is_closed_without_a_reply)
         }
         ck_assert_int_eq(connections(fds[0]), 1024);
 
-        /* The kernel takes the 1025th; the daemon closes it without reading or answering. */
+        /* The kernel takes the 1025th; the daemon says why it does not read it, and closes it. */
         extra = client_connect(d.sock);
         ck_assert_int_ge(extra, 0);
         line = try_ping(extra);
-        ck_assert_msg(line == NULL, "the 1025th connection was answered: %s", line);
+        ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32004,"
+                               "\"message\":\"too many connections: 1024 already\",\"data\":"
+                               "\"EBUSY\"}}");
+        free(line);
+        ck_assert_ptr_null(client_read_line(extra));
         close(extra);
         ck_assert_int_eq(connections(fds[0]), 1024);
 
@@ -770,7 +775,7 @@ int main(void)
         tcase_add_test(alone, user_instance_socket_lives_in_a_private_runtime_folder);
         tcase_add_test(alone, sigterm_stops_running_jobs_after_the_stop_timeout);
         tcase_add_test(alone, queued_jobs_hold_no_file_descriptors);
-        tcase_add_test(alone, a_connection_beyond_1024_is_closed_without_a_reply);
+        tcase_add_test(alone, a_connection_beyond_1024_is_told_why_and_closed);
         tcase_add_test(alone, sigterm_closes_connections_at_once_while_jobs_finish);
         tcase_add_test(alone, bad_flags_exit_with_usage_status);
         tcase_add_test(alone, idle_daemon_uses_no_cpu_fresh_and_after_a_burst);

@@ -1309,6 +1309,7 @@ static struct sw_settings current(void)
             .log_limit = 16777216,
             .kill_grace = 5,
             .stop_timeout = 30,
+            .max_connections_per_user = 64,
         };
         return s;
 }
@@ -1319,6 +1320,7 @@ static bool settings_eq(const struct sw_settings *a, const struct sw_settings *b
                a->vslow_percentage == b->vslow_percentage && a->idle_timeout == b->idle_timeout &&
                a->history_limit == b->history_limit && a->log_limit == b->log_limit &&
                a->kill_grace == b->kill_grace && a->stop_timeout == b->stop_timeout &&
+               a->max_connections_per_user == b->max_connections_per_user &&
                a->runtime == b->runtime;
 }
 
@@ -1338,6 +1340,7 @@ START_TEST(settings_set_keeps_what_is_not_given)
         ck_assert_int_eq(s.log_limit, 16777216);
         ck_assert_double_eq(s.kill_grace, 5);
         ck_assert_double_eq(s.stop_timeout, 30);
+        ck_assert_int_eq(s.max_connections_per_user, 64);
 }
 END_TEST
 
@@ -1354,13 +1357,16 @@ START_TEST(settings_set_rejects_a_bad_value_whole)
         rejected("{\"history-limit\":10000001}", sw_settings_params, &s, "between 1 and 10000000");
         rejected("{\"kill-grace\":3601}", sw_settings_params, &s, "between 0 and 3600");
         rejected("{\"stop-timeout\":-0.5}", sw_settings_params, &s, "between 0 and 86400");
+        rejected("{\"max-connections-per-user\":0}", sw_settings_params, &s, "between 1 and 1024");
+        rejected("{\"max-connections-per-user\":1025}", sw_settings_params, &s,
+                 "between 1 and 1024");
         rejected("{\"min-threads\":\"2\"}", sw_settings_params, &s, "must be an integer");
         rejected("{\"threads\":2}", sw_settings_params, &s, "unknown parameter \"threads\"");
         ck_assert(settings_eq(&s, &before));
 }
 END_TEST
 
-START_TEST(settings_to_json_has_the_eight_names)
+START_TEST(settings_to_json_has_every_name)
 {
         struct sw_settings s = current();
         json_object *obj;
@@ -1368,12 +1374,13 @@ START_TEST(settings_to_json_has_the_eight_names)
 
         s.runtime = true;
         obj = sw_settings_to_json(&s);
-        ck_assert_int_eq(json_object_object_length(obj), 8);
+        ck_assert_int_eq(json_object_object_length(obj), 9);
         line = sw_result_line(NULL, obj);
         ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{\"min-threads\":2,"
                                "\"max-threads\":4,\"vslow-percentage\":50,\"idle-timeout\":5.0,"
                                "\"history-limit\":10000,\"log-limit\":16777216,"
-                               "\"kill-grace\":5.0,\"stop-timeout\":30.0}}\n");
+                               "\"kill-grace\":5.0,\"stop-timeout\":30.0,"
+                               "\"max-connections-per-user\":64}}\n");
         free(line);
 }
 END_TEST
@@ -1503,7 +1510,7 @@ static Suite *proto_suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, settings_set_keeps_what_is_not_given);
         tcase_add_test(tc, settings_set_rejects_a_bad_value_whole);
-        tcase_add_test(tc, settings_to_json_has_the_eight_names);
+        tcase_add_test(tc, settings_to_json_has_every_name);
         tcase_add_test(tc, settings_get_output_parses_back_as_settings_set_input);
         tcase_add_test(tc, methods_table_lists_the_fourteen_methods);
         suite_add_tcase(s, tc);

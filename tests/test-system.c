@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -182,6 +183,77 @@ static int connect_as(const char *name)
         memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
         close(sv[0]);
         return fd;
+}
+
+/* n connections made by one process with the user's ids, handed back over a socket pair in
+ * batches of FDS_PER_MESSAGE. */
+#define FDS_PER_MESSAGE 200
+static void connect_many_as(const char *name, int n, int *fds)
+{
+        char data = 0, cmsgbuf[CMSG_SPACE(FDS_PER_MESSAGE * sizeof(int))];
+        struct iovec iov = {.iov_base = &data, .iov_len = 1};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+        struct cmsghdr *cmsg;
+        int sv[2], status, got;
+        pid_t pid;
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct sockaddr_un sa = {.sun_family = AF_UNIX};
+                struct passwd *pw = getpwnam(name);
+                gid_t groups[64];
+                int ng = 64, batch[FDS_PER_MESSAGE];
+
+                if (!pw || getgrouplist(name, pw->pw_gid, groups, &ng) < 0 ||
+                    setgroups((size_t)ng, groups) < 0 || setgid(pw->pw_gid) < 0 ||
+                    setuid(pw->pw_uid) < 0)
+                        _exit(2);
+                memcpy(sa.sun_path, d.sock, strlen(d.sock) + 1);
+                for (int done = 0; done < n;) {
+                        int k = n - done < FDS_PER_MESSAGE ? n - done : FDS_PER_MESSAGE;
+
+                        for (int i = 0; i < k; i++) {
+                                batch[i] = socket(AF_UNIX, SOCK_STREAM, 0);
+                                if (batch[i] < 0 ||
+                                    connect(batch[i], (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                                        _exit(3);
+                        }
+                        msg.msg_control = cmsgbuf;
+                        msg.msg_controllen = CMSG_SPACE(k * sizeof(int));
+                        cmsg = CMSG_FIRSTHDR(&msg);
+                        cmsg->cmsg_level = SOL_SOCKET;
+                        cmsg->cmsg_type = SCM_RIGHTS;
+                        cmsg->cmsg_len = CMSG_LEN(k * sizeof(int));
+                        memcpy(CMSG_DATA(cmsg), batch, k * sizeof(int));
+                        if (sendmsg(sv[1], &msg, 0) != 1)
+                                _exit(4);
+                        for (int i = 0; i < k; i++)
+                                close(batch[i]);
+                        done += k;
+                }
+                _exit(0);
+        }
+        close(sv[1]);
+        for (got = 0; got < n;) {
+                int k;
+
+                msg.msg_control = cmsgbuf;
+                msg.msg_controllen = sizeof(cmsgbuf);
+                ck_assert_int_eq(recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC), 1);
+                cmsg = CMSG_FIRSTHDR(&msg);
+                ck_assert_ptr_nonnull(cmsg);
+                ck_assert_int_eq(cmsg->cmsg_type, SCM_RIGHTS);
+                k = (int)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+                ck_assert_int_gt(k, 0);
+                memcpy(fds + got, CMSG_DATA(cmsg), (size_t)k * sizeof(int));
+                got += k;
+        }
+        close(sv[0]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "cannot connect %d times as %s: status 0x%x", n, name, status);
 }
 
 /* The test users must reach the socket in the daemon's private temporary folder. */
@@ -711,6 +783,111 @@ START_TEST(a_link_in_the_logs_folder_is_never_followed)
 }
 END_TEST
 
+/* A ping on a connection the daemon may have refused (and closed before reading), and the one
+ * line that came back: the pong, or why it was refused; NULL when closed without a word. */
+static char *ping_line(int fd)
+{
+        static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+
+        if (send(fd, ping, sizeof(ping) - 1, MSG_NOSIGNAL) < 0)
+                ck_assert_msg(errno == EPIPE || errno == ECONNRESET, "send: %s", strerror(errno));
+        return client_read_line(fd);
+}
+
+static bool served(int fd)
+{
+        char *line = ping_line(fd);
+        bool pong = line && strstr(line, "\"pong\":true");
+
+        free(line);
+        return pong;
+}
+
+/* Pings each connection: how many were served; each other one must have been told why. */
+static int count_served(const int *fds, int n, const char *why)
+{
+        int pongs = 0;
+
+        for (int i = 0; i < n; i++) {
+                char *line = ping_line(fds[i]);
+
+                ck_assert_msg(line != NULL,
+                              "connection %d of %d was closed without a word (%d served before)",
+                              i + 1, n, pongs);
+                if (strstr(line, "\"pong\":true"))
+                        pongs++;
+                else
+                        ck_assert_msg(strstr(line, "\"code\":-32004") && strstr(line, why),
+                                      "connection %d of %d: %s", i + 1, n, line);
+                free(line);
+        }
+        return pongs;
+}
+
+static void close_all(int *fds, int n)
+{
+        for (int i = 0; i < n; i++)
+                close(fds[i]);
+}
+
+/* One user opening 1100 connections gets max-connections-per-user (64) of them; the others are
+ * told why and closed. Root, an admin and another user still get in. */
+START_TEST(one_user_cannot_take_the_connections_of_root_admins_or_others)
+{
+        enum { N = 1100 };
+        int *fds = calloc(N, sizeof(int)), *more = calloc(70, sizeof(int)), fd, pongs;
+        struct rlimit old, many;
+
+        ck_assert(fds && more);
+        ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+        many.rlim_cur = 4096;
+        many.rlim_max = old.rlim_max > 4096 ? old.rlim_max : 4096;
+        ck_assert_msg(setrlimit(RLIMIT_NOFILE, &many) == 0, "cannot open 4096 files: %s",
+                      strerror(errno));
+        connect_many_as(user_a, N, fds);
+        pongs = count_served(fds, N, "max-connections-per-user");
+        ck_assert_msg(pongs == 64, "%d of %d connections of one user were served, not 64", pongs,
+                      N);
+        ck_assert_msg(served(root_fd), "root's connection from before was dropped");
+        fd = client_connect(d.sock);
+        ck_assert_msg(served(fd), "root could not connect");
+        close(fd);
+        fd = connect_as(user_b);
+        ck_assert_msg(served(fd), "another user could not connect");
+        close(fd);
+        /* An admin (by a supplementary group) has no cap once the daemon knows it is one. */
+        fd = connect_as(user_c);
+        ck_assert_msg(served(fd), "an admin could not connect");
+        connect_many_as(user_c, 70, more);
+        pongs = count_served(more, 70, "max-connections-per-user");
+        ck_assert_msg(pongs == 70, "%d of 70 more connections of an admin were served", pongs);
+        close_all(more, 70);
+        close(fd);
+        close_all(fds, N);
+        free(fds);
+        free(more);
+        setrlimit(RLIMIT_NOFILE, &old);
+}
+END_TEST
+
+/* The cap is a setting: checked as the others, and applied to new connections. */
+START_TEST(max_connections_per_user_is_a_setting)
+{
+        static const char *const bad[] = {"0", "1025", "\"2\"", "2.5", "-1"};
+        int fds[3];
+        char params[96];
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                snprintf(params, sizeof(params), "{\"max-connections-per-user\":%s}", bad[i]);
+                ck_assert_int_eq(call_code(root_fd, "settings.set", params), -32602);
+        }
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-connections-per-user\":2}"), 0);
+        connect_many_as(user_b, 3, fds);
+        ck_assert_int_eq(count_served(fds, 3, "uid"), 2);
+        close_all(fds, 3);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("system");
@@ -751,6 +928,8 @@ int main(void)
         tcase_add_test(tc, roots_job_runs_as_root_with_the_environment_it_sent);
         tcase_add_test(tc, a_job_whose_owner_is_gone_fails_with_a_note);
         tcase_add_test(tc, a_system_database_opened_without_system_is_refused);
+        tcase_add_test(tc, one_user_cannot_take_the_connections_of_root_admins_or_others);
+        tcase_add_test(tc, max_connections_per_user_is_a_setting);
         suite_add_tcase(s, tc);
         tcase_set_timeout(user_tc, 60);
         tcase_add_test(user_tc, the_user_instance_refuses_another_uid);

@@ -6,10 +6,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "methods.h"
 #include "server/conn.h"
 #include "store/store.h"
 #include "util/credentials.h"
@@ -68,7 +70,8 @@ void conn_close(struct conn *c, const char *why)
                 clients->head = c->next;
         if (c->next)
                 c->next->prev = c->prev;
-        clients->n--;
+        if (!c->refused)
+                clients->n--;
         clients->on_close(clients->data, c);
         uv_close((uv_handle_t *)&c->pipe, on_close);
 }
@@ -368,8 +371,6 @@ static void classify(struct clients *clients, struct conn *c)
 {
         struct group_lookup *x;
 
-        c->admin = c->uid == 0 || c->uid == clients->uid ||
-                   (clients->admin_gid != (gid_t)-1 && c->gid == clients->admin_gid);
         if (c->admin || clients->admin_gid == (gid_t)-1) {
                 start_reading(c);
                 return;
@@ -389,6 +390,70 @@ static void classify(struct clients *clients, struct conn *c)
                 free(x);
                 conn_close(c, "cannot look up its groups");
         }
+}
+
+/* Tells the client why it may not stay (an error addressed to id null), then closes the
+ * connection once that is written; its requests are never read. A flood of refusals is logged
+ * once a second. */
+static void refuse(struct conn *c, const char *why)
+{
+        struct clients *clients = c->clients;
+        uint64_t now = uv_now(clients->loop);
+
+        if (now - clients->refusal_logged >= 1000) {
+                if (clients->refusals_unlogged > 0)
+                        log_warning("Refused %u more clients the same way or another",
+                                    clients->refusals_unlogged);
+                log_warning("Refused a client with uid %u (pid %d): %s", (unsigned)c->uid,
+                            (int)c->pid, why);
+                clients->refusal_logged = now;
+                clients->refusals_unlogged = 0;
+        } else {
+                clients->refusals_unlogged++;
+        }
+        c->refused = true;
+        clients->n--;  /* not one of the daemon's connections, though still open a moment */
+        c->eof = true; /* so that the connection ends after the line */
+        conn_send(c, sw_error_line(NULL, SW_E_BUSY, why));
+}
+
+/*
+ * Admins may use every connection, up to CONN_MAX; users share what admins leave them
+ * (CONN_ADMIN_ROOM is always the admins'), each uid at most max-connections-per-user at once. A
+ * connection whose groups are still being looked up counts as a user's, unless another one of its
+ * uid is known to be an admin's. A refused client is told why.
+ */
+static bool has_room(struct clients *clients, struct conn *c)
+{
+        unsigned all = 0, users = 0, same = 0,
+                 max = (unsigned)clients->settings->max_connections_per_user;
+        bool admin = c->admin;
+        char why[160];
+        struct conn *x;
+
+        for (x = clients->head; x; x = x->next) {
+                if (x == c || x->refused)
+                        continue;
+                all++;
+                admin |= x->admin && x->uid == c->uid;
+                if (x->admin)
+                        continue;
+                users++;
+                same += x->uid == c->uid;
+        }
+        if (all >= CONN_MAX)
+                snprintf(why, sizeof(why), "too many connections: %u already", CONN_MAX);
+        else if (!admin && users >= CONN_MAX - CONN_ADMIN_ROOM)
+                snprintf(why, sizeof(why), "too many connections: the last %u are kept for admins",
+                         CONN_ADMIN_ROOM);
+        else if (!admin && same >= max)
+                snprintf(why, sizeof(why),
+                         "too many connections of uid %u: %u already (max-connections-per-user)",
+                         (unsigned)c->uid, max);
+        else
+                return true;
+        refuse(c, why);
+        return false;
 }
 
 void conn_accept(struct clients *clients, uv_stream_t *listener)
@@ -422,12 +487,12 @@ void conn_accept(struct clients *clients, uv_stream_t *listener)
                 conn_close(c, NULL);
                 return;
         }
-        if (clients->n > CONN_MAX) {
-                log_warning("Refused a client (pid %d): %u connections already", (int)c->pid,
-                            CONN_MAX);
-                conn_close(c, NULL);
+        /* Known at once; a member of the admin group by a supplementary group is found later,
+         * and counts as a user until then. */
+        c->admin = c->uid == 0 || c->uid == clients->uid ||
+                   (clients->admin_gid != (gid_t)-1 && c->gid == clients->admin_gid);
+        if (!has_room(clients, c))
                 return;
-        }
         classify(clients, c);
 }
 

@@ -11,6 +11,7 @@
 
 #define CONN_OUT_MAX (8u * 1024 * 1024) /* unread replies beyond which a client is dropped */
 #define CONN_MAX 1024                   /* connections at once */
+#define CONN_ADMIN_ROOM 64              /* of them, kept for admins: users share the rest */
 
 struct conn;
 struct store;
@@ -22,8 +23,11 @@ struct clients {
         uid_t uid;           /* the daemon's */
         bool system;         /* every user may connect, not only the daemon's own and root */
         gid_t admin_gid;     /* members are admins; (gid_t)-1: none */
+        const struct sw_settings *settings; /* in force: max-connections-per-user */
         struct conn *head;
-        unsigned n;
+        unsigned n;          /* connections, but for those being refused */
+        uint64_t refusal_logged;    /* uv_now() when a refusal was last logged */
+        unsigned refusals_unlogged; /* refusals since, not logged */
         /* A request line came in; a connection goes (its requests get no more replies). */
         void (*on_line)(void *data, struct conn *c, const char *line, size_t len);
         void (*on_close)(void *data, struct conn *c);
@@ -47,6 +51,7 @@ struct conn {
         gid_t gid;
         pid_t pid;
         bool admin;         /* set once at accept: see conn_is_admin() */
+        bool refused;       /* over a cap: told so, and closing once that is written */
         unsigned refs;      /* the connection's own, and one per reply still to come */
         bool closing;
         bool busy;          /* a reply is still to come: later requests wait, in order */

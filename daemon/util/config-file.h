@@ -11,9 +11,9 @@
 
 #define CONFIG_FILE_DEFAULT "/etc/slowwork/slowworkd.conf"
 
-/* The eight settings in the order of sw_settings_params, then the two groups. */
+/* The settings in the order of sw_settings_params, then the two groups. */
 enum {
-        CONFIG_SETTINGS = 8,
+        CONFIG_SETTINGS = 9,
         CONFIG_ADMIN_GROUP = CONFIG_SETTINGS,
         CONFIG_SOCKET_GROUP,
         CONFIG_KEYS,
