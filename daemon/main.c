@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* slowworkd: parse the command line and the configuration, start the manager, run the loop. */
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,10 @@ int main(int argc, char **argv)
                 return 2;
         }
 
+        /* Buffers of 128 KiB and more (requests read ahead, long replies) get pages of their
+         * own that go back when freed: glibc would otherwise raise the threshold after the first
+         * large free and keep what clients made the daemon hold. */
+        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
         /* A client that goes away must not take the daemon with it. */
         signal(SIGPIPE, SIG_IGN);
         /* A file-size limit reached (like a full disk) is an error to handle, not the end. */

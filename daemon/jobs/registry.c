@@ -404,7 +404,7 @@ void registry_notify(struct registry *reg, struct job *job, const char *state,
                         json_object_object_add(o, "outcome",
                                                json_object_new_string(ended->outcome));
                 }
-                conn_send(cl->conn, sw_notification_line("event", o));
+                conn_notify(cl->conn, sw_notification_line("event", o));
         }
 }
 
