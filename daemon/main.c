@@ -39,6 +39,8 @@ static void usage(FILE *f)
               "  --max-connections-per-user N\n"
               "                            connections of one user who is not an admin\n"
               "                            (1..1024, 64)\n"
+              "  --max-log-bytes-per-user BYTES\n"
+              "                            run log bytes kept per user (1073741824)\n"
               "  --help                    show this and exit\n"
               "  --version                 show the version and exit\n",
               f);
@@ -71,6 +73,7 @@ int main(int argc, char **argv)
             {"kill-grace", required_argument, NULL, OPT_SETTING},
             {"stop-timeout", required_argument, NULL, OPT_SETTING},
             {"max-connections-per-user", required_argument, NULL, OPT_SETTING},
+            {"max-log-bytes-per-user", required_argument, NULL, OPT_SETTING},
             {"help", no_argument, NULL, OPT_HELP},
             {"version", no_argument, NULL, OPT_VERSION},
             {NULL, 0, NULL, 0},

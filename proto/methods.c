@@ -69,6 +69,8 @@ const struct sw_param sw_settings_params[] = {
     {"kill-grace", SW_P_SECONDS, SETTING(kill_grace), false, 0, 3600},
     {"stop-timeout", SW_P_SECONDS, SETTING(stop_timeout), false, 0, 86400},
     {"max-connections-per-user", SW_P_INT, SETTING(max_connections_per_user), false, 1, 1024},
+    {"max-log-bytes-per-user", SW_P_INT, SETTING(max_log_bytes_per_user), false, 1024,
+     1099511627776.0},
     {"runtime", SW_P_BOOL, SETTING(runtime), false, 0, 0},
     {.name = NULL},
 };
@@ -96,7 +98,9 @@ json_object *sw_settings_to_json(const struct sw_settings *s)
             add(obj, "kill-grace", json_object_new_double(s->kill_grace)) < 0 ||
             add(obj, "stop-timeout", json_object_new_double(s->stop_timeout)) < 0 ||
             add(obj, "max-connections-per-user",
-                json_object_new_int64(s->max_connections_per_user)) < 0) {
+                json_object_new_int64(s->max_connections_per_user)) < 0 ||
+            add(obj, "max-log-bytes-per-user", json_object_new_int64(s->max_log_bytes_per_user)) <
+                0) {
                 json_object_put(obj);
                 return NULL;
         }

@@ -63,6 +63,7 @@ struct sw_settings {
         int64_t history_limit, log_limit;
         double kill_grace, stop_timeout;  /* seconds */
         int64_t max_connections_per_user; /* a non-admin uid's connections at once */
+        int64_t max_log_bytes_per_user;   /* the run logs a user keeps, in bytes */
         bool runtime;                     /* settings.set only: do not persist the change */
 };
 extern const struct sw_param sw_settings_params[];

@@ -888,6 +888,31 @@ START_TEST(max_connections_per_user_is_a_setting)
 }
 END_TEST
 
+/* The log budget is each user's own: one user's logs make room only among their own. */
+START_TEST(one_users_logs_never_displace_anothers)
+{
+        static const char flood[] = "{\"command\":\"head -c 4000 /dev/zero | tr '\\\\0' x\"}";
+        int a = connect_as(user_a), b = connect_as(user_b);
+        char theirs[PATH_MAX], first[PATH_MAX];
+        json_object *rec;
+
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-log-bytes-per-user\":10000}"),
+                         0);
+        rec = job_wait(b, job_submit(b, flood));
+        snprintf(theirs, sizeof(theirs), "%s", str_member(rec, "log"));
+        json_object_put(rec);
+        rec = job_wait(a, job_submit(a, flood));
+        snprintf(first, sizeof(first), "%s", str_member(rec, "log"));
+        json_object_put(rec);
+        for (int i = 0; i < 3; i++)
+                json_object_put(job_wait(a, job_submit(a, flood)));
+        ck_assert_msg(access(first, F_OK) < 0, "user a's oldest log stayed");
+        ck_assert_msg(access(theirs, F_OK) == 0, "user b's log went for user a's");
+        close(a);
+        close(b);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("system");
@@ -930,6 +955,7 @@ int main(void)
         tcase_add_test(tc, a_system_database_opened_without_system_is_refused);
         tcase_add_test(tc, one_user_cannot_take_the_connections_of_root_admins_or_others);
         tcase_add_test(tc, max_connections_per_user_is_a_setting);
+        tcase_add_test(tc, one_users_logs_never_displace_anothers);
         suite_add_tcase(s, tc);
         tcase_set_timeout(user_tc, 60);
         tcase_add_test(user_tc, the_user_instance_refuses_another_uid);

@@ -11,6 +11,7 @@
 #include "jobs/item.h"
 #include "jobs/job.h"
 #include "jobs/plugin-run.h"
+#include "jobs/record.h"
 #include "jobs/shell.h"
 
 static int item_get_ref(struct slow_work *work)
@@ -31,6 +32,8 @@ static void item_execute(struct slow_work *work)
         struct job *job = (struct job *)work;
         struct run_record *rec = job->plugin_entry ? plugin_run(job) : shell_run(job);
 
+        if (rec)
+                record_measure_log(rec, job->shared->run.log_dir_fd);
         events_post(job->shared->run.events, EVENT_ENDED, job_ref(job), rec);
 }
 

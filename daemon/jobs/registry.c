@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "jobs/item.h"
+#include "jobs/log-budget.h"
 #include "jobs/record.h"
 #include "jobs/registry.h"
 #include "jobs/shell.h"
@@ -151,6 +152,18 @@ static void keep_for_restart(struct registry *reg, struct job *job, const struct
         registry_save_state(reg, job, again ? "pending" : "idle");
 }
 
+/* A log that went for the owner's budget: a live job's last run no longer names it either. */
+static void forget_last_log(void *data, const struct run_record *rec)
+{
+        struct job *job = registry_find(data, rec->id);
+
+        if (job && job->last && job->last->run == rec->run) {
+                free(job->last->log);
+                job->last->log = NULL;
+                job->last->log_bytes = 0;
+        }
+}
+
 void registry_run_ended(struct registry *reg, struct job *job, struct run_record *rec)
 {
         struct run_record *copy;
@@ -158,6 +171,9 @@ void registry_run_ended(struct registry *reg, struct job *job, struct run_record
         job->runs_ended++;
         if (!rec)
                 return;
+        /* Before the run is written: whoever hears of its end finds the logs it displaced gone. */
+        log_budget_keep(&reg->history, reg->store, reg->settings.max_log_bytes_per_user, rec,
+                        forget_last_log, reg);
         if (__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE) &&
             strcmp(rec->outcome, "interrupted") == 0)
                 keep_for_restart(reg, job, rec);
@@ -468,6 +484,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
             .log_dir = config->log_dir,
             .log_dir_fd = open(config->log_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
             .log_limit = config->settings->log_limit,
+            .log_budget = config->settings->max_log_bytes_per_user,
             .kill_grace = config->settings->kill_grace,
             .system = config->system,
             .uid = config->uid,

@@ -38,10 +38,13 @@ double run_kill_grace(const struct run_context *ctx)
 
 void run_log_init(struct run_log *log, const struct run_context *ctx)
 {
+        int64_t limit = __atomic_load_n(&ctx->log_limit, __ATOMIC_RELAXED);
+        int64_t budget = __atomic_load_n(&ctx->log_budget, __ATOMIC_RELAXED);
+
         *log = (struct run_log){
             .dir_fd = ctx->log_dir_fd,
             .fd = -1,
-            .limit = __atomic_load_n(&ctx->log_limit, __ATOMIC_RELAXED),
+            .limit = budget < limit ? budget : limit,
         };
 }
 

@@ -20,6 +20,7 @@ struct run_context {
         const char *log_dir;
         int log_dir_fd;            /* the logs folder, opened once: logs are made inside it */
         int64_t log_limit;         /* atomic: log bytes kept per run */
+        int64_t log_budget;        /* atomic: log bytes kept per user, so per run too */
         double kill_grace;         /* atomic: SIGTERM to SIGKILL */
         bool stopping;             /* atomic: shutting down, queued runs do not start */
         bool interrupting;         /* atomic: stop-timeout is up, running ones stop */
@@ -34,7 +35,8 @@ double run_mono_now(void); /* seconds, for deadlines */
 double run_wall_now(void); /* Unix seconds, for records */
 double run_kill_grace(const struct run_context *ctx);
 
-/* A run's log file, cut at log-limit with a note that says so. */
+/* A run's log file, cut at log-limit (or max-log-bytes-per-user, when smaller) with a note that
+ * says so. */
 struct run_log {
         int dir_fd; /* the logs folder */
         int fd;     /* -1 until opened */

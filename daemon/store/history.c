@@ -57,6 +57,11 @@ int history_add(struct history *h, struct run_record *rec, size_t limit)
         return 0;
 }
 
+struct run_record *history_at(const struct history *h, size_t i)
+{
+        return *at(h, i);
+}
+
 const struct run_record *history_last(const struct history *h, int64_t id)
 {
         size_t i;

@@ -18,5 +18,7 @@ void history_free(struct history *h);
 int history_add(struct history *h, struct run_record *rec, size_t limit);
 /* The newest record of an item, or NULL. */
 const struct run_record *history_last(const struct history *h, int64_t id);
+/* The i-th record, oldest first (i < h->n). */
+struct run_record *history_at(const struct history *h, size_t i);
 
 #endif

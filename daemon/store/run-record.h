@@ -22,6 +22,7 @@ struct run_record {
         bool oom;              /* the OOM killer struck in the run's cgroup */
         double cpu_time;       /* seconds of CPU its processes used; < 0: not known */
         int64_t memory_peak;   /* bytes at most in memory at once; < 0: not known */
+        int64_t log_bytes;     /* the log file's size once the run ended; 0 when it has none */
         uint64_t saved_seq;    /* the state database write that holds it (loop) */
 };
 

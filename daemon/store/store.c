@@ -47,6 +47,7 @@ enum stmt {
         STMT_PUT_SETTING,
         STMT_PUT_NEXT_ID,
         STMT_PRUNE_RUNS,
+        STMT_FORGET_LOG,
         STMT_MAX
 };
 
@@ -65,6 +66,7 @@ static const char *const stmt_sql[STMT_MAX] = {
                          " ON CONFLICT (key) DO UPDATE SET value = max(value, ?1)",
     [STMT_PRUNE_RUNS] = "DELETE FROM runs WHERE seq <= (SELECT max(seq) FROM runs) - ?"
                         " RETURNING log",
+    [STMT_FORGET_LOG] = "UPDATE runs SET log = NULL WHERE id = ?1 AND run = ?2 AND log = ?3",
 };
 
 #define OP_VALUES_MAX 14
@@ -383,6 +385,10 @@ static int commit(struct store *s, const struct op *batch, int64_t prune_limit, 
                 free(*l);
         }
         free(logs);
+        /* The logs the batch forgot go once no row names them. */
+        for (op = batch; r == 0 && op; op = op->next)
+                if (op->stmt == STMT_FORGET_LOG)
+                        unlink(op->v[2].text);
         return r;
 }
 
@@ -686,6 +692,16 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
         s->history_limit = history_limit;
         s->runs_added = true;
         pthread_mutex_unlock(&s->lock);
+        queue(s, op);
+}
+
+void store_forget_log(struct store *s, int64_t id, int64_t run, const char *path)
+{
+        struct op *op = op_new(STMT_FORGET_LOG);
+
+        put_int(op, id);
+        put_int(op, run);
+        put_text(op, path);
         queue(s, op);
 }
 
