@@ -15,7 +15,7 @@ _slowctl()
                 ping version"
         local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
                 log-limit kill-grace stop-timeout max-connections-per-user
-                max-log-bytes-per-user"
+                max-log-bytes-per-user min-free-space"
         local global_opts="--socket --json --help --version"
         local i command="" socket="" command_index=0
 

@@ -41,6 +41,8 @@ static void usage(FILE *f)
               "                            (1..1024, 64)\n"
               "  --max-log-bytes-per-user BYTES\n"
               "                            run log bytes kept per user (1073741824)\n"
+              "  --min-free-space PERCENT  free space of the state folder's file system below\n"
+              "                            which users' new runs wait (0..99, 5)\n"
               "  --help                    show this and exit\n"
               "  --version                 show the version and exit\n",
               f);
@@ -74,6 +76,7 @@ int main(int argc, char **argv)
             {"stop-timeout", required_argument, NULL, OPT_SETTING},
             {"max-connections-per-user", required_argument, NULL, OPT_SETTING},
             {"max-log-bytes-per-user", required_argument, NULL, OPT_SETTING},
+            {"min-free-space", required_argument, NULL, OPT_SETTING},
             {"help", no_argument, NULL, OPT_HELP},
             {"version", no_argument, NULL, OPT_VERSION},
             {NULL, 0, NULL, 0},

@@ -71,6 +71,7 @@ const struct sw_param sw_settings_params[] = {
     {"max-connections-per-user", SW_P_INT, SETTING(max_connections_per_user), false, 1, 1024},
     {"max-log-bytes-per-user", SW_P_INT, SETTING(max_log_bytes_per_user), false, 1024,
      1099511627776.0},
+    {"min-free-space", SW_P_INT, SETTING(min_free_space), false, 0, 99},
     {"runtime", SW_P_BOOL, SETTING(runtime), false, 0, 0},
     {.name = NULL},
 };
@@ -100,7 +101,8 @@ json_object *sw_settings_to_json(const struct sw_settings *s)
             add(obj, "max-connections-per-user",
                 json_object_new_int64(s->max_connections_per_user)) < 0 ||
             add(obj, "max-log-bytes-per-user", json_object_new_int64(s->max_log_bytes_per_user)) <
-                0) {
+                0 ||
+            add(obj, "min-free-space", json_object_new_int64(s->min_free_space)) < 0) {
                 json_object_put(obj);
                 return NULL;
         }

@@ -64,6 +64,7 @@ struct sw_settings {
         double kill_grace, stop_timeout;  /* seconds */
         int64_t max_connections_per_user; /* a non-admin uid's connections at once */
         int64_t max_log_bytes_per_user;   /* the run logs a user keeps, in bytes */
+        int64_t min_free_space;           /* percent of the state folder's file system kept free */
         bool runtime;                     /* settings.set only: do not persist the change */
 };
 extern const struct sw_param sw_settings_params[];

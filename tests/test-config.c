@@ -60,7 +60,8 @@ static void defaults(struct config_file *cf)
                                             .kill_grace = 5.0,
                                             .stop_timeout = 30.0,
                                             .max_connections_per_user = 64,
-                                            .max_log_bytes_per_user = 1073741824};
+                                            .max_log_bytes_per_user = 1073741824,
+                                            .min_free_space = 5};
 }
 
 static int parse(const char *text, struct config_file *cf, char *err, size_t errlen)
@@ -87,7 +88,8 @@ static const char every_key[] = "# every key, and some space\n"
                                 "admin-group = root\n"
                                 "socket-group = root\n"
                                 "max-connections-per-user = 5\n"
-                                "max-log-bytes-per-user = 65536\n";
+                                "max-log-bytes-per-user = 65536\n"
+                                "min-free-space = 7\n";
 
 START_TEST(parse_reads_every_key)
 {
@@ -106,6 +108,7 @@ START_TEST(parse_reads_every_key)
         ck_assert_double_eq(cf.settings.stop_timeout, 12.0);
         ck_assert_int_eq(cf.settings.max_connections_per_user, 5);
         ck_assert_int_eq(cf.settings.max_log_bytes_per_user, 65536);
+        ck_assert_int_eq(cf.settings.min_free_space, 7);
         ck_assert_uint_eq(cf.admin_gid, 0);
         ck_assert_uint_eq(cf.socket_gid, 0);
         ck_assert_uint_eq(config_file_line(&cf, "min-threads"), 2);
@@ -217,6 +220,7 @@ START_TEST(every_key_reaches_settings_get)
         ck_assert_double_eq(get_double(fd, "stop-timeout"), 12.0);
         ck_assert_int_eq(get_int(fd, "max-connections-per-user"), 5);
         ck_assert_int_eq(get_int(fd, "max-log-bytes-per-user"), 65536);
+        ck_assert_int_eq(get_int(fd, "min-free-space"), 7);
         close(fd);
         daemon_stop(&d);
 }

@@ -1311,6 +1311,7 @@ static struct sw_settings current(void)
             .stop_timeout = 30,
             .max_connections_per_user = 64,
             .max_log_bytes_per_user = 1073741824,
+            .min_free_space = 5,
         };
         return s;
 }
@@ -1323,6 +1324,7 @@ static bool settings_eq(const struct sw_settings *a, const struct sw_settings *b
                a->kill_grace == b->kill_grace && a->stop_timeout == b->stop_timeout &&
                a->max_connections_per_user == b->max_connections_per_user &&
                a->max_log_bytes_per_user == b->max_log_bytes_per_user &&
+               a->min_free_space == b->min_free_space &&
                a->runtime == b->runtime;
 }
 
@@ -1344,6 +1346,7 @@ START_TEST(settings_set_keeps_what_is_not_given)
         ck_assert_double_eq(s.stop_timeout, 30);
         ck_assert_int_eq(s.max_connections_per_user, 64);
         ck_assert_int_eq(s.max_log_bytes_per_user, 1073741824);
+        ck_assert_int_eq(s.min_free_space, 5);
 }
 END_TEST
 
@@ -1365,6 +1368,8 @@ START_TEST(settings_set_rejects_a_bad_value_whole)
                  "between 1 and 1024");
         rejected("{\"max-log-bytes-per-user\":1023}", sw_settings_params, &s,
                  "between 1024 and 1099511627776");
+        rejected("{\"min-free-space\":100}", sw_settings_params, &s, "between 0 and 99");
+        rejected("{\"min-free-space\":2.5}", sw_settings_params, &s, "must be an integer");
         rejected("{\"min-threads\":\"2\"}", sw_settings_params, &s, "must be an integer");
         rejected("{\"threads\":2}", sw_settings_params, &s, "unknown parameter \"threads\"");
         ck_assert(settings_eq(&s, &before));
@@ -1379,14 +1384,14 @@ START_TEST(settings_to_json_has_every_name)
 
         s.runtime = true;
         obj = sw_settings_to_json(&s);
-        ck_assert_int_eq(json_object_object_length(obj), 10);
+        ck_assert_int_eq(json_object_object_length(obj), 11);
         line = sw_result_line(NULL, obj);
         ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{\"min-threads\":2,"
                                "\"max-threads\":4,\"vslow-percentage\":50,\"idle-timeout\":5.0,"
                                "\"history-limit\":10000,\"log-limit\":16777216,"
                                "\"kill-grace\":5.0,\"stop-timeout\":30.0,"
                                "\"max-connections-per-user\":64,"
-                               "\"max-log-bytes-per-user\":1073741824}}\n");
+                               "\"max-log-bytes-per-user\":1073741824,\"min-free-space\":5}}\n");
         free(line);
 }
 END_TEST

@@ -9,13 +9,16 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -913,6 +916,113 @@ START_TEST(one_users_logs_never_displace_anothers)
 }
 END_TEST
 
+/* A number of the daemon's stats. */
+static int64_t stat_of(int fd, const char *name)
+{
+        json_object *reply = client_call(fd, "stats", NULL);
+        int64_t v = int_member(reply_result(reply), name);
+
+        json_object_put(reply);
+        return v;
+}
+
+/* Percent of a file system free for users. */
+static double free_percent(const char *path)
+{
+        struct statvfs st;
+
+        ck_assert_int_eq(statvfs(path, &st), 0);
+        return (double)st.f_bavail * 100.0 / (double)st.f_blocks;
+}
+
+/*
+ * A user's job floods its log on a small state file system (8 MiB, min-free-space 40%): its log
+ * is cut at the floor instead of filling the disk, the user's next run waits (pending, not
+ * failed) while submits are still taken and root's jobs still run, and it starts once there is
+ * room again.
+ */
+START_TEST(a_log_flood_stops_at_min_free_space_and_runs_wait_for_room)
+{
+        char mnt[] = "/tmp/slowwork-small-XXXXXX", state[64], flood_log[PATH_MAX], tail[128];
+        int a, root, fd;
+        int64_t flood, next, doomed;
+        json_object *rec;
+        struct stat st;
+        char *log;
+
+        /* In a mount namespace of this test's own, so that the mount goes with it, whatever
+         * happens; the daemon it starts shares it. */
+        ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
+                          mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+                      "cannot make a mount namespace: %s", strerror(errno));
+        ck_assert_ptr_nonnull(mkdtemp(mnt));
+        ck_assert_msg(mount("tmpfs", mnt, "tmpfs", 0, "size=8m,mode=0700") == 0,
+                      "cannot mount a small tmpfs on %s: %s", mnt, strerror(errno));
+        snprintf(state, sizeof(state), "%s/state", mnt);
+        daemon_start(&d, "--system", "--state-dir", state, "--min-free-space", "40",
+                     "--min-threads", "1", "--max-threads", "1", NULL);
+        open_daemon_dir();
+        a = connect_as(user_a);
+        root = client_connect(d.sock);
+
+        /* 10 MiB of output into 8 MiB: cut once less than 40% is free, not at a full disk. */
+        flood = job_submit(a, "{\"command\":\"head -c 10485760 /dev/zero | tr '\\\\0' x\"}");
+        rec = job_wait(a, flood);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        snprintf(flood_log, sizeof(flood_log), "%s", str_member(rec, "log"));
+        json_object_put(rec);
+        fd = open(flood_log, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        ck_assert_int_gt(pread(fd, tail, sizeof(tail) - 1, st.st_size - (off_t)sizeof(tail) + 1),
+                         0);
+        tail[sizeof(tail) - 1] = '\0';
+        close(fd);
+        ck_assert_msg(strstr(tail, "below min-free-space"), "the flood's log ends: %s", tail);
+        ck_assert_msg(free_percent(mnt) >= 38 && free_percent(mnt) < 40,
+                      "%.1f%% free after the flood (log of %lld bytes)", free_percent(mnt),
+                      (long long)st.st_size);
+
+        /* Below the floor: a submit is taken, its run waits, pending. */
+        next = job_submit(a, "{\"command\":\"echo after the flood\"}");
+        for (time_t end = time(NULL) + 20; stat_of(root, "waiting_for_space") < 1;)
+                ck_assert_msg(time(NULL) < end, "the run below the floor did not wait");
+        rec = job_status(a, next);
+        ck_assert_str_eq(str_member(rec, "state"), "pending");
+        ck_assert_int_eq(int_member(rec, "runs"), 0);
+        json_object_put(rec);
+        /* A cancel takes a waiting run away, as a queued one. */
+        doomed = job_submit(a, "{\"command\":\"echo never\"}");
+        for (time_t end = time(NULL) + 20; stat_of(root, "waiting_for_space") < 2;)
+                ck_assert_msg(time(NULL) < end, "the second run below the floor did not wait");
+        ck_assert_int_eq(id_call_code(a, "cancel", doomed), 0);
+        rec = job_wait(a, doomed);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        ck_assert_double_eq(json_object_get_double(json_object_object_get(rec, "started")), 0);
+        json_object_put(rec);
+        ck_assert_int_eq(stat_of(root, "waiting_for_space"), 1);
+        /* Root's jobs run whatever the free space (one may free it). */
+        rec = job_wait(root, job_submit(root, "{\"command\":\"true\"}"));
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+
+        /* Room again: the run starts by itself. */
+        ck_assert_int_eq(unlink(flood_log), 0);
+        rec = job_wait(a, next);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        log = job_log(a, next);
+        ck_assert_str_eq(log, "after the flood\n");
+        free(log);
+        ck_assert_int_eq(stat_of(root, "waiting_for_space"), 0);
+        close(a);
+        close(root);
+        daemon_stop(&d);
+        ck_assert_int_eq(umount(mnt), 0);
+        rmdir(mnt);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("system");
@@ -961,6 +1071,7 @@ int main(void)
         tcase_add_test(user_tc, the_user_instance_refuses_another_uid);
         tcase_add_test(user_tc, a_state_folder_that_is_not_the_daemons_alone_is_refused);
         tcase_add_test(user_tc, a_link_in_the_logs_folder_is_never_followed);
+        tcase_add_test(user_tc, a_log_flood_stops_at_min_free_space_and_runs_wait_for_room);
         suite_add_tcase(s, user_tc);
         return run_suite(s);
 }

@@ -13,7 +13,7 @@
 
 /* The settings in the order of sw_settings_params, then the two groups. */
 enum {
-        CONFIG_SETTINGS = 10,
+        CONFIG_SETTINGS = 11,
         CONFIG_ADMIN_GROUP = CONFIG_SETTINGS,
         CONFIG_SOCKET_GROUP,
         CONFIG_KEYS,

@@ -14,6 +14,7 @@ void settings_default(struct sw_settings *s)
             .stop_timeout = 30.0,
             .max_connections_per_user = 64,
             .max_log_bytes_per_user = 1024 * 1024 * 1024,
+            .min_free_space = 5,
         };
 }
 
