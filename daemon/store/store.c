@@ -14,8 +14,9 @@
 
 #include "store/envs.h"
 #include "store/run-record.h"
-#include "util/log.h"
 #include "store/store.h"
+#include "store/wal-check.h"
+#include "util/log.h"
 #include "util/strv.h"
 
 /* migrations[v] takes a database from schema v to v + 1. */
@@ -226,6 +227,41 @@ static int take_folder(struct store *s, const char *dir)
         return 0;
 }
 
+/* SQLite's recovery drops what follows a damaged frame of the write-ahead log without a word:
+ * said here, before it does. */
+static void check_wal(struct store *s)
+{
+        struct wal_report w;
+        char *wal;
+        int r;
+
+        if (asprintf(&wal, "%s-wal", s->path) < 0)
+                return;
+        r = wal_check(wal, &w);
+        if (r < 0)
+                log_warning("State database %s: cannot read its write-ahead log %s: %s", s->path,
+                            wal, strerror(-r));
+        else if (w.header_damaged && wal_report_loses_commits(&w))
+                log_warning("State database %s: the header of its write-ahead log %s is damaged: "
+                            "all of the log (%lld bytes) is rolled back, every change since the "
+                            "last checkpoint; jobs it recorded as finished may run again, and "
+                            "acknowledged submits in it are lost",
+                            s->path, wal, (long long)w.bytes);
+        else if (wal_report_loses_commits(&w) && w.frames_lost == 1)
+                log_warning("State database %s: the last frame of its write-ahead log %s (frame "
+                            "%lld) is cut short or damaged: the transaction it ends is rolled "
+                            "back (written when a crash or power cut came, or damaged since)",
+                            s->path, wal, (long long)w.bad_frame);
+        else if (wal_report_loses_commits(&w))
+                log_warning("State database %s: its write-ahead log %s is damaged at frame %lld: "
+                            "the %lld transactions written from there on (%lld frames) are "
+                            "rolled back; jobs they recorded as finished may run again, and "
+                            "acknowledged submits in them are lost",
+                            s->path, wal, (long long)w.bad_frame, (long long)w.commits_lost,
+                            (long long)w.frames_lost);
+        free(wal);
+}
+
 int store_open(const char *dir, struct store **ret)
 {
         struct store *s = calloc(1, sizeof(*s));
@@ -252,6 +288,7 @@ int store_open(const char *dir, struct store **ret)
                 store_free(s);
                 return r;
         }
+        check_wal(s);
         if (sqlite3_open_v2(s->path, &s->db,
                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                             NULL) != SQLITE_OK) {
