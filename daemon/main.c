@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* slowworkd: parse the command line and the configuration, start the manager, run the loop. */
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,13 @@ static void usage(FILE *f)
               "  --log-limit BYTES         log bytes kept per run (16777216)\n"
               "  --kill-grace SECONDS      SIGTERM to SIGKILL (5)\n"
               "  --stop-timeout SECONDS    wait for running jobs at shutdown (30)\n"
+              "  --max-connections-per-user N\n"
+              "                            connections of one user who is not an admin\n"
+              "                            (1..1024, 64)\n"
+              "  --max-log-bytes-per-user BYTES\n"
+              "                            run log bytes kept per user (1073741824)\n"
+              "  --min-free-space PERCENT  free space of the state folder's file system below\n"
+              "                            which users' new runs wait (0..99, 5)\n"
               "  --default-memory-max BYTES, --default-tasks-max N, --default-cpu-weight N,\n"
               "  --default-nice N, --default-open-files N, --default-cpu-time SECONDS\n"
               "                            limits of a job that sets none (0: no limit)\n"
@@ -69,6 +77,9 @@ int main(int argc, char **argv)
             {"log-limit", required_argument, NULL, OPT_SETTING},
             {"kill-grace", required_argument, NULL, OPT_SETTING},
             {"stop-timeout", required_argument, NULL, OPT_SETTING},
+            {"max-connections-per-user", required_argument, NULL, OPT_SETTING},
+            {"max-log-bytes-per-user", required_argument, NULL, OPT_SETTING},
+            {"min-free-space", required_argument, NULL, OPT_SETTING},
             {"default-memory-max", required_argument, NULL, OPT_SETTING},
             {"default-tasks-max", required_argument, NULL, OPT_SETTING},
             {"default-cpu-weight", required_argument, NULL, OPT_SETTING},
@@ -128,6 +139,10 @@ int main(int argc, char **argv)
                 return 2;
         }
 
+        /* Buffers of 128 KiB and more (requests read ahead, long replies) get pages of their
+         * own that go back when freed: glibc would otherwise raise the threshold after the first
+         * large free and keep what clients made the daemon hold. */
+        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
         /* A client that goes away must not take the daemon with it. */
         signal(SIGPIPE, SIG_IGN);
         /* A file-size limit reached (like a full disk) is an error to handle, not the end. */

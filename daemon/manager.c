@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,6 +88,26 @@ static void on_commit(void *data)
         }
 }
 
+/* Descriptors for CONN_MAX connections, and for the runs of up to 255 threads (log, pipe, pidfd,
+ * eventfd, cgroup files each), the database and the rest. */
+#define FDS_WANTED 4096
+
+/* The soft limit is often 1024, below what CONN_MAX connections and the runs need: without
+ * descriptors, a connection of root's would be refused whatever room was kept for it. */
+static void raise_fd_limit(void)
+{
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= FDS_WANTED)
+                return;
+        rl.rlim_cur = rl.rlim_max < FDS_WANTED ? rl.rlim_max : FDS_WANTED;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < FDS_WANTED)
+                log_warning("Only %llu file descriptors (RLIMIT_NOFILE; %d wanted): fewer than %d "
+                            "connections may fit",
+                            (unsigned long long)rl.rlim_cur, FDS_WANTED, CONN_MAX);
+}
+
 int manager_new(const struct manager_options *o, struct manager **ret)
 {
         struct manager *m;
@@ -95,6 +116,7 @@ int manager_new(const struct manager_options *o, struct manager **ret)
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
+        raise_fd_limit();
         m->system = o->system;
         m->config = o->config;
         m->loop = uv_default_loop();
@@ -136,6 +158,7 @@ int manager_new(const struct manager_options *o, struct manager **ret)
             .uid = geteuid(),
             .system = o->system,
             .admin_gid = o->file.admin_gid,
+            .settings = &m->registry.settings,
             .on_line = dispatch_line,
             .on_close = on_conn_close,
             .data = &m->registry,

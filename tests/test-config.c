@@ -51,7 +51,18 @@ static void write_conf(const char *text)
 static void defaults(struct config_file *cf)
 {
         memset(cf, 0, sizeof(*cf));
-        cf->settings = (struct sw_settings){2, 4, 50, 5.0, 10000, 16777216, 5.0, 30.0, {0}, false};
+        cf->settings = (struct sw_settings){.min_threads = 2,
+                                            .max_threads = 4,
+                                            .vslow_percentage = 50,
+                                            .idle_timeout = 5.0,
+                                            .history_limit = 10000,
+                                            .log_limit = 16777216,
+                                            .kill_grace = 5.0,
+                                            .stop_timeout = 30.0,
+                                            .max_connections_per_user = 64,
+                                            .max_log_bytes_per_user = 1073741824,
+                                            .min_free_space = 5,
+                                            .limits = {0}};
 }
 
 static int parse(const char *text, struct config_file *cf, char *err, size_t errlen)
@@ -82,7 +93,10 @@ static const char every_key[] = "# every key, and some space\n"
                                 "default-cpu-weight = 50\n"
                                 "default-nice = -2\n"
                                 "default-open-files = 256\n"
-                                "default-cpu-time = 60\n";
+                                "default-cpu-time = 60\n"
+                                "max-connections-per-user = 5\n"
+                                "max-log-bytes-per-user = 65536\n"
+                                "min-free-space = 7\n";
 
 START_TEST(parse_reads_every_key)
 {
@@ -99,6 +113,9 @@ START_TEST(parse_reads_every_key)
         ck_assert_int_eq(cf.settings.log_limit, 4096);
         ck_assert_double_eq(cf.settings.kill_grace, 1.25);
         ck_assert_double_eq(cf.settings.stop_timeout, 12.0);
+        ck_assert_int_eq(cf.settings.max_connections_per_user, 5);
+        ck_assert_int_eq(cf.settings.max_log_bytes_per_user, 65536);
+        ck_assert_int_eq(cf.settings.min_free_space, 7);
         ck_assert_uint_eq(cf.admin_gid, 0);
         ck_assert_uint_eq(cf.socket_gid, 0);
         ck_assert_uint_eq(config_file_line(&cf, "min-threads"), 2);
@@ -214,6 +231,9 @@ START_TEST(every_key_reaches_settings_get)
         ck_assert_int_eq(get_int(fd, "log-limit"), 4096);
         ck_assert_double_eq(get_double(fd, "kill-grace"), 1.25);
         ck_assert_double_eq(get_double(fd, "stop-timeout"), 12.0);
+        ck_assert_int_eq(get_int(fd, "max-connections-per-user"), 5);
+        ck_assert_int_eq(get_int(fd, "max-log-bytes-per-user"), 65536);
+        ck_assert_int_eq(get_int(fd, "min-free-space"), 7);
         close(fd);
         daemon_stop(&d);
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The state database: what a restart, a crash, or a bad database file does to the jobs. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -570,6 +572,120 @@ START_TEST(a_database_from_a_newer_version_is_refused)
 }
 END_TEST
 
+/* What a daemon started again on d's state said while it started: its standard error goes to a
+ * file, read once it answers (the caller frees it). */
+static char *start_again_saying(void)
+{
+        char path[PATH_MAX + 16], *said;
+        int saved, fd;
+        FILE *f;
+        long n;
+
+        snprintf(path, sizeof(path), "%s/stderr", d.dir);
+        fflush(stderr);
+        saved = dup(2);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ck_assert(saved >= 0 && fd >= 0 && dup2(fd, 2) == 2);
+        close(fd);
+        daemon_start_again(&d, "--min-threads", "1", "--max-threads", "1", NULL);
+        ck_assert_int_eq(dup2(saved, 2), 2);
+        close(saved);
+        f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+        n = ftell(f);
+        rewind(f);
+        said = calloc(1, (size_t)n + 1);
+        ck_assert_ptr_nonnull(said);
+        ck_assert_int_eq(fread(said, 1, (size_t)n, f), (size_t)n);
+        fclose(f);
+        return said;
+}
+
+static void run_jobs(int n)
+{
+        int fd = client_connect(d.sock);
+
+        for (int i = 0; i < n; i++) {
+                json_object *rec = job_wait(fd, job_submit(fd, "{\"command\":\"true\"}"));
+
+                ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+                json_object_put(rec);
+        }
+        close(fd);
+}
+
+/* Flips bytes in the page of a frame in the middle of the write-ahead log's own generation (the
+ * frames with its header's salts), as a bad sector would: its checksum fails. The frames after it
+ * must hold commits. */
+static void damage_wal(const char *wal)
+{
+        unsigned char hdr[32], fh[24], junk[8];
+        int fd = open(wal, O_RDWR | O_CLOEXEC);
+        uint32_t page_size;
+        int64_t frames, ours = 0, target, k;
+        struct stat st;
+
+        ck_assert_msg(fd >= 0, "no write-ahead log %s: %s", wal, strerror(errno));
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        ck_assert_int_eq(pread(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
+        page_size =
+            (uint32_t)hdr[8] << 24 | (uint32_t)hdr[9] << 16 | (uint32_t)hdr[10] << 8 | hdr[11];
+        frames = (st.st_size - 32) / (24 + page_size);
+        for (k = 0; k < frames; k++) {
+                ck_assert_int_eq(pread(fd, fh, sizeof(fh), 32 + k * (24 + (off_t)page_size)), 24);
+                if (memcmp(fh + 8, hdr + 16, 8) != 0)
+                        break;
+                ours++;
+        }
+        ck_assert_msg(ours >= 4, "only %lld frames in %s", (long long)ours, wal);
+        target = ours / 2;
+        k = 32 + target * (24 + (off_t)page_size) + 24 + page_size / 2;
+        ck_assert_int_eq(pread(fd, junk, sizeof(junk), k), (ssize_t)sizeof(junk));
+        for (size_t i = 0; i < sizeof(junk); i++)
+                junk[i] ^= 0xa5;
+        ck_assert_int_eq(pwrite(fd, junk, sizeof(junk), k), (ssize_t)sizeof(junk));
+        close(fd);
+}
+
+/*
+ * A crash leaves the write-ahead log with committed transactions, which the next start keeps,
+ * without a word. A log damaged on disk makes SQLite roll back, silently, everything from the
+ * damaged frame on: the daemon says so at start, naming the log and what was lost.
+ */
+START_TEST(a_damaged_write_ahead_log_is_reported_at_start)
+{
+        char wal[PATH_MAX + 32], *said;
+        int status;
+
+        daemon_start(&d, "--min-threads", "1", "--max-threads", "1", NULL);
+        run_jobs(1);
+        /* A clean stop checkpoints: the log holds only what comes after. */
+        ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+        ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
+        daemon_start_again(&d, "--min-threads", "1", "--max-threads", "1", NULL);
+        run_jobs(4);
+        kill_hard(&d);
+
+        said = start_again_saying();
+        ck_assert_msg(!strstr(said, "write-ahead log"), "after a plain crash slowworkd said: %s",
+                      said);
+        free(said);
+        run_jobs(4);
+        kill_hard(&d);
+
+        snprintf(wal, sizeof(wal), "%s/slowworkd.db-wal", d.state);
+        damage_wal(wal);
+        said = start_again_saying();
+        ck_assert_msg(strstr(said, wal) && strstr(said, "is damaged at frame") &&
+                          strstr(said, "rolled back"),
+                      "with a damaged write-ahead log slowworkd said: %s", said);
+        free(said);
+        run_jobs(1); /* and it goes on */
+        daemon_stop(&d);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("durable");
@@ -584,6 +700,7 @@ int main(void)
         tcase_add_test(tc, a_full_state_folder_refuses_submits_and_loses_nothing_accepted);
         tcase_add_test(tc, settings_set_is_kept_unless_runtime_and_flags_still_win);
         tcase_add_test(tc, a_damaged_database_stops_the_start_and_stays_as_it_was);
+        tcase_add_test(tc, a_damaged_write_ahead_log_is_reported_at_start);
         tcase_add_test(tc, a_database_from_a_newer_version_is_refused);
         tcase_add_test(tc, a_second_daemon_on_the_same_state_folder_is_refused);
         tcase_add_test(tc, ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Shell jobs through a real slowworkd: runs, logs, keys, handles, cancel, timeout, history. */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -446,6 +447,65 @@ START_TEST(log_is_cut_at_the_log_limit)
 }
 END_TEST
 
+/* Runs a job that writes bytes bytes of 'x' and returns its run record. */
+static json_object *run_writing(int bytes)
+{
+        char params[128];
+
+        snprintf(params, sizeof(params), "{\"command\":\"head -c %d /dev/zero | tr '\\\\0' x\"}",
+                 bytes);
+        return job_wait(fd, job_submit(fd, params));
+}
+
+static bool file_exists(const char *path)
+{
+        return access(path, F_OK) == 0;
+}
+
+/* A user's run logs stay within max-log-bytes-per-user: the oldest finished ones go, file and
+ * path, and a run's own log is cut at the budget. */
+START_TEST(a_users_oldest_logs_go_to_keep_within_max_log_bytes_per_user)
+{
+        char logs[4][PATH_MAX], *log;
+        json_object *rec, *reply;
+        int64_t ids[4];
+
+        set("{\"max-log-bytes-per-user\":10000}");
+        for (int i = 0; i < 4; i++) {
+                rec = run_writing(4000);
+                ids[i] = int_member(rec, "id");
+                snprintf(logs[i], sizeof(logs[i]), "%s", str_member(rec, "log"));
+                json_object_put(rec);
+        }
+        /* 4 x 4000 bytes: the first two went when the third and the fourth ended. */
+        ck_assert_msg(!file_exists(logs[0]) && !file_exists(logs[1]),
+                      "the oldest logs are still there");
+        ck_assert_msg(file_exists(logs[2]) && file_exists(logs[3]), "the newest logs are gone");
+        reply = client_call(fd, "log", "{\"id\":1}");
+        ck_assert_int_eq(reply_code(reply), -32001);
+        ck_assert_ptr_nonnull(strstr(str_member(json_object_object_get(reply, "error"), "message"),
+                                     "max-log-bytes-per-user"));
+        json_object_put(reply);
+        rec = job_wait(fd, ids[0]); /* from the history: a record without its log */
+        ck_assert_ptr_null(json_object_object_get(rec, "log"));
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        json_object_put(rec);
+        log = job_log(fd, ids[3]);
+        ck_assert_int_eq(strlen(log), 4000);
+        free(log);
+
+        /* One run that writes more than the whole budget: its log is cut there, and every
+         * older one goes. */
+        rec = run_writing(50000);
+        log = job_log(fd, int_member(rec, "id"));
+        ck_assert_int_eq(strspn(log, "x"), 10000);
+        ck_assert_ptr_nonnull(strstr(log, "log cut"));
+        ck_assert_msg(!file_exists(logs[2]) && !file_exists(logs[3]), "older logs stayed");
+        free(log);
+        json_object_put(rec);
+}
+END_TEST
+
 START_TEST(bad_input_loses_no_accepted_job)
 {
         int64_t ids[20];
@@ -756,6 +816,7 @@ int main(void)
         tcase_add_test(tc, delayed_job_waits_its_delay);
         tcase_add_test(tc, history_answers_after_the_job_is_gone_within_its_limit);
         tcase_add_test(tc, log_is_cut_at_the_log_limit);
+        tcase_add_test(tc, a_users_oldest_logs_go_to_keep_within_max_log_bytes_per_user);
         tcase_add_test(tc, bad_input_loses_no_accepted_job);
         tcase_add_test(tc, subscribers_see_each_state_change);
         tcase_add_test(tc, replies_stay_utf8_where_text_is_cut);

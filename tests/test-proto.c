@@ -1296,6 +1296,9 @@ static struct sw_settings current(void)
             .log_limit = 16777216,
             .kill_grace = 5,
             .stop_timeout = 30,
+            .max_connections_per_user = 64,
+            .max_log_bytes_per_user = 1073741824,
+            .min_free_space = 5,
         };
         return s;
 }
@@ -1306,6 +1309,9 @@ static bool settings_eq(const struct sw_settings *a, const struct sw_settings *b
                a->vslow_percentage == b->vslow_percentage && a->idle_timeout == b->idle_timeout &&
                a->history_limit == b->history_limit && a->log_limit == b->log_limit &&
                a->kill_grace == b->kill_grace && a->stop_timeout == b->stop_timeout &&
+               a->max_connections_per_user == b->max_connections_per_user &&
+               a->max_log_bytes_per_user == b->max_log_bytes_per_user &&
+               a->min_free_space == b->min_free_space &&
                a->runtime == b->runtime;
 }
 
@@ -1325,6 +1331,9 @@ START_TEST(settings_set_keeps_what_is_not_given)
         ck_assert_int_eq(s.log_limit, 16777216);
         ck_assert_double_eq(s.kill_grace, 5);
         ck_assert_double_eq(s.stop_timeout, 30);
+        ck_assert_int_eq(s.max_connections_per_user, 64);
+        ck_assert_int_eq(s.max_log_bytes_per_user, 1073741824);
+        ck_assert_int_eq(s.min_free_space, 5);
 }
 END_TEST
 
@@ -1341,6 +1350,13 @@ START_TEST(settings_set_rejects_a_bad_value_whole)
         rejected("{\"history-limit\":10000001}", sw_settings_params, &s, "between 1 and 10000000");
         rejected("{\"kill-grace\":3601}", sw_settings_params, &s, "between 0 and 3600");
         rejected("{\"stop-timeout\":-0.5}", sw_settings_params, &s, "between 0 and 86400");
+        rejected("{\"max-connections-per-user\":0}", sw_settings_params, &s, "between 1 and 1024");
+        rejected("{\"max-connections-per-user\":1025}", sw_settings_params, &s,
+                 "between 1 and 1024");
+        rejected("{\"max-log-bytes-per-user\":1023}", sw_settings_params, &s,
+                 "between 1024 and 1099511627776");
+        rejected("{\"min-free-space\":100}", sw_settings_params, &s, "between 0 and 99");
+        rejected("{\"min-free-space\":2.5}", sw_settings_params, &s, "must be an integer");
         rejected("{\"min-threads\":\"2\"}", sw_settings_params, &s, "must be an integer");
         rejected("{\"threads\":2}", sw_settings_params, &s, "unknown parameter \"threads\"");
         ck_assert(settings_eq(&s, &before));
@@ -1401,7 +1417,10 @@ START_TEST(settings_to_json_has_every_name)
         ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{\"min-threads\":2,"
                                "\"max-threads\":4,\"vslow-percentage\":50,\"idle-timeout\":5.0,"
                                "\"history-limit\":10000,\"log-limit\":16777216,"
-                               "\"kill-grace\":5.0,\"stop-timeout\":30.0,\"default-memory-max\":0,"
+                               "\"kill-grace\":5.0,\"stop-timeout\":30.0,"
+                               "\"max-connections-per-user\":64,"
+                               "\"max-log-bytes-per-user\":1073741824,\"min-free-space\":5,"
+                               "\"default-memory-max\":0,"
                                "\"default-tasks-max\":0,\"default-cpu-weight\":0,"
                                "\"default-nice\":-3,\"default-open-files\":0,"
                                "\"default-cpu-time\":0}}\n");

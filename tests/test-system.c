@@ -10,14 +10,17 @@
 #include <grp.h>
 #include <linux/keyctl.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -185,6 +188,77 @@ static int connect_as(const char *name)
         memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
         close(sv[0]);
         return fd;
+}
+
+/* n connections made by one process with the user's ids, handed back over a socket pair in
+ * batches of FDS_PER_MESSAGE. */
+#define FDS_PER_MESSAGE 200
+static void connect_many_as(const char *name, int n, int *fds)
+{
+        char data = 0, cmsgbuf[CMSG_SPACE(FDS_PER_MESSAGE * sizeof(int))];
+        struct iovec iov = {.iov_base = &data, .iov_len = 1};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+        struct cmsghdr *cmsg;
+        int sv[2], status, got;
+        pid_t pid;
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                struct sockaddr_un sa = {.sun_family = AF_UNIX};
+                struct passwd *pw = getpwnam(name);
+                gid_t groups[64];
+                int ng = 64, batch[FDS_PER_MESSAGE];
+
+                if (!pw || getgrouplist(name, pw->pw_gid, groups, &ng) < 0 ||
+                    setgroups((size_t)ng, groups) < 0 || setgid(pw->pw_gid) < 0 ||
+                    setuid(pw->pw_uid) < 0)
+                        _exit(2);
+                memcpy(sa.sun_path, d.sock, strlen(d.sock) + 1);
+                for (int done = 0; done < n;) {
+                        int k = n - done < FDS_PER_MESSAGE ? n - done : FDS_PER_MESSAGE;
+
+                        for (int i = 0; i < k; i++) {
+                                batch[i] = socket(AF_UNIX, SOCK_STREAM, 0);
+                                if (batch[i] < 0 ||
+                                    connect(batch[i], (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                                        _exit(3);
+                        }
+                        msg.msg_control = cmsgbuf;
+                        msg.msg_controllen = CMSG_SPACE(k * sizeof(int));
+                        cmsg = CMSG_FIRSTHDR(&msg);
+                        cmsg->cmsg_level = SOL_SOCKET;
+                        cmsg->cmsg_type = SCM_RIGHTS;
+                        cmsg->cmsg_len = CMSG_LEN(k * sizeof(int));
+                        memcpy(CMSG_DATA(cmsg), batch, k * sizeof(int));
+                        if (sendmsg(sv[1], &msg, 0) != 1)
+                                _exit(4);
+                        for (int i = 0; i < k; i++)
+                                close(batch[i]);
+                        done += k;
+                }
+                _exit(0);
+        }
+        close(sv[1]);
+        for (got = 0; got < n;) {
+                int k;
+
+                msg.msg_control = cmsgbuf;
+                msg.msg_controllen = sizeof(cmsgbuf);
+                ck_assert_int_eq(recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC), 1);
+                cmsg = CMSG_FIRSTHDR(&msg);
+                ck_assert_ptr_nonnull(cmsg);
+                ck_assert_int_eq(cmsg->cmsg_type, SCM_RIGHTS);
+                k = (int)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+                ck_assert_int_gt(k, 0);
+                memcpy(fds + got, CMSG_DATA(cmsg), (size_t)k * sizeof(int));
+                got += k;
+        }
+        close(sv[0]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "cannot connect %d times as %s: status 0x%x", n, name, status);
 }
 
 /* The test users must reach the socket in the daemon's private temporary folder. */
@@ -846,6 +920,243 @@ START_TEST(a_link_in_the_logs_folder_is_never_followed)
 }
 END_TEST
 
+/* A ping on a connection the daemon may have refused (and closed before reading), and the one
+ * line that came back: the pong, or why it was refused; NULL when closed without a word. */
+static char *ping_line(int fd)
+{
+        static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+
+        if (send(fd, ping, sizeof(ping) - 1, MSG_NOSIGNAL) < 0)
+                ck_assert_msg(errno == EPIPE || errno == ECONNRESET, "send: %s", strerror(errno));
+        return client_read_line(fd);
+}
+
+static bool served(int fd)
+{
+        char *line = ping_line(fd);
+        bool pong = line && strstr(line, "\"pong\":true");
+
+        free(line);
+        return pong;
+}
+
+/* Pings each connection: how many were served; each other one must have been told why. */
+static int count_served(const int *fds, int n, const char *why)
+{
+        int pongs = 0;
+
+        for (int i = 0; i < n; i++) {
+                char *line = ping_line(fds[i]);
+
+                ck_assert_msg(line != NULL,
+                              "connection %d of %d was closed without a word (%d served before)",
+                              i + 1, n, pongs);
+                if (strstr(line, "\"pong\":true"))
+                        pongs++;
+                else
+                        ck_assert_msg(strstr(line, "\"code\":-32004") && strstr(line, why),
+                                      "connection %d of %d: %s", i + 1, n, line);
+                free(line);
+        }
+        return pongs;
+}
+
+static void close_all(int *fds, int n)
+{
+        for (int i = 0; i < n; i++)
+                close(fds[i]);
+}
+
+/* One user opening 1100 connections gets max-connections-per-user (64) of them; the others are
+ * told why and closed. Root, an admin and another user still get in. */
+START_TEST(one_user_cannot_take_the_connections_of_root_admins_or_others)
+{
+        enum { N = 1100 };
+        int *fds = calloc(N, sizeof(int)), *more = calloc(70, sizeof(int)), fd, pongs;
+        struct rlimit old, many;
+
+        ck_assert(fds && more);
+        ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+        many.rlim_cur = 4096;
+        many.rlim_max = old.rlim_max > 4096 ? old.rlim_max : 4096;
+        ck_assert_msg(setrlimit(RLIMIT_NOFILE, &many) == 0, "cannot open 4096 files: %s",
+                      strerror(errno));
+        connect_many_as(user_a, N, fds);
+        pongs = count_served(fds, N, "max-connections-per-user");
+        ck_assert_msg(pongs == 64, "%d of %d connections of one user were served, not 64", pongs,
+                      N);
+        ck_assert_msg(served(root_fd), "root's connection from before was dropped");
+        fd = client_connect(d.sock);
+        ck_assert_msg(served(fd), "root could not connect");
+        close(fd);
+        fd = connect_as(user_b);
+        ck_assert_msg(served(fd), "another user could not connect");
+        close(fd);
+        /* An admin (by a supplementary group) has no cap once the daemon knows it is one. */
+        fd = connect_as(user_c);
+        ck_assert_msg(served(fd), "an admin could not connect");
+        connect_many_as(user_c, 70, more);
+        pongs = count_served(more, 70, "max-connections-per-user");
+        ck_assert_msg(pongs == 70, "%d of 70 more connections of an admin were served", pongs);
+        close_all(more, 70);
+        close(fd);
+        close_all(fds, N);
+        free(fds);
+        free(more);
+        setrlimit(RLIMIT_NOFILE, &old);
+}
+END_TEST
+
+/* The cap is a setting: checked as the others, and applied to new connections. */
+START_TEST(max_connections_per_user_is_a_setting)
+{
+        static const char *const bad[] = {"0", "1025", "\"2\"", "2.5", "-1"};
+        int fds[3];
+        char params[96];
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                snprintf(params, sizeof(params), "{\"max-connections-per-user\":%s}", bad[i]);
+                ck_assert_int_eq(call_code(root_fd, "settings.set", params), -32602);
+        }
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-connections-per-user\":2}"), 0);
+        connect_many_as(user_b, 3, fds);
+        ck_assert_int_eq(count_served(fds, 3, "uid"), 2);
+        close_all(fds, 3);
+}
+END_TEST
+
+/* The log budget is each user's own: one user's logs make room only among their own. */
+START_TEST(one_users_logs_never_displace_anothers)
+{
+        static const char flood[] = "{\"command\":\"head -c 4000 /dev/zero | tr '\\\\0' x\"}";
+        int a = connect_as(user_a), b = connect_as(user_b);
+        char theirs[PATH_MAX], first[PATH_MAX];
+        json_object *rec;
+
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-log-bytes-per-user\":10000}"),
+                         0);
+        rec = job_wait(b, job_submit(b, flood));
+        snprintf(theirs, sizeof(theirs), "%s", str_member(rec, "log"));
+        json_object_put(rec);
+        rec = job_wait(a, job_submit(a, flood));
+        snprintf(first, sizeof(first), "%s", str_member(rec, "log"));
+        json_object_put(rec);
+        for (int i = 0; i < 3; i++)
+                json_object_put(job_wait(a, job_submit(a, flood)));
+        ck_assert_msg(access(first, F_OK) < 0, "user a's oldest log stayed");
+        ck_assert_msg(access(theirs, F_OK) == 0, "user b's log went for user a's");
+        close(a);
+        close(b);
+}
+END_TEST
+
+/* A number of the daemon's stats. */
+static int64_t stat_of(int fd, const char *name)
+{
+        json_object *reply = client_call(fd, "stats", NULL);
+        int64_t v = int_member(reply_result(reply), name);
+
+        json_object_put(reply);
+        return v;
+}
+
+/* Percent of a file system free for users. */
+static double free_percent(const char *path)
+{
+        struct statvfs st;
+
+        ck_assert_int_eq(statvfs(path, &st), 0);
+        return (double)st.f_bavail * 100.0 / (double)st.f_blocks;
+}
+
+/*
+ * A user's job floods its log on a small state file system (8 MiB, min-free-space 40%): its log
+ * is cut at the floor instead of filling the disk, the user's next run waits (pending, not
+ * failed) while submits are still taken and root's jobs still run, and it starts once there is
+ * room again.
+ */
+START_TEST(a_log_flood_stops_at_min_free_space_and_runs_wait_for_room)
+{
+        char mnt[] = "/tmp/slowwork-small-XXXXXX", state[64], flood_log[PATH_MAX], tail[128];
+        int a, root, fd;
+        int64_t flood, next, doomed;
+        json_object *rec;
+        struct stat st;
+        char *log;
+
+        /* In a mount namespace of this test's own, so that the mount goes with it, whatever
+         * happens; the daemon it starts shares it. */
+        ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
+                          mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+                      "cannot make a mount namespace: %s", strerror(errno));
+        ck_assert_ptr_nonnull(mkdtemp(mnt));
+        ck_assert_msg(mount("tmpfs", mnt, "tmpfs", 0, "size=8m,mode=0700") == 0,
+                      "cannot mount a small tmpfs on %s: %s", mnt, strerror(errno));
+        snprintf(state, sizeof(state), "%s/state", mnt);
+        daemon_start(&d, "--system", "--state-dir", state, "--min-free-space", "40",
+                     "--min-threads", "1", "--max-threads", "1", NULL);
+        open_daemon_dir();
+        a = connect_as(user_a);
+        root = client_connect(d.sock);
+
+        /* 10 MiB of output into 8 MiB: cut once less than 40% is free, not at a full disk. */
+        flood = job_submit(a, "{\"command\":\"head -c 10485760 /dev/zero | tr '\\\\0' x\"}");
+        rec = job_wait(a, flood);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        snprintf(flood_log, sizeof(flood_log), "%s", str_member(rec, "log"));
+        json_object_put(rec);
+        fd = open(flood_log, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        ck_assert_int_gt(pread(fd, tail, sizeof(tail) - 1, st.st_size - (off_t)sizeof(tail) + 1),
+                         0);
+        tail[sizeof(tail) - 1] = '\0';
+        close(fd);
+        ck_assert_msg(strstr(tail, "below min-free-space"), "the flood's log ends: %s", tail);
+        ck_assert_msg(free_percent(mnt) >= 38 && free_percent(mnt) < 40,
+                      "%.1f%% free after the flood (log of %lld bytes)", free_percent(mnt),
+                      (long long)st.st_size);
+
+        /* Below the floor: a submit is taken, its run waits, pending. */
+        next = job_submit(a, "{\"command\":\"echo after the flood\"}");
+        for (time_t end = time(NULL) + 20; stat_of(root, "waiting_for_space") < 1;)
+                ck_assert_msg(time(NULL) < end, "the run below the floor did not wait");
+        rec = job_status(a, next);
+        ck_assert_str_eq(str_member(rec, "state"), "pending");
+        ck_assert_int_eq(int_member(rec, "runs"), 0);
+        json_object_put(rec);
+        /* A cancel takes a waiting run away, as a queued one. */
+        doomed = job_submit(a, "{\"command\":\"echo never\"}");
+        for (time_t end = time(NULL) + 20; stat_of(root, "waiting_for_space") < 2;)
+                ck_assert_msg(time(NULL) < end, "the second run below the floor did not wait");
+        ck_assert_int_eq(id_call_code(a, "cancel", doomed), 0);
+        rec = job_wait(a, doomed);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        ck_assert_double_eq(json_object_get_double(json_object_object_get(rec, "started")), 0);
+        json_object_put(rec);
+        ck_assert_int_eq(stat_of(root, "waiting_for_space"), 1);
+        /* Root's jobs run whatever the free space (one may free it). */
+        rec = job_wait(root, job_submit(root, "{\"command\":\"true\"}"));
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+
+        /* Room again: the run starts by itself. */
+        ck_assert_int_eq(unlink(flood_log), 0);
+        rec = job_wait(a, next);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        log = job_log(a, next);
+        ck_assert_str_eq(log, "after the flood\n");
+        free(log);
+        ck_assert_int_eq(stat_of(root, "waiting_for_space"), 0);
+        close(a);
+        close(root);
+        daemon_stop(&d);
+        ck_assert_int_eq(umount(mnt), 0);
+        rmdir(mnt);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("system");
@@ -895,11 +1206,15 @@ int main(void)
         tcase_add_test(tc, roots_job_runs_as_root_with_the_environment_it_sent);
         tcase_add_test(tc, a_job_whose_owner_is_gone_fails_with_a_note);
         tcase_add_test(tc, a_system_database_opened_without_system_is_refused);
+        tcase_add_test(tc, one_user_cannot_take_the_connections_of_root_admins_or_others);
+        tcase_add_test(tc, max_connections_per_user_is_a_setting);
+        tcase_add_test(tc, one_users_logs_never_displace_anothers);
         suite_add_tcase(s, tc);
         tcase_set_timeout(user_tc, 60);
         tcase_add_test(user_tc, the_user_instance_refuses_another_uid);
         tcase_add_test(user_tc, a_state_folder_that_is_not_the_daemons_alone_is_refused);
         tcase_add_test(user_tc, a_link_in_the_logs_folder_is_never_followed);
+        tcase_add_test(user_tc, a_log_flood_stops_at_min_free_space_and_runs_wait_for_room);
         suite_add_tcase(s, user_tc);
         return run_suite(s);
 }

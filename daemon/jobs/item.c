@@ -11,6 +11,8 @@
 #include "jobs/item.h"
 #include "jobs/job.h"
 #include "jobs/plugin-run.h"
+#include "jobs/record.h"
+#include "jobs/run.h"
 #include "jobs/shell.h"
 
 static int item_get_ref(struct slow_work *work)
@@ -26,11 +28,35 @@ static void item_put_ref(struct slow_work *work)
         events_post(job->shared->run.events, EVENT_RELEASED, job, NULL);
 }
 
+/*
+ * Whether the run must wait for free space: a user's, not root's (root may run what frees it),
+ * when the logs' file system is below min-free-space. A run being cancelled or stopped goes to
+ * its runner, which records that.
+ */
+static bool wait_for_space(struct job *job)
+{
+        const struct run_context *ctx = &job->shared->run;
+
+        return job->owner != 0 && !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
+               !__atomic_load_n(&ctx->stopping, __ATOMIC_ACQUIRE) &&
+               run_space_low(ctx->log_dir_fd,
+                             __atomic_load_n(&ctx->min_free_space, __ATOMIC_RELAXED));
+}
+
 static void item_execute(struct slow_work *work)
 {
         struct job *job = (struct job *)work;
-        struct run_record *rec = job->plugin_entry ? plugin_run(job) : shell_run(job);
+        struct run_record *rec;
 
+        if (wait_for_space(job)) {
+                /* Set before the pool lets go of the item: the job is never seen idle. */
+                __atomic_store_n(&job->space_held, true, __ATOMIC_RELEASE);
+                events_post(job->shared->run.events, EVENT_HELD, job_ref(job), NULL);
+                return;
+        }
+        rec = job->plugin_entry ? plugin_run(job) : shell_run(job);
+        if (rec)
+                record_measure_log(rec, job->shared->run.log_dir_fd);
         events_post(job->shared->run.events, EVENT_ENDED, job_ref(job), rec);
 }
 

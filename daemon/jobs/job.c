@@ -220,14 +220,16 @@ bool job_idle(struct job *job)
 {
         return !slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
                job->runs_ended == __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) &&
-               !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE);
+               !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
+               !__atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE);
 }
 
 const char *job_state(struct job *job)
 {
         if (slow_work_is_executing(&job->dw.work))
                 return "running";
-        if (slow_work_is_pending(&job->dw.work))
+        if (slow_work_is_pending(&job->dw.work) ||
+            __atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE))
                 return "pending";
         return job_idle(job) ? "idle" : "running";
 }

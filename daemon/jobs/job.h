@@ -71,6 +71,8 @@ struct job {
         pthread_mutex_t run_lock;
         int kick_fd;          /* under run_lock: the run's eventfd, -1 between runs */
         unsigned cancelling;  /* atomic: cancels in progress; a run seeing it stops */
+        bool space_held;      /* atomic: its run waits for free space (pending, not queued) */
+        bool space_listed;    /* loop: on the registry's space gate */
 
         struct run_record *last; /* loop: the last finished run */
         int64_t runs_ended;      /* loop: runs whose end the loop has seen */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "jobs/job.h"
 #include "jobs/record.h"
@@ -54,6 +56,16 @@ struct run_record *record_new_ended(struct job *job, int64_t run, const char *ou
                 rec->ended = run_wall_now();
         }
         return rec;
+}
+
+void record_measure_log(struct run_record *rec, int dir_fd)
+{
+        const char *name = rec->log ? strrchr(rec->log, '/') : NULL;
+        struct stat st;
+
+        rec->log_bytes = 0;
+        if (name && fstatat(dir_fd, name + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+                rec->log_bytes = (int64_t)st.st_size;
 }
 
 const char *record_state_after_run(struct job *job)

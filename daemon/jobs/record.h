@@ -16,6 +16,8 @@ struct run_record *record_new_run(struct job *job);
  * (cancelled while queued: no log), or one the daemon's end cut (interrupted: its log). */
 struct run_record *record_new_ended(struct job *job, int64_t run, const char *outcome,
                                     bool has_log);
+/* Notes the size of the run's log, in the logs folder dir_fd (0 when it has none). */
+void record_measure_log(struct run_record *rec, int dir_fd);
 /* The log file of run number `run` of job `id`: "LOG_DIR/ID.RUN.log" (NULL: out of memory). */
 char *record_log_path(const char *log_dir, int64_t id, int64_t run);
 /* What a job is after a run ended: "pending" when it is due again, else "idle". The pool may not

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "jobs/item.h"
+#include "jobs/log-budget.h"
 #include "jobs/record.h"
 #include "jobs/registry.h"
 #include "jobs/shell.h"
@@ -151,6 +152,18 @@ static void keep_for_restart(struct registry *reg, struct job *job, const struct
         registry_save_state(reg, job, again ? "pending" : "idle");
 }
 
+/* A log that went for the owner's budget: a live job's last run no longer names it either. */
+static void forget_last_log(void *data, const struct run_record *rec)
+{
+        struct job *job = registry_find(data, rec->id);
+
+        if (job && job->last && job->last->run == rec->run) {
+                free(job->last->log);
+                job->last->log = NULL;
+                job->last->log_bytes = 0;
+        }
+}
+
 void registry_run_ended(struct registry *reg, struct job *job, struct run_record *rec)
 {
         struct run_record *copy;
@@ -158,6 +171,9 @@ void registry_run_ended(struct registry *reg, struct job *job, struct run_record
         job->runs_ended++;
         if (!rec)
                 return;
+        /* Before the run is written: whoever hears of its end finds the logs it displaced gone. */
+        log_budget_keep(&reg->history, reg->store, reg->settings.max_log_bytes_per_user, rec,
+                        forget_last_log, reg);
         if (__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE) &&
             strcmp(rec->outcome, "interrupted") == 0)
                 keep_for_restart(reg, job, rec);
@@ -254,6 +270,18 @@ static json_object *cancel_result(struct registry *reg, struct job *job)
         return o;
 }
 
+/* A run taken off the queue (or off the space gate) before it ever started: a run that never
+ * was. */
+static void record_cancelled_before_start(struct registry *reg, struct job *job)
+{
+        int64_t run = __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL);
+        struct run_record *rec = record_new_ended(job, run, "cancelled", false);
+
+        registry_run_ended(reg, job, rec);
+        if (rec)
+                registry_notify(reg, job, record_state_after_run(job), rec);
+}
+
 /* The job's cancels that waited for its run are through once the pool is done with the run. */
 static void finish_cancels(struct registry *reg, struct job *job)
 {
@@ -263,6 +291,9 @@ static void finish_cancels(struct registry *reg, struct job *job)
                 return;
         for (w = job->cancels; w; w = w->next)
                 __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
+        /* The run it waited for found too little space and did not start. */
+        if (space_gate_drop(&reg->space, job))
+                record_cancelled_before_start(reg, job);
         answer(&job->cancels, job, cancel_result, reg);
 }
 
@@ -286,16 +317,11 @@ int registry_cancel(struct registry *reg, struct job *job, struct conn *c, json_
                 return 1;
         }
         __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
+        if (space_gate_drop(&reg->space, job))
+                was_queued = dropped = true;
         if (was_queued && dropped &&
-            __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) == runs_before) {
-                /* Taken off the queue before it ever started: a run that never was. */
-                int64_t run = __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL);
-                struct run_record *rec = record_new_ended(job, run, "cancelled", false);
-
-                registry_run_ended(reg, job, rec);
-                if (rec)
-                        registry_notify(reg, job, record_state_after_run(job), rec);
-        }
+            __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) == runs_before)
+                record_cancelled_before_start(reg, job);
         *ret_result = cancel_result(reg, job);
         return 0;
 }
@@ -404,7 +430,7 @@ void registry_notify(struct registry *reg, struct job *job, const char *state,
                         json_object_object_add(o, "outcome",
                                                json_object_new_string(ended->outcome));
                 }
-                conn_send(cl->conn, sw_notification_line("event", o));
+                conn_notify(cl->conn, sw_notification_line("event", o));
         }
 }
 
@@ -414,6 +440,11 @@ int registry_enqueue(struct registry *reg, struct job *job, double delay, const 
         bool running = slow_work_is_executing(&job->dw.work);
         int r;
 
+        /* Its run waits for free space, and will run once there is some. */
+        if (__atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE)) {
+                *ret_extra = "coalesced";
+                return 0;
+        }
         if (delay > 0)
                 r = slow_work_pool_enqueue_delayed(reg->pool, &job->dw,
                                                    (unsigned long)(delay * 1000.0 + 0.5));
@@ -449,11 +480,25 @@ static void on_event(void *data, struct event *e)
                 e->rec = NULL;
                 registry_notify(reg, job, record_state_after_run(job), job->last);
                 break;
+        case EVENT_HELD:
+                space_gate_hold(&reg->space, job);
+                break;
         case EVENT_RELEASED:
                 break;
         }
         finish_cancels(reg, job);
         registry_check_idle(reg, job);
+}
+
+/* There is room again: a run that waited for it is queued again. */
+static void release_held(void *data, struct job *job)
+{
+        const char *extra;
+        int r = registry_enqueue(data, job, 0, &extra);
+
+        if (r < 0)
+                log_warning("Job %lld: cannot queue its run again: %s", (long long)job->id,
+                            strerror(-r));
 }
 
 int registry_init(struct registry *reg, const struct registry_config *config)
@@ -468,6 +513,8 @@ int registry_init(struct registry *reg, const struct registry_config *config)
             .log_dir = config->log_dir,
             .log_dir_fd = open(config->log_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
             .log_limit = config->settings->log_limit,
+            .log_budget = config->settings->max_log_bytes_per_user,
+            .min_free_space = config->settings->min_free_space,
             .kill_grace = config->settings->kill_grace,
             .system = config->system,
             .uid = config->uid,
@@ -489,6 +536,9 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         r = events_init(&reg->events, config->loop, on_event, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the job events: %m");
+        r = space_gate_init(&reg->space, config->loop, &reg->shared.run, release_held, reg);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the free space checks: %m");
         r = slow_work_pool_new(&ps, &reg->pool);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the thread pool: %m");
@@ -518,6 +568,7 @@ void registry_close_events(struct registry *reg)
 {
         events_flush(&reg->events);
         events_close(&reg->events);
+        space_gate_close(&reg->space);
 }
 
 void registry_free(struct registry *reg)

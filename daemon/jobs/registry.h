@@ -18,6 +18,7 @@
 #include "jobs/events.h"
 #include "jobs/inflight.h"
 #include "jobs/job.h"
+#include "jobs/space-gate.h"
 #include "methods.h"
 #include "store/history.h"
 
@@ -45,6 +46,7 @@ struct registry {
         struct contain contain;
         struct inflight inflight;
         struct history history;
+        struct space_gate space; /* runs waiting for free space */
         struct job *by_id[REGISTRY_BUCKETS], *by_key[REGISTRY_BUCKETS];
         size_t njobs;
         int64_t next_id, next_qorder;

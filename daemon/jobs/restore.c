@@ -36,6 +36,7 @@ static void restore_run(void *data, struct run_record *rec)
 {
         struct registry *reg = ((struct restoring *)data)->reg;
 
+        record_measure_log(rec, reg->shared.run.log_dir_fd);
         history_add(&reg->history, rec, (size_t)reg->settings.history_limit);
 }
 

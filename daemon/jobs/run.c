@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,12 +37,25 @@ double run_kill_grace(const struct run_context *ctx)
         return grace;
 }
 
+bool run_space_low(int dir_fd, int64_t min_free)
+{
+        struct statvfs st;
+
+        if (min_free <= 0 || fstatvfs(dir_fd, &st) < 0 || st.f_blocks == 0)
+                return false;
+        return (double)st.f_bavail * 100.0 < (double)min_free * (double)st.f_blocks;
+}
+
 void run_log_init(struct run_log *log, const struct run_context *ctx)
 {
+        int64_t limit = __atomic_load_n(&ctx->log_limit, __ATOMIC_RELAXED);
+        int64_t budget = __atomic_load_n(&ctx->log_budget, __ATOMIC_RELAXED);
+
         *log = (struct run_log){
             .dir_fd = ctx->log_dir_fd,
             .fd = -1,
-            .limit = __atomic_load_n(&ctx->log_limit, __ATOMIC_RELAXED),
+            .limit = budget < limit ? budget : limit,
+            .min_free = __atomic_load_n(&ctx->min_free_space, __ATOMIC_RELAXED),
         };
 }
 
@@ -77,11 +91,18 @@ static int write_all(int fd, const char *data, size_t n)
 int run_log_write(struct run_log *log, const void *data, size_t n)
 {
         static const char cut_note[] = "\n[slowworkd: log cut here: log-limit reached]\n";
+        static const char full_note[] = "\n[slowworkd: log cut here: the state folder's file "
+                                        "system is below min-free-space]\n";
+        const char *note = cut_note;
         int r;
 
         if (log->cut)
                 return 0;
-        if (log->logged + (int64_t)n > log->limit) {
+        if (run_space_low(log->dir_fd, log->min_free)) {
+                n = 0;
+                note = full_note;
+                log->cut = true;
+        } else if (log->logged + (int64_t)n > log->limit) {
                 n = (size_t)(log->limit - log->logged);
                 log->cut = true;
         }
@@ -89,7 +110,7 @@ int run_log_write(struct run_log *log, const void *data, size_t n)
         if (r == 0)
                 log->logged += (int64_t)n;
         if (log->cut && r == 0)
-                r = write_all(log->fd, cut_note, sizeof(cut_note) - 1);
+                r = write_all(log->fd, note, strlen(note));
         return r;
 }
 

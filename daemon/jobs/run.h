@@ -20,6 +20,8 @@ struct run_context {
         const char *log_dir;
         int log_dir_fd;            /* the logs folder, opened once: logs are made inside it */
         int64_t log_limit;         /* atomic: log bytes kept per run */
+        int64_t log_budget;        /* atomic: log bytes kept per user, so per run too */
+        int64_t min_free_space;    /* atomic: percent of the logs' file system kept free */
         double kill_grace;         /* atomic: SIGTERM to SIGKILL */
         bool stopping;             /* atomic: shutting down, queued runs do not start */
         bool interrupting;         /* atomic: stop-timeout is up, running ones stop */
@@ -34,11 +36,17 @@ double run_mono_now(void); /* seconds, for deadlines */
 double run_wall_now(void); /* Unix seconds, for records */
 double run_kill_grace(const struct run_context *ctx);
 
-/* A run's log file, cut at log-limit with a note that says so. */
+/* Whether the file system of the logs folder (dir_fd) has less than min_free percent of its
+ * space free for users (statvfs f_bavail); never when min_free is 0. */
+bool run_space_low(int dir_fd, int64_t min_free);
+
+/* A run's log file, cut at log-limit (or max-log-bytes-per-user, when smaller), or once its file
+ * system is below min-free-space, with a note that says so. */
 struct run_log {
         int dir_fd; /* the logs folder */
         int fd;     /* -1 until opened */
         int64_t logged, limit;
+        int64_t min_free; /* percent */
         bool cut;
 };
 

@@ -16,6 +16,8 @@ int registry_apply_settings(struct registry *reg, const struct sw_settings *s)
         reg->settings = *s;
         reg->settings.runtime = false;
         __atomic_store_n(&reg->shared.run.log_limit, s->log_limit, __ATOMIC_RELAXED);
+        __atomic_store_n(&reg->shared.run.log_budget, s->max_log_bytes_per_user, __ATOMIC_RELAXED);
+        __atomic_store_n(&reg->shared.run.min_free_space, s->min_free_space, __ATOMIC_RELAXED);
         __atomic_store(&reg->shared.run.kill_grace, &s->kill_grace, __ATOMIC_RELAXED);
         return 0;
 }

@@ -193,6 +193,13 @@ static void handle_log(struct registry *reg, struct conn *c, union params *param
                 json_object_object_add(r->result, "eof", json_object_new_boolean(0));
                 return;
         }
+        if (!path && rec && rec->started > 0) {
+                reply_error(r, SW_E_NOT_FOUND,
+                            "the log of job %lld (run %lld) was removed: its owner's logs "
+                            "exceeded max-log-bytes-per-user",
+                            (long long)p->id, (long long)rec->run);
+                return;
+        }
         if (!path) {
                 reply_error(r, SW_E_NOT_FOUND, "job %lld has no log yet", (long long)p->id);
                 return;

@@ -1,27 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A client connection: lines in, replies out in request order, peer credentials checked on
- * accept, a bounded amount of unread output. A disconnect and a read or write error all end in
- * conn_close(); the object is freed in the close callback.
+ * accept. What a connection holds is bounded whatever its client does: while more than
+ * CONN_OUT_SOFT of its replies are unsent, its next request waits and its socket is read no
+ * further than CONN_READ_AHEAD (so a client that does not read its replies stops being served,
+ * and costs no more); events, which no request paces, drop a client that leaves more than
+ * CONN_EVENTS_MAX of them unread. A disconnect and a read or write error all end in conn_close();
+ * the object is freed in the close callback.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "methods.h"
 #include "server/conn.h"
 #include "store/store.h"
 #include "util/credentials.h"
 #include "util/log.h"
 
 #define READ_CHUNK 65536
-#define IN_MAX     (4u * 1024 * 1024) /* requests read ahead while one waits for its reply */
 
 /* One write for the replies to all the requests one read brought in. */
 struct write_req {
         uv_write_t req;
-        size_t n, len;
+        size_t n, len, events; /* lines, bytes, bytes of events */
         char *lines[];
 };
 
@@ -50,7 +56,14 @@ void conn_unref(struct conn *c)
 
 static void on_close(uv_handle_t *handle)
 {
-        conn_unref(handle->data);
+        struct conn *c = handle->data;
+        bool heavy = c->heavy;
+
+        conn_unref(c);
+        /* What a busy connection's buffers and replies left in the heap goes back to the
+         * system now, not at some later growth (malloc keeps freed memory). */
+        if (heavy)
+                malloc_trim(0);
 }
 
 void conn_close(struct conn *c, const char *why)
@@ -61,17 +74,27 @@ void conn_close(struct conn *c, const char *why)
                 return;
         c->closing = true;
         if (why)
-                log_warning("Dropping client pid %d: %s", (int)c->pid, why);
+                log_warning("Dropping a client with uid %u (pid %d): %s", (unsigned)c->uid,
+                            (int)c->pid, why);
         if (c->prev)
                 c->prev->next = c->next;
         else
                 clients->head = c->next;
         if (c->next)
                 c->next->prev = c->prev;
-        clients->n--;
+        if (!c->refused)
+                clients->n--;
         clients->on_close(clients->data, c);
         uv_close((uv_handle_t *)&c->pipe, on_close);
 }
+
+/* Bytes of replies and events made and not yet written to the socket. */
+static size_t unsent(const struct conn *c)
+{
+        return c->out_pending + c->held_len;
+}
+
+static void process(struct conn *c);
 
 static void on_write(uv_write_t *req, int status)
 {
@@ -80,11 +103,14 @@ static void on_write(uv_write_t *req, int status)
         size_t i;
 
         c->out_pending -= w->len;
+        c->events_unsent -= w->events;
         for (i = 0; i < w->n; i++)
                 free(w->lines[i]);
         free(w);
         if (status < 0)
                 conn_close(c, NULL); /* gone: a read error or EOF tells the same */
+        else if (!c->closing)
+                process(c); /* the client read: requests that waited for that go on */
 }
 
 static void maybe_finish(struct conn *c);
@@ -94,13 +120,17 @@ void conn_flush(struct conn *c)
         uint64_t committed = store_committed(c->clients->store);
         struct write_req *w;
         uv_buf_t *bufs;
-        size_t i, n, len = 0;
+        size_t i, n, len = 0, events = 0;
         int r;
 
         if (c->closing || c->batching)
                 return;
-        for (n = 0; n < c->nheld && c->held[n].seq <= committed; n++)
-                len += strlen(c->held[n].line);
+        for (n = 0; n < c->nheld && c->held[n].seq <= committed; n++) {
+                size_t l = strlen(c->held[n].line);
+
+                len += l;
+                events += c->held[n].event ? l : 0;
+        }
         if (n == 0) {
                 maybe_finish(c);
                 return;
@@ -115,6 +145,7 @@ void conn_flush(struct conn *c)
         }
         w->n = n;
         w->len = len;
+        w->events = events;
         for (i = 0; i < n; i++) {
                 w->lines[i] = c->held[i].line;
                 bufs[i] = uv_buf_init(w->lines[i], (unsigned)strlen(w->lines[i]));
@@ -135,9 +166,10 @@ void conn_flush(struct conn *c)
         maybe_finish(c);
 }
 
-void conn_send(struct conn *c, char *line)
+static void queue(struct conn *c, char *line, bool event)
 {
         struct held_line *held;
+        size_t len;
 
         if (c->closing || !line) {
                 free(line);
@@ -145,9 +177,13 @@ void conn_send(struct conn *c, char *line)
                         conn_close(c, "out of memory");
                 return;
         }
-        if (c->out_pending + c->held_len > CONN_OUT_MAX) {
+        if (event && c->events_unsent > CONN_EVENTS_MAX) {
+                char why[128];
+
+                snprintf(why, sizeof(why), "it does not read its events (%zu bytes unsent)",
+                         c->events_unsent);
                 free(line);
-                conn_close(c, "it does not read its replies");
+                conn_close(c, why);
                 return;
         }
         if (c->nheld == c->held_size) {
@@ -162,9 +198,21 @@ void conn_send(struct conn *c, char *line)
                 c->held = held;
                 c->held_size = size;
         }
-        c->held[c->nheld++] = (struct held_line){line, c->barrier};
-        c->held_len += strlen(line);
+        len = strlen(line);
+        c->held[c->nheld++] = (struct held_line){line, c->barrier, event};
+        c->held_len += len;
+        c->events_unsent += event ? len : 0;
         conn_flush(c);
+}
+
+void conn_send(struct conn *c, char *line)
+{
+        queue(c, line, false);
+}
+
+void conn_notify(struct conn *c, char *line)
+{
+        queue(c, line, true);
 }
 
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
@@ -203,22 +251,33 @@ static void finish(struct conn *c)
         }
 }
 
-/* The client sent all it will send and has every reply: the connection ends. */
+/* The client sent all it will send, and every request of it has its reply written or on the way:
+ * the connection ends. */
 static void maybe_finish(struct conn *c)
 {
-        if (c->eof && !c->busy && c->nheld == 0 && !c->finishing && !c->closing)
+        if (c->eof && !c->busy && c->nheld == 0 && c->in.start == c->in.partial && !c->finishing &&
+            !c->closing)
                 finish(c);
 }
 
-/* Handles buffered requests until one defers its reply; reads no further ahead than IN_MAX. */
+/* Whether the client's next request waits: for the reply to the one before, or for the client
+ * to read its replies. */
+static bool stalled(const struct conn *c)
+{
+        return c->busy || unsent(c) > CONN_OUT_SOFT;
+}
+
+/* Handles buffered requests until one stalls the connection, then reads on: to the end of a
+ * request that is not all there yet (1 MiB at most), else CONN_READ_AHEAD ahead. */
 static void process(struct conn *c)
 {
+        bool read_on;
         size_t len;
         char *line;
         int r;
 
         c->batching = true;
-        while (!c->closing && !c->busy && (r = sw_lines_next(&c->in, &line, &len)) != 0) {
+        while (!c->closing && !stalled(c) && (r = sw_lines_next(&c->in, &line, &len)) != 0) {
                 if (r < 0)
                         conn_send(c, sw_error_line(NULL, SW_E_TOO_LARGE,
                                                    "request line longer than 1 MiB"));
@@ -227,12 +286,15 @@ static void process(struct conn *c)
         }
         c->batching = false;
         conn_flush(c);
+        if (unsent(c) + c->in.size > CONN_OUT_SOFT)
+                c->heavy = true;
         if (c->closing || c->finishing || c->eof)
                 return;
-        if (c->reading && c->in.len - c->in.start > IN_MAX) {
+        read_on = !stalled(c) || c->in.len - c->in.start < CONN_READ_AHEAD;
+        if (c->reading && !read_on) {
                 uv_read_stop((uv_stream_t *)&c->pipe);
                 c->reading = false;
-        } else if (!c->reading && c->in.len - c->in.start <= IN_MAX) {
+        } else if (!c->reading && read_on) {
                 c->reading = uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) == 0;
         }
 }
@@ -368,8 +430,6 @@ static void classify(struct clients *clients, struct conn *c)
 {
         struct group_lookup *x;
 
-        c->admin = c->uid == 0 || c->uid == clients->uid ||
-                   (clients->admin_gid != (gid_t)-1 && c->gid == clients->admin_gid);
         if (c->admin || clients->admin_gid == (gid_t)-1) {
                 start_reading(c);
                 return;
@@ -389,6 +449,70 @@ static void classify(struct clients *clients, struct conn *c)
                 free(x);
                 conn_close(c, "cannot look up its groups");
         }
+}
+
+/* Tells the client why it may not stay (an error addressed to id null), then closes the
+ * connection once that is written; its requests are never read. A flood of refusals is logged
+ * once a second. */
+static void refuse(struct conn *c, const char *why)
+{
+        struct clients *clients = c->clients;
+        uint64_t now = uv_now(clients->loop);
+
+        if (now - clients->refusal_logged >= 1000) {
+                if (clients->refusals_unlogged > 0)
+                        log_warning("Refused %u more clients the same way or another",
+                                    clients->refusals_unlogged);
+                log_warning("Refused a client with uid %u (pid %d): %s", (unsigned)c->uid,
+                            (int)c->pid, why);
+                clients->refusal_logged = now;
+                clients->refusals_unlogged = 0;
+        } else {
+                clients->refusals_unlogged++;
+        }
+        c->refused = true;
+        clients->n--;  /* not one of the daemon's connections, though still open a moment */
+        c->eof = true; /* so that the connection ends after the line */
+        conn_send(c, sw_error_line(NULL, SW_E_BUSY, why));
+}
+
+/*
+ * Admins may use every connection, up to CONN_MAX; users share what admins leave them
+ * (CONN_ADMIN_ROOM is always the admins'), each uid at most max-connections-per-user at once. A
+ * connection whose groups are still being looked up counts as a user's, unless another one of its
+ * uid is known to be an admin's. A refused client is told why.
+ */
+static bool has_room(struct clients *clients, struct conn *c)
+{
+        unsigned all = 0, users = 0, same = 0,
+                 max = (unsigned)clients->settings->max_connections_per_user;
+        bool admin = c->admin;
+        char why[160];
+        struct conn *x;
+
+        for (x = clients->head; x; x = x->next) {
+                if (x == c || x->refused)
+                        continue;
+                all++;
+                admin |= x->admin && x->uid == c->uid;
+                if (x->admin)
+                        continue;
+                users++;
+                same += x->uid == c->uid;
+        }
+        if (all >= CONN_MAX)
+                snprintf(why, sizeof(why), "too many connections: %u already", CONN_MAX);
+        else if (!admin && users >= CONN_MAX - CONN_ADMIN_ROOM)
+                snprintf(why, sizeof(why), "too many connections: the last %u are kept for admins",
+                         CONN_ADMIN_ROOM);
+        else if (!admin && same >= max)
+                snprintf(why, sizeof(why),
+                         "too many connections of uid %u: %u already (max-connections-per-user)",
+                         (unsigned)c->uid, max);
+        else
+                return true;
+        refuse(c, why);
+        return false;
 }
 
 void conn_accept(struct clients *clients, uv_stream_t *listener)
@@ -422,12 +546,12 @@ void conn_accept(struct clients *clients, uv_stream_t *listener)
                 conn_close(c, NULL);
                 return;
         }
-        if (clients->n > CONN_MAX) {
-                log_warning("Refused a client (pid %d): %u connections already", (int)c->pid,
-                            CONN_MAX);
-                conn_close(c, NULL);
+        /* Known at once; a member of the admin group by a supplementary group is found later,
+         * and counts as a user until then. */
+        c->admin = c->uid == 0 || c->uid == clients->uid ||
+                   (clients->admin_gid != (gid_t)-1 && c->gid == clients->admin_gid);
+        if (!has_room(clients, c))
                 return;
-        }
         classify(clients, c);
 }
 

@@ -9,8 +9,11 @@
 
 #include "proto.h"
 
-#define CONN_OUT_MAX (8u * 1024 * 1024) /* unread replies beyond which a client is dropped */
+#define CONN_OUT_SOFT (64u * 1024)        /* unsent replies beyond which requests wait */
+#define CONN_READ_AHEAD (64u * 1024)      /* requests read meanwhile, at most */
+#define CONN_EVENTS_MAX (1024u * 1024)    /* unsent events beyond which a client is dropped */
 #define CONN_MAX 1024                   /* connections at once */
+#define CONN_ADMIN_ROOM 64              /* of them, kept for admins: users share the rest */
 
 struct conn;
 struct store;
@@ -22,8 +25,11 @@ struct clients {
         uid_t uid;           /* the daemon's */
         bool system;         /* every user may connect, not only the daemon's own and root */
         gid_t admin_gid;     /* members are admins; (gid_t)-1: none */
+        const struct sw_settings *settings; /* in force: max-connections-per-user */
         struct conn *head;
-        unsigned n;
+        unsigned n;          /* connections, but for those being refused */
+        uint64_t refusal_logged;    /* uv_now() when a refusal was last logged */
+        unsigned refusals_unlogged; /* refusals since, not logged */
         /* A request line came in; a connection goes (its requests get no more replies). */
         void (*on_line)(void *data, struct conn *c, const char *line, size_t len);
         void (*on_close)(void *data, struct conn *c);
@@ -35,6 +41,7 @@ struct clients {
 struct held_line {
         char *line;
         uint64_t seq; /* the connection's barrier when it was made */
+        bool event;   /* a notification, not a reply */
 };
 
 struct conn {
@@ -43,10 +50,12 @@ struct conn {
         struct conn *prev, *next;
         struct sw_lines in;
         size_t out_pending; /* bytes handed to uv_write and not yet written */
+        size_t events_unsent; /* of them and of the held lines, event notifications' */
         uid_t uid;          /* the peer's, from SO_PEERCRED at connect */
         gid_t gid;
         pid_t pid;
         bool admin;         /* set once at accept: see conn_is_admin() */
+        bool refused;       /* over a cap: told so, and closing once that is written */
         unsigned refs;      /* the connection's own, and one per reply still to come */
         bool closing;
         bool busy;          /* a reply is still to come: later requests wait, in order */
@@ -57,6 +66,7 @@ struct conn {
         uint64_t barrier;       /* the state database write later replies wait for */
         size_t nheld, held_size, held_len;
         bool batching;      /* requests are being handled: write their replies together after */
+        bool heavy;         /* has held much: the heap is trimmed when it goes */
         void *data;         /* whoever reads its requests keeps what it knows of it here */
 };
 
@@ -64,8 +74,12 @@ struct conn {
 void conn_accept(struct clients *clients, uv_stream_t *listener);
 /* Closes every connection (shutdown). */
 void conn_close_all(struct clients *clients);
-/* Queues one reply line (taken over); drops the client when too much is unread. */
+/* Queues one reply line (taken over). While the client leaves more than CONN_OUT_SOFT unread,
+ * its later requests wait. */
 void conn_send(struct conn *c, char *line);
+/* Queues one event notification (taken over); drops the client when it leaves more than
+ * CONN_EVENTS_MAX of them unread. */
+void conn_notify(struct conn *c, char *line);
 /* Later replies wait for every state database write made so far, or up to seq. */
 void conn_wait_for_store(struct conn *c);
 void conn_wait_for(struct conn *c, uint64_t seq);

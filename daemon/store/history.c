@@ -57,7 +57,7 @@ int history_add(struct history *h, struct run_record *rec, size_t limit)
         return 0;
 }
 
-const struct run_record *history_at(const struct history *h, size_t i)
+struct run_record *history_at(const struct history *h, size_t i)
 {
         return *at(h, i);
 }

@@ -16,9 +16,9 @@ struct history {
 void history_free(struct history *h);
 /* Takes the record over; drops the oldest beyond limit. 0 or -ENOMEM. */
 int history_add(struct history *h, struct run_record *rec, size_t limit);
-/* The i-th record, 0 the oldest (i < h->n). */
-const struct run_record *history_at(const struct history *h, size_t i);
 /* The newest record of an item, or NULL. */
 const struct run_record *history_last(const struct history *h, int64_t id);
+/* The i-th record, 0 the oldest (i < h->n). */
+struct run_record *history_at(const struct history *h, size_t i);
 
 #endif

@@ -24,6 +24,7 @@ struct run_record {
         int64_t memory_peak;   /* bytes at most in memory at once; < 0: not known */
         int leftovers;         /* an interrupted run's processes that the next start killed
                                 * before the job ran again; -1: they could not be stopped */
+        int64_t log_bytes;     /* the log file's size once the run ended; 0 when it has none */
         uint64_t saved_seq;    /* the state database write that holds it (loop) */
 };
 

@@ -14,8 +14,9 @@
 
 #include "store/envs.h"
 #include "store/run-record.h"
-#include "util/log.h"
 #include "store/store.h"
+#include "store/wal-check.h"
+#include "util/log.h"
 #include "util/strv.h"
 
 /* migrations[v] takes a database from schema v to v + 1. */
@@ -49,6 +50,7 @@ enum stmt {
         STMT_PUT_SETTING,
         STMT_PUT_NEXT_ID,
         STMT_PRUNE_RUNS,
+        STMT_FORGET_LOG,
         STMT_MAX
 };
 
@@ -67,6 +69,7 @@ static const char *const stmt_sql[STMT_MAX] = {
                          " ON CONFLICT (key) DO UPDATE SET value = max(value, ?1)",
     [STMT_PRUNE_RUNS] = "DELETE FROM runs WHERE seq <= (SELECT max(seq) FROM runs) - ?"
                         " RETURNING log",
+    [STMT_FORGET_LOG] = "UPDATE runs SET log = NULL WHERE id = ?1 AND run = ?2 AND log = ?3",
 };
 
 #define OP_VALUES_MAX 15
@@ -226,6 +229,41 @@ static int take_folder(struct store *s, const char *dir)
         return 0;
 }
 
+/* SQLite's recovery drops what follows a damaged frame of the write-ahead log without a word:
+ * said here, before it does. */
+static void check_wal(struct store *s)
+{
+        struct wal_report w;
+        char *wal;
+        int r;
+
+        if (asprintf(&wal, "%s-wal", s->path) < 0)
+                return;
+        r = wal_check(wal, &w);
+        if (r < 0)
+                log_warning("State database %s: cannot read its write-ahead log %s: %s", s->path,
+                            wal, strerror(-r));
+        else if (w.header_damaged && wal_report_loses_commits(&w))
+                log_warning("State database %s: the header of its write-ahead log %s is damaged: "
+                            "all of the log (%lld bytes) is rolled back, every change since the "
+                            "last checkpoint; jobs it recorded as finished may run again, and "
+                            "acknowledged submits in it are lost",
+                            s->path, wal, (long long)w.bytes);
+        else if (wal_report_loses_commits(&w) && w.frames_lost == 1)
+                log_warning("State database %s: the last frame of its write-ahead log %s (frame "
+                            "%lld) is cut short or damaged: the transaction it ends is rolled "
+                            "back (written when a crash or power cut came, or damaged since)",
+                            s->path, wal, (long long)w.bad_frame);
+        else if (wal_report_loses_commits(&w))
+                log_warning("State database %s: its write-ahead log %s is damaged at frame %lld: "
+                            "the %lld transactions written from there on (%lld frames) are "
+                            "rolled back; jobs they recorded as finished may run again, and "
+                            "acknowledged submits in them are lost",
+                            s->path, wal, (long long)w.bad_frame, (long long)w.commits_lost,
+                            (long long)w.frames_lost);
+        free(wal);
+}
+
 int store_open(const char *dir, struct store **ret)
 {
         struct store *s = calloc(1, sizeof(*s));
@@ -252,6 +290,7 @@ int store_open(const char *dir, struct store **ret)
                 store_free(s);
                 return r;
         }
+        check_wal(s);
         if (sqlite3_open_v2(s->path, &s->db,
                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                             NULL) != SQLITE_OK) {
@@ -385,6 +424,10 @@ static int commit(struct store *s, const struct op *batch, int64_t prune_limit, 
                 free(*l);
         }
         free(logs);
+        /* The logs the batch forgot go once no row names them. */
+        for (op = batch; r == 0 && op; op = op->next)
+                if (op->stmt == STMT_FORGET_LOG)
+                        unlink(op->v[2].text);
         return r;
 }
 
@@ -689,6 +732,16 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
         s->history_limit = history_limit;
         s->runs_added = true;
         pthread_mutex_unlock(&s->lock);
+        queue(s, op);
+}
+
+void store_forget_log(struct store *s, int64_t id, int64_t run, const char *path)
+{
+        struct op *op = op_new(STMT_FORGET_LOG);
+
+        put_int(op, id);
+        put_int(op, run);
+        put_text(op, path);
         queue(s, op);
 }
 

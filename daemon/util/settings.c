@@ -12,6 +12,9 @@ void settings_default(struct sw_settings *s)
             .log_limit = 16 * 1024 * 1024,
             .kill_grace = 5.0,
             .stop_timeout = 30.0,
+            .max_connections_per_user = 64,
+            .max_log_bytes_per_user = 1024 * 1024 * 1024,
+            .min_free_space = 5,
         };
 }
 
