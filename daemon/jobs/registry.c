@@ -415,11 +415,13 @@ int registry_subscribe(struct registry *reg, struct conn *c)
 void registry_notify(struct registry *reg, struct job *job, const char *state,
                      const struct run_record *ended)
 {
-        struct client *cl;
+        struct client *cl, *next;
 
-        for (cl = reg->clients; cl; cl = cl->next) {
+        /* A client that does not read its events is dropped by conn_notify(), which frees it. */
+        for (cl = reg->clients; cl; cl = next) {
                 json_object *o;
 
+                next = cl->next;
                 if (!cl->subscribed || !registry_may_touch(cl->conn, job->owner))
                         continue;
                 o = json_object_new_object();
