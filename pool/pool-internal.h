@@ -13,27 +13,34 @@ struct runq {
         unsigned n;
 };
 
+/* Each worker on a cache line of its own: it is written on every run. */
 struct worker {
         struct slow_work_pool *pool;
         struct slow_work *current;
+        uint64_t runs; /* items run, moved to the pool's count when the thread exits */
         pid_t tid;
         unsigned id;
         bool used; /* the slot holds a live thread */
-};
+} __attribute__((aligned(64)));
 
 struct slow_work_pool {
-        /* What every enqueue and every run touches, next to the lock. */
+        /* The first cache line holds only what every enqueue and every run write: the lock and the
+         * slow queue. The next one is read by both and written only when threads come, go or wait,
+         * or for very slow items, so that it stays shared in every CPU's cache. */
         pthread_mutex_t lock;
-        struct runq slow, vslow;
+        struct runq slow;
+
+        struct runq vslow __attribute__((aligned(64)));
         unsigned vslow_cap;
+        unsigned nbusy_vslow;
         unsigned nthreads; /* threads counted against max-threads */
         unsigned nidle;    /* waiting on work_cond, not yet sent a wake-up or an exit */
         unsigned nwoken;   /* wake-ups sent that no waiting thread has taken yet */
         unsigned ncoming;  /* threads woken or started that have not yet looked for work */
-        unsigned nbusy, nbusy_vslow;
         unsigned nwaiters; /* cancellers waiting for a run to end */
-        uint64_t items_run;
         struct slow_work_settings settings;
+
+        uint64_t items_run; /* by threads that have exited; stats add the live ones' runs */
         unsigned nretiring; /* exits sent that no waiting thread has taken yet */
         unsigned nalive;    /* threads not yet gone, retiring ones included */
         bool stopping;

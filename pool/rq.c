@@ -31,7 +31,7 @@ int slow_work_pool_rq(struct slow_work_pool *pool, struct slow_work_rq_entry **r
         unsigned i;
 
         pthread_mutex_lock(&pool->lock);
-        entries = calloc(pool->nbusy + pool->slow.n + pool->vslow.n + 1, sizeof(*entries));
+        entries = calloc(pool->nalive + pool->slow.n + pool->vslow.n + 1, sizeof(*entries));
         if (!entries) {
                 pthread_mutex_unlock(&pool->lock);
                 return -ENOMEM;

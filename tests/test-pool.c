@@ -381,6 +381,22 @@ START_TEST(rule8_idle_thread_takes_work_before_a_new_one_starts)
 }
 END_TEST
 
+START_TEST(rule8_a_burst_wakes_every_idle_thread)
+{
+        /* One wake-up is in flight at a time: each woken thread must pass it on. */
+        struct slow_work_pool *pool = pool_with(4, 4, 50, 5000);
+        struct gate gate = {false};
+        struct titem t[4];
+
+        POLL_FOR(pool_stats(pool).idle == 4);
+        enqueue_gated(pool, t, 4, 0, false, &gate);
+        WAIT_FOR(ev_running == 4);
+        ck_assert_int_eq(pool_stats(pool).busy, 4);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
 START_TEST(rule8_idle_threads_above_min_exit_after_timeout)
 {
         struct slow_work_pool *pool = pool_with(1, 4, 50, 50);
@@ -1115,6 +1131,7 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule7_very_slow_backlog_never_stalls_on_small_pool);
         tcase_add_test(tc, rule8_grows_on_demand_up_to_max);
         tcase_add_test(tc, rule8_idle_thread_takes_work_before_a_new_one_starts);
+        tcase_add_test(tc, rule8_a_burst_wakes_every_idle_thread);
         tcase_add_test(tc, rule8_idle_threads_above_min_exit_after_timeout);
         tcase_add_test(tc, rule8_grows_when_every_idle_thread_is_taken);
         tcase_add_test(tc, rule8_idle_pool_at_min_threads_uses_no_cpu);
