@@ -754,13 +754,14 @@ START_TEST(enqueue_of_a_job_being_cancelled_is_busy)
         int64_t id;
 
         set("{\"kill-grace\":60}"); /* no SIGKILL: the cancel lasts until the gate opens */
-        /* Says when it listens for SIGTERM and when SIGTERM comes, and waits for a reader of
-         * the gate that ignores SIGTERM: started before "ready", so that no SIGTERM can find the
-         * shell between two readers (a shell runs its trap only once its child is done). */
+        /* Says when SIGTERM comes, and waits for a reader of the gate that ignores SIGTERM.
+         * That reader says "ready" once it ignores SIGTERM (the shell's trap is set before it is
+         * forked), so that no SIGTERM can end it, nor find the shell between two readers (a
+         * shell runs its trap only once its child is done). */
         snprintf(job, sizeof(job),
-                 "{\"command\":\"trap 'echo term >%s' TERM; (trap '' TERM; cat %s) & "
-                 "echo ready >%s; until wait; do :; done\"}",
-                 term, gate, term);
+                 "{\"command\":\"trap 'echo term >%s' TERM; "
+                 "(trap '' TERM; echo ready >%s; exec cat %s) & until wait; do :; done\"}",
+                 term, term, gate);
         id = job_submit(fd, job);
         said = fifo_read_all(term); /* "running" comes before the shell has set its trap */
         ck_assert_str_eq(said, "ready\n");
