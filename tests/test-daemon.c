@@ -136,6 +136,13 @@ START_TEST(settings_set_applies_all_or_nothing)
             "{\"vslow-percentage\":10,\"idle-timeout\":-1}",
             "{\"vslow-percentage\":10,\"bogus\":1}",
             "{\"vslow-percentage\":100}",
+            "{\"vslow-percentage\":10,\"max-connections-per-user\":0}",
+            "{\"vslow-percentage\":10,\"max-connections-per-user\":1025}",
+            "{\"vslow-percentage\":10,\"max-log-bytes-per-user\":1023}",
+            "{\"vslow-percentage\":10,\"max-log-bytes-per-user\":\"1G\"}",
+            "{\"vslow-percentage\":10,\"min-free-space\":100}",
+            "{\"vslow-percentage\":10,\"min-free-space\":-1}",
+            "{\"vslow-percentage\":10,\"min-free-space\":5.5}",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 reply = client_call(fd, "settings.set", bad[i]);
@@ -144,6 +151,9 @@ START_TEST(settings_set_applies_all_or_nothing)
                 ck_assert_int_eq(setting(fd, "vslow-percentage"), 50);
                 ck_assert_int_eq(setting(fd, "min-threads"), 3);
                 ck_assert_int_eq(setting(fd, "max-threads"), 8);
+                ck_assert_int_eq(setting(fd, "max-connections-per-user"), 64);
+                ck_assert_int_eq(setting(fd, "max-log-bytes-per-user"), 1073741824);
+                ck_assert_int_eq(setting(fd, "min-free-space"), 5);
         }
         close(fd);
 }
