@@ -138,60 +138,8 @@ static struct passwd *user(const char *name)
         return pw;
 }
 
-/* A connection made by a process with the user's uid, gid and groups (SO_PEERCRED takes the
- * connecting process's), handed back over a socket pair. */
-static int connect_as(const char *name)
-{
-        char data = 0, cmsgbuf[CMSG_SPACE(sizeof(int))];
-        struct iovec iov = {.iov_base = &data, .iov_len = 1};
-        struct msghdr msg = {.msg_iov = &iov,
-                             .msg_iovlen = 1,
-                             .msg_control = cmsgbuf,
-                             .msg_controllen = sizeof(cmsgbuf)};
-        struct cmsghdr *cmsg;
-        int sv[2], status, fd;
-        pid_t pid;
-
-        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-        pid = fork();
-        ck_assert_int_ge(pid, 0);
-        if (pid == 0) {
-                struct sockaddr_un sa = {.sun_family = AF_UNIX};
-                struct passwd *pw = getpwnam(name);
-                gid_t groups[64];
-                int n = 64;
-
-                if (!pw || getgrouplist(name, pw->pw_gid, groups, &n) < 0 ||
-                    setgroups((size_t)n, groups) < 0 || setgid(pw->pw_gid) < 0 ||
-                    setuid(pw->pw_uid) < 0)
-                        _exit(2);
-                fd = socket(AF_UNIX, SOCK_STREAM, 0);
-                memcpy(sa.sun_path, d.sock, strlen(d.sock) + 1);
-                if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-                        _exit(3);
-                memset(cmsgbuf, 0, sizeof(cmsgbuf));
-                cmsg = CMSG_FIRSTHDR(&msg);
-                cmsg->cmsg_level = SOL_SOCKET;
-                cmsg->cmsg_type = SCM_RIGHTS;
-                cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-                _exit(sendmsg(sv[1], &msg, 0) == 1 ? 0 : 4);
-        }
-        close(sv[1]);
-        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                      "cannot connect as %s: status 0x%x", name, status);
-        ck_assert_int_eq(recvmsg(sv[0], &msg, 0), 1);
-        cmsg = CMSG_FIRSTHDR(&msg);
-        ck_assert_ptr_nonnull(cmsg);
-        ck_assert_int_eq(cmsg->cmsg_type, SCM_RIGHTS);
-        memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-        close(sv[0]);
-        return fd;
-}
-
-/* n connections made by one process with the user's ids, handed back over a socket pair in
- * batches of FDS_PER_MESSAGE. */
+/* n connections made by one process with the user's uid, gid and groups (SO_PEERCRED takes the
+ * connecting process's), handed back over a socket pair in batches of FDS_PER_MESSAGE. */
 #define FDS_PER_MESSAGE 200
 static void connect_many_as(const char *name, int n, int *fds)
 {
@@ -259,6 +207,15 @@ static void connect_many_as(const char *name, int n, int *fds)
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                       "cannot connect %d times as %s: status 0x%x", n, name, status);
+}
+
+/* One connection as the user. */
+static int connect_as(const char *name)
+{
+        int fd;
+
+        connect_many_as(name, 1, &fd);
+        return fd;
 }
 
 /* The test users must reach the socket in the daemon's private temporary folder. */

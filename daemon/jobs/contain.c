@@ -182,6 +182,14 @@ static int count_group(pid_t pgrp, bool leader_too)
         return n;
 }
 
+/* Whether the run's first process lives on (a zombie too), its pid not given to another. */
+static bool is_first_process(const struct inflight_run *r)
+{
+        uint64_t start;
+
+        return inflight_proc_stat((pid_t)r->pid, &start, NULL) == 0 && start == r->start;
+}
+
 /*
  * A run's process group has the id of its first process, whose pid the kernel gives no one else
  * while the group has members. So: when that pid names a process with the start time we kept,
@@ -193,21 +201,19 @@ static int stop_group(const struct inflight_run *r)
         pid_t pid = (pid_t)r->pid;
         uint64_t start;
         int e = inflight_proc_stat(pid, &start, NULL), n;
-        bool leader = e == 0;
 
-        if (leader && start != r->start)
+        if (e == 0 && start != r->start)
                 return 0;
         if (e < 0 && e != -ENOENT)
                 return e;
-        n = count_group(pid, leader);
+        n = count_group(pid, e == 0);
         if (n <= 0)
                 return n;
-        if ((kill(-pid, SIGKILL) < 0 && errno != ESRCH) ||
-            (leader && kill(pid, SIGKILL) < 0 && errno != ESRCH))
+        if (kill(-pid, SIGKILL) < 0 && errno != ESRCH)
                 return -errno;
-        for (int waited = 0; count_group(pid, leader && inflight_proc_stat(pid, &start, NULL) == 0 &&
-                                                      start == r->start) > 0;
-             waited += 20) {
+        if (e == 0 && kill(pid, SIGKILL) < 0 && errno != ESRCH)
+                return -errno;
+        for (int waited = 0; count_group(pid, is_first_process(r)) > 0; waited += 20) {
                 if (waited >= LEFTOVER_WAIT_MS)
                         return -ETIMEDOUT;
                 poll(NULL, 0, 20);

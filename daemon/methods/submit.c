@@ -67,14 +67,14 @@ static bool job_limits(struct registry *reg, struct conn *c, const struct sw_sub
         int e;
 
         sw_limits_unset(&asked);
-        if (p->limits && (e = sw_limits_parse(p->limits, &asked, err, sizeof(err))) != 0) {
-                reply_error(r, e == -ENOMEM ? SW_E_INTERNAL : SW_E_INVALID_PARAMS, "%s", err);
-                return false;
-        }
-        /* A plugin's runs are the daemon's own threads: no default applies to them. */
+        /* A plugin's runs are the daemon's own threads: none applies (job_new refuses "limits"). */
         if (p->plugin || p->entry || p->arg) {
                 *ret = asked;
                 return true;
+        }
+        if (p->limits && (e = sw_limits_parse(p->limits, &asked, err, sizeof(err))) != 0) {
+                reply_error(r, e == -ENOMEM ? SW_E_INTERNAL : SW_E_INVALID_PARAMS, "%s", err);
+                return false;
         }
         limits_resolve(&asked, &reg->settings.limits, ret);
         e = limits_check(ret, &asked, &reg->contain, conn_is_admin(c), err, sizeof(err));
