@@ -94,11 +94,14 @@ static void on_commit(void *data)
 
 /* The soft limit is often 1024, below what CONN_MAX connections and the runs need: without
  * descriptors, a connection of root's would be refused whatever room was kept for it. */
-static void raise_fd_limit(void)
+static void raise_fd_limit(struct rlimit *ret_before)
 {
         struct rlimit rl;
 
-        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= FDS_WANTED)
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                rl = (struct rlimit){RLIM_INFINITY, RLIM_INFINITY};
+        *ret_before = rl;
+        if (rl.rlim_cur >= FDS_WANTED)
                 return;
         rl.rlim_cur = rl.rlim_max < FDS_WANTED ? rl.rlim_max : FDS_WANTED;
         (void)setrlimit(RLIMIT_NOFILE, &rl);
@@ -110,13 +113,14 @@ static void raise_fd_limit(void)
 
 int manager_new(const struct manager_options *o, struct manager **ret)
 {
+        struct rlimit jobs_nofile;
         struct manager *m;
         int r;
 
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
-        raise_fd_limit();
+        raise_fd_limit(&jobs_nofile);
         m->system = o->system;
         m->config = o->config;
         m->loop = uv_default_loop();
@@ -149,6 +153,7 @@ int manager_new(const struct manager_options *o, struct manager **ret)
                                             .log_dir = m->log_dir,
                                             .system = o->system,
                                             .uid = geteuid(),
+                                            .jobs_nofile = jobs_nofile,
                                         });
         if (r < 0)
                 goto fail;

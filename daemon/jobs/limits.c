@@ -151,9 +151,12 @@ static void put_rlimit(struct spawn_limits *s, int resource, rlim_t soft, rlim_t
                 s->nrlimits++;
 }
 
-void limits_for_spawn(const struct sw_limits *l, bool other_user, struct spawn_limits *ret)
+void limits_for_spawn(const struct sw_limits *l, bool other_user, const struct rlimit *nofile,
+                      struct spawn_limits *ret)
 {
         *ret = (struct spawn_limits){0};
+        if (!other_user)
+                put_rlimit(ret, RLIMIT_NOFILE, nofile->rlim_cur, nofile->rlim_max);
         /* Lowered to them, never raised above the daemon's own ceiling: that takes a privilege
          * (CAP_SYS_RESOURCE) a daemon in a container may lack. */
         for (size_t i = 0; other_user && i < sizeof(login_rlimits) / sizeof(login_rlimits[0]);

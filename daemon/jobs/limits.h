@@ -29,7 +29,9 @@ int limits_check(const struct sw_limits *l, const struct sw_limits *asked,
  * cgroup limit): 0, or -errno with err saying which failed. */
 int limits_apply_cgroup(const struct sw_limits *l, struct cgroup_run *run, char *err,
                         size_t errlen);
-/* The process's part; other_user: a job of a user other than the daemon's. */
-void limits_for_spawn(const struct sw_limits *l, bool other_user, struct spawn_limits *ret);
+/* The process's part; other_user: a job of a user other than the daemon's, else its runs get
+ * back the open-files limit the daemon was started with (nofile), whatever it raised its own to. */
+void limits_for_spawn(const struct sw_limits *l, bool other_user, const struct rlimit *nofile,
+                      struct spawn_limits *ret);
 
 #endif

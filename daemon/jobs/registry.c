@@ -520,6 +520,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
             .kill_grace = config->settings->kill_grace,
             .system = config->system,
             .uid = config->uid,
+            .jobs_nofile = config->jobs_nofile,
             .events = &reg->events,
             .contain = &reg->contain,
             .inflight = &reg->inflight,

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <uv.h>
 
@@ -63,6 +64,7 @@ struct registry_config {
         const char *state_dir, *log_dir;
         bool system;
         uid_t uid;
+        struct rlimit jobs_nofile; /* the open files the daemon was started with, for its runs */
 };
 
 /* Sets up how runs are contained, maps the inflight file and starts the pool; errors are

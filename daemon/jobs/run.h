@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 struct contain;
@@ -27,6 +28,7 @@ struct run_context {
         bool interrupting;         /* atomic: stop-timeout is up, running ones stop */
         bool system;               /* the system instance: jobs run as their owners */
         uid_t uid;                 /* the daemon's */
+        struct rlimit jobs_nofile; /* RLIMIT_NOFILE as the daemon got it, before it raised its own */
         struct events *events;     /* where runs post their start and end */
         struct contain *contain;   /* where their processes are kept */
         struct inflight *inflight; /* the plugin runs, kept across a crash */

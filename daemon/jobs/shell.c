@@ -342,7 +342,7 @@ struct run_record *shell_run(struct job *job)
                 run.cgroup = run_cgroup(job, rec->run);
         if (r == 0)
                 r = limits_apply_cgroup(&job->limits, run.cgroup, note, sizeof(note));
-        limits_for_spawn(&job->limits, runs_as_owner(job), &limits);
+        limits_for_spawn(&job->limits, runs_as_owner(job), &job->shared->run.jobs_nofile, &limits);
         if (r == 0)
                 r = spawn_job(&(struct spawn_params){.argv = job->argv,
                                                      .envp = job->env ? job->env->vars : NULL,
