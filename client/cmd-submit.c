@@ -95,6 +95,18 @@ static int common_params(struct ctl *x, const struct opts *o, bool shell, json_o
                 r = add(p, "persist", json_object_new_boolean(1));
         if (r == 0 && json_object_object_length(limits) > 0)
                 r = add(p, "limits", json_object_get(limits));
+        if (r == 0 && o->after)
+                r = add(p, "after", json_object_get(o->after));
+        if (r == 0 && o->after_any)
+                r = add(p, "after_any", json_object_get(o->after_any));
+        if (r == 0 && o->retries > 0)
+                r = add(p, "retries", json_object_new_int64(o->retries));
+        if (r == 0 && o->retry_delay_given)
+                r = add(p, "retry_delay", json_object_new_double(o->retry_delay));
+        if (r == 0 && o->every_given)
+                r = add(p, "every", json_object_new_double(o->every));
+        if (r == 0 && o->cron)
+                r = add(p, "cron", json_object_new_string(o->cron));
         if (r == 0 && shell) {
                 cwd = job_cwd(o->cwd);
                 if (!cwd) {

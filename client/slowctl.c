@@ -40,6 +40,12 @@ enum {
         OPT_NICE,
         OPT_OPEN_FILES,
         OPT_CPU_TIME,
+        OPT_AFTER,
+        OPT_AFTER_ANY,
+        OPT_RETRIES,
+        OPT_RETRY_DELAY,
+        OPT_EVERY,
+        OPT_CRON,
         OPT_RUNTIME,
         OPT_FAILED,
         OPT_OUTCOME,
@@ -78,6 +84,14 @@ static const struct option_def option_defs[] = {
     {OPT_NICE, "nice", "N", "the run's niceness (-20..19; below 0 for admins)"},
     {OPT_OPEN_FILES, "open-files", "N", "open files of each process at most"},
     {OPT_CPU_TIME, "cpu-time", "S", "CPU seconds of each process at most"},
+    {OPT_AFTER, "after", "IDS", "wait until these jobs (12,13) have succeeded; else do not run"},
+    {OPT_AFTER_ANY, "after-any", "IDS", "wait until these jobs have ended, however they did"},
+    {OPT_RETRIES, "retries", "N", "run again after a failure, up to N times (0..1000)"},
+    {OPT_RETRY_DELAY, "retry-delay", "S", "wait S seconds before the first retry (default 1), "
+                                          "twice as long before each next"},
+    {OPT_EVERY, "every", "S", "run every S seconds, until released"},
+    {OPT_CRON, "cron", "EXPR", "run at the times of a cron expression ('0 3 * * *'), "
+                               "until released"},
     {OPT_FOLLOW, "follow", NULL, "keep printing while the job runs"},
     {OPT_RUNTIME, "runtime", NULL, "change the running daemon only: do not store the change"},
     {OPT_FAILED, "failed", NULL, "only runs that did not succeed (any outcome but succeeded)"},
@@ -108,7 +122,8 @@ static const int submit_options[] = {
     OPT_VERY_SLOW,  OPT_KEY,      OPT_NAME,       OPT_DELAY,    OPT_TIMEOUT,
     OPT_WAIT,       OPT_HOLD,     OPT_PERSIST,    OPT_CWD,      OPT_PLUGIN,
     OPT_ENTRY,      OPT_ARG,      OPT_STDIN,      OPT_MEMORY_MAX, OPT_TASKS_MAX,
-    OPT_CPU_WEIGHT, OPT_NICE,     OPT_OPEN_FILES, OPT_CPU_TIME, 0,
+    OPT_CPU_WEIGHT, OPT_NICE,     OPT_OPEN_FILES, OPT_CPU_TIME, OPT_AFTER,
+    OPT_AFTER_ANY,  OPT_RETRIES,  OPT_RETRY_DELAY, OPT_EVERY,   OPT_CRON,     0,
 };
 static const int enqueue_options[] = {OPT_KEY, 0};
 static const int log_options[] = {OPT_FOLLOW, 0};
@@ -120,7 +135,7 @@ static const int no_options[] = {0};
 static const struct command commands[] = {
     {"submit", 0, -1, submit_options, true, cmd_submit,
      "[--very-slow] [--key K] [--name N] [--delay S] [--timeout S] [--wait] [--hold]\n"
-     "                      [--persist] [--cwd D] [LIMITS] -- CMD [ARGS...]\n"
+     "                      [--persist] [--cwd D] [LIMITS] [FLOW] -- CMD [ARGS...]\n"
      "       slowctl submit --plugin NAME --entry SYM [--arg JSON] [OPTIONS]\n"
      "       slowctl submit --stdin [OPTIONS]",
      "queue a job and print its id"},
@@ -275,6 +290,46 @@ static int parse_count(struct ctl *x, const char *s, int64_t *ret)
         return 0;
 }
 
+/* "12,13": an array of job ids. */
+static int parse_ids(struct ctl *x, const char *name, const char *s, json_object **ret)
+{
+        json_object *ids = json_object_new_array();
+        const char *p = s;
+
+        do {
+                char *end;
+                long long v;
+
+                errno = 0;
+                v = strtoll(p, &end, 10);
+                if (errno || end == p || v < 1 || (*end && *end != ',')) {
+                        json_object_put(ids);
+                        return ctl_usage_error(x, "--%s takes job ids separated by commas, "
+                                                  "not \"%s\"",
+                                               name, s);
+                }
+                json_object_array_add(ids, json_object_new_int64(v));
+                p = *end ? end + 1 : end;
+        } while (*p);
+        json_object_put(*ret);
+        *ret = ids;
+        return 0;
+}
+
+static int parse_retries(struct ctl *x, const char *s, int64_t *ret)
+{
+        char *end;
+        long long v;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno || end == s || *end || v < 0 || v > SW_RETRIES_MAX)
+                return ctl_usage_error(x, "--retries takes a number from 0 to %d, not \"%s\"",
+                                       SW_RETRIES_MAX, s);
+        *ret = v;
+        return 0;
+}
+
 static int parse_json_arg(struct ctl *x, const char *s, json_object **ret)
 {
         enum json_tokener_error e;
@@ -339,6 +394,21 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
                 return parse_limit(x, "open-files", arg, false, &o->limits.open_files);
         case OPT_CPU_TIME:
                 return parse_limit(x, "cpu-time", arg, false, &o->limits.cpu_time);
+        case OPT_AFTER:
+                return parse_ids(x, "after", arg, &o->after);
+        case OPT_AFTER_ANY:
+                return parse_ids(x, "after-any", arg, &o->after_any);
+        case OPT_RETRIES:
+                return parse_retries(x, arg, &o->retries);
+        case OPT_RETRY_DELAY:
+                o->retry_delay_given = true;
+                return parse_seconds(x, "retry-delay", arg, &o->retry_delay);
+        case OPT_EVERY:
+                o->every_given = true;
+                return parse_seconds(x, "every", arg, &o->every);
+        case OPT_CRON:
+                o->cron = arg;
+                return 0;
         case OPT_FOLLOW:
                 o->follow = true;
                 return 0;
@@ -526,6 +596,8 @@ int main(int argc, char **argv)
         else if (r < 0)
                 r = EXIT_OK;
         json_object_put(o.arg);
+        json_object_put(o.after);
+        json_object_put(o.after_any);
         sw_client_free(x.client);
         return finish_output(r);
 }

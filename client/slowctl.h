@@ -33,6 +33,11 @@ struct opts {
         bool arg_given;
         double delay, timeout;
         struct sw_limits limits; /* unset members: not given */
+        json_object *after, *after_any; /* arrays of ids, or NULL */
+        int64_t retries;
+        double retry_delay, every;
+        bool retry_delay_given, every_given;
+        const char *cron;
 };
 
 struct ctl {

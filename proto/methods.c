@@ -34,6 +34,12 @@ const struct sw_param sw_submit_params[] = {
     {"hold", SW_P_BOOL, SUBMIT(hold), false, 0, 0},
     {"persist", SW_P_BOOL, SUBMIT(persist), false, 0, 0},
     {"limits", SW_P_JSON, SUBMIT(limits), false, 0, 0},
+    {"after", SW_P_IDS, SUBMIT(after), false, 0, 1000},
+    {"after_any", SW_P_IDS, SUBMIT(after_any), false, 0, 1000},
+    {"retries", SW_P_INT, SUBMIT(retries), false, 0, SW_RETRIES_MAX},
+    {"retry_delay", SW_P_SECONDS, SUBMIT(retry_delay), false, 0, SW_RETRY_DELAY_CAP},
+    {"every", SW_P_SECONDS, SUBMIT(every), false, 1, YEAR_SECONDS},
+    {"cron", SW_P_STRING, SUBMIT(cron), false, 0, 256},
     {.name = NULL},
 };
 
@@ -92,7 +98,8 @@ static const struct sw_param run_position_params[] = {
 };
 
 const char *const sw_outcomes[] = {
-    "succeeded", "failed", "killed", "timed-out", "cancelled", "interrupted", NULL,
+    "succeeded",   "failed",           "killed", "timed-out",
+    "cancelled",   "interrupted",      "dependency-failed", NULL,
 };
 
 int sw_run_position_parse(json_object *obj, struct sw_run_position *pos, char *errbuf,

@@ -33,7 +33,16 @@ struct sw_submit_params {
         bool hold;
         bool persist;
         json_object *limits; /* an object for sw_limits_parse(), NULL when absent */
+        int64_t *after;      /* job ids, 0-terminated: each must end succeeded first */
+        int64_t *after_any;  /* job ids: each must end, whatever the outcome */
+        int64_t retries;     /* runs again after failed, killed or timed-out, this many times */
+        double retry_delay;  /* seconds before the first retry, doubled for each next one */
+        double every;        /* seconds between the ticks of a recurring job; 0: none */
+        char *cron;          /* or five cron fields, checked by the daemon */
 };
+#define SW_RETRIES_MAX 1000
+#define SW_RETRY_DELAY_DEFAULT 1.0
+#define SW_RETRY_DELAY_CAP 3600.0 /* the longest back-off */
 extern const struct sw_param sw_submit_params[];
 
 /*

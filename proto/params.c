@@ -20,6 +20,7 @@ union value {
         char *s;
         char **v;
         json_object *j;
+        int64_t *ids;
 };
 
 struct staged {
@@ -72,6 +73,10 @@ static void field_clear(const struct sw_param *p, void *field)
         case SW_P_JSON:
                 json_object_put(*(json_object **)field);
                 *(json_object **)field = NULL;
+                break;
+        case SW_P_IDS:
+                free(*(int64_t **)field);
+                *(int64_t **)field = NULL;
                 break;
         }
 }
@@ -237,6 +242,36 @@ static int convert_env(const struct sw_param *p, json_object *val, union value *
         return 0;
 }
 
+static int convert_ids(const struct sw_param *p, json_object *val, union value *v, char *errbuf,
+                       size_t errlen)
+{
+        size_t n, i;
+
+        if (!json_object_is_type(val, json_type_array))
+                return invalid(errbuf, errlen, "parameter \"%s\" must be an array of job ids",
+                               p->name);
+        n = json_object_array_length(val);
+        if (p->max > 0 && (double)n > p->max)
+                return invalid(errbuf, errlen, "parameter \"%s\" may name at most %.0f jobs",
+                               p->name, p->max);
+        for (i = 0; i < n; i++) {
+                json_object *id = json_object_array_get_idx(val, i);
+
+                if (!json_object_is_type(id, json_type_int) || json_object_get_int64(id) < 1 ||
+                    json_object_get_int64(id) > INT64_C(9007199254740991))
+                        return invalid(errbuf, errlen,
+                                       "parameter \"%s\" must be an array of job ids (positive "
+                                       "integers)",
+                                       p->name);
+        }
+        v->ids = calloc(n + 1, sizeof(*v->ids));
+        if (!v->ids)
+                return out_of_memory(errbuf, errlen);
+        for (i = 0; i < n; i++)
+                v->ids[i] = json_object_get_int64(json_object_array_get_idx(val, i));
+        return 0;
+}
+
 static int convert(const struct sw_param *p, json_object *val, union value *v, char *errbuf,
                    size_t errlen)
 {
@@ -260,6 +295,8 @@ static int convert(const struct sw_param *p, json_object *val, union value *v, c
         case SW_P_JSON:
                 v->j = json_object_get(val);
                 return 0;
+        case SW_P_IDS:
+                return convert_ids(p, val, v, errbuf, errlen);
         }
         return invalid(errbuf, errlen, "parameter \"%s\" has an unknown type", p->name);
 }
@@ -326,6 +363,9 @@ static void store(const struct sw_param *p, void *out, union value *v)
                 break;
         case SW_P_JSON:
                 *(json_object **)field = v->j;
+                break;
+        case SW_P_IDS:
+                *(int64_t **)field = v->ids;
                 break;
         }
 }

@@ -104,6 +104,7 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
         rec = job_wait(fd, 1);
         ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
         json_object_put(rec);
+        job_wait_state(fd, 2, "running"); /* the restart may be a moment from starting it */
         st = job_status(fd, 2);
         ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "interrupted");
         ck_assert_int_eq(int_member(st, "runs"), 2);

@@ -469,6 +469,32 @@ START_TEST(another_user_can_neither_see_nor_touch_a_live_job)
 }
 END_TEST
 
+START_TEST(a_job_cannot_wait_for_another_users_job)
+{
+        int a = connect_as(user_a), b = connect_as(user_b);
+        int64_t live = job_submit(a, "{\"command\":\"sleep 30\"}");
+        int64_t done = job_submit(a, "{\"command\":\"true\"}"), mine;
+        char params[128];
+
+        json_object_put(job_wait(a, done));
+        snprintf(params, sizeof(params), "{\"command\":\"true\",\"after\":[%lld]}",
+                 (long long)live);
+        ck_assert_int_eq(call_code(b, "submit", params), -32002);
+        snprintf(params, sizeof(params), "{\"command\":\"true\",\"after_any\":[%lld]}",
+                 (long long)done);
+        ck_assert_int_eq(call_code(b, "submit", params), -32002);
+        /* Nothing was made; the owner may. */
+        mine = job_submit(b, "{\"command\":\"true\"}");
+        ck_assert_int_eq(mine, done + 1);
+        snprintf(params, sizeof(params), "{\"command\":\"true\",\"after_any\":[%lld]}",
+                 (long long)done);
+        ck_assert_int_eq(call_code(a, "submit", params), 0);
+        ck_assert_int_eq(id_call_code(a, "cancel", live), 0);
+        close(a);
+        close(b);
+}
+END_TEST
+
 START_TEST(another_user_cannot_read_a_finished_jobs_record_or_log)
 {
         int a = connect_as(user_a), b = connect_as(user_b);
@@ -1147,6 +1173,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, the_socket_is_open_to_every_user_and_the_state_private);
         tcase_add_test(tc, a_job_runs_with_its_submitters_ids_groups_and_home);
+        tcase_add_test(tc, a_job_cannot_wait_for_another_users_job);
         tcase_add_test(tc, a_job_sent_without_an_environment_gets_a_path_and_the_users_names_only);
         tcase_add_test(tc, a_users_job_has_its_own_group_no_stdin_default_signals_and_three_fds);
         tcase_add_test(tc, a_folder_the_user_may_not_enter_fails_the_run);

@@ -8,6 +8,7 @@
 
 #include "jobs/job.h"
 #include "store/run-record.h"
+#include "util/cron.h"
 #include "util/strv.h"
 
 /* The argv a submit asks for: its own, or the shell's for a command. */
@@ -46,6 +47,16 @@ static int payload_check(const struct sw_submit_params *p, bool *ret_very_slow, 
         }
         if (p->cwd && p->cwd[0] != '/') {
                 snprintf(err, errlen, "\"cwd\" must be an absolute path");
+                return -EINVAL;
+        }
+        if (p->every > 0 && p->cron) {
+                snprintf(err, errlen, "give at most one of \"every\" and \"cron\"");
+                return -EINVAL;
+        }
+        if ((p->every > 0 || p->cron) && (p->after || p->after_any || p->delay > 0)) {
+                snprintf(err, errlen, "a recurring job (\"%s\") runs at its ticks: it takes no "
+                                      "\"after\", \"after_any\" or \"delay\"",
+                         p->cron ? "cron" : "every");
                 return -EINVAL;
         }
         return 0;
@@ -107,6 +118,14 @@ static char *payload_json(const struct sw_submit_params *p, const struct sw_limi
         /* Every limit, defaults included: a restart must not give the job other ones. */
         if (!p->plugin)
                 json_object_object_add(o, "limits", sw_limits_to_json(limits));
+        if (p->retries > 0) {
+                json_object_object_add(o, "retries", json_object_new_int64(p->retries));
+                json_object_object_add(o, "retry_delay", json_object_new_double(p->retry_delay));
+        }
+        if (p->every > 0)
+                json_object_object_add(o, "every", json_object_new_double(p->every));
+        if (p->cron)
+                json_object_object_add(o, "cron", json_object_new_string(p->cron));
         if (p->plugin) {
                 json_object_object_add(o, "plugin", json_object_new_string(p->plugin));
                 json_object_object_add(o, "entry", json_object_new_string(p->entry));
@@ -145,9 +164,27 @@ int job_new(struct job_shared *shared, uid_t owner, const struct sw_submit_param
         else
                 sw_limits_unset(&job->limits);
         job->persist = p->persist;
+        job->retries = p->retries;
+        job->retry_delay = p->retry_delay;
+        job->every = p->every;
+        job->attempt = 1;
         job->kick_fd = -1;
         pthread_mutex_init(&job->run_lock, NULL);
         r = p->plugin ? plugin_payload(job, p, err, errlen) : shell_payload(job, p);
+        if (r == 0 && p->cron) {
+                char why[192];
+
+                job->cron = malloc(sizeof(*job->cron));
+                job->cron_expr = strdup(p->cron);
+                r = !job->cron || !job->cron_expr ? -ENOMEM
+                                                  : cron_parse(p->cron, job->cron, why, sizeof(why));
+                if (r == -EINVAL)
+                        snprintf(err, errlen, "\"cron\": %s", why);
+        }
+        if (job->cron)
+                job->persist = true; /* kept until released, like persist */
+        if (job->every > 0)
+                job->persist = true;
         job->name = p->name ? strdup(p->name) : NULL;
         job->key = p->key ? strdup(p->key) : NULL;
         job->payload = payload_json(p, &job->limits);
@@ -183,6 +220,11 @@ void job_unref(struct job *job)
         free(job->key);
         free(job->summary);
         free(job->payload);
+        free(job->cron);
+        free(job->cron_expr);
+        free(job->after);
+        free(job->after_any);
+        free(job->flow);
         run_record_free(job->last);
         free(job);
 }
@@ -216,9 +258,14 @@ bool job_same_payload(const struct job *job, const struct sw_submit_params *p)
         return same;
 }
 
+bool job_recurs(const struct job *job)
+{
+        return job->every > 0 || job->cron;
+}
+
 bool job_idle(struct job *job)
 {
-        return !slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
+        return !job->waiting && !job->retry_due && !slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
                job->runs_ended == __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) &&
                !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
                !__atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE);
@@ -228,10 +275,59 @@ const char *job_state(struct job *job)
 {
         if (slow_work_is_executing(&job->dw.work))
                 return "running";
-        if (slow_work_is_pending(&job->dw.work) ||
+        if (slow_work_is_pending(&job->dw.work) || job->retry_due ||
             __atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE))
                 return "pending";
+        if (job->waiting)
+                return "waiting";
         return job_idle(job) ? "idle" : "running";
+}
+
+static json_object *ids_to_json(const int64_t *ids)
+{
+        json_object *a = json_object_new_array();
+
+        for (; ids && *ids; ids++)
+                json_object_array_add(a, json_object_new_int64(*ids));
+        return a;
+}
+
+/* What status shows of the job's flow (for_status), or its row keeps. */
+static void flow_to_json(struct job *job, json_object *o, bool for_status)
+{
+        if (job->waiting) {
+                json_object_object_add(o, "after", ids_to_json(job->after));
+                json_object_object_add(o, "after_any", ids_to_json(job->after_any));
+        }
+        if (for_status || job->attempt > 1)
+                json_object_object_add(o, "attempt", json_object_new_int64(__atomic_load_n(
+                                                         &job->attempt, __ATOMIC_RELAXED)));
+        if (job->next_run > 0 && (!for_status || job->retry_due || job_recurs(job) ||
+                                  slow_work_is_pending(&job->dw.work)))
+                json_object_object_add(o, "next_run", json_object_new_double(job->next_run));
+        if (for_status && job->retries > 0) {
+                json_object_object_add(o, "retries", json_object_new_int64(job->retries));
+                json_object_object_add(o, "retry_delay", json_object_new_double(job->retry_delay));
+        }
+        if (for_status && job->every > 0)
+                json_object_object_add(o, "every", json_object_new_double(job->every));
+        if (for_status && job->cron_expr)
+                json_object_object_add(o, "cron", json_object_new_string(job->cron_expr));
+}
+
+/* Its flow as its row keeps it: NULL when there is nothing to keep. */
+static void flow_text(struct job *job)
+{
+        json_object *o;
+
+        free(job->flow);
+        job->flow = NULL;
+        if (!job->waiting && job->attempt <= 1 && job->next_run <= 0)
+                return;
+        o = json_object_new_object();
+        flow_to_json(job, o, false);
+        job->flow = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+        json_object_put(o);
 }
 
 json_object *job_to_json(struct job *job)
@@ -254,12 +350,14 @@ json_object *job_to_json(struct job *job)
         json_object_object_add(o, "command", json_object_new_string(job->summary));
         if (!job->plugin)
                 json_object_object_add(o, "limits", sw_limits_to_json(&job->limits));
+        flow_to_json(job, o, true);
         json_object_object_add(o, "last", job->last ? run_record_to_json(job->last) : NULL);
         return o;
 }
 
 void job_row(struct job *job, const char *state, struct store_job_row *ret)
 {
+        flow_text(job);
         *ret = (struct store_job_row){
             .id = job->id,
             .owner = job->owner,
@@ -272,5 +370,6 @@ void job_row(struct job *job, const char *state, struct store_job_row *ret)
             .qorder = job->qorder,
             .due = job->due,
             .runs = __atomic_load_n(&job->runs_started, __ATOMIC_RELAXED),
+            .flow = job->flow,
         };
 }

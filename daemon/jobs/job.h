@@ -21,6 +21,7 @@
 #include "store/envs.h"
 #include "store/store.h"
 
+struct cron;
 struct run_record;
 struct waiter;
 
@@ -52,6 +53,11 @@ struct job {
         char *arg_text;   /* what the entry point gets */
         double timeout;
         struct sw_limits limits; /* a shell job's, defaults applied; members may be unset */
+        int64_t retries;         /* runs again after failed, killed or timed-out, this often */
+        double retry_delay;      /* before the first retry; doubled for each next one */
+        double every;            /* a recurring job's period, or */
+        struct cron *cron;       /* its schedule; NULL for neither */
+        char *cron_expr;         /* that schedule as given */
         char *summary;
         char *payload; /* JSON: the above as the state database keeps it */
 
@@ -64,6 +70,15 @@ struct job {
         double due;       /* loop: wall clock time a delayed enqueue is due, else 0 */
         struct waiter *waiters;   /* loop: wait requests, answered when it goes idle */
         struct waiter *cancels;   /* loop: cancel requests, answered when its run ends */
+
+        /* Its flow (loop), kept in its row's flow column. */
+        int64_t *after, *after_any; /* what it still waits for, 0-terminated (NULL: nothing) */
+        bool waiting;               /* out of the pool until they have ended */
+        bool retry_due;             /* a retry is queued once the pool lets go of the run */
+        int64_t attempt;            /* atomic: the attempt the next run is (1 after a submit) */
+        double next_run;            /* wall clock: a retry's or a recurring job's next tick */
+        unsigned visit;             /* the dependency walk that saw it last */
+        char *flow;                 /* the above as JSON, for its row (NULL: none) */
 
         /* The run in progress: the runner's, read by the loop. */
         int64_t runs_started; /* atomic */
@@ -87,10 +102,13 @@ void job_unref(struct job *job);
 bool job_same_payload(const struct job *job, const struct sw_submit_params *p);
 /* Wakes the job's run, if one is in progress, to look at why it should stop. */
 void job_kick(struct job *job);
-const char *job_state(struct job *job); /* pending, running or idle */
-/* Neither pending nor running, and the loop has seen the end of every run (loop thread). */
+const char *job_state(struct job *job); /* pending, running, waiting or idle */
+/* Neither pending, running, waiting nor due to retry, and the loop has seen the end of every run
+ * (loop thread). */
 bool job_idle(struct job *job);
 json_object *job_to_json(struct job *job);
+/* Whether the job recurs (every or cron). */
+bool job_recurs(const struct job *job);
 /* Its row in the state database, with state (NULL: its own). */
 void job_row(struct job *job, const char *state, struct store_job_row *ret);
 

@@ -32,6 +32,7 @@ static struct run_record *record_new(struct job *job, int64_t run, bool has_log)
         rec->owner = job->owner;
         rec->cpu_time = -1;
         rec->memory_peak = -1;
+        rec->attempt = __atomic_load_n(&job->attempt, __ATOMIC_ACQUIRE);
         rec->summary = strdup(job->summary);
         rec->log = has_log ? record_log_path(job->shared->run.log_dir, job->id, run) : NULL;
         if (!rec->summary || (has_log && !rec->log)) {
@@ -70,5 +71,7 @@ void record_measure_log(struct run_record *rec, int dir_fd)
 
 const char *record_state_after_run(struct job *job)
 {
-        return slow_work_is_pending(&job->dw.work) ? "pending" : "idle";
+        return slow_work_is_pending(&job->dw.work) || job->retry_due ? "pending"
+               : job->waiting                                         ? "waiting"
+                                                                      : "idle";
 }

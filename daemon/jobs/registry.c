@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -94,6 +96,7 @@ static void retire(struct registry *reg, struct job *job)
                 unlink_from(&reg->by_key[bucket_of_key(job->owner, job->key)], job, true);
         job->live = false;
         reg->njobs--;
+        schedule_remove(&reg->schedule, job);
         /* At shutdown what leaves the tables is not done: queued and delayed jobs stay on disk. */
         if (!__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
                 store_delete_job(reg->store, job->id);
@@ -164,6 +167,25 @@ static void forget_last_log(void *data, const struct run_record *rec)
         }
 }
 
+/* A run that failed, was killed or timed out, with retries left, runs again after its back-off:
+ * retry_delay, doubled for each attempt before, at most an hour. Queued once the pool has let go
+ * of the run (registry_check_idle); kept in the job's row from now. */
+static void plan_retry(struct job *job, const struct run_record *rec)
+{
+        double delay;
+
+        if (rec->attempt > job->retries || slow_work_is_pending(&job->dw.work) ||
+            __atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) ||
+            (strcmp(rec->outcome, "failed") != 0 && strcmp(rec->outcome, "killed") != 0 &&
+             strcmp(rec->outcome, "timed-out") != 0))
+                return;
+        delay = fmin(job->retry_delay * ldexp(1.0, (int)fmin((double)rec->attempt - 1, 62)),
+                     SW_RETRY_DELAY_CAP);
+        job->retry_due = true;
+        job->next_run = job->due = run_wall_now() + delay;
+        __atomic_store_n(&job->attempt, rec->attempt + 1, __ATOMIC_RELEASE);
+}
+
 void registry_run_ended(struct registry *reg, struct job *job, struct run_record *rec)
 {
         struct run_record *copy;
@@ -178,6 +200,7 @@ void registry_run_ended(struct registry *reg, struct job *job, struct run_record
             strcmp(rec->outcome, "interrupted") == 0)
                 keep_for_restart(reg, job, rec);
         else {
+                plan_retry(job, rec);
                 store_add_run(reg->store, rec, reg->settings.history_limit);
                 registry_save_state(reg, job, record_state_after_run(job));
                 rec->saved_seq = job->saved_seq;
@@ -237,12 +260,29 @@ static json_object *last_record(struct registry *reg, struct job *job)
         return job->last ? run_record_to_json(job->last) : NULL;
 }
 
+static int queue_run(struct registry *reg, struct job *job, double delay);
+
+/* A planned retry is queued once the pool has let go of the run before it. */
+static void start_retry(struct registry *reg, struct job *job)
+{
+        double now = run_wall_now();
+
+        if (!job->retry_due || slow_work_is_executing(&job->dw.work))
+                return;
+        job->retry_due = false;
+        if (queue_run(reg, job, job->next_run > now ? job->next_run - now : 0) < 0)
+                log_warning("Job %lld: cannot queue its retry", (long long)job->id);
+}
+
 void registry_check_idle(struct registry *reg, struct job *job)
 {
+        start_retry(reg, job);
         if (!job->live || !job_idle(job))
                 return;
         job_ref(job);
         answer(&job->waiters, job, last_record, reg);
+        if (job->last)
+                deps_ended(&reg->deps, job);
         if (job->live && job->handles == 0 && job_idle(job))
                 retire(reg, job);
         job_unref(job);
@@ -270,12 +310,12 @@ static json_object *cancel_result(struct registry *reg, struct job *job)
         return o;
 }
 
-/* A run taken off the queue (or off the space gate) before it ever started: a run that never
- * was. */
-static void record_cancelled_before_start(struct registry *reg, struct job *job)
+/* A run taken off the queue (or off the space gate, or one a job waited for) before it ever
+ * started: a run that never was, cancelled or dependency-failed. */
+static void record_ended_before_start(struct registry *reg, struct job *job, const char *outcome)
 {
         int64_t run = __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL);
-        struct run_record *rec = record_new_ended(job, run, "cancelled", false);
+        struct run_record *rec = record_new_ended(job, run, outcome, false);
 
         registry_run_ended(reg, job, rec);
         if (rec)
@@ -291,9 +331,12 @@ static void finish_cancels(struct registry *reg, struct job *job)
                 return;
         for (w = job->cancels; w; w = w->next)
                 __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
-        /* The run it waited for found too little space and did not start. */
-        if (space_gate_drop(&reg->space, job))
-                record_cancelled_before_start(reg, job);
+        /* The run it waited for found too little space and did not start, or a retry of it
+         * was planned meanwhile. */
+        if (space_gate_drop(&reg->space, job) || job->retry_due) {
+                job->retry_due = false;
+                record_ended_before_start(reg, job, "cancelled");
+        }
         answer(&job->cancels, job, cancel_result, reg);
 }
 
@@ -317,11 +360,14 @@ int registry_cancel(struct registry *reg, struct job *job, struct conn *c, json_
                 return 1;
         }
         __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
-        if (space_gate_drop(&reg->space, job))
+        /* Held back (for space, for other jobs, or for a retry's turn): dropped like a queued run. */
+        if (space_gate_drop(&reg->space, job) || deps_drop(&reg->deps, job) || job->retry_due) {
+                job->retry_due = false;
                 was_queued = dropped = true;
+        }
         if (was_queued && dropped &&
             __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) == runs_before)
-                record_cancelled_before_start(reg, job);
+                record_ended_before_start(reg, job, "cancelled");
         *ret_result = cancel_result(reg, job);
         return 0;
 }
@@ -436,23 +482,17 @@ void registry_notify(struct registry *reg, struct job *job, const char *state,
         }
 }
 
-int registry_enqueue(struct registry *reg, struct job *job, double delay, const char **ret_extra)
+/* Into the pool, now or after the delay; a run newly queued is kept in the job's row. */
+static int queue_run(struct registry *reg, struct job *job, double delay)
 {
         bool pending = slow_work_is_pending(&job->dw.work);
-        bool running = slow_work_is_executing(&job->dw.work);
         int r;
 
-        /* Its run waits for free space, and will run once there is some. */
-        if (__atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE)) {
-                *ret_extra = "coalesced";
-                return 0;
-        }
         if (delay > 0)
                 r = slow_work_pool_enqueue_delayed(reg->pool, &job->dw,
                                                    (unsigned long)(delay * 1000.0 + 0.5));
         else
                 r = slow_work_pool_enqueue(reg->pool, &job->dw.work);
-        *ret_extra = r < 0 ? NULL : pending ? "coalesced" : running ? "deferred" : NULL;
         if (r == 0 && !pending) {
                 bool saved = job->qorder != 0; /* a new job's row is written after this */
 
@@ -464,6 +504,168 @@ int registry_enqueue(struct registry *reg, struct job *job, double delay, const 
         return r;
 }
 
+int registry_enqueue(struct registry *reg, struct job *job, double delay, const char **ret_extra)
+{
+        bool pending = slow_work_is_pending(&job->dw.work);
+        bool running = slow_work_is_executing(&job->dw.work);
+        int r;
+
+        /* Its run waits for free space, other jobs or its retry's turn, and will run then. */
+        if (__atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE) || job->waiting ||
+            job->retry_due) {
+                *ret_extra = "coalesced";
+                return 0;
+        }
+        /* A job that was done starts again at its first attempt. */
+        if (job_idle(job))
+                __atomic_store_n(&job->attempt, 1, __ATOMIC_RELEASE);
+        r = queue_run(reg, job, delay);
+        *ret_extra = r < 0 ? NULL : pending ? "coalesced" : running ? "deferred" : NULL;
+        return r;
+}
+
+/* A waiting job's jobs have ended: it runs, or ends without running. */
+static void on_resolved(void *data, struct job *job, bool failed)
+{
+        struct registry *reg = data;
+        const char *extra;
+
+        if (failed) {
+                record_ended_before_start(reg, job, "dependency-failed");
+                registry_check_idle(reg, job);
+                return;
+        }
+        if (registry_enqueue(reg, job, 0, &extra) < 0)
+                log_warning("Job %lld: cannot queue it after the jobs it waited for",
+                            (long long)job->id);
+        registry_save_state(reg, job, NULL);
+        registry_notify(reg, job, "pending", NULL);
+}
+
+/* How a job the submit names has ended (NULL: not yet), and whose it is: 0 or -ENOENT. */
+static int dep_outcome(struct registry *reg, int64_t id, const char **ret_outcome,
+                       uid_t *ret_owner)
+{
+        struct job *job = registry_find(reg, id);
+        const struct run_record *rec;
+
+        if (job) {
+                *ret_owner = job->owner;
+                *ret_outcome = job_idle(job) && job->last ? job->last->outcome : NULL;
+                return 0;
+        }
+        rec = history_last(&reg->history, id);
+        if (!rec)
+                return -ENOENT;
+        *ret_owner = rec->owner;
+        *ret_outcome = rec->outcome;
+        return 0;
+}
+
+static struct job *find_job(void *data, int64_t id)
+{
+        return registry_find(data, id);
+}
+
+int registry_check_deps(struct registry *reg, uid_t uid, const struct job *job,
+                        const char *param, const int64_t *ids, char *err, size_t errlen)
+{
+        for (const int64_t *id = ids; id && *id; id++) {
+                const char *outcome;
+                uid_t owner;
+
+                if (job && *id == job->id) {
+                        snprintf(err, errlen, "\"%s\": job %lld cannot wait for itself", param,
+                                 (long long)*id);
+                        return -ELOOP;
+                }
+                if (dep_outcome(reg, *id, &outcome, &owner) < 0) {
+                        snprintf(err, errlen, "\"%s\": no job %lld", param, (long long)*id);
+                        return -ENOENT;
+                }
+                if (owner != uid) {
+                        snprintf(err, errlen, "\"%s\": job %lld is not yours", param,
+                                 (long long)*id);
+                        return -EPERM;
+                }
+        }
+        if (job && deps_cycle(&reg->deps, job, ids, find_job, reg)) {
+                snprintf(err, errlen, "\"%s\": job %lld would wait for itself (a circle)", param,
+                         (long long)job->id);
+                return -ELOOP;
+        }
+        return 0;
+}
+
+/* The ids of list that have not ended, added to *to: -ENOMEM, else whether an `after` one
+ * (must_succeed) ended otherwise than succeeded. */
+static int add_unended(struct registry *reg, int64_t **to, const int64_t *list, bool must_succeed)
+{
+        size_t n = ids_count(*to);
+        int64_t *ids = realloc(*to, (n + ids_count(list) + 1) * sizeof(*ids));
+        bool failed = false;
+
+        if (!ids)
+                return -ENOMEM;
+        *to = ids;
+        for (; list && *list; list++) {
+                const char *outcome;
+                uid_t owner;
+
+                if (dep_outcome(reg, *list, &outcome, &owner) < 0 || !outcome)
+                        ids[n++] = *list;
+                else if (must_succeed && strcmp(outcome, "succeeded") != 0)
+                        failed = true;
+        }
+        ids[n] = 0;
+        return failed;
+}
+
+int registry_wait_for(struct registry *reg, struct job *job, const int64_t *after,
+                      const int64_t *after_any)
+{
+        int failed = add_unended(reg, &job->after, after, true), r;
+
+        if (failed < 0 || (r = add_unended(reg, &job->after_any, after_any, false)) < 0)
+                return -ENOMEM;
+        if (failed) {
+                deps_drop(&reg->deps, job);
+                free(job->after);
+                free(job->after_any);
+                job->after = job->after_any = NULL;
+                record_ended_before_start(reg, job, "dependency-failed");
+                return 2;
+        }
+        if (!ids_count(job->after) && !ids_count(job->after_any))
+                return 0;
+        r = deps_wait(&reg->deps, job);
+        return r < 0 ? r : 1;
+}
+
+/* A recurring job's tick: queued by the kernel's rules, its next tick kept. */
+static void on_tick(void *data, struct job *job)
+{
+        struct registry *reg = data;
+        const char *extra;
+
+        if (!job->live || !job->persist) {
+                schedule_remove(&reg->schedule, job);
+                return;
+        }
+        if (registry_enqueue(reg, job, 0, &extra) < 0)
+                log_warning("Job %lld: cannot queue its tick", (long long)job->id);
+        else if (!extra || strcmp(extra, "coalesced") != 0)
+                registry_notify(reg, job, "pending", NULL);
+        registry_save_state(reg, job, NULL);
+}
+
+int registry_schedule(struct registry *reg, struct job *job)
+{
+        if (job->next_run <= 0)
+                job->next_run = schedule_next(job, run_wall_now());
+        return schedule_add(&reg->schedule, job);
+}
+
 /* What the pool's threads tell: a run started or ended, or the pool let go of the job. */
 static void on_event(void *data, struct event *e)
 {
@@ -472,6 +674,8 @@ static void on_event(void *data, struct event *e)
 
         switch (e->type) {
         case EVENT_STARTED:
+                if (!job_recurs(job))
+                        job->next_run = 0; /* a retry's tick has come */
                 /* A plugin's runs are marked in the inflight file, which a crash keeps. */
                 if (!job->plugin_entry)
                         registry_save_state(reg, job, NULL);
@@ -542,6 +746,10 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         r = space_gate_init(&reg->space, config->loop, &reg->shared.run, release_held, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
+        deps_init(&reg->deps, on_resolved, reg);
+        r = schedule_init(&reg->schedule, config->loop, on_tick, reg);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the recurring jobs' timer: %m");
         r = slow_work_pool_new(&ps, &reg->pool);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the thread pool: %m");
@@ -572,6 +780,7 @@ void registry_close_events(struct registry *reg)
         events_flush(&reg->events);
         events_close(&reg->events);
         space_gate_close(&reg->space);
+        schedule_close(&reg->schedule);
 }
 
 void registry_free(struct registry *reg)
@@ -580,6 +789,8 @@ void registry_free(struct registry *reg)
         registry_free_pool(reg);
         while (reg->clients)
                 registry_forget(reg, reg->clients->conn);
+        deps_free(&reg->deps);
+        schedule_close(&reg->schedule);
         for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
                 while (reg->by_id[i]) {
                         struct job *job = reg->by_id[i];

@@ -16,9 +16,11 @@
 #include <uv.h>
 
 #include "jobs/contain.h"
+#include "jobs/deps.h"
 #include "jobs/events.h"
 #include "jobs/inflight.h"
 #include "jobs/job.h"
+#include "jobs/schedule.h"
 #include "jobs/space-gate.h"
 #include "methods.h"
 #include "store/history.h"
@@ -48,6 +50,8 @@ struct registry {
         struct inflight inflight;
         struct history history;
         struct space_gate space; /* runs waiting for free space */
+        struct deps deps;        /* jobs waiting for others to end */
+        struct schedule schedule; /* recurring jobs */
         struct job *by_id[REGISTRY_BUCKETS], *by_key[REGISTRY_BUCKETS];
         size_t njobs;
         int64_t next_id, next_qorder;
@@ -94,6 +98,18 @@ bool registry_may_see_rq_entry(struct registry *reg, const struct conn *c,
 /* Enqueues now or after the delay (seconds); says whether a pending run took it in ("coalesced")
  * or a running one will run again ("deferred"). 0 or -errno. */
 int registry_enqueue(struct registry *reg, struct job *job, double delay, const char **ret_extra);
+/* Whether a job of uid may wait for the jobs ids name (after, after_any), job (NULL for a new
+ * one) among them: 0, or -ENOENT (no such job), -EPERM (another user's) or -ELOOP (a circle),
+ * with err naming the param and the job. */
+int registry_check_deps(struct registry *reg, uid_t uid, const struct job *job,
+                        const char *param, const int64_t *ids, char *err, size_t errlen);
+/* The job waits for those of the ids that have not ended (added to what it waits for already):
+ * 0 when none is left (it may be queued), 1 when it waits, 2 when an `after` job has ended
+ * otherwise than succeeded (it ended dependency-failed), -ENOMEM. */
+int registry_wait_for(struct registry *reg, struct job *job, const int64_t *after,
+                      const int64_t *after_any);
+/* A recurring job ticks from now on (its first tick from now, unless it has one). */
+int registry_schedule(struct registry *reg, struct job *job);
 /* Writes the job's row, or its state (NULL: its own), and notes which write holds it. */
 void registry_save_job(struct registry *reg, struct job *job);
 void registry_save_state(struct registry *reg, struct job *job, const char *state);

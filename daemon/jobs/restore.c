@@ -30,6 +30,8 @@ struct restoring {
         size_t nleftovers;
         int64_t foreign; /* a job of another user, which a user instance must not hold */
         uid_t foreign_owner;
+        struct job **waiting; /* jobs that waited for others: looked at once all are back */
+        size_t nwaiting;
 };
 
 static void restore_run(void *data, struct run_record *rec)
@@ -125,6 +127,16 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
         return r ? -EINVAL : 0;
 }
 
+/* Queued again as it was: its attempt stays (a retry waiting for its turn is one). */
+static void queue_restored(struct registry *reg, struct job *job, double delay)
+{
+        int64_t attempt = job->attempt;
+        const char *extra;
+
+        registry_enqueue(reg, job, delay, &extra);
+        job->attempt = attempt;
+}
+
 /* A run the daemon's end cut: recorded interrupted (with what it left behind), and queued once
  * more, unless held: a plugin's (one that crashed the daemon must not do it again on its own) or
  * one whose leftovers live on. A held job waits for an enqueue. */
@@ -132,7 +144,6 @@ static void restore_interrupted(struct registry *reg, struct job *job, int left)
 {
         bool held = job->plugin_entry || left < 0;
         struct run_record *rec;
-        const char *extra;
 
         job->runs_ended--;
         /* What the cut run wrote stays readable, and goes with its record. */
@@ -141,7 +152,7 @@ static void restore_interrupted(struct registry *reg, struct job *job, int left)
                 rec->leftovers = left;
         registry_run_ended(reg, job, rec);
         if (!held) {
-                registry_enqueue(reg, job, 0, &extra);
+                queue_restored(reg, job, 0);
                 return;
         }
         if (!job->persist) {
@@ -151,12 +162,81 @@ static void restore_interrupted(struct registry *reg, struct job *job, int left)
         registry_save_state(reg, job, NULL);
 }
 
+/* What a row's flow column kept: the jobs it waits for, its attempt, its next tick. */
+static void restore_flow(struct job *job, const char *text)
+{
+        json_object *o = text ? json_tokener_parse(text) : NULL, *v;
+        struct sw_submit_params p = {0};
+        char err[8];
+
+        if (!o)
+                return;
+        /* The lists are read back by the submit's own table. */
+        if (json_object_object_get_ex(o, "after", &v) || json_object_object_get_ex(o, "after_any", &v)) {
+                json_object *lists = json_object_new_object();
+
+                if (json_object_object_get_ex(o, "after", &v))
+                        json_object_object_add(lists, "after", json_object_get(v));
+                if (json_object_object_get_ex(o, "after_any", &v))
+                        json_object_object_add(lists, "after_any", json_object_get(v));
+                if (sw_params_parse(lists, sw_submit_params, &p, err, sizeof(err)) == 0) {
+                        job->after = p.after;
+                        job->after_any = p.after_any;
+                        p.after = p.after_any = NULL;
+                }
+                sw_params_clear(sw_submit_params, &p);
+                json_object_put(lists);
+        }
+        if (json_object_object_get_ex(o, "attempt", &v) && json_object_get_int64(v) > 0)
+                job->attempt = json_object_get_int64(v);
+        if (json_object_object_get_ex(o, "next_run", &v))
+                job->next_run = json_object_get_double(v);
+        json_object_put(o);
+}
+
+/* A recurring job ticks again; a tick it missed while the daemon was down makes one run now,
+ * unless it runs at start anyway (it was queued, or its run was cut). */
+static void restore_schedule(struct registry *reg, struct job *job, double now, bool queued)
+{
+        const char *extra;
+
+        if (job->next_run > 0 && job->next_run <= now && !queued) {
+                log_info("Job %lld missed its tick while the daemon was down: it runs once now",
+                         (long long)job->id);
+                registry_enqueue(reg, job, 0, &extra);
+        }
+        if (job->next_run <= now)
+                job->next_run = 0; /* the next one from now */
+        if (registry_schedule(reg, job) < 0)
+                log_warning("Job %lld: cannot schedule its ticks", (long long)job->id);
+        registry_save_state(reg, job, NULL);
+}
+
+/* A job that waited for others: those that ended meanwhile count now. */
+static void restore_waiting(struct registry *reg, struct job *job)
+{
+        int64_t *after = job->after, *after_any = job->after_any;
+        const char *extra;
+        int w;
+
+        job->after = job->after_any = NULL;
+        w = registry_wait_for(reg, job, after, after_any);
+        if (w == 0)
+                registry_enqueue(reg, job, 0, &extra);
+        if (w < 0)
+                log_error("Job %lld: out of memory while restoring what it waits for",
+                          (long long)job->id);
+        registry_save_state(reg, job, NULL);
+        free(after);
+        free(after_any);
+        registry_check_idle(reg, job);
+}
+
 static void restore_job(void *data, const struct store_job_row *row)
 {
         struct restoring *rs = data;
         struct registry *reg = rs->reg;
         double now = (double)time(NULL);
-        const char *extra;
         struct job *job;
 
         if (job_from_row(reg, row, &job) < 0)
@@ -170,6 +250,7 @@ static void restore_job(void *data, const struct store_job_row *row)
         job->runs_started = job->runs_ended = row->runs;
         if (history_last(&reg->history, job->id))
                 job->last = run_record_dup(history_last(&reg->history, job->id));
+        restore_flow(job, row->flow);
         registry_add(reg, job);
         /* The last daemon died while the job's plugin ran (its row may still say pending). */
         if (strcmp(row->state, "running") != 0 && plugin_crashed(reg, job->id)) {
@@ -180,7 +261,18 @@ static void restore_job(void *data, const struct store_job_row *row)
         } else if (strcmp(row->state, "running") == 0)
                 restore_interrupted(reg, job, left_by(rs, job->id, job->runs_started));
         else if (strcmp(row->state, "pending") == 0)
-                registry_enqueue(reg, job, row->due > now ? row->due - now : 0, &extra);
+                queue_restored(reg, job, row->due > now ? row->due - now : 0);
+        else if (strcmp(row->state, "waiting") == 0) {
+                struct job **more = realloc(rs->waiting, (rs->nwaiting + 1) * sizeof(*more));
+
+                if (more) {
+                        rs->waiting = more;
+                        rs->waiting[rs->nwaiting++] = job_ref(job);
+                }
+                return;
+        }
+        if (job_recurs(job))
+                restore_schedule(reg, job, now, strcmp(row->state, "idle") != 0);
         registry_check_idle(reg, job);
 }
 
@@ -221,6 +313,11 @@ int restore(struct registry *reg)
         r = store_load_runs(reg->store, reg->settings.history_limit, restore_run, &rs);
         if (r == 0)
                 r = store_load_jobs(reg->store, restore_job, &rs);
+        for (size_t i = 0; i < rs.nwaiting; i++) {
+                restore_waiting(reg, rs.waiting[i]);
+                job_unref(rs.waiting[i]);
+        }
+        free(rs.waiting);
         free(rs.leftovers);
         free(reg->crashed); /* the start's alone */
         reg->crashed = NULL;

@@ -35,10 +35,62 @@ static void enqueue_reply(struct registry *reg, struct conn *c, struct job *job,
                 registry_notify(reg, job, "pending", NULL);
 }
 
-/* A submit whose key names a live job of the same owner: that job is enqueued instead. */
+static int deps_code(int e)
+{
+        return e == -ENOENT ? SW_E_NOT_FOUND : e == -EPERM ? SW_E_PERMISSION : SW_E_INVALID_PARAMS;
+}
+
+/* Whether the submit's after and after_any may be waited for by job (NULL: a new one). */
+static bool deps_ok(struct registry *reg, struct conn *c, const struct job *job,
+                    const struct sw_submit_params *p, struct reply *r)
+{
+        char err[256];
+        int e = registry_check_deps(reg, c->uid, job, "after", p->after, err, sizeof(err));
+
+        if (e == 0)
+                e = registry_check_deps(reg, c->uid, job, "after_any", p->after_any, err,
+                                        sizeof(err));
+        if (e < 0)
+                reply_error(r, deps_code(e), "%s", err);
+        return e == 0;
+}
+
+/* The job waits for the submit's after and after_any jobs, or is queued when none is left. */
+static void wait_reply(struct registry *reg, struct conn *c, struct job *job,
+                       const struct sw_submit_params *p, struct reply *r)
+{
+        int w = registry_wait_for(reg, job, p->after, p->after_any);
+
+        if (w < 0) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        if (w == 0) {
+                enqueue_reply(reg, c, job, p->delay, r);
+                return;
+        }
+        r->result = registry_state_result(job, NULL);
+        registry_save_state(reg, job, NULL);
+        if (w == 1)
+                registry_notify(reg, job, "waiting", NULL);
+}
+
+/* A submit whose key names a live job of the same owner: that job is enqueued instead; with
+ * after or after_any, a job that waits or is done waits for them (too). */
 static void submit_again(struct registry *reg, struct conn *c, struct job *job,
                          const struct sw_submit_params *p, struct reply *r)
 {
+        bool deps = p->after || p->after_any;
+
+        if (deps && !job->waiting && !job_idle(job)) {
+                reply_error(r, SW_E_CONFLICT,
+                            "job %lld (key \"%s\") is %s: only a job that waits or is done can "
+                            "be given jobs to wait for",
+                            (long long)job->id, p->key, job_state(job));
+                return;
+        }
+        if (deps && !deps_ok(reg, c, job, p, r))
+                return;
         if (!job_same_payload(job, p)) {
                 reply_error(r, SW_E_CONFLICT,
                             "key \"%s\" belongs to job %lld, which runs something else", p->key,
@@ -54,7 +106,10 @@ static void submit_again(struct registry *reg, struct conn *c, struct job *job,
                 job->handles++;
                 registry_save_state(reg, job, NULL);
         }
-        enqueue_reply(reg, c, job, p->delay, r);
+        if (deps)
+                wait_reply(reg, c, job, p, r);
+        else
+                enqueue_reply(reg, c, job, p->delay, r);
 }
 
 /* The limits a shell job gets: its own over the default-* settings, if this daemon can enforce
@@ -132,10 +187,20 @@ static void handle_submit(struct registry *reg, struct conn *c, union params *pa
                 reply_error(r, e == -ENOENT ? SW_E_NOT_FOUND : SW_E_INVALID_PARAMS, "%s", err);
                 return;
         }
+        if (!deps_ok(reg, c, NULL, p, r)) {
+                job_unref(job);
+                return;
+        }
         job->id = ++reg->next_id;
         registry_add(reg, job);
         if (p->hold && registry_hold(reg, c, job) < 0)
                 reply_error(r, SW_E_INTERNAL, "out of memory");
+        else if (job_recurs(job) && registry_schedule(reg, job) < 0)
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+        else if (job_recurs(job))
+                r->result = registry_state_result(job, NULL); /* it runs at its ticks */
+        else if (p->after || p->after_any)
+                wait_reply(reg, c, job, p, r);
         else
                 enqueue_reply(reg, c, job, p->delay, r);
         if (r->code) {
@@ -143,6 +208,8 @@ static void handle_submit(struct registry *reg, struct conn *c, union params *pa
                 return;
         }
         registry_save_job(reg, job);
+        /* One that ended at once (an after job had failed) goes, unless held. */
+        registry_check_idle(reg, job);
 }
 
 static void handle_enqueue(struct registry *reg, struct conn *c, union params *params,
@@ -167,8 +234,14 @@ static void handle_enqueue(struct registry *reg, struct conn *c, union params *p
         enqueue_reply(reg, c, job, 0, r);
 }
 
+static void submit_prefill(struct registry *reg, union params *params)
+{
+        (void)reg;
+        params->submit.retry_delay = SW_RETRY_DELAY_DEFAULT;
+}
+
 const struct method submit_methods[] = {
-    {"submit", sw_submit_params, NULL, handle_submit},
+    {"submit", sw_submit_params, submit_prefill, handle_submit},
     {"enqueue", sw_enqueue_params, NULL, handle_enqueue},
     {NULL, NULL, NULL, NULL},
 };

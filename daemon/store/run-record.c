@@ -40,6 +40,7 @@ json_object *run_record_to_json(const struct run_record *rec)
         json_object_object_add(o, "command", json_object_new_string(rec->summary));
         json_object_object_add(o, "owner", json_object_new_int64(rec->owner));
         json_object_object_add(o, "outcome", json_object_new_string(rec->outcome));
+        json_object_object_add(o, "attempt", json_object_new_int64(rec->attempt > 0 ? rec->attempt : 1));
         if (rec->signal)
                 json_object_object_add(o, "signal", json_object_new_int(rec->signal));
         else if (rec->started > 0)

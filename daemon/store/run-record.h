@@ -15,7 +15,8 @@ struct run_record {
         uid_t owner;
         char *summary; /* the command, for people */
         double started, ended; /* Unix seconds; started 0 for a run that never started */
-        const char *outcome;   /* succeeded, failed, killed, timed-out, cancelled, interrupted */
+        const char *outcome;   /* succeeded, failed, killed, timed-out, cancelled,
+                                * interrupted, dependency-failed */
         int exit_code;         /* when it exited */
         int signal;            /* when a signal ended it */
         char *log;             /* the run's log file */
@@ -24,6 +25,7 @@ struct run_record {
         int64_t memory_peak;   /* bytes at most in memory at once; < 0: not known */
         int leftovers;         /* an interrupted run's processes that the next start killed
                                 * before the job ran again; -1: they could not be stopped */
+        int64_t attempt;       /* 1 for a job's first try, 2 for its first retry, ... */
         int64_t log_bytes;     /* the log file's size once the run ended; 0 when it has none */
         uint64_t saved_seq;    /* the state database write that holds it (loop) */
 };

@@ -16,6 +16,7 @@
 #include "store/run-record.h"
 #include "store/store.h"
 #include "store/wal-check.h"
+#include "methods.h"
 #include "util/log.h"
 #include "util/strv.h"
 
@@ -39,6 +40,9 @@ static const char *const migrations[STORE_SCHEMA] = {
     "ALTER TABLE runs ADD COLUMN memory_peak INTEGER;",
     /* 3: what an interrupted run left behind, killed before its job ran again */
     "ALTER TABLE runs ADD COLUMN leftovers INTEGER NOT NULL DEFAULT 0;",
+    /* 4: a job's flow (what it waits for, its attempt, its next tick), a run's attempt */
+    "ALTER TABLE jobs ADD COLUMN flow TEXT;"
+    "ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;",
 };
 
 enum stmt {
@@ -56,14 +60,14 @@ enum stmt {
 
 static const char *const stmt_sql[STMT_MAX] = {
     [STMT_PUT_JOB] = "INSERT OR REPLACE INTO jobs (id, owner, very_slow, payload, env, key, name,"
-                     " persist, state, qorder, due, runs) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                     " persist, state, qorder, due, runs, flow) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [STMT_PUT_JOB_STATE] = "UPDATE jobs SET persist = ?2, state = ?3, qorder = ?4, due = ?5,"
-                           " runs = ?6 WHERE id = ?1",
+                           " runs = ?6, flow = ?7 WHERE id = ?1",
     [STMT_DELETE_JOB] = "DELETE FROM jobs WHERE id = ?",
     [STMT_PUT_ENV] = "INSERT OR IGNORE INTO envs (id, vars) VALUES (?, ?)",
     [STMT_ADD_RUN] = "INSERT INTO runs (id, run, very_slow, owner, summary, started, ended,"
-                     " outcome, exit_code, signal, log, oom, cpu_time, memory_peak, leftovers)"
-                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                     " outcome, exit_code, signal, log, oom, cpu_time, memory_peak, leftovers, attempt)"
+                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [STMT_PUT_SETTING] = "INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)",
     [STMT_PUT_NEXT_ID] = "INSERT INTO meta (key, value) VALUES ('next_id', ?1)"
                          " ON CONFLICT (key) DO UPDATE SET value = max(value, ?1)",
@@ -72,7 +76,7 @@ static const char *const stmt_sql[STMT_MAX] = {
     [STMT_FORGET_LOG] = "UPDATE runs SET log = NULL WHERE id = ?1 AND run = ?2 AND log = ?3",
 };
 
-#define OP_VALUES_MAX 15
+#define OP_VALUES_MAX 16
 
 struct value {
         enum { V_NULL, V_INT, V_REAL, V_TEXT } type;
@@ -661,6 +665,7 @@ static void put_state(struct op *op, const struct store_job_row *row)
         put_int(op, row->qorder);
         put_real(op, row->due);
         put_int(op, row->runs);
+        put_text(op, row->flow);
 }
 
 uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct env_block *env)
@@ -728,6 +733,7 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
         else
                 op->n++;
         put_int(op, rec->leftovers);
+        put_int(op, rec->attempt > 0 ? rec->attempt : 1);
         pthread_mutex_lock(&s->lock);
         s->history_limit = history_limit;
         s->runs_added = true;
@@ -791,7 +797,7 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
         if (sqlite3_prepare_v2(
                 s->db,
                 "SELECT j.id, owner, very_slow, payload, e.vars, key, name,"
-                " persist, state, qorder, due, runs, e.id FROM jobs j LEFT JOIN envs e"
+                " persist, state, qorder, due, runs, e.id, flow FROM jobs j LEFT JOIN envs e"
                 " ON e.id = j.env ORDER BY qorder, j.id",
                 -1, &st, NULL) != SQLITE_OK)
                 return db_error(s, "cannot read the jobs");
@@ -810,6 +816,7 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
                     .due = sqlite3_column_double(st, 10),
                     .runs = sqlite3_column_int64(st, 11),
                     .env_id = sqlite3_column_int64(st, 12),
+                    .flow = (const char *)sqlite3_column_text(st, 13),
                 };
 
                 cb(data, &row);
@@ -819,14 +826,12 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
         return r == SQLITE_DONE ? 0 : db_error(s, "cannot read the jobs");
 }
 
+/* The outcome's name as the protocol spells it (a string that lives on); unknown: interrupted. */
 static const char *outcome_name(const char *text)
 {
-        static const char *const names[] = {"succeeded", "failed",    "killed",
-                                            "timed-out", "cancelled", "interrupted"};
-
-        for (size_t i = 0; text && i < sizeof(names) / sizeof(names[0]); i++)
-                if (strcmp(text, names[i]) == 0)
-                        return names[i];
+        for (const char *const *o = sw_outcomes; text && *o; o++)
+                if (strcmp(text, *o) == 0)
+                        return *o;
         return "interrupted";
 }
 
@@ -839,7 +844,7 @@ int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struc
         if (sqlite3_prepare_v2(s->db,
                                "SELECT id, run, very_slow, owner, summary, started, ended,"
                                " outcome, exit_code, signal, log, oom, cpu_time, memory_peak,"
-                               " leftovers FROM (SELECT * FROM runs"
+                               " leftovers, attempt FROM (SELECT * FROM runs"
                                " ORDER BY seq DESC LIMIT ?) ORDER BY seq",
                                -1, &st, NULL) != SQLITE_OK)
                 return db_error(s, "cannot read the history");
@@ -869,6 +874,7 @@ int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struc
                                        ? -1
                                        : sqlite3_column_int64(st, 13);
                 rec->leftovers = sqlite3_column_int(st, 14);
+                rec->attempt = sqlite3_column_int64(st, 15);
                 cb(data, rec);
         }
         sqlite3_finalize(st);
