@@ -25,7 +25,7 @@ int jobs_record_status(json_object *rec)
                 return code > 0 && code < 256 ? (int)code : EXIT_FAIL;
         if (strcmp(outcome, "killed") == 0 && sig > 0 && sig < 128)
                 return 128 + (int)sig;
-        return EXIT_FAIL; /* cancelled, timed out, interrupted */
+        return EXIT_FAIL; /* cancelled, timed out, interrupted, dependency-failed */
 }
 
 /* "succeeded", "failed (exit code 3)", "killed (SIGTERM)", ... */

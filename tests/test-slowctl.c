@@ -300,6 +300,61 @@ START_TEST(submit_limit_options_reach_the_job)
 }
 END_TEST
 
+/* The flow options reach the daemon: a chain, a retried job, a recurring one; bad values are
+ * usage errors (2) or the daemon's (1), and nothing is made. */
+START_TEST(submit_flow_options_reach_the_job)
+{
+        int64_t a = submit("--", "sh", "-c", "sleep 0.3; exit 3", NULL);
+        int64_t b = submit("--after", idstr(a), "--", "true", NULL);
+        int64_t c = submit("--after-any", idstr(a), "--retries", "2", "--retry-delay", "0.05", "--",
+                           "false", NULL);
+        int64_t e = submit("--cron", "0 3 * * *", "--", "true", NULL), f;
+        static const char *const usage[][2] = {
+            {"--after", "x"},     {"--after", "1,,2"}, {"--after", "0"},
+            {"--after-any", ""},  {"--retries", "-1"}, {"--retries", "1001"},
+            {"--retry-delay", "soon"}, {"--every", "x"},
+        };
+        char *out;
+        struct run r;
+
+        ctl(&r, NULL, "wait", idstr(b), NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.out, "dependency-failed"));
+        run_free(&r);
+        ctl(&r, NULL, "wait", idstr(c), NULL);
+        ck_assert_int_eq(r.status, 1);
+        run_free(&r);
+        out = ctl_ok("history", "--outcome", "failed", NULL);
+        {
+                int lines = 0;
+
+                for (char *p = out; (p = strchr(p, '\n')); p++)
+                        lines++;
+                ck_assert_int_eq(lines, 1 + 3 + 1); /* header, c's three attempts, a */
+        }
+        free(out);
+        out = ctl_ok("status", idstr(e), NULL);
+        ck_assert_ptr_nonnull(strstr(out, "0 3 * * *"));
+        ck_assert_ptr_nonnull(strstr(out, "next_run"));
+        free(out);
+        for (size_t i = 0; i < sizeof(usage) / sizeof(usage[0]); i++) {
+                ctl(&r, NULL, "submit", usage[i][0], usage[i][1], "--", "true", NULL);
+                ck_assert_msg(r.status == 2, "submit %s %s: %d", usage[i][0], usage[i][1], r.status);
+                run_free(&r);
+        }
+        ctl(&r, NULL, "submit", "--every", "0", "--", "true", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "every"));
+        run_free(&r);
+        ctl(&r, NULL, "submit", "--cron", "* * * * 9", "--", "true", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "day-of-week"));
+        run_free(&r);
+        f = submit("--", "true", NULL);
+        ck_assert_int_eq(f, e + 1);
+}
+END_TEST
+
 START_TEST(submit_wait_exits_with_the_jobs_code)
 {
         struct run r;
@@ -1158,6 +1213,7 @@ int main(void)
         tcase_add_test(tc, submit_prints_an_id_and_wait_exits_with_the_jobs_code);
         tcase_add_test(tc, submit_wait_exits_with_the_jobs_code);
         tcase_add_test(tc, submit_limit_options_reach_the_job);
+        tcase_add_test(tc, submit_flow_options_reach_the_job);
         tcase_add_test(tc, submit_plugin_runs_an_entry_point_with_its_arg);
         tcase_add_test(tc, one_argument_is_a_shell_command_several_are_argv);
         tcase_add_test(tc, submit_sends_the_current_directory_or_cwd);
