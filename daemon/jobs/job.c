@@ -147,6 +147,7 @@ int job_new(struct job_shared *shared, uid_t owner, const struct sw_submit_param
         job->persist = p->persist;
         job->kick_fd = -1;
         pthread_mutex_init(&job->run_lock, NULL);
+        suspend_init(&job->suspend);
         r = p->plugin ? plugin_payload(job, p, err, errlen) : shell_payload(job, p);
         job->name = p->name ? strdup(p->name) : NULL;
         job->key = p->key ? strdup(p->key) : NULL;
@@ -172,6 +173,7 @@ void job_unref(struct job *job)
         if (!job || __atomic_sub_fetch(&job->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return;
         pthread_mutex_destroy(&job->run_lock);
+        suspend_destroy(&job->suspend);
         strv_free(job->argv);
         envs_unref(&job->shared->envs, job->env);
         plugins_put(&job->shared->plugins, job->plugin);
@@ -221,15 +223,14 @@ bool job_idle(struct job *job)
         return !slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
                job->runs_ended == __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) &&
                !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
-               !__atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE);
+               !__atomic_load_n(&job->held, __ATOMIC_ACQUIRE);
 }
 
 const char *job_state(struct job *job)
 {
         if (slow_work_is_executing(&job->dw.work))
                 return "running";
-        if (slow_work_is_pending(&job->dw.work) ||
-            __atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE))
+        if (slow_work_is_pending(&job->dw.work) || __atomic_load_n(&job->held, __ATOMIC_ACQUIRE))
                 return "pending";
         return job_idle(job) ? "idle" : "running";
 }

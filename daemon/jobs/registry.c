@@ -292,7 +292,7 @@ static void finish_cancels(struct registry *reg, struct job *job)
         for (w = job->cancels; w; w = w->next)
                 __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
         /* The run it waited for found too little space and did not start. */
-        if (space_gate_drop(&reg->space, job))
+        if (gate_drop(&reg->gate, job))
                 record_cancelled_before_start(reg, job);
         answer(&job->cancels, job, cancel_result, reg);
 }
@@ -317,7 +317,7 @@ int registry_cancel(struct registry *reg, struct job *job, struct conn *c, json_
                 return 1;
         }
         __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
-        if (space_gate_drop(&reg->space, job))
+        if (gate_drop(&reg->gate, job))
                 was_queued = dropped = true;
         if (was_queued && dropped &&
             __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) == runs_before)
@@ -443,7 +443,7 @@ int registry_enqueue(struct registry *reg, struct job *job, double delay, const 
         int r;
 
         /* Its run waits for free space, and will run once there is some. */
-        if (__atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE)) {
+        if (__atomic_load_n(&job->held, __ATOMIC_ACQUIRE)) {
                 *ret_extra = "coalesced";
                 return 0;
         }
@@ -481,9 +481,11 @@ static void on_event(void *data, struct event *e)
                 registry_run_ended(reg, job, e->rec);
                 e->rec = NULL;
                 registry_notify(reg, job, record_state_after_run(job), job->last);
+                pause_run_done(&reg->pause);
                 break;
         case EVENT_HELD:
-                space_gate_hold(&reg->space, job);
+                gate_hold(&reg->gate, job);
+                pause_run_done(&reg->pause);
                 break;
         case EVENT_RELEASED:
                 break;
@@ -539,9 +541,10 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         r = events_init(&reg->events, config->loop, on_event, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the job events: %m");
-        r = space_gate_init(&reg->space, config->loop, &reg->shared.run, release_held, reg);
+        r = gate_init(&reg->gate, config->loop, &reg->shared.run, release_held, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
+        pause_init(&reg->pause, &reg->shared.run, &reg->gate, reg->store);
         r = slow_work_pool_new(&ps, &reg->pool);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the thread pool: %m");
@@ -551,6 +554,11 @@ int registry_init(struct registry *reg, const struct registry_config *config)
 void registry_stop_starting(struct registry *reg)
 {
         __atomic_store_n(&reg->shared.run.stopping, true, __ATOMIC_RELEASE);
+        /* A suspended run would not end in stop-timeout: it is interrupted now. */
+        for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
+                for (struct job *job = reg->by_id[i]; job; job = job->hnext)
+                        if (suspend_is_on(&job->suspend))
+                                job_kick(job);
 }
 
 void registry_interrupt_all(struct registry *reg)
@@ -571,7 +579,8 @@ void registry_close_events(struct registry *reg)
 {
         events_flush(&reg->events);
         events_close(&reg->events);
-        space_gate_close(&reg->space);
+        gate_close(&reg->gate);
+        pause_close(&reg->pause);
 }
 
 void registry_free(struct registry *reg)
