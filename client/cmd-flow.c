@@ -48,12 +48,14 @@ static int job_call(struct ctl *x, const char *method, const char *arg)
 {
         int64_t id = ctl_parse_id(x, arg);
         json_object *result;
+        char what[64];
         bool suspended;
         int r;
 
         if (id < 0)
                 return EXIT_USAGE;
-        r = ctl_call(x, NULL, method, ctl_id_params(id), &result);
+        snprintf(what, sizeof(what), "%s %lld", method, (long long)id);
+        r = ctl_call(x, what, method, ctl_id_params(id), &result);
         if (r)
                 return r;
         if (!x->json) {
