@@ -120,7 +120,10 @@ static void top_screen(struct ctl *x, json_object *stats, bool live)
                (long long)json_int(stats, "queued_slow", 0),
                (long long)json_int(stats, "queued_very_slow", 0),
                (long long)json_int(stats, "delayed", 0));
-        printf("runs done %lld\n\n", (long long)json_int(stats, "items_run", 0));
+        printf("runs done %lld%s\n\n", (long long)json_int(stats, "items_run", 0),
+               json_object_get_boolean(json_object_object_get(stats, "paused"))
+                   ? "  paused: no new run starts"
+                   : "");
         print_rq(stats, rows);
         fflush(stdout);
 }

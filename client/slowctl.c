@@ -27,6 +27,7 @@ enum {
         OPT_DELAY,
         OPT_TIMEOUT,
         OPT_WAIT,
+        OPT_DRAIN,
         OPT_HOLD,
         OPT_PERSIST,
         OPT_CWD,
@@ -71,6 +72,7 @@ static const struct option_def option_defs[] = {
     {OPT_DELAY, "delay", "S", "queue it after S seconds"},
     {OPT_TIMEOUT, "timeout", "S", "stop a run after S seconds"},
     {OPT_WAIT, "wait", NULL, "wait for the job; exit with its exit status"},
+    {OPT_DRAIN, "wait", NULL, "answer once no job is running any more (drain)"},
     {OPT_HOLD, "hold", NULL, "keep the job after its run while slowctl stays connected"},
     {OPT_PERSIST, "persist", NULL, "keep the job until it is released"},
     {OPT_CWD, "cwd", "D", "the directory to run in (default: the current one)"},
@@ -130,6 +132,7 @@ static const int log_options[] = {OPT_FOLLOW, 0};
 static const int set_options[] = {OPT_RUNTIME, 0};
 static const int history_options[] = {OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
 static const int list_options[] = {OPT_ALL, OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
+static const int pause_options[] = {OPT_DRAIN, 0};
 static const int no_options[] = {0};
 
 static const struct command commands[] = {
@@ -161,6 +164,13 @@ static const struct command commands[] = {
      "a live view of the threads and the queue (q quits)"},
     {"rq", 0, 0, no_options, false, cmd_rq, "",
      "show the run queue as the kernel's /proc/slow_work_rq"},
+    {"pause", 0, 0, pause_options, false, cmd_pause, "[--wait]",
+     "start no new job until resume (running ones go on)"},
+    {"resume", 0, 0, no_options, false, cmd_resume, "", "start jobs again after pause"},
+    {"suspend", 1, 1, no_options, false, cmd_suspend, "ID",
+     "stop a running job's processes where they are"},
+    {"continue", 1, 1, no_options, false, cmd_continue, "ID",
+     "let a suspended job's processes go on"},
     {"ping", 0, 0, no_options, false, cmd_ping, "", "check that the daemon answers"},
     {"version", 0, 0, no_options, false, cmd_version, "",
      "show slowctl's and the daemon's version"},
@@ -359,6 +369,7 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
         case OPT_TIMEOUT:
                 return parse_seconds(x, "timeout", arg, &o->timeout);
         case OPT_WAIT:
+        case OPT_DRAIN:
                 o->wait = true;
                 return 0;
         case OPT_HOLD:

@@ -71,7 +71,7 @@ __attribute__((format(printf, 2, 3))) int ctl_usage_error(struct ctl *x, const c
 int64_t ctl_parse_id(struct ctl *x, const char *s);
 json_object *ctl_id_params(int64_t id);
 
-/* The commands: cmd-submit.c, cmd-jobs.c, cmd-settings.c, cmd-pool.c. */
+/* The commands: cmd-submit.c, cmd-jobs.c, cmd-settings.c, cmd-pool.c, cmd-flow.c. */
 int cmd_submit(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_enqueue(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_wait(struct ctl *x, const struct opts *o, int argc, char **argv);
@@ -86,6 +86,10 @@ int cmd_stats(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_top(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_rq(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_history(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_pause(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_resume(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_suspend(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_continue(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv);
 

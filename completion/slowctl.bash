@@ -12,7 +12,7 @@ _slowctl()
         _init_completion || return
 
         local commands="submit enqueue wait cancel release status list history log get set stats
-                top rq ping version"
+                top rq pause resume suspend continue ping version"
         local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
                 log-limit kill-grace stop-timeout max-connections-per-user
                 max-log-bytes-per-user min-free-space default-memory-max default-tasks-max
@@ -88,6 +88,16 @@ _slowctl()
                 else
                         COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
                 fi
+                ;;
+        suspend | continue)
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--help" -- "$cur"))
+                elif ((cword == command_index + 1)); then
+                        COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
+                fi
+                ;;
+        pause)
+                COMPREPLY=($(compgen -W "--wait --help" -- "$cur"))
                 ;;
         log)
                 if [[ $cur == -* ]]; then

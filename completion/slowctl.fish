@@ -32,7 +32,7 @@ function __slowctl_args_after
     math (count $args) - $i
 end
 
-set -l commands submit enqueue wait cancel release status list history log get set stats top rq ping version
+set -l commands submit enqueue wait cancel release status list history log get set stats top rq pause resume suspend continue ping version
 
 complete -c slowctl -f
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d "the daemon's socket"
@@ -54,6 +54,10 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a set -d "ch
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a stats -d "show the pool's statistics"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a top -d "a live view of the threads and the queue"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a rq -d "show the run queue as the kernel's /proc/slow_work_rq"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a pause -d "start no new job until resume (running ones go on)"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a resume -d "start jobs again after pause"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a suspend -d "stop a running job's processes where they are"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a continue -d "let a suspended job's processes go on"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a ping -d "check that the daemon answers"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a version -d "show slowctl's and the daemon's version"
 
@@ -86,7 +90,8 @@ complete -c slowctl -n "__fish_seen_subcommand_from list history" -l outcome -x 
 complete -c slowctl -n "__fish_seen_subcommand_from list history" -l since -x -d "runs ended since (2h, or a local time)"
 complete -c slowctl -n "__fish_seen_subcommand_from list history" -s n -l limit -x -d "at most N runs"
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue" -l key -x -d "the live job of this key"
-complete -c slowctl -n "__fish_seen_subcommand_from enqueue wait cancel release status log" -a "(__slowctl_jobs)" -d "job"
+complete -c slowctl -n "__fish_seen_subcommand_from enqueue wait cancel release status log suspend continue" -a "(__slowctl_jobs)" -d "job"
+complete -c slowctl -n "__fish_seen_subcommand_from pause" -l wait -d "answer once no job is running any more (drain)"
 complete -c slowctl -n "__fish_seen_subcommand_from log" -s f -l follow -d "keep printing while the job runs"
 complete -c slowctl -n "__fish_seen_subcommand_from get; and test (__slowctl_args_after get) -eq 0" -a "(__slowctl_settings)" -d setting
 complete -c slowctl -n "__fish_seen_subcommand_from set" -l runtime -d "change the running daemon only"

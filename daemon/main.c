@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "manager.h"
@@ -95,6 +96,7 @@ int main(int argc, char **argv)
         char err[512];
         int c, index, r;
 
+        tzset(); /* cron schedules are in local time, as TZ says */
         while ((c = getopt_long(argc, argv, "", options, &index)) != -1) {
                 switch (c) {
                 case OPT_SOCKET:

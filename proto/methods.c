@@ -9,8 +9,9 @@
 #define YEAR_SECONDS 31536000.0
 
 const char *const sw_methods[] = {
-    "submit",       "enqueue",      "wait",  "cancel",    "release", "status",  "list",    "log",
-    "settings.get", "settings.set", "stats", "subscribe", "ping",    "version", "history", NULL,
+    "submit",  "enqueue",      "wait",         "cancel",  "release",   "status", "list",
+    "log",     "settings.get", "settings.set", "stats",   "subscribe", "ping",   "version",
+    "history", "pause",        "resume",       "suspend", "continue",  NULL,
 };
 
 const struct sw_param sw_no_params[] = {
@@ -53,6 +54,11 @@ const struct sw_param sw_limits_params[] = {
     {"nice", SW_P_INT, LIMIT(nice), false, -20, 19},
     {"open_files", SW_P_INT, LIMIT(open_files), false, 0, 1048576},
     {"cpu_time", SW_P_INT, LIMIT(cpu_time), false, 0, YEAR_SECONDS},
+    {.name = NULL},
+};
+
+const struct sw_param sw_pause_params[] = {
+    {"drain", SW_P_BOOL, offsetof(struct sw_pause_params, drain), false, 0, 0},
     {.name = NULL},
 };
 

@@ -11,10 +11,10 @@
 
 #define SW_JSON_INT_MAX 9007199254740991.0 /* 2^53 - 1: the largest integer a double holds */
 
-/* The 15 method names, NULL-terminated. */
+/* The 19 method names, NULL-terminated. */
 extern const char *const sw_methods[];
 
-/* Methods without params: list, stats, ping, version, subscribe, settings.get. */
+/* Methods without params: list, stats, ping, version, subscribe, settings.get, resume. */
 extern const struct sw_param sw_no_params[];
 
 struct sw_submit_params {
@@ -64,7 +64,13 @@ int sw_limits_parse(json_object *obj, struct sw_limits *l, char *errbuf, size_t 
 /* The members that are set, by name; NULL on ENOMEM. */
 json_object *sw_limits_to_json(const struct sw_limits *l);
 
-/* wait, cancel, release: id required; status: id optional (0 when absent). */
+/* pause: drain optional (false when absent). */
+struct sw_pause_params {
+        bool drain;
+};
+extern const struct sw_param sw_pause_params[];
+
+/* wait, cancel, release, suspend, continue: id required; status: id optional (0 when absent). */
 struct sw_id_params {
         int64_t id;
 };

@@ -574,6 +574,86 @@ START_TEST(cancel_of_a_running_sleep_makes_wait_say_cancelled)
 }
 END_TEST
 
+START_TEST(pause_queues_jobs_and_resume_runs_them)
+{
+        char *out = ctl_ok("pause", NULL), *state;
+        int64_t id;
+        struct run r;
+
+        ck_assert_str_eq(out, "paused; 0 jobs running\n");
+        free(out);
+        id = submit("--", "true", NULL);
+        usleep(200 * 1000);
+        state = state_of(id);
+        ck_assert_str_eq(state, "pending");
+        free(state);
+        /* The job it lets go may be running already. */
+        out = ctl_ok("resume", NULL);
+        ck_assert_msg(strncmp(out, "not paused; ", 12) == 0, "resume said \"%s\"", out);
+        free(out);
+        free(ctl_ok("wait", idstr(id), NULL));
+        ctl(&r, NULL, "pause", "now", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "resume", "--wait", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+}
+END_TEST
+
+START_TEST(pause_wait_returns_once_the_running_job_ended)
+{
+        int64_t id = submit("--", "sleep", "1", NULL);
+        char *out, *state;
+
+        wait_running(id);
+        out = ctl_ok("pause", "--wait", NULL);
+        ck_assert_str_eq(out, "paused; 0 jobs running\n");
+        free(out);
+        state = state_of(id);
+        ck_assert_str_eq(state, "idle");
+        free(state);
+        free(ctl_ok("resume", NULL));
+}
+END_TEST
+
+START_TEST(suspend_and_continue_say_what_the_job_is_now)
+{
+        int64_t id = submit("--", "sleep", "30", NULL);
+        char want[64], *out;
+        struct run r;
+
+        wait_running(id);
+        out = ctl_ok("suspend", idstr(id), NULL);
+        snprintf(want, sizeof(want), "job %lld suspended\n", (long long)id);
+        ck_assert_str_eq(out, want);
+        free(out);
+        out = ctl_ok("suspend", idstr(id), NULL);
+        snprintf(want, sizeof(want), "job %lld was already suspended\n", (long long)id);
+        ck_assert_str_eq(out, want);
+        free(out);
+        out = ctl_ok("continue", idstr(id), NULL);
+        snprintf(want, sizeof(want), "job %lld running\n", (long long)id);
+        ck_assert_str_eq(out, want);
+        free(out);
+        out = ctl_ok("continue", idstr(id), NULL);
+        snprintf(want, sizeof(want), "job %lld was already running\n", (long long)id);
+        ck_assert_str_eq(out, want);
+        free(out);
+        free(ctl_ok("cancel", idstr(id), NULL));
+        ctl(&r, NULL, "suspend", "999", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, "slowctl: suspend 999: no live job 999\n");
+        run_free(&r);
+        ctl(&r, NULL, "continue", "x", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "suspend", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+}
+END_TEST
+
 START_TEST(wait_for_several_reports_each_and_exits_with_the_last)
 {
         int64_t a = submit("--", "exit 7", NULL), b = submit("--", "exit 0", NULL);
@@ -1235,6 +1315,9 @@ int main(void)
         tcase_add_test(tc, missing_daemon_exits_69_and_names_the_path);
         tcase_add_test(tc, ping_and_version);
         tcase_add_test(tc, library_call_gives_results_and_daemon_errors);
+        tcase_add_test(tc, pause_queues_jobs_and_resume_runs_them);
+        tcase_add_test(tc, pause_wait_returns_once_the_running_job_ended);
+        tcase_add_test(tc, suspend_and_continue_say_what_the_job_is_now);
         tcase_add_test(tc, library_pipelined_requests_are_answered_in_order);
         tcase_add_test(tc, library_receive_gives_notifications_with_id_minus_1);
         tcase_add_test(tc, library_connect_resolves_the_socket_path);

@@ -591,6 +591,61 @@ START_TEST(a_user_cannot_change_settings)
 }
 END_TEST
 
+static bool daemon_paused(int fd)
+{
+        json_object *reply = client_call(fd, "stats", NULL);
+        bool paused =
+            json_object_get_boolean(json_object_object_get(reply_result(reply), "paused"));
+
+        json_object_put(reply);
+        return paused;
+}
+
+START_TEST(only_admins_pause_and_resume)
+{
+        int b = connect_as(user_b), c = connect_as(user_c);
+        json_object *reply = client_call(b, "pause", NULL);
+
+        ck_assert_int_eq(reply_code(reply), -32002);
+        ck_assert_str_eq(str_member(json_object_object_get(reply, "error"), "data"), "EPERM");
+        json_object_put(reply);
+        ck_assert_int_eq(call_code(b, "pause", "{\"drain\":true}"), -32002);
+        ck_assert(!daemon_paused(root_fd));
+        /* A member of the admin group may. */
+        ck_assert_int_eq(call_code(c, "pause", NULL), 0);
+        ck_assert(daemon_paused(b));
+        ck_assert_int_eq(call_code(b, "resume", NULL), -32002);
+        ck_assert(daemon_paused(root_fd));
+        ck_assert_int_eq(call_code(root_fd, "resume", NULL), 0);
+        ck_assert(!daemon_paused(b));
+        close(b);
+        close(c);
+}
+END_TEST
+
+START_TEST(a_user_suspends_their_own_job_but_not_anothers)
+{
+        int a = connect_as(user_a), b = connect_as(user_b);
+        json_object *rec;
+        int64_t id;
+
+        id = job_submit(a, "{\"command\":\"sleep 30\"}");
+        job_wait_state(a, id, "running");
+        ck_assert_int_eq(id_call_code(b, "suspend", id), -32002);
+        ck_assert_int_eq(id_call_code(a, "suspend", id), 0);
+        ck_assert_int_eq(id_call_code(b, "continue", id), -32002);
+        ck_assert_int_eq(id_call_code(a, "continue", id), 0);
+        /* An admin may act on any job. */
+        ck_assert_int_eq(id_call_code(root_fd, "suspend", id), 0);
+        ck_assert_int_eq(id_call_code(a, "cancel", id), 0);
+        rec = job_wait(a, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        json_object_put(rec);
+        close(a);
+        close(b);
+}
+END_TEST
+
 START_TEST(only_admins_run_plugin_jobs)
 {
         static const char plugin[] = "{\"plugin\":\"hello\",\"entry\":\"hello\"}";
@@ -1182,6 +1237,8 @@ int main(void)
         tcase_add_test(tc, another_user_cannot_read_a_finished_jobs_record_or_log);
         tcase_add_test(tc, history_shows_a_user_only_their_own_runs_and_admins_all);
         tcase_add_test(tc, a_user_cannot_change_settings);
+        tcase_add_test(tc, only_admins_pause_and_resume);
+        tcase_add_test(tc, a_user_suspends_their_own_job_but_not_anothers);
         tcase_add_test(tc, only_admins_run_plugin_jobs);
         tcase_add_test(tc, only_admins_set_nice_below_0);
         tcase_add_test(tc, a_users_job_starts_from_a_logins_limits_in_its_own_keyring);

@@ -13,7 +13,7 @@ enum event_type {
         EVENT_RELEASED, /* the pool dropped a reference: the job may be idle */
         EVENT_STARTED,  /* a run started */
         EVENT_ENDED,    /* a run ended, with its record */
-        EVENT_HELD,     /* a run did not start: too little free space (space_held is set) */
+        EVENT_HELD,     /* a run did not start: paused, or too little free space (held is set) */
 };
 
 struct event {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jobs/events.h"
+#include "jobs/gate.h"
 #include "jobs/item.h"
 #include "jobs/job.h"
 #include "jobs/plugin-run.h"
@@ -28,36 +29,34 @@ static void item_put_ref(struct slow_work *work)
         events_post(job->shared->run.events, EVENT_RELEASED, job, NULL);
 }
 
-/*
- * Whether the run must wait for free space: a user's, not root's (root may run what frees it),
- * when the logs' file system is below min-free-space. A run being cancelled or stopped goes to
- * its runner, which records that.
- */
-static bool wait_for_space(struct job *job)
+/* Whether the run must wait on the gate. A run being cancelled or stopped goes to its runner,
+ * which records that. */
+static bool held_back(struct job *job)
 {
         const struct run_context *ctx = &job->shared->run;
 
-        return job->owner != 0 && !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
-               !__atomic_load_n(&ctx->stopping, __ATOMIC_ACQUIRE) &&
-               run_space_low(ctx->log_dir_fd,
-                             __atomic_load_n(&ctx->min_free_space, __ATOMIC_RELAXED));
+        return !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
+               !__atomic_load_n(&ctx->stopping, __ATOMIC_ACQUIRE) && gate_holds_back(ctx, job);
 }
 
+/* Counted first, then the pause looked at: a pause either is seen here, or sees the count. */
 static void item_execute(struct slow_work *work)
 {
         struct job *job = (struct job *)work;
+        struct run_context *ctx = &job->shared->run;
         struct run_record *rec;
 
-        if (wait_for_space(job)) {
+        __atomic_add_fetch(&ctx->runs, 1, __ATOMIC_SEQ_CST);
+        if (held_back(job)) {
                 /* Set before the pool lets go of the item: the job is never seen idle. */
-                __atomic_store_n(&job->space_held, true, __ATOMIC_RELEASE);
-                events_post(job->shared->run.events, EVENT_HELD, job_ref(job), NULL);
+                __atomic_store_n(&job->held, true, __ATOMIC_RELEASE);
+                events_post(ctx->events, EVENT_HELD, job_ref(job), NULL);
                 return;
         }
         rec = job->plugin_entry ? plugin_run(job) : shell_run(job);
         if (rec)
-                record_measure_log(rec, job->shared->run.log_dir_fd);
-        events_post(job->shared->run.events, EVENT_ENDED, job_ref(job), rec);
+                record_measure_log(rec, ctx->log_dir_fd);
+        events_post(ctx->events, EVENT_ENDED, job_ref(job), rec);
 }
 
 /* "ID: NAME or COMMAND", cut at the buffer's end, never inside a character. */

@@ -170,6 +170,7 @@ int job_new(struct job_shared *shared, uid_t owner, const struct sw_submit_param
         job->attempt = 1;
         job->kick_fd = -1;
         pthread_mutex_init(&job->run_lock, NULL);
+        suspend_init(&job->suspend);
         r = p->plugin ? plugin_payload(job, p, err, errlen) : shell_payload(job, p);
         if (r == 0 && p->cron) {
                 char why[192];
@@ -209,6 +210,7 @@ void job_unref(struct job *job)
         if (!job || __atomic_sub_fetch(&job->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return;
         pthread_mutex_destroy(&job->run_lock);
+        suspend_destroy(&job->suspend);
         strv_free(job->argv);
         envs_unref(&job->shared->envs, job->env);
         plugins_put(&job->shared->plugins, job->plugin);
@@ -265,10 +267,11 @@ bool job_recurs(const struct job *job)
 
 bool job_idle(struct job *job)
 {
-        return !job->waiting && !job->retry_due && !slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
+        return !job->waiting && !job->retry_due && !slow_work_is_pending(&job->dw.work) &&
+               !slow_work_is_executing(&job->dw.work) &&
                job->runs_ended == __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) &&
                !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
-               !__atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE);
+               !__atomic_load_n(&job->held, __ATOMIC_ACQUIRE);
 }
 
 const char *job_state(struct job *job)
@@ -276,7 +279,7 @@ const char *job_state(struct job *job)
         if (slow_work_is_executing(&job->dw.work))
                 return "running";
         if (slow_work_is_pending(&job->dw.work) || job->retry_due ||
-            __atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE))
+            __atomic_load_n(&job->held, __ATOMIC_ACQUIRE))
                 return "pending";
         if (job->waiting)
                 return "waiting";

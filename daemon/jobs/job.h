@@ -15,6 +15,7 @@
 
 #include "jobs/plugins.h"
 #include "jobs/run.h"
+#include "jobs/suspend.h"
 #include "methods.h"
 #include "slowwork-plugin.h"
 #include "slowwork.h"
@@ -86,8 +87,9 @@ struct job {
         pthread_mutex_t run_lock;
         int kick_fd;          /* under run_lock: the run's eventfd, -1 between runs */
         unsigned cancelling;  /* atomic: cancels in progress; a run seeing it stops */
-        bool space_held;      /* atomic: its run waits for free space (pending, not queued) */
-        bool space_listed;    /* loop: on the registry's space gate */
+        bool held;            /* atomic: its run waits on the gate (pending, not queued) */
+        bool gate_listed;     /* loop: on the registry's gate */
+        struct suspend suspend; /* its run's processes stopped (suspend, continue) */
 
         struct run_record *last; /* loop: the last finished run */
         int64_t runs_ended;      /* loop: runs whose end the loop has seen */

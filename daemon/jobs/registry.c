@@ -331,9 +331,9 @@ static void finish_cancels(struct registry *reg, struct job *job)
                 return;
         for (w = job->cancels; w; w = w->next)
                 __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
-        /* The run it waited for found too little space and did not start, or a retry of it
-         * was planned meanwhile. */
-        if (space_gate_drop(&reg->space, job) || job->retry_due) {
+        /* The run it waited for was held back and did not start, or a retry of it was planned
+         * meanwhile. */
+        if (gate_drop(&reg->gate, job) || job->retry_due) {
                 job->retry_due = false;
                 record_ended_before_start(reg, job, "cancelled");
         }
@@ -360,8 +360,9 @@ int registry_cancel(struct registry *reg, struct job *job, struct conn *c, json_
                 return 1;
         }
         __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
-        /* Held back (for space, for other jobs, or for a retry's turn): dropped like a queued run. */
-        if (space_gate_drop(&reg->space, job) || deps_drop(&reg->deps, job) || job->retry_due) {
+        /* Held back (for space, a pause, other jobs, or a retry's turn): dropped like a queued
+         * run. */
+        if (gate_drop(&reg->gate, job) || deps_drop(&reg->deps, job) || job->retry_due) {
                 job->retry_due = false;
                 was_queued = dropped = true;
         }
@@ -510,8 +511,9 @@ int registry_enqueue(struct registry *reg, struct job *job, double delay, const 
         bool running = slow_work_is_executing(&job->dw.work);
         int r;
 
-        /* Its run waits for free space, other jobs or its retry's turn, and will run then. */
-        if (__atomic_load_n(&job->space_held, __ATOMIC_ACQUIRE) || job->waiting ||
+        /* Its run is held back (free space, a pause), waits for other jobs or for its retry's
+         * turn, and will run then. */
+        if (__atomic_load_n(&job->held, __ATOMIC_ACQUIRE) || job->waiting ||
             job->retry_due) {
                 *ret_extra = "coalesced";
                 return 0;
@@ -685,9 +687,11 @@ static void on_event(void *data, struct event *e)
                 registry_run_ended(reg, job, e->rec);
                 e->rec = NULL;
                 registry_notify(reg, job, record_state_after_run(job), job->last);
+                pause_run_done(&reg->pause);
                 break;
         case EVENT_HELD:
-                space_gate_hold(&reg->space, job);
+                gate_hold(&reg->gate, job);
+                pause_run_done(&reg->pause);
                 break;
         case EVENT_RELEASED:
                 break;
@@ -696,11 +700,11 @@ static void on_event(void *data, struct event *e)
         registry_check_idle(reg, job);
 }
 
-/* There is room again: a run that waited for it is queued again. */
+/* There is room again, or the pause is over: a run that was held back is queued again, as the
+ * same attempt. */
 static void release_held(void *data, struct job *job)
 {
-        const char *extra;
-        int r = registry_enqueue(data, job, 0, &extra);
+        int r = queue_run(data, job, 0);
 
         if (r < 0)
                 log_warning("Job %lld: cannot queue its run again: %s", (long long)job->id,
@@ -743,9 +747,10 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         r = events_init(&reg->events, config->loop, on_event, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the job events: %m");
-        r = space_gate_init(&reg->space, config->loop, &reg->shared.run, release_held, reg);
+        r = gate_init(&reg->gate, config->loop, &reg->shared.run, release_held, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
+        pause_init(&reg->pause, &reg->shared.run, &reg->gate, reg->store);
         deps_init(&reg->deps, on_resolved, reg);
         r = schedule_init(&reg->schedule, config->loop, on_tick, reg);
         if (r < 0)
@@ -759,6 +764,11 @@ int registry_init(struct registry *reg, const struct registry_config *config)
 void registry_stop_starting(struct registry *reg)
 {
         __atomic_store_n(&reg->shared.run.stopping, true, __ATOMIC_RELEASE);
+        /* A suspended run would not end in stop-timeout: it is interrupted now. */
+        for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
+                for (struct job *job = reg->by_id[i]; job; job = job->hnext)
+                        if (suspend_is_on(&job->suspend))
+                                job_kick(job);
 }
 
 void registry_interrupt_all(struct registry *reg)
@@ -779,7 +789,8 @@ void registry_close_events(struct registry *reg)
 {
         events_flush(&reg->events);
         events_close(&reg->events);
-        space_gate_close(&reg->space);
+        gate_close(&reg->gate);
+        pause_close(&reg->pause);
         schedule_close(&reg->schedule);
 }
 

@@ -20,8 +20,9 @@
 #include "jobs/events.h"
 #include "jobs/inflight.h"
 #include "jobs/job.h"
+#include "jobs/gate.h"
+#include "jobs/pause.h"
 #include "jobs/schedule.h"
-#include "jobs/space-gate.h"
 #include "methods.h"
 #include "store/history.h"
 
@@ -49,8 +50,9 @@ struct registry {
         struct contain contain;
         struct inflight inflight;
         struct history history;
-        struct space_gate space; /* runs waiting for free space */
-        struct deps deps;        /* jobs waiting for others to end */
+        struct gate gate; /* runs held back: for free space, or paused */
+        struct pause pause;
+        struct deps deps;         /* jobs waiting for others to end */
         struct schedule schedule; /* recurring jobs */
         struct job *by_id[REGISTRY_BUCKETS], *by_key[REGISTRY_BUCKETS];
         size_t njobs;
@@ -74,7 +76,7 @@ struct registry_config {
 /* Sets up how runs are contained, maps the inflight file and starts the pool; errors are
  * logged. */
 int registry_init(struct registry *reg, const struct registry_config *config);
-/* Shutdown: queued runs do not start; running ones go on. */
+/* Shutdown: queued runs do not start; running ones go on, but suspended ones stop. */
 void registry_stop_starting(struct registry *reg);
 /* Stop-timeout is up: every running job is asked to stop. */
 void registry_interrupt_all(struct registry *reg);

@@ -26,6 +26,8 @@ struct run_context {
         double kill_grace;         /* atomic: SIGTERM to SIGKILL */
         bool stopping;             /* atomic: shutting down, queued runs do not start */
         bool interrupting;         /* atomic: stop-timeout is up, running ones stop */
+        bool paused;               /* atomic: no new run starts (pause) */
+        int64_t runs;              /* atomic: runs past their start, until the loop saw them end */
         bool system;               /* the system instance: jobs run as their owners */
         uid_t uid;                 /* the daemon's */
         struct rlimit jobs_nofile; /* RLIMIT_NOFILE as the daemon got it, before it raised its own */

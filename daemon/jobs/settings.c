@@ -74,9 +74,14 @@ void registry_overlay_kept(struct registry *reg, const struct config *flags, str
 static void load_setting(void *data, const char *name, double value)
 {
         struct registry *reg = data;
-        json_object *v = value == (double)(int64_t)value ? json_object_new_int64((int64_t)value)
-                                                         : json_object_new_double(value);
+        json_object *v;
 
+        if (strcmp(name, PAUSE_KEPT_NAME) == 0) {
+                pause_restore(&reg->pause, value != 0);
+                return;
+        }
+        v = value == (double)(int64_t)value ? json_object_new_int64((int64_t)value)
+                                            : json_object_new_double(value);
         json_object_object_add(reg->kept, name, v);
 }
 

@@ -77,6 +77,7 @@ static void stop(struct run *run, pid_t pid, const char *as)
         if (run->stopped_as)
                 return;
         run->stopped_as = as;
+        suspend_detach(&run->job->suspend);
         signal_all(run, pid, SIGTERM);
         run->kill_at = run_mono_now() + run_kill_grace(&run->job->shared->run);
 }
@@ -183,8 +184,10 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                 int timeout = -1;
                 uint64_t kicks;
 
-                if (deadline > 0 && !run->stopped_as)
-                        next = deadline;
+                double due = suspend_deadline(&job->suspend, deadline);
+
+                if (due > 0 && !run->stopped_as)
+                        next = due;
                 if (run->kill_at > 0 && (next == 0 || run->kill_at < next))
                         next = run->kill_at;
                 if (next > 0)
@@ -197,7 +200,8 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                 if (fds[1].revents && read(kick_fd, &kicks, sizeof(kicks)) > 0 && stop_reason(job))
                         stop(run, pid, stop_reason(job));
                 now = run_mono_now();
-                if (deadline > 0 && now >= deadline)
+                due = suspend_deadline(&job->suspend, deadline);
+                if (due > 0 && now >= due)
                         stop(run, pid, "timed-out");
                 if (run->kill_at > 0 && now >= run->kill_at) {
                         signal_all(run, pid, SIGKILL);
@@ -206,6 +210,7 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                 if (pidfd >= 0 ? fds[0].revents != 0 : exited(pid))
                         break;
         }
+        suspend_detach(&job->suspend);
         if (pidfd >= 0)
                 close_pidfd(pidfd);
         memset(&info, 0, sizeof(info));
@@ -375,6 +380,7 @@ struct run_record *shell_run(struct job *job)
                 int slot = run.cgroup ? -1 : mark_inflight(job, rec->run, pid);
 
                 __atomic_store_n(&job->pid, pid, __ATOMIC_RELEASE);
+                suspend_attach(&job->suspend, run.cgroup, pid);
                 fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
                 watch(&run, pid, pipefd[0], kick_fd, rec);
                 __atomic_store_n(&job->pid, 0, __ATOMIC_RELEASE);

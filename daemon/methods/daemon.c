@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "config.h"
+#include "jobs/pause.h"
 #include "jobs/registry.h"
 #include "jobs/settings.h"
 #include "methods/method.h"
@@ -92,8 +93,10 @@ static void handle_stats(struct registry *reg, struct conn *c, union params *p, 
         json_object_object_add(o, "queued_slow", json_object_new_int64(st.queued_slow));
         json_object_object_add(o, "queued_very_slow", json_object_new_int64(st.queued_very_slow));
         json_object_object_add(o, "delayed", json_object_new_int64(st.delayed));
-        json_object_object_add(o, "waiting_for_space",
-                               json_object_new_int64((int64_t)reg->space.n));
+        json_object_object_add(
+            o, "waiting_for_space",
+            json_object_new_int64(pause_is_on(&reg->pause) ? 0 : (int64_t)reg->gate.n));
+        json_object_object_add(o, "paused", json_object_new_boolean(pause_is_on(&reg->pause)));
         json_object_object_add(o, "items_run", json_object_new_int64((int64_t)st.items_run));
         json_object_object_add(
             o, "database_error",

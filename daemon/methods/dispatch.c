@@ -11,7 +11,7 @@
 #include "store/store.h"
 
 static const struct method *const tables[] = {
-    daemon_methods, submit_methods, control_methods, query_methods, log_methods,
+    daemon_methods, submit_methods, control_methods, query_methods, log_methods, flow_methods,
 };
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)

@@ -20,6 +20,7 @@ union params {
         struct sw_settings settings;
         struct sw_submit_params submit;
         struct sw_id_params id;
+        struct sw_pause_params pause;
         struct sw_log_params log;
         struct sw_enqueue_params enqueue;
         struct sw_history_params history;
@@ -47,6 +48,7 @@ extern const struct method submit_methods[]; /* submit, enqueue */
 extern const struct method control_methods[]; /* wait, cancel, release */
 extern const struct method query_methods[];  /* status, list, subscribe, history */
 extern const struct method log_methods[];    /* log */
+extern const struct method flow_methods[];   /* pause, resume, suspend, continue */
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

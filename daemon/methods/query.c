@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "jobs/registry.h"
+#include "jobs/suspend.h"
 #include "methods/method.h"
 #include "server/conn.h"
 #include "store/history.h"
@@ -29,6 +30,16 @@ static json_object *status_from_history(const struct run_record *rec, int64_t id
         return o;
 }
 
+/* A live job: job_to_json's, and whether its run is suspended. */
+static json_object *live_status(struct job *job)
+{
+        json_object *o = job_to_json(job);
+
+        json_object_object_add(o, "suspended",
+                               json_object_new_boolean(suspend_is_on(&job->suspend)));
+        return o;
+}
+
 static void handle_status(struct registry *reg, struct conn *c, union params *params,
                           struct reply *r)
 {
@@ -45,7 +56,7 @@ static void handle_status(struct registry *reg, struct conn *c, union params *pa
                         return;
                 }
                 if (job) {
-                        r->result = job_to_json(job);
+                        r->result = live_status(job);
                         return;
                 }
                 rec = history_last(&reg->history, params->id.id);
@@ -97,7 +108,7 @@ static void handle_list(struct registry *reg, struct conn *c, union params *para
         qsort(all, n, sizeof(*all), by_id);
         items = json_object_new_array_ext((int)n);
         for (i = 0; i < n; i++)
-                json_object_array_add(items, job_to_json(all[i]));
+                json_object_array_add(items, live_status(all[i]));
         free(all);
         r->result = json_object_new_object();
         json_object_object_add(r->result, "items", items);

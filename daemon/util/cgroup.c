@@ -596,6 +596,13 @@ int cgroup_run_set_cpu_weight(struct cgroup_run *run, uint64_t weight)
         return set_limit(run, "cpu.weight", weight);
 }
 
+int cgroup_run_freeze(struct cgroup_run *run, bool frozen)
+{
+        int r = write_file_at(run->fd, "cgroup.freeze", frozen ? "1" : "0");
+
+        return r == -ENOENT ? -EOPNOTSUPP : r;
+}
+
 static bool pid_seen(const pid_t *pids, size_t n, pid_t pid)
 {
         size_t i;

@@ -110,6 +110,11 @@ int cgroup_run_set_memory_max(struct cgroup_run *run, uint64_t bytes);
 int cgroup_run_set_pids_max(struct cgroup_run *run, uint64_t pids);
 int cgroup_run_set_cpu_weight(struct cgroup_run *run, uint64_t weight);
 
+/* Freezes every process in the run cgroup and below (cgroup.freeze 1), or thaws them (0). The
+ * kernel completes a freeze on its own; "frozen 1" in cgroup.events says when. -EOPNOTSUPP on a
+ * kernel without the freezer (before 5.2). */
+int cgroup_run_freeze(struct cgroup_run *run, bool frozen);
+
 /* Sends sig to every process in the run cgroup, again until a pass finds none it has not
  * signalled (so children forked meanwhile get it too). Returns how many it signalled. */
 int cgroup_run_signal(struct cgroup_run *run, int sig);

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "jobs/gate.h"
+#include "jobs/job.h"
+#include "jobs/run.h"
+#include "util/log.h"
+
+#define GATE_CHECK_MS 1000
+
+/* Percent of the logs' file system free for users, for the log (-1: not known). */
+static double free_percent(const struct run_context *ctx)
+{
+        struct statvfs st;
+
+        if (fstatvfs(ctx->log_dir_fd, &st) < 0 || st.f_blocks == 0)
+                return -1;
+        return (double)st.f_bavail * 100.0 / (double)st.f_blocks;
+}
+
+static bool paused(const struct gate *g)
+{
+        return __atomic_load_n(&g->ctx->paused, __ATOMIC_SEQ_CST);
+}
+
+static bool space_low(const struct run_context *ctx)
+{
+        return run_space_low(ctx->log_dir_fd,
+                             __atomic_load_n(&ctx->min_free_space, __ATOMIC_RELAXED));
+}
+
+bool gate_holds_back(const struct run_context *ctx, const struct job *job)
+{
+        return __atomic_load_n(&ctx->paused, __ATOMIC_SEQ_CST) ||
+               (job->owner != 0 && space_low(ctx));
+}
+
+/* Every waiting run is queued again, oldest first. */
+static void release_all(struct gate *g)
+{
+        struct job **jobs = g->jobs;
+        size_t n = g->n;
+
+        uv_timer_stop(&g->timer);
+        /* Taken first: a job queued again may be held again, onto a new list. */
+        g->jobs = NULL;
+        g->n = g->size = 0;
+        for (size_t i = 0; i < n; i++) {
+                jobs[i]->gate_listed = false;
+                __atomic_store_n(&jobs[i]->held, false, __ATOMIC_RELEASE);
+                g->release(g->data, jobs[i]);
+                job_unref(jobs[i]);
+        }
+        free(jobs);
+}
+
+static void on_check(uv_timer_t *timer)
+{
+        struct gate *g = timer->data;
+
+        if (__atomic_load_n(&g->ctx->stopping, __ATOMIC_ACQUIRE) || paused(g) || space_low(g->ctx))
+                return;
+        log_info("The state folder's file system has %.1f%% free again: %zu waiting runs go on",
+                 free_percent(g->ctx), g->n);
+        release_all(g);
+}
+
+int gate_init(struct gate *g, uv_loop_t *loop, const struct run_context *ctx,
+              void (*release)(void *data, struct job *job), void *data)
+{
+        *g = (struct gate){.ctx = ctx, .release = release, .data = data};
+        g->timer.data = g;
+        return uv_timer_init(loop, &g->timer);
+}
+
+/* Not kept waiting: it is tried again at once (and held again if it must). */
+static void release_one(struct gate *g, struct job *job)
+{
+        __atomic_store_n(&job->held, false, __ATOMIC_RELEASE);
+        g->release(g->data, job);
+}
+
+void gate_hold(struct gate *g, struct job *job)
+{
+        if (!__atomic_load_n(&job->held, __ATOMIC_ACQUIRE) || job->gate_listed)
+                return;
+        /* Held while paused, and resumed since. */
+        if (!gate_holds_back(g->ctx, job)) {
+                release_one(g, job);
+                return;
+        }
+        if (g->n == g->size) {
+                size_t size = g->size ? 2 * g->size : 16;
+                struct job **jobs = realloc(g->jobs, size * sizeof(*jobs));
+
+                if (!jobs) {
+                        log_error("Out of memory for a run held back");
+                        release_one(g, job);
+                        return;
+                }
+                g->jobs = jobs;
+                g->size = size;
+        }
+        if (g->n == 0 && !paused(g)) {
+                log_warning("The state folder's file system has %.1f%% free, below "
+                            "min-free-space (%lld%%): new runs of users' jobs wait",
+                            free_percent(g->ctx),
+                            (long long)__atomic_load_n(&g->ctx->min_free_space, __ATOMIC_RELAXED));
+                uv_timer_start(&g->timer, on_check, GATE_CHECK_MS, GATE_CHECK_MS);
+        }
+        g->jobs[g->n++] = job_ref(job);
+        job->gate_listed = true;
+}
+
+bool gate_drop(struct gate *g, struct job *job)
+{
+        bool held = __atomic_exchange_n(&job->held, false, __ATOMIC_ACQ_REL);
+
+        for (size_t i = 0; job->gate_listed && i < g->n; i++)
+                if (g->jobs[i] == job) {
+                        memmove(g->jobs + i, g->jobs + i + 1, (g->n - i - 1) * sizeof(*g->jobs));
+                        g->n--;
+                        job->gate_listed = false;
+                        job_unref(job); /* not the last: the caller has one */
+                        break;
+                }
+        if (g->n == 0)
+                uv_timer_stop(&g->timer);
+        return held;
+}
+
+void gate_open(struct gate *g)
+{
+        if (g->n > 0 && !__atomic_load_n(&g->ctx->stopping, __ATOMIC_ACQUIRE))
+                release_all(g);
+}
+
+void gate_close(struct gate *g)
+{
+        for (size_t i = 0; i < g->n; i++) {
+                g->jobs[i]->gate_listed = false;
+                job_unref(g->jobs[i]);
+        }
+        free(g->jobs);
+        g->jobs = NULL;
+        g->n = g->size = 0;
+        if (g->timer.loop && !uv_is_closing((uv_handle_t *)&g->timer))
+                uv_close((uv_handle_t *)&g->timer, NULL);
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <signal.h>
+
+#include "jobs/run.h"
+#include "jobs/suspend.h"
+#include "util/cgroup.h"
+
+void suspend_init(struct suspend *s)
+{
+        *s = (struct suspend){0};
+        pthread_mutex_init(&s->lock, NULL);
+}
+
+void suspend_destroy(struct suspend *s)
+{
+        cgroup_run_unref(s->cgroup);
+        pthread_mutex_destroy(&s->lock);
+}
+
+/* Under the lock. */
+static int set_stopped(struct suspend *s, bool stopped)
+{
+        if (s->cgroup)
+                return cgroup_run_freeze(s->cgroup, stopped);
+        return kill(-s->pid, stopped ? SIGSTOP : SIGCONT) < 0 ? -errno : 0;
+}
+
+void suspend_attach(struct suspend *s, struct cgroup_run *cgroup, pid_t pid)
+{
+        pthread_mutex_lock(&s->lock);
+        s->cgroup = cgroup ? cgroup_run_ref(cgroup) : NULL;
+        s->pid = pid;
+        s->on = false;
+        s->total = 0;
+        pthread_mutex_unlock(&s->lock);
+}
+
+void suspend_detach(struct suspend *s)
+{
+        pthread_mutex_lock(&s->lock);
+        if (s->pid > 0 && s->on) {
+                set_stopped(s, false);
+                s->total += run_mono_now() - s->since;
+        }
+        s->on = false;
+        s->pid = 0;
+        s->cgroup = cgroup_run_unref(s->cgroup);
+        pthread_mutex_unlock(&s->lock);
+}
+
+double suspend_deadline(struct suspend *s, double deadline)
+{
+        double moved;
+
+        if (deadline <= 0)
+                return 0;
+        pthread_mutex_lock(&s->lock);
+        moved = s->on ? 0 : deadline + s->total;
+        pthread_mutex_unlock(&s->lock);
+        return moved;
+}
+
+static int change(struct suspend *s, bool stop)
+{
+        int r;
+
+        pthread_mutex_lock(&s->lock);
+        if (s->pid <= 0)
+                r = -ESRCH;
+        else if (s->on == stop)
+                r = 0;
+        else {
+                r = set_stopped(s, stop);
+                if (r == 0) {
+                        double now = run_mono_now();
+
+                        if (stop)
+                                s->since = now;
+                        else
+                                s->total += now - s->since;
+                        s->on = stop;
+                        r = 1;
+                }
+        }
+        pthread_mutex_unlock(&s->lock);
+        return r;
+}
+
+int suspend_stop(struct suspend *s)
+{
+        return change(s, true);
+}
+
+int suspend_continue(struct suspend *s)
+{
+        return change(s, false);
+}
+
+bool suspend_is_on(struct suspend *s)
+{
+        bool on;
+
+        pthread_mutex_lock(&s->lock);
+        on = s->on;
+        pthread_mutex_unlock(&s->lock);
+        return on;
+}

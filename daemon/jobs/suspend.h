@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A shell run's processes stopped and let go on (suspend, continue): frozen in the run's cgroup
+ * (cgroup.freeze), else stopped with SIGSTOP to its process group and continued with SIGCONT.
+ * The time spent suspended does not count against the run's timeout. The loop suspends and
+ * continues; the runner says when its processes can be suspended and when no longer (it stops
+ * them, or they ended), which lets them go on first. Any thread, under the lock.
+ */
+#ifndef SLOWWORKD_SUSPEND_H
+#define SLOWWORKD_SUSPEND_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct cgroup_run;
+
+struct suspend {
+        pthread_mutex_t lock;
+        struct cgroup_run *cgroup; /* the run's (a reference), NULL: its process group only */
+        pid_t pid;                 /* the run's process group; 0: nothing to suspend */
+        bool on;                   /* its processes are stopped */
+        double since, total;       /* monotonic seconds: the last suspend, and all before */
+};
+
+void suspend_init(struct suspend *s);
+void suspend_destroy(struct suspend *s);
+/* Runner: the run's processes may be suspended from now on. */
+void suspend_attach(struct suspend *s, struct cgroup_run *cgroup, pid_t pid);
+/* Runner: no longer; suspended processes go on. */
+void suspend_detach(struct suspend *s);
+/* Runner: a deadline (monotonic seconds, 0: none) moved by the time spent suspended; 0 while
+ * suspended. */
+double suspend_deadline(struct suspend *s, double deadline);
+/* Loop: 1 done, 0 when it was so already, -ESRCH when no run's processes can be; -errno. */
+int suspend_stop(struct suspend *s);
+int suspend_continue(struct suspend *s);
+bool suspend_is_on(struct suspend *s);
+
+#endif

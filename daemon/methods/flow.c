@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pause and resume (admins only): whether new runs start; suspend and continue: a running shell
+ * job's processes stopped and let go on. A pause with drain is answered once no run is in
+ * progress (jobs/pause.c).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "jobs/pause.h"
+#include "jobs/registry.h"
+#include "jobs/suspend.h"
+#include "methods/method.h"
+#include "server/conn.h"
+
+static bool admin_only(struct conn *c, const char *what, struct reply *r)
+{
+        if (conn_is_admin(c))
+                return true;
+        reply_error(r, SW_E_PERMISSION, "permission denied: only admins %s the daemon", what);
+        return false;
+}
+
+static void handle_pause(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+{
+        int e = 0;
+
+        if (!admin_only(c, "pause", r))
+                return;
+        pause_set(&reg->pause, true);
+        if (p->pause.drain)
+                e = pause_add_drain(&reg->pause, c, r->id);
+        if (e < 0) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        if (e > 0) {
+                r->deferred = true;
+                return;
+        }
+        r->result = pause_result(&reg->pause);
+}
+
+static void handle_resume(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+{
+        if (!admin_only(c, "resume", r))
+                return;
+        pause_set(&reg->pause, false);
+        r->result = pause_result(&reg->pause);
+}
+
+/* suspend (stop true) or continue the processes of the job's run in progress. */
+static void change(struct registry *reg, struct conn *c, int64_t id, bool stop, struct reply *r)
+{
+        struct job *job = method_lookup_job(reg, c, id, r);
+        int e;
+
+        if (!job)
+                return;
+        if (job->plugin_entry) {
+                reply_error(r, SW_E_CONFLICT,
+                            "job %lld is a plugin job, which runs inside the daemon: it cannot be "
+                            "suspended",
+                            (long long)id);
+                return;
+        }
+        e = stop ? suspend_stop(&job->suspend) : suspend_continue(&job->suspend);
+        if (e == -ESRCH) {
+                reply_error(r, SW_E_CONFLICT, "job %lld is not running", (long long)id);
+                return;
+        }
+        if (e < 0) {
+                reply_error(r, SW_E_INTERNAL, "cannot %s job %lld: %s",
+                            stop ? "suspend" : "continue", (long long)id, strerror(-e));
+                return;
+        }
+        /* Its run looks at its timeout again. */
+        if (!stop)
+                job_kick(job);
+        r->result = json_object_new_object();
+        json_object_object_add(r->result, "id", json_object_new_int64(id));
+        json_object_object_add(r->result, "suspended", json_object_new_boolean(stop));
+        json_object_object_add(r->result, "changed", json_object_new_boolean(e > 0));
+}
+
+static void handle_suspend(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+{
+        change(reg, c, p->id.id, true, r);
+}
+
+static void handle_continue(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+{
+        change(reg, c, p->id.id, false, r);
+}
+
+const struct method flow_methods[] = {
+    {"pause", sw_pause_params, NULL, handle_pause},
+    {"resume", sw_no_params, NULL, handle_resume},
+    {"suspend", sw_id_params, NULL, handle_suspend},
+    {"continue", sw_id_params, NULL, handle_continue},
+    {NULL, NULL, NULL, NULL},
+};

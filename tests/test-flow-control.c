@@ -1,0 +1,704 @@
+/* SPDX-License-Identifier: MIT */
+/* Job flow over the socket: pause, resume and drain; suspend and continue. */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon-helpers.h"
+#include "run-suite.h"
+
+static struct daemon d;
+
+static double wall_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double double_member(json_object *o, const char *name)
+{
+        return json_object_get_double(json_object_object_get(o, name));
+}
+
+static bool bool_member(json_object *o, const char *name)
+{
+        json_object *v = json_object_object_get(o, name);
+
+        ck_assert_msg(json_object_is_type(v, json_type_boolean), "%s is not a boolean", name);
+        return json_object_get_boolean(v);
+}
+
+/* The result of a call that must succeed (the caller puts it). */
+static json_object *call_ok(int fd, const char *method, const char *params)
+{
+        json_object *reply = client_call(fd, method, params);
+        json_object *result;
+
+        ck_assert_msg(reply_code(reply) == 0, "%s failed: %s", method,
+                      json_object_to_json_string(reply));
+        result = json_object_get(reply_result(reply));
+        json_object_put(reply);
+        return result;
+}
+
+/* The error of a call that must fail: its code, with its message in msg. */
+static int call_error(int fd, const char *method, const char *params, char *msg, size_t len)
+{
+        json_object *reply = client_call(fd, method, params);
+        json_object *error = json_object_object_get(reply, "error");
+        int code = reply_code(reply);
+
+        ck_assert_msg(code != 0, "%s %s did not fail", method, params ? params : "");
+        snprintf(msg, len, "%s", json_object_get_string(json_object_object_get(error, "message")));
+        json_object_put(reply);
+        return code;
+}
+
+static bool stats_paused(int fd)
+{
+        json_object *st = call_ok(fd, "stats", NULL);
+        bool paused = bool_member(st, "paused");
+
+        json_object_put(st);
+        return paused;
+}
+
+static void pause_daemon(int fd)
+{
+        json_object *r = call_ok(fd, "pause", NULL);
+
+        ck_assert(bool_member(r, "paused"));
+        json_object_put(r);
+}
+
+static void resume_daemon(int fd)
+{
+        json_object *r = call_ok(fd, "resume", NULL);
+
+        ck_assert(!bool_member(r, "paused"));
+        json_object_put(r);
+}
+
+static json_object *id_call(int fd, const char *method, int64_t id)
+{
+        char params[64];
+
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        return call_ok(fd, method, params);
+}
+
+/* The first suspend of a run whose process has just said its pid: the daemon may not have
+ * taken the run's process group in hand yet (its runner is a moment behind the process), and
+ * says "not running" until it has. */
+static json_object *suspend_started(int fd, int64_t id)
+{
+        char params[64];
+
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        for (int i = 0; i < 500; i++) {
+                json_object *reply = client_call(fd, "suspend", params), *result;
+
+                if (reply_code(reply) != -32003) {
+                        ck_assert_msg(reply_code(reply) == 0, "suspend failed: %s",
+                                      json_object_to_json_string(reply));
+                        result = json_object_get(reply_result(reply));
+                        json_object_put(reply);
+                        return result;
+                }
+                json_object_put(reply);
+                usleep(10 * 1000);
+        }
+        ck_abort_msg("job %lld never became suspendable", (long long)id);
+        return NULL;
+}
+
+/* A job still pending that never started a run. */
+static void assert_not_started(int fd, int64_t id)
+{
+        json_object *st = job_status(fd, id);
+
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        ck_assert_int_eq(int_member(st, "runs"), 0);
+        json_object_put(st);
+}
+
+static char *read_text(const char *path)
+{
+        FILE *f = fopen(path, "re");
+        char *text = calloc(1, 4096);
+
+        ck_assert_ptr_nonnull(text);
+        if (f) {
+                size_t n = fread(text, 1, 4095, f);
+
+                text[n] = '\0';
+                fclose(f);
+        }
+        return text;
+}
+
+START_TEST(a_paused_daemon_queues_submits_and_resume_runs_them_in_order)
+{
+        char order[PATH_MAX], params[PATH_MAX + 64], *text;
+        json_object *r, *rec;
+        int fd;
+
+        daemon_start(&d, "--min-threads", "1", "--max-threads", "1", NULL);
+        fd = client_connect(d.sock);
+        ck_assert(!stats_paused(fd));
+        r = call_ok(fd, "pause", NULL);
+        ck_assert(bool_member(r, "paused"));
+        ck_assert_int_eq(int_member(r, "running"), 0);
+        json_object_put(r);
+        ck_assert(stats_paused(fd));
+        snprintf(order, sizeof(order), "%s/order", d.dir);
+        for (int i = 1; i <= 3; i++) {
+                snprintf(params, sizeof(params), "{\"command\":\"echo %d >>%s\"}", i, order);
+                ck_assert_int_eq(job_submit(fd, params), i);
+        }
+        usleep(500 * 1000);
+        for (int i = 1; i <= 3; i++)
+                assert_not_started(fd, i);
+        ck_assert_int_eq(access(order, F_OK), -1);
+        /* Pausing again changes nothing. */
+        pause_daemon(fd);
+        resume_daemon(fd);
+        ck_assert(!stats_paused(fd));
+        for (int i = 1; i <= 3; i++) {
+                rec = job_wait(fd, i);
+                ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+                json_object_put(rec);
+        }
+        text = read_text(order);
+        ck_assert_str_eq(text, "1\n2\n3\n");
+        free(text);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_job_held_by_a_pause_can_be_cancelled_and_coalesces)
+{
+        json_object *r, *rec;
+        int fd;
+        int64_t id;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        pause_daemon(fd);
+        id = job_submit(fd, "{\"command\":\"true\",\"key\":\"k\"}");
+        usleep(300 * 1000);
+        r = call_ok(fd, "submit", "{\"command\":\"true\",\"key\":\"k\"}");
+        ck_assert_int_eq(int_member(r, "id"), id);
+        ck_assert(bool_member(r, "coalesced"));
+        json_object_put(r);
+        json_object_put(id_call(fd, "cancel", id));
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        ck_assert(double_member(rec, "started") == 0);
+        json_object_put(rec);
+        /* It does not run on resume. */
+        resume_daemon(fd);
+        usleep(300 * 1000);
+        rec = job_wait(fd, id);
+        ck_assert_int_eq(int_member(rec, "run"), 1);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        json_object_put(rec);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_running_job_goes_on_while_paused)
+{
+        char *gate, params[PATH_MAX + 64];
+        json_object *rec;
+        int fd;
+        int64_t id;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        gate = fifo_make(d.dir, "gate");
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
+        id = job_submit(fd, params);
+        job_wait_state(fd, id, "running");
+        pause_daemon(fd);
+        fifo_release(gate);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        free(gate);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_drain_is_answered_only_after_the_running_job_ended)
+{
+        char *gate, *line, params[PATH_MAX + 64];
+        struct pollfd pfd;
+        json_object *reply, *result, *rec;
+        double replied;
+        int fd, other;
+        int64_t id, queued;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        other = client_connect(d.sock);
+        gate = fifo_make(d.dir, "gate");
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
+        id = job_submit(fd, params);
+        job_wait_state(fd, id, "running");
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"pause\","
+                        "\"params\":{\"drain\":true}}");
+        pfd = (struct pollfd){.fd = fd, .events = POLLIN};
+        ck_assert_int_eq(poll(&pfd, 1, 500), 0);
+        /* Paused already: what comes meanwhile waits. */
+        ck_assert(stats_paused(other));
+        queued = job_submit(other, "{\"command\":\"true\"}");
+        fifo_release(gate);
+        line = client_read_line(fd);
+        replied = wall_now();
+        reply = json_tokener_parse(line);
+        free(line);
+        ck_assert_int_eq(reply_code(reply), 0);
+        result = reply_result(reply);
+        ck_assert(bool_member(result, "paused"));
+        ck_assert_int_eq(int_member(result, "running"), 0);
+        json_object_put(reply);
+        rec = job_wait(other, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert(double_member(rec, "ended") <= replied);
+        json_object_put(rec);
+        assert_not_started(other, queued);
+        /* Nothing runs: a drain is answered at once. */
+        reply = call_ok(fd, "pause", "{\"drain\":true}");
+        ck_assert_int_eq(int_member(reply, "running"), 0);
+        json_object_put(reply);
+        free(gate);
+        close(fd);
+        close(other);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_resume_answers_a_drain_still_waiting)
+{
+        char *gate, *line, params[PATH_MAX + 64];
+        json_object *reply;
+        int fd, other;
+        int64_t id;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        other = client_connect(d.sock);
+        gate = fifo_make(d.dir, "gate");
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
+        id = job_submit(fd, params);
+        job_wait_state(fd, id, "running");
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"pause\","
+                        "\"params\":{\"drain\":true}}");
+        resume_daemon(other);
+        line = client_read_line(fd);
+        reply = json_tokener_parse(line);
+        free(line);
+        ck_assert_int_eq(reply_code(reply), 0);
+        ck_assert(!bool_member(reply_result(reply), "paused"));
+        ck_assert_int_eq(int_member(reply_result(reply), "running"), 1);
+        json_object_put(reply);
+        fifo_release(gate);
+        json_object_put(job_wait(fd, id));
+        free(gate);
+        close(fd);
+        close(other);
+        daemon_stop(&d);
+}
+END_TEST
+
+static void kill_hard(struct daemon *dd)
+{
+        int status, fd, i;
+
+        ck_assert_int_eq(kill(dd->pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(dd->pid, &status, 0), dd->pid);
+        for (i = 0; i < 2000 && (fd = client_connect(dd->sock)) >= 0; i++) {
+                close(fd);
+                usleep(1000);
+        }
+        ck_assert_int_lt(i, 2000);
+}
+
+static void stop_clean(struct daemon *dd)
+{
+        int status;
+
+        ck_assert_int_eq(kill(dd->pid, SIGTERM), 0);
+        ck_assert_int_eq(waitpid(dd->pid, &status, 0), dd->pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+START_TEST(a_restart_or_a_crash_keeps_a_paused_daemon_paused)
+{
+        json_object *rec;
+        int fd;
+        int64_t id;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        pause_daemon(fd);
+        id = job_submit(fd, "{\"command\":\"true\"}");
+        close(fd);
+
+        stop_clean(&d);
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        ck_assert(stats_paused(fd));
+        usleep(300 * 1000);
+        assert_not_started(fd, id);
+        close(fd);
+
+        kill_hard(&d);
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        ck_assert(stats_paused(fd));
+        usleep(300 * 1000);
+        assert_not_started(fd, id);
+        /* A resume is kept as well. */
+        resume_daemon(fd);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        close(fd);
+
+        kill_hard(&d);
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        ck_assert(!stats_paused(fd));
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+/* The job's first process, which wrote its pid into the FIFO. */
+static pid_t job_pid(const char *fifo)
+{
+        char *text = fifo_read_all(fifo);
+        pid_t pid = (pid_t)atoi(text);
+
+        free(text);
+        ck_assert_int_gt(pid, 1);
+        return pid;
+}
+
+static char proc_state(pid_t pid)
+{
+        char path[64], *text, *paren;
+        char state;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        text = read_text(path);
+        paren = strrchr(text, ')');
+        ck_assert_ptr_nonnull(paren);
+        state = paren[2];
+        free(text);
+        return state;
+}
+
+/* The cgroup2 folder of the process, "" when it is in the root (no cgroup of its own). */
+static void proc_cgroup(pid_t pid, char *buf, size_t len)
+{
+        char path[64], mount[512], *text, *line;
+
+        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+        text = read_text(path);
+        line = strstr(text, "0::");
+        ck_assert_ptr_nonnull(line);
+        line += 3;
+        line[strcspn(line, "\n")] = '\0';
+        buf[0] = '\0';
+        if (strstr(line, "/run-")) {
+                cgroup2_mount(mount, sizeof(mount));
+                snprintf(buf, len, "%s%s", mount, line);
+        }
+        free(text);
+}
+
+/* Whether the process is stopped: frozen in its cgroup, or in state T. */
+static bool is_stopped(pid_t pid)
+{
+        char cg[1024], events[1100], *text;
+        bool frozen;
+
+        proc_cgroup(pid, cg, sizeof(cg));
+        if (!cg[0])
+                return proc_state(pid) == 'T';
+        snprintf(events, sizeof(events), "%s/cgroup.events", cg);
+        text = read_text(events);
+        frozen = strstr(text, "frozen 1") != NULL;
+        free(text);
+        return frozen;
+}
+
+static void wait_stopped(pid_t pid, bool want)
+{
+        int i;
+
+        for (i = 0; i < 500 && is_stopped(pid) != want; i++)
+                usleep(10 * 1000);
+        ck_assert_msg(i < 500, "process %d is%s stopped", (int)pid, want ? " not" : "");
+}
+
+static void suspend_and_continue(bool in_cgroup)
+{
+        char *fifo, params[PATH_MAX + 64], cg[1024];
+        json_object *r, *st, *rec;
+        pid_t pid;
+        int fd;
+        int64_t id;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        fifo = fifo_make(d.dir, "pid");
+        snprintf(params, sizeof(params), "{\"command\":\"echo $$ >%s; exec sleep 2\"}", fifo);
+        id = job_submit(fd, params);
+        pid = job_pid(fifo);
+        proc_cgroup(pid, cg, sizeof(cg));
+        ck_assert_int_eq(cg[0] != '\0', in_cgroup);
+
+        st = job_status(fd, id);
+        ck_assert(!bool_member(st, "suspended"));
+        json_object_put(st);
+        r = suspend_started(fd, id);
+        ck_assert_int_eq(int_member(r, "id"), id);
+        ck_assert(bool_member(r, "suspended"));
+        ck_assert(bool_member(r, "changed"));
+        json_object_put(r);
+        wait_stopped(pid, true);
+        st = job_status(fd, id);
+        ck_assert(bool_member(st, "suspended"));
+        json_object_put(st);
+        /* Again: so it is already. */
+        r = id_call(fd, "suspend", id);
+        ck_assert(bool_member(r, "suspended"));
+        ck_assert(!bool_member(r, "changed"));
+        json_object_put(r);
+        /* Its sleep would be over by now, were it running. */
+        usleep(2500 * 1000);
+        ck_assert_str_eq(job_state_of(fd, id), "running");
+        ck_assert(is_stopped(pid));
+
+        r = id_call(fd, "continue", id);
+        ck_assert(!bool_member(r, "suspended"));
+        ck_assert(bool_member(r, "changed"));
+        json_object_put(r);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        free(fifo);
+        close(fd);
+        daemon_stop(&d);
+}
+
+START_TEST(a_suspended_jobs_cgroup_is_frozen_and_it_finishes_after_continue)
+{
+        if (!has_cgroups())
+                return;
+        suspend_and_continue(true);
+}
+END_TEST
+
+START_TEST(a_suspended_job_without_a_cgroup_is_stopped_and_finishes_after_continue)
+{
+        if (has_cgroups())
+                daemons_without_cgroups();
+        suspend_and_continue(false);
+}
+END_TEST
+
+START_TEST(a_continue_of_a_running_job_changes_nothing)
+{
+        char *gate, params[PATH_MAX + 64];
+        json_object *r;
+        int fd;
+        int64_t id;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        gate = fifo_make(d.dir, "gate");
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
+        id = job_submit(fd, params);
+        job_wait_state(fd, id, "running");
+        r = id_call(fd, "continue", id);
+        ck_assert(!bool_member(r, "suspended"));
+        ck_assert(!bool_member(r, "changed"));
+        json_object_put(r);
+        fifo_release(gate);
+        json_object_put(job_wait(fd, id));
+        free(gate);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(the_timeout_does_not_count_the_time_suspended)
+{
+        char *fifo, params[PATH_MAX + 96];
+        json_object *rec;
+        double took;
+        int fd;
+        int64_t id;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        fifo = fifo_make(d.dir, "pid");
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"echo $$ >%s; exec sleep 100\",\"timeout\":1}", fifo);
+        id = job_submit(fd, params);
+        job_pid(fifo);
+        json_object_put(suspend_started(fd, id));
+        usleep(2000 * 1000);
+        json_object_put(id_call(fd, "continue", id));
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "timed-out");
+        took = double_member(rec, "ended") - double_member(rec, "started");
+        /* One second of its own, two suspended. */
+        ck_assert_msg(took >= 2.8 && took < 20, "the run took %.2f s", took);
+        json_object_put(rec);
+        free(fifo);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_cancel_or_a_shutdown_ends_a_suspended_job_at_once)
+{
+        char *fifo, params[PATH_MAX + 96];
+        json_object *r, *rec;
+        double t0, took;
+        int fd;
+        int64_t id;
+
+        /* kill-grace is long: only SIGTERM, handled, ends the job in time. */
+        daemon_start(&d, "--kill-grace", "20", NULL);
+        fd = client_connect(d.sock);
+        fifo = fifo_make(d.dir, "pid");
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"trap 'exit 3' TERM; echo $$ >%s; while :; do sleep 0.1; "
+                 "done\"}",
+                 fifo);
+        id = job_submit(fd, params);
+        wait_stopped(job_pid(fifo), false);
+        json_object_put(suspend_started(fd, id));
+        t0 = wall_now();
+        r = id_call(fd, "cancel", id);
+        took = wall_now() - t0;
+        ck_assert_msg(took < 5, "the cancel took %.2f s", took);
+        json_object_put(r);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        json_object_put(rec);
+
+        /* A shutdown does not wait for it either (stop-timeout is 30 s): it runs again later. */
+        id = job_submit(fd, params);
+        job_pid(fifo);
+        json_object_put(suspend_started(fd, id));
+        close(fd);
+        t0 = wall_now();
+        daemon_stop(&d);
+        took = wall_now() - t0;
+        ck_assert_msg(took < 10, "the shutdown took %.2f s", took);
+        free(fifo);
+}
+END_TEST
+
+START_TEST(suspend_refuses_a_job_without_a_run_and_a_plugins)
+{
+        char msg[256];
+        int fd;
+        int64_t pending, plugin;
+
+        daemon_start(&d, "--plugin-dir", PLUGINS_BUILT, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(call_error(fd, "suspend", "{\"id\":42}", msg, sizeof(msg)), -32001);
+        ck_assert_int_eq(call_error(fd, "continue", "{\"id\":42}", msg, sizeof(msg)), -32001);
+        plugin = job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"until_stopped\"}");
+        job_wait_state(fd, plugin, "running");
+        ck_assert_int_eq(call_error(fd, "suspend", "{\"id\":1}", msg, sizeof(msg)), -32003);
+        ck_assert_ptr_nonnull(strstr(msg, "plugin"));
+        pause_daemon(fd);
+        pending = job_submit(fd, "{\"command\":\"true\",\"hold\":true}");
+        ck_assert_int_eq(call_error(fd, "suspend", "{\"id\":2}", msg, sizeof(msg)), -32003);
+        ck_assert_str_eq(msg, "job 2 is not running");
+        ck_assert_int_eq(call_error(fd, "continue", "{\"id\":2}", msg, sizeof(msg)), -32003);
+        resume_daemon(fd);
+        json_object_put(job_wait(fd, pending));
+        /* Idle, held by this connection. */
+        ck_assert_int_eq(call_error(fd, "suspend", "{\"id\":2}", msg, sizeof(msg)), -32003);
+        json_object_put(id_call(fd, "cancel", plugin));
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(bad_params_are_refused_naming_the_field_and_change_nothing)
+{
+        static const struct {
+                const char *method, *params, *field;
+        } bad[] = {
+            {"pause", "{\"drain\":\"yes\"}", "drain"},
+            {"pause", "{\"drain\":1}", "drain"},
+            {"pause", "{\"queue\":\"x\",\"drain\":true}", "queue"},
+            {"resume", "{\"drain\":true}", "drain"},
+            {"suspend", "{}", "id"},
+            {"suspend", "{\"id\":0}", "id"},
+            {"suspend", "{\"id\":\"1\"}", "id"},
+            {"continue", "{\"id\":-3}", "id"},
+            {"continue", "{\"pid\":3}", "pid"},
+        };
+        char msg[256];
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ck_assert_int_eq(call_error(fd, bad[i].method, bad[i].params, msg, sizeof(msg)),
+                                 -32602);
+                ck_assert_msg(strstr(msg, bad[i].field), "%s %s: \"%s\" does not name %s",
+                              bad[i].method, bad[i].params, msg, bad[i].field);
+        }
+        ck_assert(!stats_paused(fd));
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("flow-control");
+        TCase *tc = tcase_create("flow-control");
+
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, a_paused_daemon_queues_submits_and_resume_runs_them_in_order);
+        tcase_add_test(tc, a_job_held_by_a_pause_can_be_cancelled_and_coalesces);
+        tcase_add_test(tc, a_running_job_goes_on_while_paused);
+        tcase_add_test(tc, a_drain_is_answered_only_after_the_running_job_ended);
+        tcase_add_test(tc, a_resume_answers_a_drain_still_waiting);
+        tcase_add_test(tc, a_restart_or_a_crash_keeps_a_paused_daemon_paused);
+        tcase_add_test(tc, a_suspended_jobs_cgroup_is_frozen_and_it_finishes_after_continue);
+        tcase_add_test(tc, a_suspended_job_without_a_cgroup_is_stopped_and_finishes_after_continue);
+        tcase_add_test(tc, a_continue_of_a_running_job_changes_nothing);
+        tcase_add_test(tc, the_timeout_does_not_count_the_time_suspended);
+        tcase_add_test(tc, a_cancel_or_a_shutdown_ends_a_suspended_job_at_once);
+        tcase_add_test(tc, suspend_refuses_a_job_without_a_run_and_a_plugins);
+        tcase_add_test(tc, bad_params_are_refused_naming_the_field_and_change_nothing);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
