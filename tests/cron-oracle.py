@@ -18,6 +18,7 @@ and lands in the next month past its first days ("0 0 1,31 * *" from Feb 29 2028
 not Mar 1): there ours must be an earlier fire time, checked on the wall clock ("skipped").
 """
 import datetime
+import os
 import random
 import subprocess
 import sys
@@ -172,8 +173,8 @@ def expected(expr, start, zone, tally):
 
 
 def run(cron_next, zone_name, lines):
-    out = subprocess.run([cron_next], input="".join(lines), capture_output=True, text=True,
-                         env={"TZ": zone_name}, check=True).stdout.splitlines()
+    out = subprocess.run([cron_next], input="".join(lines), stdout=subprocess.PIPE, text=True,
+                         env=dict(os.environ, TZ=zone_name), check=True).stdout.splitlines()
     if len(out) != len(lines):
         sys.exit("cron-next answered %d lines to %d" % (len(out), len(lines)))
     return out
