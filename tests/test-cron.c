@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* daemon/util/cron.c: what cron_parse refuses and why, and next fire times checked by hand. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -114,6 +115,8 @@ START_TEST(next_times_in_utc)
         ck_assert_int_eq(next("0 0 1-31 * 1", new_year), 1767571200);  /* Monday the 5th */
         ck_assert_int_eq(next("59 23 31 12 *", new_year), 1798761540); /* 2026-12-31 */
         ck_assert_int_eq(next("0 0 30 2 *", new_year), -1);
+        ck_assert_int_eq(next("* * * * *", INT64_MAX), -1);
+        ck_assert_int_eq(next("* * * * *", INT64_C(1) << 50), -1); /* in the year 35680317 */
 }
 END_TEST
 

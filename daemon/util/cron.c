@@ -271,15 +271,17 @@ static void next_minute(struct wall *w)
 }
 
 #define FIVE_YEARS (INT64_C(1827) * 86400)
+#define LAST_YEAR  9999
 
 time_t cron_next(const struct cron *c, time_t after)
 {
-        time_t first = after + 60;
+        time_t first;
         struct wall w;
         struct tm tm;
         int64_t t, limit;
 
-        if (!localtime_r(&first, &tm))
+        if (__builtin_add_overflow(after, 60, &first) || !localtime_r(&first, &tm) ||
+            tm.tm_year > LAST_YEAR - 1900)
                 return -1;
         w = (struct wall){tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min};
         limit = wall_seconds(&w) + FIVE_YEARS;
