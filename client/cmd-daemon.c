@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The daemon's own commands: get, set, ping, version. */
+/* The daemon's own commands: get, set, reload, ping, version. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +89,15 @@ int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv)
         if (o->runtime)
                 json_object_object_add(p, "runtime", json_object_new_boolean(1));
         return ctl_call(x, NULL, "settings.set", p, NULL);
+}
+
+int cmd_reload(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        int r = ctl_call(x, NULL, "reload", NULL, NULL);
+
+        if (r == 0 && !x->json)
+                printf("slowworkd reloaded its configuration\n");
+        return r;
 }
 
 int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv)

@@ -146,6 +146,8 @@ static const struct command commands[] = {
      "a live view of the threads and the queue (q quits)"},
     {"rq", 0, 0, no_options, false, cmd_rq, "",
      "show the run queue as the kernel's /proc/slow_work_rq"},
+    {"reload", 0, 0, no_options, false, cmd_reload, "",
+     "make the daemon read its configuration file again"},
     {"ping", 0, 0, no_options, false, cmd_ping, "", "check that the daemon answers"},
     {"version", 0, 0, no_options, false, cmd_version, "",
      "show slowctl's and the daemon's version"},

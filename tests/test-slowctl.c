@@ -1026,6 +1026,50 @@ START_TEST(ping_and_version)
 }
 END_TEST
 
+static void write_text(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "w");
+
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(reload_says_it_reloaded_or_fails_with_the_files_error)
+{
+        char conf[PATH_MAX], want[PATH_MAX + 160], *out;
+        struct daemon e;
+        struct run r;
+
+        snprintf(conf, sizeof(conf), "%s/slowworkd.conf", d.dir);
+        write_text(conf, "min-threads = 1\n");
+        daemon_start(&e, "--config", conf, NULL);
+        write_text(conf, "min-threads = 3\n");
+        out = ctl_ok("--socket", e.sock, "reload", NULL);
+        ck_assert_str_eq(out, "slowworkd reloaded its configuration\n");
+        free(out);
+        out = ctl_ok("--socket", e.sock, "get", "min-threads", NULL);
+        ck_assert_str_eq(out, "3\n");
+        free(out);
+
+        write_text(conf, "min-threads = many\n");
+        ctl(&r, NULL, "--socket", e.sock, "reload", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.out, "");
+        snprintf(want, sizeof(want),
+                 "slowctl: reload: cannot reload the configuration, keeping the one in use: "
+                 "%s:1: ",
+                 conf);
+        ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0, "stderr \"%s\"", r.err);
+        run_free(&r);
+        out = ctl_ok("--socket", e.sock, "get", "min-threads", NULL);
+        ck_assert_str_eq(out, "3\n");
+        free(out);
+        daemon_stop(&e);
+        unlink(conf);
+}
+END_TEST
+
 START_TEST(library_call_gives_results_and_daemon_errors)
 {
         struct sw_client_error err = {0};
@@ -1178,6 +1222,7 @@ int main(void)
         tcase_add_test(tc, usage_errors_exit_2_and_help_exits_0);
         tcase_add_test(tc, missing_daemon_exits_69_and_names_the_path);
         tcase_add_test(tc, ping_and_version);
+        tcase_add_test(tc, reload_says_it_reloaded_or_fails_with_the_files_error);
         tcase_add_test(tc, library_call_gives_results_and_daemon_errors);
         tcase_add_test(tc, library_pipelined_requests_are_answered_in_order);
         tcase_add_test(tc, library_receive_gives_notifications_with_id_minus_1);
