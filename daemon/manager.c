@@ -262,7 +262,7 @@ static void on_stop_timeout(uv_timer_t *timer)
 {
         struct manager *m = timer->data;
 
-        log_info("Stop timeout: interrupting the jobs still running");
+        log_warning("Stop timeout: interrupting the jobs still running");
         registry_interrupt_all(&m->registry);
         uv_timer_start(&m->stop_timer, on_stop_overdue,
                        (uint64_t)((m->registry.settings.kill_grace + 1) * 1000.0), 0);

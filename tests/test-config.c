@@ -547,6 +547,55 @@ START_TEST(reloads_at_once_are_each_answered)
 }
 END_TEST
 
+/* Starts the daemon as start_observed() does, with JOURNAL_STREAM naming its stderr (or, when
+ * !match, another stream), reloads a bad file and a good one, and returns what it logged. */
+static char *logged_with_journal_stream(bool match)
+{
+        char env[64];
+        struct stat st;
+        struct daemon d;
+        int fd, notify_fd;
+        char *err;
+
+        unlink(notify_path);
+        fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        close(fd);
+        snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino + (match ? 0 : 1));
+        ck_assert_int_eq(setenv("JOURNAL_STREAM", env, 1), 0);
+        write_conf("min-threads = 3\n");
+        notify_fd = start_observed(&d, "--kill-grace=1");
+        unsetenv("JOURNAL_STREAM");
+        write_conf("min-threads = lots\n");
+        reload(&d, notify_fd);
+        write_conf("min-threads = 4\n");
+        reload(&d, notify_fd);
+        close(notify_fd);
+        daemon_stop(&d);
+        err = read_file(err_path);
+        return err;
+}
+
+START_TEST(under_journald_lines_do_not_name_the_daemon)
+{
+        char *err = logged_with_journal_stream(true);
+
+        ck_assert_msg(
+            strstr(err, "<3>Failed to reload the configuration, keeping the one in use: ") &&
+                strstr(err, "\n<6>Reloaded the configuration\n") && !strstr(err, "slowworkd: "),
+            "stderr \"%s\"", err);
+        free(err);
+        /* Another stream in JOURNAL_STREAM: stderr was redirected, and the name stays. */
+        err = logged_with_journal_stream(false);
+        ck_assert_msg(strstr(err, "<3>slowworkd: Failed to reload the configuration") &&
+                          strstr(err, "\n<6>slowworkd: Reloaded the configuration\n"),
+                      "stderr \"%s\"", err);
+        free(err);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
         Suite *s = suite_create("config");
@@ -572,6 +621,7 @@ static Suite *config_suite(void)
         tcase_add_test(daemon, reload_answers_once_the_file_is_applied);
         tcase_add_test(daemon, reload_of_a_bad_file_answers_its_error_and_changes_nothing);
         tcase_add_test(daemon, reloads_at_once_are_each_answered);
+        tcase_add_test(daemon, under_journald_lines_do_not_name_the_daemon);
         suite_add_tcase(s, daemon);
         return s;
 }
