@@ -102,11 +102,16 @@ int cmd_reload(struct ctl *x, const struct opts *o, int argc, char **argv)
 
 int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
-        int r = ctl_call(x, NULL, "ping", NULL, NULL);
+        json_object *result;
+        int r = ctl_call(x, NULL, "ping", NULL, &result);
 
-        if (r == 0 && !x->json)
-                printf("slowworkd answers on %s\n", sw_client_socket(x->client));
-        return r;
+        if (r)
+                return r;
+        if (!x->json)
+                printf("pong from %s (%s instance)\n", sw_client_socket(x->client),
+                       json_str(result, "instance", "an unknown"));
+        json_object_put(result);
+        return EXIT_OK;
 }
 
 int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv)

@@ -197,9 +197,10 @@ static void print_help(void)
         print_option_help(stdout, find_def(OPT_JSON));
         print_option_help(stdout, find_def(OPT_HELP));
         print_option_help(stdout, find_def(OPT_VERSION));
-        printf("\nThe socket is $SLOWWORK_SOCKET, else $XDG_RUNTIME_DIR/slowwork/slowworkd.sock, "
-               "else\n/run/slowwork/slowworkd.sock. 'slowctl COMMAND --help' shows a command's "
-               "options.\n");
+        printf("\nThe socket is $SLOWWORK_SOCKET, else $XDG_RUNTIME_DIR/slowwork/slowworkd.sock "
+               "(the user\ninstance's), else or when that is not there or refuses, "
+               "/run/slowwork/slowworkd.sock (the\nsystem instance's). 'slowctl COMMAND --help' "
+               "shows a command's options.\n");
 }
 
 static void print_command_help(const struct command *cmd)

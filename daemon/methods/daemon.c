@@ -15,6 +15,8 @@ static void handle_ping(struct registry *reg, struct conn *c, union params *p, s
 {
         r->result = json_object_new_object();
         json_object_object_add(r->result, "pong", json_object_new_boolean(1));
+        json_object_object_add(r->result, "instance",
+                               json_object_new_string(reg->shared.run.system ? "system" : "user"));
 }
 
 static void handle_version(struct registry *reg, struct conn *c, union params *p,
