@@ -171,6 +171,8 @@ static const struct command commands[] = {
      "stop a running job's processes where they are"},
     {"continue", 1, 1, no_options, false, cmd_continue, "ID",
      "let a suspended job's processes go on"},
+    {"reload", 0, 0, no_options, false, cmd_reload, "",
+     "make the daemon read its configuration file again"},
     {"ping", 0, 0, no_options, false, cmd_ping, "", "check that the daemon answers"},
     {"version", 0, 0, no_options, false, cmd_version, "",
      "show slowctl's and the daemon's version"},
@@ -220,9 +222,10 @@ static void print_help(void)
         print_option_help(stdout, find_def(OPT_JSON));
         print_option_help(stdout, find_def(OPT_HELP));
         print_option_help(stdout, find_def(OPT_VERSION));
-        printf("\nThe socket is $SLOWWORK_SOCKET, else $XDG_RUNTIME_DIR/slowwork/slowworkd.sock, "
-               "else\n/run/slowwork/slowworkd.sock. 'slowctl COMMAND --help' shows a command's "
-               "options.\n");
+        printf("\nThe socket is $SLOWWORK_SOCKET, else $XDG_RUNTIME_DIR/slowwork/slowworkd.sock "
+               "(the user\ninstance's), else or when that is not there or refuses, "
+               "/run/slowwork/slowworkd.sock (the\nsystem instance's). 'slowctl COMMAND --help' "
+               "shows a command's options.\n");
 }
 
 static void print_command_help(const struct command *cmd)

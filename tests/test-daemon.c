@@ -600,9 +600,17 @@ START_TEST(sigterm_stops_running_jobs_after_the_stop_timeout)
         struct timespec t0, t1;
         json_object *st, *last;
         double elapsed;
+        char said_path[] = "/tmp/slowwork-said-XXXXXX", said[4096] = "";
+        int said_fd = mkstemp(said_path), saved = dup(STDERR_FILENO);
 
+        /* What the daemon says goes to a file of the test's. */
+        ck_assert(said_fd >= 0 && saved >= 0);
+        fflush(stderr);
+        ck_assert_int_eq(dup2(said_fd, STDERR_FILENO), STDERR_FILENO);
         daemon_start(&d, "--min-threads", "1", "--max-threads", "1", "--stop-timeout", "1",
                      "--kill-grace", "0.5", NULL);
+        ck_assert_int_eq(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+        close(saved);
         gate = fifo_make(d.dir, "gate");
         out = fifo_make(d.dir, "pids");
         fd = client_connect(d.sock);
@@ -630,6 +638,12 @@ START_TEST(sigterm_stops_running_jobs_after_the_stop_timeout)
         ck_assert_msg(elapsed >= 1 + 0.5 - 0.02,
                       "slowworkd stopped after %.3f s, before stop-timeout and kill-grace", elapsed);
         ck_assert_msg(elapsed < 10, "slowworkd took %.3f s to stop", elapsed);
+        ck_assert_int_ge(pread(said_fd, said, sizeof(said) - 1, 0), 0);
+        ck_assert_msg(strstr(said, "\n<4>slowworkd: Stop timeout: interrupting the jobs still "
+                                   "running\n"),
+                      "slowworkd said: %s", said);
+        close(said_fd);
+        unlink(said_path);
         ck_assert(ended_within(shell, 20000));
         ck_assert(ended_within(cat, 20000));
         close(shell);

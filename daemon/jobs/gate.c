@@ -63,8 +63,8 @@ static void on_check(uv_timer_t *timer)
 
         if (__atomic_load_n(&g->ctx->stopping, __ATOMIC_ACQUIRE) || paused(g) || space_low(g->ctx))
                 return;
-        log_info("The state folder's file system has %.1f%% free again: %zu waiting runs go on",
-                 free_percent(g->ctx), g->n);
+        log_info("The state folder's file system has %.1f%% free again: %zu waiting run%s go%s on",
+                 free_percent(g->ctx), g->n, g->n == 1 ? "" : "s", g->n == 1 ? "es" : "");
         release_all(g);
 }
 

@@ -375,4 +375,5 @@ void job_row(struct job *job, const char *state, struct store_job_row *ret)
             .runs = __atomic_load_n(&job->runs_started, __ATOMIC_RELAXED),
             .flow = job->flow,
         };
+        __atomic_load(&job->run_started, &ret->started, __ATOMIC_RELAXED);
 }

@@ -40,9 +40,11 @@ static const char *const migrations[STORE_SCHEMA] = {
     "ALTER TABLE runs ADD COLUMN memory_peak INTEGER;",
     /* 3: what an interrupted run left behind, killed before its job ran again */
     "ALTER TABLE runs ADD COLUMN leftovers INTEGER NOT NULL DEFAULT 0;",
-    /* 4: a job's flow (what it waits for, its attempt, its next tick), a run's attempt */
+    /* 4: a job's flow (what it waits for, its attempt, its next tick), a run's attempt, and
+     * when the run in progress started, for its record if the daemon dies during it */
     "ALTER TABLE jobs ADD COLUMN flow TEXT;"
-    "ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;",
+    "ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE jobs ADD COLUMN started REAL NOT NULL DEFAULT 0;",
 };
 
 enum stmt {
@@ -60,9 +62,10 @@ enum stmt {
 
 static const char *const stmt_sql[STMT_MAX] = {
     [STMT_PUT_JOB] = "INSERT OR REPLACE INTO jobs (id, owner, very_slow, payload, env, key, name,"
-                     " persist, state, qorder, due, runs, flow) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                     " persist, state, qorder, due, runs, flow, started)"
+                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [STMT_PUT_JOB_STATE] = "UPDATE jobs SET persist = ?2, state = ?3, qorder = ?4, due = ?5,"
-                           " runs = ?6, flow = ?7 WHERE id = ?1",
+                           " runs = ?6, flow = ?7, started = ?8 WHERE id = ?1",
     [STMT_DELETE_JOB] = "DELETE FROM jobs WHERE id = ?",
     [STMT_PUT_ENV] = "INSERT OR IGNORE INTO envs (id, vars) VALUES (?, ?)",
     [STMT_ADD_RUN] = "INSERT INTO runs (id, run, very_slow, owner, summary, started, ended,"
@@ -260,11 +263,12 @@ static void check_wal(struct store *s)
                             s->path, wal, (long long)w.bad_frame);
         else if (wal_report_loses_commits(&w))
                 log_warning("State database %s: its write-ahead log %s is damaged at frame %lld: "
-                            "the %lld transactions written from there on (%lld frames) are "
-                            "rolled back; jobs they recorded as finished may run again, and "
-                            "acknowledged submits in them are lost",
+                            "what was written from there on is rolled back, %lld transaction%s "
+                            "(%lld frame%s); jobs it recorded as finished may run again, and "
+                            "acknowledged submits in it are lost",
                             s->path, wal, (long long)w.bad_frame, (long long)w.commits_lost,
-                            (long long)w.frames_lost);
+                            w.commits_lost == 1 ? "" : "s", (long long)w.frames_lost,
+                            w.frames_lost == 1 ? "" : "s");
         free(wal);
 }
 
@@ -666,6 +670,7 @@ static void put_state(struct op *op, const struct store_job_row *row)
         put_real(op, row->due);
         put_int(op, row->runs);
         put_text(op, row->flow);
+        put_real(op, row->started);
 }
 
 uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct env_block *env)
@@ -797,7 +802,7 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
         if (sqlite3_prepare_v2(
                 s->db,
                 "SELECT j.id, owner, very_slow, payload, e.vars, key, name,"
-                " persist, state, qorder, due, runs, e.id, flow FROM jobs j LEFT JOIN envs e"
+                " persist, state, qorder, due, runs, e.id, flow, started FROM jobs j LEFT JOIN envs e"
                 " ON e.id = j.env ORDER BY qorder, j.id",
                 -1, &st, NULL) != SQLITE_OK)
                 return db_error(s, "cannot read the jobs");
@@ -817,6 +822,7 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
                     .runs = sqlite3_column_int64(st, 11),
                     .env_id = sqlite3_column_int64(st, 12),
                     .flow = (const char *)sqlite3_column_text(st, 13),
+                    .started = sqlite3_column_double(st, 14),
                 };
 
                 cb(data, &row);
