@@ -30,19 +30,26 @@ struct sw_client {
         unsigned outstanding;
 };
 
-static char *resolve_path(const char *socket_path)
+#define SYSTEM_SOCKET "/run/slowwork/slowworkd.sock"
+
+/* The path to try; *ret_user says it is the user instance's default, which may fall back to the
+ * system instance's. */
+static char *resolve_path(const char *socket_path, bool *ret_user)
 {
         const char *env = getenv("SLOWWORK_SOCKET");
         char *path;
 
+        *ret_user = false;
         if (socket_path)
                 return strdup(socket_path);
         if (env && *env)
                 return strdup(env);
         env = getenv("XDG_RUNTIME_DIR");
-        if (env && *env)
+        if (env && *env) {
+                *ret_user = true;
                 return asprintf(&path, "%s/slowwork/slowworkd.sock", env) < 0 ? NULL : path;
-        return strdup("/run/slowwork/slowworkd.sock");
+        }
+        return strdup(SYSTEM_SOCKET);
 }
 
 static int open_socket(const char *path)
@@ -71,6 +78,7 @@ static int open_socket(const char *path)
 int sw_client_connect(const char *socket_path, struct sw_client **ret)
 {
         struct sw_client *c = calloc(1, sizeof(*c));
+        bool user;
         int fd;
 
         *ret = NULL;
@@ -79,7 +87,7 @@ int sw_client_connect(const char *socket_path, struct sw_client **ret)
         c->fd = -1;
         c->next_id = 1;
         sw_lines_init_max(&c->in, SW_REPLY_MAX);
-        c->socket_path = resolve_path(socket_path);
+        c->socket_path = resolve_path(socket_path, &user);
         if (!c->socket_path) {
                 free(c);
                 return -ENOMEM;
@@ -87,6 +95,20 @@ int sw_client_connect(const char *socket_path, struct sw_client **ret)
         /* The client comes back either way, so that a message can name its path. */
         *ret = c;
         fd = open_socket(c->socket_path);
+        if (user && (fd == -ENOENT || fd == -ECONNREFUSED)) {
+                int system_fd = open_socket(SYSTEM_SOCKET);
+                char *system_path;
+
+                system_path = system_fd != -ENOENT && system_fd != -ECONNREFUSED
+                                  ? strdup(SYSTEM_SOCKET)
+                                  : NULL;
+                if (system_path) {
+                        free(c->socket_path);
+                        c->socket_path = system_path;
+                        fd = system_fd;
+                } else if (system_fd >= 0)
+                        close(system_fd);
+        }
         if (fd < 0)
                 return fd;
         c->fd = fd;

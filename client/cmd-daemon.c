@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The daemon's own commands: get, set, ping, version. */
+/* The daemon's own commands: get, set, reload, ping, version. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,13 +91,27 @@ int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv)
         return ctl_call(x, NULL, "settings.set", p, NULL);
 }
 
-int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv)
+int cmd_reload(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
-        int r = ctl_call(x, NULL, "ping", NULL, NULL);
+        int r = ctl_call(x, NULL, "reload", NULL, NULL);
 
         if (r == 0 && !x->json)
-                printf("slowworkd answers on %s\n", sw_client_socket(x->client));
+                printf("slowworkd reloaded its configuration\n");
         return r;
+}
+
+int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *result;
+        int r = ctl_call(x, NULL, "ping", NULL, &result);
+
+        if (r)
+                return r;
+        if (!x->json)
+                printf("pong from %s (%s instance)\n", sw_client_socket(x->client),
+                       json_str(result, "instance", "an unknown"));
+        json_object_put(result);
+        return EXIT_OK;
 }
 
 int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv)

@@ -116,10 +116,11 @@ static void top_screen(struct ctl *x, json_object *stats, bool live)
                (long long)json_int(stats, "idle", 0),
                (long long)json_int(stats, "busy_very_slow", 0),
                (long long)json_int(stats, "very_slow_cap", 0));
-        printf("queued  slow %lld  very slow %lld  delayed %lld\n",
+        printf("queued  slow %lld  very slow %lld  delayed %lld  waiting for space %lld\n",
                (long long)json_int(stats, "queued_slow", 0),
                (long long)json_int(stats, "queued_very_slow", 0),
-               (long long)json_int(stats, "delayed", 0));
+               (long long)json_int(stats, "delayed", 0),
+               (long long)json_int(stats, "waiting_for_space", 0));
         printf("runs done %lld\n\n", (long long)json_int(stats, "items_run", 0));
         print_rq(stats, rows);
         fflush(stdout);

@@ -146,6 +146,8 @@ static const struct command commands[] = {
      "a live view of the threads and the queue (q quits)"},
     {"rq", 0, 0, no_options, false, cmd_rq, "",
      "show the run queue as the kernel's /proc/slow_work_rq"},
+    {"reload", 0, 0, no_options, false, cmd_reload, "",
+     "make the daemon read its configuration file again"},
     {"ping", 0, 0, no_options, false, cmd_ping, "", "check that the daemon answers"},
     {"version", 0, 0, no_options, false, cmd_version, "",
      "show slowctl's and the daemon's version"},
@@ -195,9 +197,10 @@ static void print_help(void)
         print_option_help(stdout, find_def(OPT_JSON));
         print_option_help(stdout, find_def(OPT_HELP));
         print_option_help(stdout, find_def(OPT_VERSION));
-        printf("\nThe socket is $SLOWWORK_SOCKET, else $XDG_RUNTIME_DIR/slowwork/slowworkd.sock, "
-               "else\n/run/slowwork/slowworkd.sock. 'slowctl COMMAND --help' shows a command's "
-               "options.\n");
+        printf("\nThe socket is $SLOWWORK_SOCKET, else $XDG_RUNTIME_DIR/slowwork/slowworkd.sock "
+               "(the user\ninstance's), else or when that is not there or refuses, "
+               "/run/slowwork/slowworkd.sock (the\nsystem instance's). 'slowctl COMMAND --help' "
+               "shows a command's options.\n");
 }
 
 static void print_command_help(const struct command *cmd)

@@ -81,6 +81,7 @@ int cmd_stats(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_top(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_rq(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_history(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_reload(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv);
 

@@ -12,7 +12,7 @@ _slowctl()
         _init_completion || return
 
         local commands="submit enqueue wait cancel release status list history log get set stats
-                top rq ping version"
+                top rq reload ping version"
         local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
                 log-limit kill-grace stop-timeout max-connections-per-user
                 max-log-bytes-per-user min-free-space default-memory-max default-tasks-max

@@ -32,7 +32,7 @@ function __slowctl_args_after
     math (count $args) - $i
 end
 
-set -l commands submit enqueue wait cancel release status list history log get set stats top rq ping version
+set -l commands submit enqueue wait cancel release status list history log get set stats top rq reload ping version
 
 complete -c slowctl -f
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d "the daemon's socket"
@@ -54,6 +54,7 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a set -d "ch
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a stats -d "show the pool's statistics"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a top -d "a live view of the threads and the queue"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a rq -d "show the run queue as the kernel's /proc/slow_work_rq"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a reload -d "make the daemon read its configuration file again"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a ping -d "check that the daemon answers"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a version -d "show slowctl's and the daemon's version"
 

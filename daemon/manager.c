@@ -70,6 +70,13 @@ static void on_sighup(uv_signal_t *handle, int signum)
         reload(&m->reload);
 }
 
+static int on_reload_request(void *data, struct conn *c, json_object *id)
+{
+        struct manager *m = data;
+
+        return reload_request(&m->reload, c, id);
+}
+
 /* A connection goes: the registry forgets its handles and subscription. */
 static void on_conn_close(void *data, struct conn *c)
 {
@@ -179,6 +186,8 @@ int manager_new(const struct manager_options *o, struct manager **ret)
             .notify = &m->notify,
             .stopping = &m->stopping,
         };
+        m->registry.reload = on_reload_request;
+        m->registry.reload_data = m;
         *ret = m;
         return 0;
 fail:
@@ -253,7 +262,7 @@ static void on_stop_timeout(uv_timer_t *timer)
 {
         struct manager *m = timer->data;
 
-        log_info("Stop timeout: interrupting the jobs still running");
+        log_warning("Stop timeout: interrupting the jobs still running");
         registry_interrupt_all(&m->registry);
         uv_timer_start(&m->stop_timer, on_stop_overdue,
                        (uint64_t)((m->registry.settings.kill_grace + 1) * 1000.0), 0);

@@ -28,7 +28,10 @@ struct sw_client_error {
 
 /*
  * Connects to the daemon at socket_path; NULL resolves the path: $SLOWWORK_SOCKET, else
- * $XDG_RUNTIME_DIR/slowwork/slowworkd.sock, else /run/slowwork/slowworkd.sock.
+ * $XDG_RUNTIME_DIR/slowwork/slowworkd.sock (the user instance's), else
+ * /run/slowwork/slowworkd.sock (the system instance's). When the user instance's socket is not
+ * there or refuses the connection, the system instance's is tried; failing both, the error and
+ * path are the user instance's (unless the system's socket is there and refuses otherwise).
  *
  * Returns 0 with a connected client in *ret, or a negative errno. Unlike elsewhere, *ret is set
  * also when connecting failed (-ENOENT, -ECONNREFUSED, -EACCES, -ENAMETOOLONG, ...): to a client
@@ -38,7 +41,7 @@ struct sw_client_error {
 int sw_client_connect(const char *socket_path, struct sw_client **ret);
 /* Closes the connection and frees the client; NULL is fine. Returns NULL. */
 struct sw_client *sw_client_free(struct sw_client *c);
-/* The socket path the client was made for, as resolved. */
+/* The socket path the client was made for, as resolved: the one that answered. */
 const char *sw_client_socket(struct sw_client *c);
 
 /*

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The configuration file: its parser alone, then slowworkd reading it at start and on SIGHUP. */
+/* The configuration file: its parser alone, then slowworkd reading it at start, on SIGHUP
+ * and by the reload method. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -442,6 +443,159 @@ START_TEST(sighup_with_a_bad_file_keeps_the_running_config)
 }
 END_TEST
 
+START_TEST(reload_answers_once_the_file_is_applied)
+{
+        json_object *reply;
+        struct daemon d;
+        int fd, notify_fd;
+
+        write_conf("min-threads = 3\nmax-threads = 9\n");
+        notify_fd = start_observed(&d, "--stop-timeout=7");
+        fd = client_connect(d.sock);
+
+        write_conf("min-threads = 5\nmax-threads = 10\nstop-timeout = 9\nhistory-limit = 50\n");
+        reply = client_call(fd, "reload", NULL);
+        ck_assert_int_eq(reply_code(reply), 0);
+        ck_assert_ptr_nonnull(reply_result(reply));
+        json_object_put(reply);
+        /* No waiting: the reply came after the settings were in force. */
+        ck_assert_int_eq(get_int(fd, "min-threads"), 5);
+        ck_assert_int_eq(get_int(fd, "max-threads"), 10);
+        ck_assert_int_eq(get_int(fd, "history-limit"), 50);
+        ck_assert_double_eq(get_double(fd, "stop-timeout"), 7.0);
+        /* systemd hears of it as of a SIGHUP's. */
+        free(notify_wait(notify_fd, "RELOADING=1"));
+        free(notify_wait(notify_fd, "READY=1"));
+        close(fd);
+        close(notify_fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(reload_of_a_bad_file_answers_its_error_and_changes_nothing)
+{
+        char want[PATH_MAX + 160];
+        json_object *reply;
+        const char *message;
+        struct daemon d;
+        int fd, notify_fd;
+
+        write_conf("min-threads = 3\n");
+        notify_fd = start_observed(&d, "--kill-grace=1");
+        fd = client_connect(d.sock);
+
+        write_conf("min-threads = 4\nmax-threads = 1000\n");
+        reply = client_call(fd, "reload", NULL);
+        ck_assert_int_eq(reply_code(reply), -32602);
+        message = json_object_get_string(
+            json_object_object_get(json_object_object_get(reply, "error"), "message"));
+        snprintf(want, sizeof(want),
+                 "cannot reload the configuration, keeping the one in use: %s:2: parameter "
+                 "\"max-threads\" must be between",
+                 conf);
+        ck_assert_msg(strncmp(message, want, strlen(want)) == 0, "message \"%s\"", message);
+        json_object_put(reply);
+        ck_assert_int_eq(get_int(fd, "min-threads"), 3);
+        ck_assert_int_eq(get_int(fd, "max-threads"), 4);
+
+        /* A file gone is an error too, and a good one is read again. */
+        ck_assert_int_eq(unlink(conf), 0);
+        reply = client_call(fd, "reload", NULL);
+        ck_assert_int_eq(reply_code(reply), -32001);
+        json_object_put(reply);
+        write_conf("min-threads = 4\n");
+        reply = client_call(fd, "reload", NULL);
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        ck_assert_int_eq(get_int(fd, "min-threads"), 4);
+        close(fd);
+        close(notify_fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+/* Reloads asked for at once, by several clients and SIGHUP: each is answered, by a reload that
+ * read the file after it was asked. */
+START_TEST(reloads_at_once_are_each_answered)
+{
+        json_object *reply;
+        struct daemon d;
+        int fds[4], i;
+
+        write_conf("min-threads = 1\n");
+        daemon_start(&d, "--config", conf, NULL);
+        for (i = 0; i < 4; i++)
+                fds[i] = client_connect(d.sock);
+        for (i = 0; i < 4; i++)
+                client_send(fds[i], "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"reload\"}");
+        ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+        write_conf("min-threads = 2\n");
+        client_send(fds[0], "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"reload\"}");
+        for (i = 0; i < 5; i++) {
+                char *line = client_read_line(fds[i % 4]);
+
+                ck_assert_ptr_nonnull(line);
+                reply = json_tokener_parse(line);
+                ck_assert_msg(reply && reply_code(reply) == 0, "reply %s", line);
+                json_object_put(reply);
+                free(line);
+        }
+        ck_assert_int_eq(get_int(fds[0], "min-threads"), 2);
+        for (i = 0; i < 4; i++)
+                close(fds[i]);
+        daemon_stop(&d);
+}
+END_TEST
+
+/* Starts the daemon as start_observed() does, with JOURNAL_STREAM naming its stderr (or, when
+ * !match, another stream), reloads a bad file and a good one, and returns what it logged. */
+static char *logged_with_journal_stream(bool match)
+{
+        char env[64];
+        struct stat st;
+        struct daemon d;
+        int fd, notify_fd;
+        char *err;
+
+        unlink(notify_path);
+        fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        close(fd);
+        snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
+                 (unsigned long long)st.st_ino + (match ? 0 : 1));
+        ck_assert_int_eq(setenv("JOURNAL_STREAM", env, 1), 0);
+        write_conf("min-threads = 3\n");
+        notify_fd = start_observed(&d, "--kill-grace=1");
+        unsetenv("JOURNAL_STREAM");
+        write_conf("min-threads = lots\n");
+        reload(&d, notify_fd);
+        write_conf("min-threads = 4\n");
+        reload(&d, notify_fd);
+        close(notify_fd);
+        daemon_stop(&d);
+        err = read_file(err_path);
+        return err;
+}
+
+START_TEST(under_journald_lines_do_not_name_the_daemon)
+{
+        char *err = logged_with_journal_stream(true);
+
+        ck_assert_msg(
+            strstr(err, "<3>Failed to reload the configuration, keeping the one in use: ") &&
+                strstr(err, "\n<6>Reloaded the configuration\n") && !strstr(err, "slowworkd: "),
+            "stderr \"%s\"", err);
+        free(err);
+        /* Another stream in JOURNAL_STREAM: stderr was redirected, and the name stays. */
+        err = logged_with_journal_stream(false);
+        ck_assert_msg(strstr(err, "<3>slowworkd: Failed to reload the configuration") &&
+                          strstr(err, "\n<6>slowworkd: Reloaded the configuration\n"),
+                      "stderr \"%s\"", err);
+        free(err);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
         Suite *s = suite_create("config");
@@ -464,6 +618,10 @@ static Suite *config_suite(void)
         tcase_add_test(daemon, a_missing_default_file_means_the_defaults);
         tcase_add_test(daemon, sighup_applies_a_change_and_flags_keep_winning);
         tcase_add_test(daemon, sighup_with_a_bad_file_keeps_the_running_config);
+        tcase_add_test(daemon, reload_answers_once_the_file_is_applied);
+        tcase_add_test(daemon, reload_of_a_bad_file_answers_its_error_and_changes_nothing);
+        tcase_add_test(daemon, reloads_at_once_are_each_answered);
+        tcase_add_test(daemon, under_journald_lines_do_not_name_the_daemon);
         suite_add_tcase(s, daemon);
         return s;
 }

@@ -590,6 +590,10 @@ static char *start_again_saying(void)
         daemon_start_again(&d, "--min-threads", "1", "--max-threads", "1", NULL);
         ck_assert_int_eq(dup2(saved, 2), 2);
         close(saved);
+        /* The socket takes connections before the loop runs: a reply says the start is over. */
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(call_code(fd, "ping", NULL), 0);
+        close(fd);
         f = fopen(path, "re");
         ck_assert_ptr_nonnull(f);
         ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
@@ -601,6 +605,47 @@ static char *start_again_saying(void)
         fclose(f);
         return said;
 }
+
+START_TEST(a_crash_cut_run_keeps_its_start_and_is_logged)
+{
+        double before, after, started;
+        json_object *st;
+        char *said;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        before = (double)time(NULL);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"sleep 30\"}"), 1);
+        job_wait_state(fd, 1, "running");
+        after = (double)time(NULL) + 1;
+        /* Its wait is answered once what came before is on disk: the run's start too. */
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 2);
+        json_object_put(job_wait(fd, 2));
+        close(fd);
+        kill_hard(&d);
+
+        said = start_again_saying();
+        ck_assert_msg(strstr(said, "<4>slowworkd: Job 1: run 1 was interrupted by the last "
+                                   "daemon's end, and is queued again\n") &&
+                          strstr(said, "<6>slowworkd: Restored 1 job from the state database\n"),
+                      "slowworkd said: %s", said);
+        free(said);
+        fd = client_connect(d.sock);
+        job_wait_state(fd, 1, "running");
+        st = job_status(fd, 1);
+        ck_assert_int_eq(int_member(st, "runs"), 2);
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "interrupted");
+        started = json_object_get_double(
+            json_object_object_get(json_object_object_get(st, "last"), "started"));
+        ck_assert_msg(started >= before && started <= after, "started %f, not in [%f, %f]", started,
+                      before, after);
+        json_object_put(st);
+        ck_assert_int_eq(call_code(fd, "cancel", "{\"id\":1}"), 0);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
 
 static void run_jobs(int n)
 {
@@ -694,6 +739,7 @@ int main(void)
         tcase_set_timeout(tc, 300);
         tcase_add_test(tc, a_clean_restart_keeps_the_queue_the_held_and_the_history);
         tcase_add_test(tc, a_crash_cuts_a_shell_run_which_runs_again_but_not_a_plugins);
+        tcase_add_test(tc, a_crash_cut_run_keeps_its_start_and_is_logged);
         tcase_add_test(tc, a_plugin_that_crashes_the_daemon_does_not_run_again_on_its_own);
         tcase_add_test(tc, a_kill_under_load_loses_no_acknowledged_job);
         tcase_add_test(tc, a_submit_is_answered_only_once_its_job_is_on_disk);

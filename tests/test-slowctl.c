@@ -4,12 +4,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -935,9 +940,11 @@ START_TEST(rq_prints_the_kernels_layout)
         out = ctl_ok("stats", NULL);
         ck_assert_ptr_nonnull(strstr(out, "threads "));
         ck_assert_ptr_nonnull(strstr(out, "queued_very_slow "));
+        ck_assert_ptr_nonnull(strstr(out, "\nwaiting_for_space  0\n"));
         free(out);
         out = ctl_ok("top", NULL); /* not a terminal: once */
         ck_assert_ptr_nonnull(strstr(out, "THR PID"));
+        ck_assert_ptr_nonnull(strstr(out, "  waiting for space 0\n"));
         free(out);
 }
 END_TEST
@@ -1013,7 +1020,7 @@ START_TEST(ping_and_version)
         char want[PATH_MAX + 64], *out;
 
         out = ctl_ok("ping", NULL);
-        snprintf(want, sizeof(want), "slowworkd answers on %s\n", d.sock);
+        snprintf(want, sizeof(want), "pong from %s (user instance)\n", d.sock);
         ck_assert_str_eq(out, want);
         free(out);
         out = ctl_ok("version", NULL);
@@ -1021,8 +1028,139 @@ START_TEST(ping_and_version)
                               " (protocol 1)\n");
         free(out);
         out = ctl_ok("--json", "ping", NULL);
-        ck_assert_str_eq(out, "{\"pong\":true}\n");
+        ck_assert_str_eq(out, "{\"pong\":true,\"instance\":\"user\"}\n");
         free(out);
+}
+END_TEST
+
+static void write_text(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "w");
+
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(reload_says_it_reloaded_or_fails_with_the_files_error)
+{
+        char conf[PATH_MAX], want[PATH_MAX + 160], *out;
+        struct daemon e;
+        struct run r;
+
+        snprintf(conf, sizeof(conf), "%s/slowworkd.conf", d.dir);
+        write_text(conf, "min-threads = 1\n");
+        daemon_start(&e, "--config", conf, NULL);
+        write_text(conf, "min-threads = 3\n");
+        out = ctl_ok("--socket", e.sock, "reload", NULL);
+        ck_assert_str_eq(out, "slowworkd reloaded its configuration\n");
+        free(out);
+        out = ctl_ok("--socket", e.sock, "get", "min-threads", NULL);
+        ck_assert_str_eq(out, "3\n");
+        free(out);
+
+        write_text(conf, "min-threads = many\n");
+        ctl(&r, NULL, "--socket", e.sock, "reload", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.out, "");
+        snprintf(want, sizeof(want),
+                 "slowctl: reload: cannot reload the configuration, keeping the one in use: "
+                 "%s:1: ",
+                 conf);
+        ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0, "stderr \"%s\"", r.err);
+        run_free(&r);
+        out = ctl_ok("--socket", e.sock, "get", "min-threads", NULL);
+        ck_assert_str_eq(out, "3\n");
+        free(out);
+        daemon_stop(&e);
+        unlink(conf);
+}
+END_TEST
+
+/* A socket at path that is there and refuses connections (bound, not listening). */
+static int refusing_socket(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_uint_lt(strlen(path), sizeof(sa.sun_path));
+        strcpy(sa.sun_path, path);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        return fd;
+}
+
+static void expect_pong(const char *from)
+{
+        char want[PATH_MAX + 64], *out = ctl_ok("ping", NULL);
+
+        snprintf(want, sizeof(want), "pong from %s\n", from);
+        ck_assert_str_eq(out, want);
+        free(out);
+}
+
+/* Root only: the system instance's socket is /run/slowwork/slowworkd.sock, in a tmpfs on /run
+ * that only this test's mount namespace sees. */
+START_TEST(without_a_user_instance_slowctl_falls_back_to_the_systems)
+{
+        char xdg[PATH_MAX], user_dir[PATH_MAX + 16], user_sock[PATH_MAX + 48], want[PATH_MAX + 128];
+        struct daemon sys;
+        struct run r;
+        int refusing;
+
+        if (geteuid() != 0) {
+                printf("skipped: only root can mount a /run of its own\n");
+                return;
+        }
+        daemon_start(&sys, "--system", NULL);
+        ck_assert_msg(unshare(CLONE_NEWNS) == 0 &&
+                          mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+                          mount("tmpfs", "/run", "tmpfs", 0, "size=1m,mode=0755") == 0,
+                      "cannot mount a /run of the test's own: %s", strerror(errno));
+        ck_assert_int_eq(mkdir("/run/slowwork", 0755), 0);
+        ck_assert_int_eq(symlink(sys.sock, "/run/slowwork/slowworkd.sock"), 0);
+        snprintf(xdg, sizeof(xdg), "%s/xdg", d.dir);
+        snprintf(user_dir, sizeof(user_dir), "%s/slowwork", xdg);
+        snprintf(user_sock, sizeof(user_sock), "%s/slowworkd.sock", user_dir);
+        ck_assert_int_eq(unsetenv("SLOWWORK_SOCKET"), 0);
+        ck_assert_int_eq(setenv("XDG_RUNTIME_DIR", xdg, 1), 0);
+
+        /* No user socket, then one that refuses: the system instance answers. */
+        expect_pong("/run/slowwork/slowworkd.sock (system instance)");
+        ck_assert_int_eq(mkdir(xdg, 0700), 0);
+        ck_assert_int_eq(mkdir(user_dir, 0700), 0);
+        refusing = refusing_socket(user_sock);
+        expect_pong("/run/slowwork/slowworkd.sock (system instance)");
+
+        /* A socket named by flag or environment is the one, answering or not. */
+        snprintf(want, sizeof(want),
+                 "slowctl: cannot connect to %s: Connection refused (is slowworkd running?)\n",
+                 user_sock);
+        ctl(&r, NULL, "--socket", user_sock, "ping", NULL);
+        ck_assert_int_eq(r.status, 69);
+        ck_assert_str_eq(r.err, want);
+        run_free(&r);
+        ck_assert_int_eq(setenv("SLOWWORK_SOCKET", user_sock, 1), 0);
+        ctl(&r, NULL, "ping", NULL);
+        ck_assert_int_eq(r.status, 69);
+        ck_assert_str_eq(r.err, want);
+        run_free(&r);
+        ck_assert_int_eq(unsetenv("SLOWWORK_SOCKET"), 0);
+
+        /* A user instance that answers is the one. */
+        close(refusing);
+        ck_assert_int_eq(unlink(user_sock), 0);
+        ck_assert_int_eq(symlink(d.sock, user_sock), 0);
+        snprintf(want, sizeof(want), "%s (user instance)", user_sock);
+        expect_pong(want);
+
+        unlink(user_sock);
+        rmdir(user_dir);
+        rmdir(xdg);
+        ck_assert_int_eq(umount2("/run", MNT_DETACH), 0);
+        ck_assert_int_eq(unsetenv("XDG_RUNTIME_DIR"), 0);
+        ck_assert_int_eq(setenv("SLOWWORK_SOCKET", d.sock, 1), 0);
+        daemon_stop(&sys);
 }
 END_TEST
 
@@ -1178,10 +1316,12 @@ int main(void)
         tcase_add_test(tc, usage_errors_exit_2_and_help_exits_0);
         tcase_add_test(tc, missing_daemon_exits_69_and_names_the_path);
         tcase_add_test(tc, ping_and_version);
+        tcase_add_test(tc, reload_says_it_reloaded_or_fails_with_the_files_error);
         tcase_add_test(tc, library_call_gives_results_and_daemon_errors);
         tcase_add_test(tc, library_pipelined_requests_are_answered_in_order);
         tcase_add_test(tc, library_receive_gives_notifications_with_id_minus_1);
         tcase_add_test(tc, library_connect_resolves_the_socket_path);
+        tcase_add_test(tc, without_a_user_instance_slowctl_falls_back_to_the_systems);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -569,6 +569,25 @@ START_TEST(a_user_cannot_change_settings)
 }
 END_TEST
 
+START_TEST(only_admins_reload_the_configuration)
+{
+        int b = connect_as(user_b);
+        json_object *reply = client_call(b, "reload", NULL);
+
+        ck_assert_int_eq(reply_code(reply), -32002);
+        ck_assert_str_eq(str_member(json_object_object_get(reply, "error"), "message"),
+                         "permission denied: only admins reload the configuration");
+        json_object_put(reply);
+        /* Root may: the file the daemon started with is gone, which it hears. */
+        reply = client_call(root_fd, "reload", NULL);
+        ck_assert_int_eq(reply_code(reply), -32001);
+        ck_assert_ptr_nonnull(strstr(str_member(json_object_object_get(reply, "error"), "message"),
+                                     "/tmp/swsystem-"));
+        json_object_put(reply);
+        close(b);
+}
+END_TEST
+
 START_TEST(only_admins_run_plugin_jobs)
 {
         static const char plugin[] = "{\"plugin\":\"hello\",\"entry\":\"hello\"}";
@@ -1198,6 +1217,7 @@ int main(void)
         tcase_add_test(tc, another_user_cannot_read_a_finished_jobs_record_or_log);
         tcase_add_test(tc, history_shows_a_user_only_their_own_runs_and_admins_all);
         tcase_add_test(tc, a_user_cannot_change_settings);
+        tcase_add_test(tc, only_admins_reload_the_configuration);
         tcase_add_test(tc, only_admins_run_plugin_jobs);
         tcase_add_test(tc, only_admins_set_nice_below_0);
         tcase_add_test(tc, a_users_job_starts_from_a_logins_limits_in_its_own_keyring);

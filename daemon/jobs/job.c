@@ -273,4 +273,5 @@ void job_row(struct job *job, const char *state, struct store_job_row *ret)
             .due = job->due,
             .runs = __atomic_load_n(&job->runs_started, __ATOMIC_RELAXED),
         };
+        __atomic_load(&job->run_started, &ret->started, __ATOMIC_RELAXED);
 }

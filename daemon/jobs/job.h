@@ -67,6 +67,7 @@ struct job {
 
         /* The run in progress: the runner's, read by the loop. */
         int64_t runs_started; /* atomic */
+        double run_started;   /* atomic: the wall clock the last run started at */
         pid_t pid;            /* atomic: the run's process group, 0 when none */
         pthread_mutex_t run_lock;
         int kick_fd;          /* under run_lock: the run's eventfd, -1 between runs */

@@ -154,7 +154,7 @@ struct run_record *plugin_run(struct job *job)
         run_log_init(&run.log, &job->shared->run);
         if (job->timeout > 0)
                 run.deadline = run_mono_now() + job->timeout;
-        rec->started = run_wall_now();
+        record_start(job, rec);
         events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
 
         slot = inflight_enter(job->shared->run.inflight, &(struct inflight_run){.id = job->id});

@@ -46,6 +46,12 @@ struct run_record *record_new_run(struct job *job)
         return record_new(job, __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL), true);
 }
 
+void record_start(struct job *job, struct run_record *rec)
+{
+        rec->started = run_wall_now();
+        __atomic_store(&job->run_started, &rec->started, __ATOMIC_RELAXED);
+}
+
 struct run_record *record_new_ended(struct job *job, int64_t run, const char *outcome,
                                     bool has_log)
 {

@@ -54,6 +54,10 @@ struct registry {
         struct client *clients;
         struct inflight_run *crashed; /* start: the runs the last daemon died running */
         size_t ncrashed;
+        /* The reload method's way to the daemon's reload, which answers request id on c later:
+         * 0, or -ENOMEM. */
+        int (*reload)(void *data, struct conn *c, json_object *id);
+        void *reload_data;
 };
 
 /* What the registry starts from; the strings must outlive it. */

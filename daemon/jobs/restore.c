@@ -50,14 +50,15 @@ static void leftover(void *data, int64_t id, int64_t run, int left)
         struct leftovers *more;
 
         if (left >= 0)
-                log_info("Job %lld: killed %d processes its run %lld left when the last daemon "
+                log_info("Job %lld: killed %d process%s its run %lld left when the last daemon "
                          "stopped",
-                         (long long)id, left, (long long)run);
+                         (long long)id, left, left == 1 ? "" : "es", (long long)run);
         if (fd >= 0) {
                 if (left >= 0)
-                        dprintf(fd, "\n[slowworkd: the daemon stopped during this run; the %d "
-                                    "processes it left were killed before the job ran again]\n",
-                                left);
+                        dprintf(fd,
+                                "\n[slowworkd: the daemon stopped during this run; the %d "
+                                "process%s it left were killed before the job ran again]\n",
+                                left, left == 1 ? "" : "es");
                 else
                         dprintf(fd, "\n[slowworkd: the daemon stopped during this run, and the "
                                     "processes it left could not be stopped: the job is held, "
@@ -125,10 +126,10 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
         return r ? -EINVAL : 0;
 }
 
-/* A run the daemon's end cut: recorded interrupted (with what it left behind), and queued once
- * more, unless held: a plugin's (one that crashed the daemon must not do it again on its own) or
- * one whose leftovers live on. A held job waits for an enqueue. */
-static void restore_interrupted(struct registry *reg, struct job *job, int left)
+/* A run the daemon's end cut (started then, 0 when not known): recorded interrupted (with what it
+ * left behind), and queued once more, unless held: a plugin's (one that crashed the daemon must
+ * not do it again on its own) or one whose leftovers live on. A held job waits for an enqueue. */
+static void restore_interrupted(struct registry *reg, struct job *job, double started, int left)
 {
         bool held = job->plugin_entry || left < 0;
         struct run_record *rec;
@@ -137,13 +138,23 @@ static void restore_interrupted(struct registry *reg, struct job *job, int left)
         job->runs_ended--;
         /* What the cut run wrote stays readable, and goes with its record. */
         rec = record_new_ended(job, job->runs_started, "interrupted", true);
-        if (rec)
+        if (rec) {
+                rec->started = started;
                 rec->leftovers = left;
+        }
         registry_run_ended(reg, job, rec);
         if (!held) {
+                log_warning("Job %lld: run %lld was interrupted by the last daemon's end, and is "
+                            "queued again",
+                            (long long)job->id, (long long)job->runs_started);
                 registry_enqueue(reg, job, 0, &extra);
                 return;
         }
+        log_warning("Job %lld: run %lld was interrupted by the last daemon's end, and is held "
+                    "until enqueued again (%s)",
+                    (long long)job->id, (long long)job->runs_started,
+                    job->plugin_entry ? "a plugin's run is not repeated on its own"
+                                      : "the processes it left could not be stopped");
         if (!job->persist) {
                 job->persist = true;
                 job->handles++;
@@ -176,9 +187,10 @@ static void restore_job(void *data, const struct store_job_row *row)
                 /* Its start never reached the database: count that run too. */
                 job->runs_started++;
                 job->runs_ended++;
-                restore_interrupted(reg, job, 0);
+                restore_interrupted(reg, job, 0, 0);
         } else if (strcmp(row->state, "running") == 0)
-                restore_interrupted(reg, job, left_by(rs, job->id, job->runs_started));
+                restore_interrupted(reg, job, row->started,
+                                    left_by(rs, job->id, job->runs_started));
         else if (strcmp(row->state, "pending") == 0)
                 registry_enqueue(reg, job, row->due > now ? row->due - now : 0, &extra);
         registry_check_idle(reg, job);
@@ -226,6 +238,7 @@ int restore(struct registry *reg)
         reg->crashed = NULL;
         reg->ncrashed = 0;
         if (r == 0 && reg->njobs > 0)
-                log_info("Restored %zu jobs from the state database", reg->njobs);
+                log_info("Restored %zu job%s from the state database", reg->njobs,
+                         reg->njobs == 1 ? "" : "s");
         return r;
 }

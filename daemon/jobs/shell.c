@@ -331,7 +331,7 @@ struct run_record *shell_run(struct job *job)
                 end_run(job, kick_fd);
                 return rec;
         }
-        rec->started = run_wall_now();
+        record_start(job, rec);
         events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
         r = run_log_open(&run.log, rec->log);
         if (r == 0 && runs_as_owner(job))

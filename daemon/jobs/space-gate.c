@@ -31,8 +31,8 @@ static void on_check(uv_timer_t *timer)
             run_space_low(g->ctx->log_dir_fd,
                           __atomic_load_n(&g->ctx->min_free_space, __ATOMIC_RELAXED)))
                 return;
-        log_info("The state folder's file system has %.1f%% free again: %zu waiting runs go on",
-                 free_percent(g->ctx), n);
+        log_info("The state folder's file system has %.1f%% free again: %zu waiting run%s go%s on",
+                 free_percent(g->ctx), n, n == 1 ? "" : "s", n == 1 ? "es" : "");
         uv_timer_stop(&g->timer);
         /* Taken first: a job queued again may be held again, onto a new list. */
         g->jobs = NULL;

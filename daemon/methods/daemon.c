@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The daemon-level methods: ping, version, settings.get, settings.set (admins only), stats. */
+/* The daemon-level methods: ping, version, settings.get, settings.set and reload (admins
+ * only), stats. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -14,6 +15,8 @@ static void handle_ping(struct registry *reg, struct conn *c, union params *p, s
 {
         r->result = json_object_new_object();
         json_object_object_add(r->result, "pong", json_object_new_boolean(1));
+        json_object_object_add(r->result, "instance",
+                               json_object_new_string(reg->shared.run.system ? "system" : "user"));
 }
 
 static void handle_version(struct registry *reg, struct conn *c, union params *p,
@@ -55,6 +58,20 @@ static void handle_settings_set(struct registry *reg, struct conn *c, union para
         if (!p->settings.runtime)
                 registry_keep_settings(reg, &old);
         r->result = sw_settings_to_json(&reg->settings);
+}
+
+static void handle_reload(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+{
+        if (!conn_is_admin(c)) {
+                reply_error(r, SW_E_PERMISSION,
+                            "permission denied: only admins reload the configuration");
+                return;
+        }
+        if (reg->reload(reg->reload_data, c, r->id) < 0) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        r->deferred = true;
 }
 
 static json_object *rq_entry_to_json(const struct slow_work_rq_entry *e)
@@ -113,5 +130,6 @@ const struct method daemon_methods[] = {
     {"settings.get", sw_no_params, NULL, handle_settings_get},
     {"settings.set", sw_settings_params, prefill_settings, handle_settings_set},
     {"stats", sw_no_params, NULL, handle_stats},
+    {"reload", sw_no_params, NULL, handle_reload},
     {NULL, NULL, NULL, NULL},
 };

@@ -42,7 +42,7 @@ struct method {
         void (*handle)(struct registry *reg, struct conn *c, union params *p, struct reply *r);
 };
 
-extern const struct method daemon_methods[]; /* ping, version, settings.*, stats */
+extern const struct method daemon_methods[]; /* ping, version, settings.*, stats, reload */
 extern const struct method submit_methods[]; /* submit, enqueue */
 extern const struct method control_methods[]; /* wait, cancel, release */
 extern const struct method query_methods[];  /* status, list, subscribe, history */

@@ -461,8 +461,9 @@ static void refuse(struct conn *c, const char *why)
 
         if (now - clients->refusal_logged >= 1000) {
                 if (clients->refusals_unlogged > 0)
-                        log_warning("Refused %u more clients the same way or another",
-                                    clients->refusals_unlogged);
+                        log_warning("Refused %u more client%s the same way or another",
+                                    clients->refusals_unlogged,
+                                    clients->refusals_unlogged == 1 ? "" : "s");
                 log_warning("Refused a client with uid %u (pid %d): %s", (unsigned)c->uid,
                             (int)c->pid, why);
                 clients->refusal_logged = now;

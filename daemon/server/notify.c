@@ -81,8 +81,9 @@ static void format_status(struct notify *n, char *buf, size_t len)
         struct slow_work_stats st;
 
         slow_work_pool_stats(n->pool, &st);
-        snprintf(buf, len, "STATUS=%u threads, %u running, %u slow and %u very slow queued",
-                 st.threads, st.busy, st.queued_slow, st.queued_very_slow);
+        snprintf(buf, len, "STATUS=%u thread%s, %u running, %u slow and %u very slow queued",
+                 st.threads, st.threads == 1 ? "" : "s", st.busy, st.queued_slow,
+                 st.queued_very_slow);
 }
 
 static void on_status_timer(uv_timer_t *timer)

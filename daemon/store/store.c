@@ -39,6 +39,8 @@ static const char *const migrations[STORE_SCHEMA] = {
     "ALTER TABLE runs ADD COLUMN memory_peak INTEGER;",
     /* 3: what an interrupted run left behind, killed before its job ran again */
     "ALTER TABLE runs ADD COLUMN leftovers INTEGER NOT NULL DEFAULT 0;",
+    /* 4: when the run in progress started, for its record if the daemon dies during it */
+    "ALTER TABLE jobs ADD COLUMN started REAL NOT NULL DEFAULT 0;",
 };
 
 enum stmt {
@@ -56,9 +58,10 @@ enum stmt {
 
 static const char *const stmt_sql[STMT_MAX] = {
     [STMT_PUT_JOB] = "INSERT OR REPLACE INTO jobs (id, owner, very_slow, payload, env, key, name,"
-                     " persist, state, qorder, due, runs) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                     " persist, state, qorder, due, runs, started)"
+                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [STMT_PUT_JOB_STATE] = "UPDATE jobs SET persist = ?2, state = ?3, qorder = ?4, due = ?5,"
-                           " runs = ?6 WHERE id = ?1",
+                           " runs = ?6, started = ?7 WHERE id = ?1",
     [STMT_DELETE_JOB] = "DELETE FROM jobs WHERE id = ?",
     [STMT_PUT_ENV] = "INSERT OR IGNORE INTO envs (id, vars) VALUES (?, ?)",
     [STMT_ADD_RUN] = "INSERT INTO runs (id, run, very_slow, owner, summary, started, ended,"
@@ -256,11 +259,12 @@ static void check_wal(struct store *s)
                             s->path, wal, (long long)w.bad_frame);
         else if (wal_report_loses_commits(&w))
                 log_warning("State database %s: its write-ahead log %s is damaged at frame %lld: "
-                            "the %lld transactions written from there on (%lld frames) are "
-                            "rolled back; jobs they recorded as finished may run again, and "
-                            "acknowledged submits in them are lost",
+                            "what was written from there on is rolled back, %lld transaction%s "
+                            "(%lld frame%s); jobs it recorded as finished may run again, and "
+                            "acknowledged submits in it are lost",
                             s->path, wal, (long long)w.bad_frame, (long long)w.commits_lost,
-                            (long long)w.frames_lost);
+                            w.commits_lost == 1 ? "" : "s", (long long)w.frames_lost,
+                            w.frames_lost == 1 ? "" : "s");
         free(wal);
 }
 
@@ -661,6 +665,7 @@ static void put_state(struct op *op, const struct store_job_row *row)
         put_int(op, row->qorder);
         put_real(op, row->due);
         put_int(op, row->runs);
+        put_real(op, row->started);
 }
 
 uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct env_block *env)
@@ -791,7 +796,7 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
         if (sqlite3_prepare_v2(
                 s->db,
                 "SELECT j.id, owner, very_slow, payload, e.vars, key, name,"
-                " persist, state, qorder, due, runs, e.id FROM jobs j LEFT JOIN envs e"
+                " persist, state, qorder, due, runs, e.id, started FROM jobs j LEFT JOIN envs e"
                 " ON e.id = j.env ORDER BY qorder, j.id",
                 -1, &st, NULL) != SQLITE_OK)
                 return db_error(s, "cannot read the jobs");
@@ -810,6 +815,7 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
                     .due = sqlite3_column_double(st, 10),
                     .runs = sqlite3_column_int64(st, 11),
                     .env_id = sqlite3_column_int64(st, 12),
+                    .started = sqlite3_column_double(st, 13),
                 };
 
                 cb(data, &row);

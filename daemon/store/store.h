@@ -14,7 +14,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#define STORE_SCHEMA 3 /* PRAGMA user_version of the databases this daemon writes */
+#define STORE_SCHEMA 4 /* PRAGMA user_version of the databases this daemon writes */
 
 struct store;
 struct run_record;
@@ -49,11 +49,12 @@ struct store_job_row {
         int64_t qorder;
         double due; /* wall clock when a delayed one is due, else 0 */
         int64_t runs;
+        double started; /* wall clock its run in progress started at, else 0 */
 };
 
 /* Writes, loop thread only; each returns the sequence number of its write, which a reply that
  * speaks of what it wrote waits for. The whole row (with its environment, written once), or
- * only its state: persist, state, qorder, due and runs. */
+ * only its state: persist, state, qorder, due, runs and started. */
 uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct env_block *env);
 uint64_t store_put_job_state(struct store *s, const struct store_job_row *row);
 void store_delete_job(struct store *s, int64_t id);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Logging to stderr with sd-daemon <N> priority prefixes, so journald keeps the levels. */
+/* Logging to stderr with sd-daemon <N> priority prefixes, so journald keeps the levels; lines
+ * start with "slowworkd: " unless stderr is the journal's stream ($JOURNAL_STREAM). */
 #ifndef SLOWWORKD_LOG_H
 #define SLOWWORKD_LOG_H
 
