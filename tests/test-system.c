@@ -8,14 +8,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/filter.h>
 #include <linux/keyctl.h>
+#include <linux/seccomp.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -896,6 +900,45 @@ START_TEST(a_system_database_opened_without_system_is_refused)
 }
 END_TEST
 
+/* What systemd-nspawn's and Docker's seccomp filters do to keyrings: EPERM, for this process
+ * and everything it starts. */
+static void refuse_keyrings(void)
+{
+        struct sock_filter code[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_keyctl, 2, 0),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_add_key, 1, 0),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_request_key, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = code};
+
+        ck_assert_int_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+        ck_assert_int_lt(syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL), 0);
+        ck_assert_int_eq(errno, EPERM);
+}
+
+/* In a container whose seccomp filter refuses keyrings, a user's job runs as the user all the
+ * same: the filter refuses it the daemon's session keyring too. */
+START_TEST(a_users_job_runs_where_a_seccomp_filter_refuses_keyrings)
+{
+        char want[40], *log;
+        int a;
+
+        refuse_keyrings();
+        daemon_start(&d, "--system", NULL);
+        open_daemon_dir();
+        a = connect_as(user_a);
+        log = run_job(a, "{\"command\":\"id -un\"}", "succeeded", 0);
+        snprintf(want, sizeof(want), "%s\n", user_a);
+        ck_assert_str_eq(log, want);
+        free(log);
+        close(a);
+        daemon_stop(&d);
+}
+END_TEST
+
 /* A state folder (or its logs folder) that someone else could have prepared is refused at start,
  * naming the folder and the problem; nothing is made in it. */
 START_TEST(a_state_folder_that_is_not_the_daemons_alone_is_refused)
@@ -1276,6 +1319,7 @@ int main(void)
         tcase_add_test(user_tc, a_state_folder_that_is_not_the_daemons_alone_is_refused);
         tcase_add_test(user_tc, a_link_in_the_logs_folder_is_never_followed);
         tcase_add_test(user_tc, a_log_flood_stops_at_min_free_space_and_runs_wait_for_room);
+        tcase_add_test(user_tc, a_users_job_runs_where_a_seccomp_filter_refuses_keyrings);
         suite_add_tcase(s, user_tc);
         return run_suite(s);
 }

@@ -102,7 +102,18 @@ CHILD_CODE static long become(const struct user_creds *u)
             syscall(SYS_SETRESUID, u->uid, u->uid, u->uid) < 0)
                 return -1;
         /* A session keyring of the user's own, not the daemon's. */
-        return syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 ? -1 : 0;
+        if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) >= 0)
+                return 0;
+        if (errno != EPERM && errno != ENOSYS)
+                return -1;
+        /* A seccomp filter that refuses keyrings (systemd-nspawn's, Docker's) refuses the job
+         * the daemon's too: it inherits the filter. Anything else that refused the join is not
+         * known to. */
+        if (syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0) >= 0) {
+                errno = EPERM;
+                return -1;
+        }
+        return errno == EPERM || errno == ENOSYS ? 0 : -1;
 }
 
 CHILD_CODE static int child_main(void *arg)
