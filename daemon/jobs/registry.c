@@ -260,8 +260,6 @@ static json_object *last_record(struct registry *reg, struct job *job)
         return job->last ? run_record_to_json(job->last) : NULL;
 }
 
-static int queue_run(struct registry *reg, struct job *job, double delay);
-
 /* A planned retry is queued once the pool has let go of the run before it. */
 static void start_retry(struct registry *reg, struct job *job)
 {
@@ -270,7 +268,7 @@ static void start_retry(struct registry *reg, struct job *job)
         if (!job->retry_due || slow_work_is_executing(&job->dw.work))
                 return;
         job->retry_due = false;
-        if (queue_run(reg, job, job->next_run > now ? job->next_run - now : 0) < 0)
+        if (registry_queue_run(reg, job, job->next_run > now ? job->next_run - now : 0) < 0)
                 log_warning("Job %lld: cannot queue its retry", (long long)job->id);
 }
 
@@ -483,8 +481,7 @@ void registry_notify(struct registry *reg, struct job *job, const char *state,
         }
 }
 
-/* Into the pool, now or after the delay; a run newly queued is kept in the job's row. */
-static int queue_run(struct registry *reg, struct job *job, double delay)
+int registry_queue_run(struct registry *reg, struct job *job, double delay)
 {
         bool pending = slow_work_is_pending(&job->dw.work);
         int r;
@@ -521,7 +518,7 @@ int registry_enqueue(struct registry *reg, struct job *job, double delay, const 
         /* A job that was done starts again at its first attempt. */
         if (job_idle(job))
                 __atomic_store_n(&job->attempt, 1, __ATOMIC_RELEASE);
-        r = queue_run(reg, job, delay);
+        r = registry_queue_run(reg, job, delay);
         *ret_extra = r < 0 ? NULL : pending ? "coalesced" : running ? "deferred" : NULL;
         return r;
 }
@@ -704,7 +701,7 @@ static void on_event(void *data, struct event *e)
  * same attempt. */
 static void release_held(void *data, struct job *job)
 {
-        int r = queue_run(data, job, 0);
+        int r = registry_queue_run(data, job, 0);
 
         if (r < 0)
                 log_warning("Job %lld: cannot queue its run again: %s", (long long)job->id,

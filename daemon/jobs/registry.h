@@ -104,6 +104,9 @@ bool registry_may_see_rq_entry(struct registry *reg, const struct conn *c,
 /* Enqueues now or after the delay (seconds); says whether a pending run took it in ("coalesced")
  * or a running one will run again ("deferred"). 0 or -errno. */
 int registry_enqueue(struct registry *reg, struct job *job, double delay, const char **ret_extra);
+/* Into the pool as it is, the same attempt (a run a restart or the gate gives back), now or
+ * after the delay; a run newly queued is kept in the job's row. 0 or -errno. */
+int registry_queue_run(struct registry *reg, struct job *job, double delay);
 /* Whether a job of uid may wait for the jobs ids name (after, after_any), job (NULL for a new
  * one) among them: 0, or -ENOENT (no such job), -EPERM (another user's) or -ELOOP (a circle),
  * with err naming the param and the job. */

@@ -128,16 +128,6 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
         return r ? -EINVAL : 0;
 }
 
-/* Queued again as it was: its attempt stays (a retry waiting for its turn is one). */
-static void queue_restored(struct registry *reg, struct job *job, double delay)
-{
-        int64_t attempt = job->attempt;
-        const char *extra;
-
-        registry_enqueue(reg, job, delay, &extra);
-        job->attempt = attempt;
-}
-
 /* A run the daemon's end cut (started then, 0 when not known): recorded interrupted (with what it
  * left behind), and queued once more, unless held: a plugin's (one that crashed the daemon must
  * not do it again on its own) or one whose leftovers live on. A held job waits for an enqueue. */
@@ -158,7 +148,7 @@ static void restore_interrupted(struct registry *reg, struct job *job, double st
                 log_warning("Job %lld: run %lld was interrupted by the last daemon's end, and is "
                             "queued again",
                             (long long)job->id, (long long)job->runs_started);
-                queue_restored(reg, job, 0);
+                registry_queue_run(reg, job, 0);
                 return;
         }
         log_warning("Job %lld: run %lld was interrupted by the last daemon's end, and is held "
@@ -273,7 +263,7 @@ static void restore_job(void *data, const struct store_job_row *row)
                 restore_interrupted(reg, job, row->started,
                                     left_by(rs, job->id, job->runs_started));
         else if (strcmp(row->state, "pending") == 0)
-                queue_restored(reg, job, row->due > now ? row->due - now : 0);
+                registry_queue_run(reg, job, row->due > now ? row->due - now : 0);
         else if (strcmp(row->state, "waiting") == 0) {
                 struct job **more = realloc(rs->waiting, (rs->nwaiting + 1) * sizeof(*more));
 
