@@ -120,6 +120,20 @@ static json_object *suspend_started(int fd, int64_t id)
         return NULL;
 }
 
+/* A job that runs until its gate (*ret_gate, a FIFO in the daemon's folder) is released; once
+ * it runs. */
+static int64_t submit_gated(int fd, char **ret_gate)
+{
+        char params[PATH_MAX + 64];
+        int64_t id;
+
+        *ret_gate = fifo_make(d.dir, "gate");
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", *ret_gate);
+        id = job_submit(fd, params);
+        job_wait_state(fd, id, "running");
+        return id;
+}
+
 /* A job still pending that never started a run. */
 static void assert_not_started(int fd, int64_t id)
 {
@@ -219,17 +233,14 @@ END_TEST
 
 START_TEST(a_running_job_goes_on_while_paused)
 {
-        char *gate, params[PATH_MAX + 64];
+        char *gate;
         json_object *rec;
         int fd;
         int64_t id;
 
         daemon_start(&d, NULL);
         fd = client_connect(d.sock);
-        gate = fifo_make(d.dir, "gate");
-        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
-        id = job_submit(fd, params);
-        job_wait_state(fd, id, "running");
+        id = submit_gated(fd, &gate);
         pause_daemon(fd);
         fifo_release(gate);
         rec = job_wait(fd, id);
@@ -243,7 +254,7 @@ END_TEST
 
 START_TEST(a_drain_is_answered_only_after_the_running_job_ended)
 {
-        char *gate, *line, params[PATH_MAX + 64];
+        char *gate, *line;
         struct pollfd pfd;
         json_object *reply, *result, *rec;
         double replied;
@@ -253,10 +264,7 @@ START_TEST(a_drain_is_answered_only_after_the_running_job_ended)
         daemon_start(&d, NULL);
         fd = client_connect(d.sock);
         other = client_connect(d.sock);
-        gate = fifo_make(d.dir, "gate");
-        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
-        id = job_submit(fd, params);
-        job_wait_state(fd, id, "running");
+        id = submit_gated(fd, &gate);
         client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"pause\","
                         "\"params\":{\"drain\":true}}");
         pfd = (struct pollfd){.fd = fd, .events = POLLIN};
@@ -292,7 +300,7 @@ END_TEST
 
 START_TEST(a_resume_answers_a_drain_still_waiting)
 {
-        char *gate, *line, params[PATH_MAX + 64];
+        char *gate, *line;
         json_object *reply;
         int fd, other;
         int64_t id;
@@ -300,10 +308,7 @@ START_TEST(a_resume_answers_a_drain_still_waiting)
         daemon_start(&d, NULL);
         fd = client_connect(d.sock);
         other = client_connect(d.sock);
-        gate = fifo_make(d.dir, "gate");
-        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
-        id = job_submit(fd, params);
-        job_wait_state(fd, id, "running");
+        id = submit_gated(fd, &gate);
         client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"pause\","
                         "\"params\":{\"drain\":true}}");
         resume_daemon(other);
@@ -525,17 +530,14 @@ END_TEST
 
 START_TEST(a_continue_of_a_running_job_changes_nothing)
 {
-        char *gate, params[PATH_MAX + 64];
+        char *gate;
         json_object *r;
         int fd;
         int64_t id;
 
         daemon_start(&d, NULL);
         fd = client_connect(d.sock);
-        gate = fifo_make(d.dir, "gate");
-        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
-        id = job_submit(fd, params);
-        job_wait_state(fd, id, "running");
+        id = submit_gated(fd, &gate);
         r = id_call(fd, "continue", id);
         ck_assert(!bool_member(r, "suspended"));
         ck_assert(!bool_member(r, "changed"));
