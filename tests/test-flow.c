@@ -554,6 +554,81 @@ START_TEST(a_cron_job_is_kept_and_ticks_at_its_next_match)
 }
 END_TEST
 
+START_TEST(a_stop_keeps_a_retry_planned_during_it_and_a_job_waiting_for_a_cut_run)
+{
+        int64_t b, w, r;
+        json_object *st;
+        int status;
+
+        close(fd);
+        daemon_stop(&d);
+        daemon_start(&d, "--stop-timeout", "5", NULL);
+        fd = client_connect(d.sock);
+        b = submitf("{\"command\":\"sleep 30\"}");
+        w = submitf("{\"command\":\"true\",\"after_any\":[%lld]}", (long long)b);
+        r = submitf("{\"command\":\"sleep 1; exit 1\",\"retries\":3,\"retry_delay\":60}");
+        job_wait_state(fd, r, "running");
+        /* r fails while the daemon stops (waiting for b up to stop-timeout, then cutting it). */
+        close(fd);
+        ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+        ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "slowworkd ended with %#x",
+                      status);
+        daemon_start_again(&d, "--min-threads", "4", "--max-threads", "4", NULL);
+        fd = client_connect(d.sock);
+        st = job_status(fd, r);
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        ck_assert_int_eq(int_member(st, "attempt"), 2);
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "failed");
+        json_object_put(st);
+        /* b's cut run is no end: w waits for its run again. */
+        st = job_status(fd, w);
+        ck_assert_str_eq(str_member(st, "state"), "waiting");
+        json_object_put(st);
+        {
+                char params[64];
+
+                snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)b);
+                json_object_put(client_call(fd, "cancel", params));
+        }
+        expect_outcome(w, "succeeded");
+}
+END_TEST
+
+START_TEST(a_recurring_jobs_retry_keeps_its_ticks)
+{
+        int64_t id = submitf("{\"command\":\"false\",\"every\":2,\"retries\":1,"
+                             "\"retry_delay\":30}");
+        json_object *st = job_status(fd, id);
+        double first = num_member(st, "next_run");
+
+        json_object_put(st);
+        st = status_in_back_off(id);
+        /* next_run is still the next tick, on the grid of every 2 s. */
+        ck_assert_int_eq(int_member(st, "attempt"), 2);
+        ck_assert(num_member(st, "next_run") == first + 2);
+        json_object_put(st);
+}
+END_TEST
+
+START_TEST(a_recurring_job_released_before_its_first_tick_ends_the_jobs_waiting_for_it)
+{
+        int64_t rec = submitf("{\"command\":\"true\",\"every\":3600}");
+        int64_t w = submitf("{\"command\":\"true\",\"after\":[%lld]}", (long long)rec);
+        int64_t any = submitf("{\"command\":\"true\",\"after_any\":[%lld]}", (long long)rec);
+        char params[64];
+        json_object *reply;
+
+        ck_assert_str_eq(job_state_of(fd, w), "waiting");
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)rec);
+        reply = client_call(fd, "release", params);
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        expect_outcome(w, "dependency-failed");
+        expect_outcome(any, "succeeded");
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("flow");
@@ -575,6 +650,9 @@ int main(void)
         tcase_add_test(tc, a_tick_while_the_job_runs_makes_one_more_run_after_never_a_pile);
         tcase_add_test(tc, a_cron_job_is_kept_and_ticks_at_its_next_match);
         tcase_add_test(tc, a_crash_keeps_a_waiting_dependency_a_retry_count_and_a_schedule);
+        tcase_add_test(tc, a_stop_keeps_a_retry_planned_during_it_and_a_job_waiting_for_a_cut_run);
+        tcase_add_test(tc, a_recurring_jobs_retry_keeps_its_ticks);
+        tcase_add_test(tc, a_recurring_job_released_before_its_first_tick_ends_the_jobs_waiting_for_it);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

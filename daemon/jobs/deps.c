@@ -48,9 +48,9 @@ static bool ids_remove(int64_t *ids, int64_t id)
 }
 
 void deps_init(struct deps *d, void (*resolved)(void *data, struct job *job, bool failed),
-               void *data)
+               void (*changed)(void *data, struct job *job), void *data)
 {
-        *d = (struct deps){.resolved = resolved, .data = data};
+        *d = (struct deps){.resolved = resolved, .changed = changed, .data = data};
 }
 
 static int push(struct job ***list, size_t *n, size_t *size, struct job *job)
@@ -112,14 +112,15 @@ static void settle(struct deps *d, int64_t id, bool succeeded)
                 struct job *job = d->waiting[i];
                 bool in_after = ids_remove(job->after, id);
                 bool fail = in_after && !succeeded;
-
-                ids_remove(job->after_any, id);
+                bool in_any = ids_remove(job->after_any, id);
                 if (fail || (!ids_count(job->after) && !ids_count(job->after_any))) {
                         job->waiting = false;
                         failed[nsettled] = fail;
                         settled[nsettled++] = job;
                 } else {
                         d->waiting[j++] = job;
+                        if (in_after || in_any)
+                                d->changed(d->data, job); /* its row keeps what is left */
                 }
         }
         d->n = j;

@@ -23,11 +23,13 @@ struct deps {
         unsigned walk; /* the last cycle check's number */
         /* What a waiting job does once its jobs have ended: run, or fail (dependency-failed). */
         void (*resolved)(void *data, struct job *job, bool failed);
+        /* A waiting job waits on, for fewer jobs. */
+        void (*changed)(void *data, struct job *job);
         void *data;
 };
 
 void deps_init(struct deps *d, void (*resolved)(void *data, struct job *job, bool failed),
-               void *data);
+               void (*changed)(void *data, struct job *job), void *data);
 /* The job (job->after and job->after_any set) waits: 0 or -ENOMEM. */
 int deps_wait(struct deps *d, struct job *job);
 /* It no longer does (a cancel): whether it did. */

@@ -182,7 +182,9 @@ static void plan_retry(struct job *job, const struct run_record *rec)
         delay = fmin(job->retry_delay * ldexp(1.0, (int)fmin((double)rec->attempt - 1, 62)),
                      SW_RETRY_DELAY_CAP);
         job->retry_due = true;
-        job->next_run = job->due = run_wall_now() + delay;
+        job->due = run_wall_now() + delay;
+        if (!job_recurs(job))
+                job->next_run = job->due; /* a recurring job's next_run stays its next tick */
         __atomic_store_n(&job->attempt, rec->attempt + 1, __ATOMIC_RELEASE);
 }
 
@@ -265,10 +267,12 @@ static void start_retry(struct registry *reg, struct job *job)
 {
         double now = run_wall_now();
 
-        if (!job->retry_due || slow_work_is_executing(&job->dw.work))
+        /* At a stop the row keeps the retry (pending, due): the next start queues it. */
+        if (!job->retry_due || slow_work_is_executing(&job->dw.work) ||
+            __atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
                 return;
         job->retry_due = false;
-        if (registry_queue_run(reg, job, job->next_run > now ? job->next_run - now : 0) < 0)
+        if (registry_queue_run(reg, job, job->due > now ? job->due - now : 0) < 0)
                 log_warning("Job %lld: cannot queue its retry", (long long)job->id);
 }
 
@@ -279,7 +283,11 @@ void registry_check_idle(struct registry *reg, struct job *job)
                 return;
         job_ref(job);
         answer(&job->waiters, job, last_record, reg);
-        if (job->last)
+        /* A run cut by the daemon's stop runs again at start: its end tells no one. One that
+         * goes without ever having run (a recurring job released before its first tick) ends
+         * the wait too: an `after` on it fails. */
+        if ((job->last || job->handles == 0) &&
+            !__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
                 deps_ended(&reg->deps, job);
         if (job->live && job->handles == 0 && job_idle(job))
                 retire(reg, job);
@@ -486,6 +494,9 @@ int registry_queue_run(struct registry *reg, struct job *job, double delay)
         bool pending = slow_work_is_pending(&job->dw.work);
         int r;
 
+        /* The pool is being freed off the loop, or is gone: nothing more is queued. */
+        if (__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
+                return -ESHUTDOWN;
         if (delay > 0)
                 r = slow_work_pool_enqueue_delayed(reg->pool, &job->dw,
                                                    (unsigned long)(delay * 1000.0 + 0.5));
@@ -515,8 +526,9 @@ int registry_enqueue(struct registry *reg, struct job *job, double delay, const 
                 *ret_extra = "coalesced";
                 return 0;
         }
-        /* A job that was done starts again at its first attempt. */
-        if (job_idle(job))
+        /* A job that was done, or runs and will run once more after, starts again at its first
+         * attempt. */
+        if (job_idle(job) || running)
                 __atomic_store_n(&job->attempt, 1, __ATOMIC_RELEASE);
         r = registry_queue_run(reg, job, delay);
         *ret_extra = r < 0 ? NULL : pending ? "coalesced" : running ? "deferred" : NULL;
@@ -539,6 +551,11 @@ static void on_resolved(void *data, struct job *job, bool failed)
                             (long long)job->id);
         registry_save_state(reg, job, NULL);
         registry_notify(reg, job, "pending", NULL);
+}
+
+static void on_deps_changed(void *data, struct job *job)
+{
+        registry_save_state(data, job, NULL);
 }
 
 /* How a job the submit names has ended (NULL: not yet), and whose it is: 0 or -ENOENT. */
@@ -748,7 +765,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
         pause_init(&reg->pause, &reg->shared.run, &reg->gate, reg->store);
-        deps_init(&reg->deps, on_resolved, reg);
+        deps_init(&reg->deps, on_resolved, on_deps_changed, reg);
         r = schedule_init(&reg->schedule, config->loop, on_tick, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the recurring jobs' timer: %m");
@@ -761,6 +778,8 @@ int registry_init(struct registry *reg, const struct registry_config *config)
 void registry_stop_starting(struct registry *reg)
 {
         __atomic_store_n(&reg->shared.run.stopping, true, __ATOMIC_RELEASE);
+        /* No tick now: one missed while stopped makes its run at the next start. */
+        schedule_stop(&reg->schedule);
         /* A suspended run would not end in stop-timeout: it is interrupted now. */
         for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
                 for (struct job *job = reg->by_id[i]; job; job = job->hnext)

@@ -221,6 +221,7 @@ static void restore_waiting(struct registry *reg, struct job *job)
         int w;
 
         job->after = job->after_any = NULL;
+        job->waiting = false; /* not yet on deps' list */
         w = registry_wait_for(reg, job, after, after_any);
         if (w == 0)
                 registry_enqueue(reg, job, 0, &extra);
@@ -267,6 +268,9 @@ static void restore_job(void *data, const struct store_job_row *row)
         else if (strcmp(row->state, "waiting") == 0) {
                 struct job **more = realloc(rs->waiting, (rs->nwaiting + 1) * sizeof(*more));
 
+                /* Until it is looked at again it still waits: the waiting jobs restored
+                 * before it must not count it as ended by its last run. */
+                job->waiting = true;
                 if (more) {
                         rs->waiting = more;
                         rs->waiting[rs->nwaiting++] = job_ref(job);

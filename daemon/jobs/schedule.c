@@ -26,6 +26,10 @@ static void arm(struct schedule *s)
 {
         double first = 0, now = run_wall_now();
 
+        if (s->stopped) {
+                uv_timer_stop(&s->timer);
+                return;
+        }
         for (size_t i = 0; i < s->n; i++)
                 if (first == 0 || s->jobs[i]->next_run < first)
                         first = s->jobs[i]->next_run;
@@ -96,6 +100,12 @@ int schedule_add(struct schedule *s, struct job *job)
         s->jobs[s->n++] = job_ref(job);
         arm(s);
         return 0;
+}
+
+void schedule_stop(struct schedule *s)
+{
+        s->stopped = true;
+        uv_timer_stop(&s->timer);
 }
 
 void schedule_remove(struct schedule *s, struct job *job)

@@ -20,6 +20,7 @@ struct schedule {
         size_t n, size;
         void (*tick)(void *data, struct job *job);
         void *data;
+        bool stopped;
 };
 
 int schedule_init(struct schedule *s, uv_loop_t *loop, void (*tick)(void *data, struct job *job),
@@ -28,6 +29,8 @@ int schedule_init(struct schedule *s, uv_loop_t *loop, void (*tick)(void *data, 
 double schedule_next(const struct job *job, double after);
 /* The job (job->next_run set) ticks from now on: 0 or -ENOMEM. */
 int schedule_add(struct schedule *s, struct job *job);
+/* The daemon stops: no tick from now on (the next start runs what it missed). */
+void schedule_stop(struct schedule *s);
 /* It no longer does (released, or gone). */
 void schedule_remove(struct schedule *s, struct job *job);
 void schedule_close(struct schedule *s);

@@ -106,10 +106,12 @@ static void submit_again(struct registry *reg, struct conn *c, struct job *job,
                 job->handles++;
                 registry_save_state(reg, job, NULL);
         }
-        if (deps)
+        if (deps) {
                 wait_reply(reg, c, job, p, r);
-        else
+                registry_check_idle(reg, job); /* it may have ended at once: dependency-failed */
+        } else {
                 enqueue_reply(reg, c, job, p->delay, r);
+        }
 }
 
 /* The limits a shell job gets: its own over the default-* settings, if this daemon can enforce
