@@ -95,31 +95,6 @@ static json_object *id_call(int fd, const char *method, int64_t id)
         return call_ok(fd, method, params);
 }
 
-/* The first suspend of a run whose process has just said its pid: the daemon may not have
- * taken the run's process group in hand yet (its runner is a moment behind the process), and
- * says "not running" until it has. */
-static json_object *suspend_started(int fd, int64_t id)
-{
-        char params[64];
-
-        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
-        for (int i = 0; i < 500; i++) {
-                json_object *reply = client_call(fd, "suspend", params), *result;
-
-                if (reply_code(reply) != -32003) {
-                        ck_assert_msg(reply_code(reply) == 0, "suspend failed: %s",
-                                      json_object_to_json_string(reply));
-                        result = json_object_get(reply_result(reply));
-                        json_object_put(reply);
-                        return result;
-                }
-                json_object_put(reply);
-                usleep(10 * 1000);
-        }
-        ck_abort_msg("job %lld never became suspendable", (long long)id);
-        return NULL;
-}
-
 /* A job that runs until its gate (*ret_gate, a FIFO in the daemon's folder) is released; once
  * it runs. */
 static int64_t submit_gated(int fd, char **ret_gate)
@@ -481,7 +456,7 @@ static void suspend_and_continue(bool in_cgroup)
         st = job_status(fd, id);
         ck_assert(!bool_member(st, "suspended"));
         json_object_put(st);
-        r = suspend_started(fd, id);
+        r = id_call(fd, "suspend", id);
         ck_assert_int_eq(int_member(r, "id"), id);
         ck_assert(bool_member(r, "suspended"));
         ck_assert(bool_member(r, "changed"));
@@ -565,7 +540,7 @@ START_TEST(the_timeout_does_not_count_the_time_suspended)
                  "{\"command\":\"echo $$ >%s; exec sleep 100\",\"timeout\":1}", fifo);
         id = job_submit(fd, params);
         job_pid(fifo);
-        json_object_put(suspend_started(fd, id));
+        json_object_put(id_call(fd, "suspend", id));
         usleep(2000 * 1000);
         json_object_put(id_call(fd, "continue", id));
         rec = job_wait(fd, id);
@@ -598,7 +573,7 @@ START_TEST(a_cancel_or_a_shutdown_ends_a_suspended_job_at_once)
                  fifo);
         id = job_submit(fd, params);
         wait_stopped(job_pid(fifo), false);
-        json_object_put(suspend_started(fd, id));
+        json_object_put(id_call(fd, "suspend", id));
         t0 = wall_now();
         r = id_call(fd, "cancel", id);
         took = wall_now() - t0;
@@ -611,7 +586,7 @@ START_TEST(a_cancel_or_a_shutdown_ends_a_suspended_job_at_once)
         /* A shutdown does not wait for it either (stop-timeout is 30 s): it runs again later. */
         id = job_submit(fd, params);
         job_pid(fifo);
-        json_object_put(suspend_started(fd, id));
+        json_object_put(id_call(fd, "suspend", id));
         close(fd);
         t0 = wall_now();
         daemon_stop(&d);

@@ -322,6 +322,8 @@ struct run_record *shell_run(struct job *job)
 
         if (!rec)
                 return NULL;
+        /* From now on a suspend is kept for the process, which comes in a moment. */
+        suspend_begin(&job->suspend);
         run_log_init(&run.log, &job->shared->run);
 
         /* Published before stop_reason() is read: a cancel either is seen now, or kicks. */
@@ -333,6 +335,7 @@ struct run_record *shell_run(struct job *job)
                 /* Cancelled or shut down before it could start. */
                 rec->outcome = kick_fd < 0 ? "failed" : stop_reason(job);
                 rec->ended = run_wall_now();
+                suspend_detach(&job->suspend);
                 end_run(job, kick_fd);
                 return rec;
         }
@@ -376,6 +379,7 @@ struct run_record *shell_run(struct job *job)
                                       (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
                 rec->outcome = "failed";
                 rec->exit_code = 127;
+                suspend_detach(&job->suspend);
         } else {
                 int slot = run.cgroup ? -1 : mark_inflight(job, rec->run, pid);
 

@@ -26,13 +26,24 @@ static int set_stopped(struct suspend *s, bool stopped)
         return kill(-s->pid, stopped ? SIGSTOP : SIGCONT) < 0 ? -errno : 0;
 }
 
+void suspend_begin(struct suspend *s)
+{
+        pthread_mutex_lock(&s->lock);
+        s->starting = true;
+        s->on = false;
+        s->total = 0;
+        pthread_mutex_unlock(&s->lock);
+}
+
 void suspend_attach(struct suspend *s, struct cgroup_run *cgroup, pid_t pid)
 {
         pthread_mutex_lock(&s->lock);
         s->cgroup = cgroup ? cgroup_run_ref(cgroup) : NULL;
         s->pid = pid;
-        s->on = false;
-        s->total = 0;
+        s->starting = false;
+        /* Suspended while it started: stopped before it runs much further. */
+        if (s->on && set_stopped(s, true) < 0)
+                s->on = false;
         pthread_mutex_unlock(&s->lock);
 }
 
@@ -44,6 +55,7 @@ void suspend_detach(struct suspend *s)
                 s->total += run_mono_now() - s->since;
         }
         s->on = false;
+        s->starting = false;
         s->pid = 0;
         s->cgroup = cgroup_run_unref(s->cgroup);
         pthread_mutex_unlock(&s->lock);
@@ -66,12 +78,13 @@ static int change(struct suspend *s, bool stop)
         int r;
 
         pthread_mutex_lock(&s->lock);
-        if (s->pid <= 0)
+        if (s->pid <= 0 && !s->starting)
                 r = -ESRCH;
         else if (s->on == stop)
                 r = 0;
         else {
-                r = set_stopped(s, stop);
+                /* A run still starting is stopped once its processes are in hand. */
+                r = s->pid > 0 ? set_stopped(s, stop) : 0;
                 if (r == 0) {
                         double now = run_mono_now();
 

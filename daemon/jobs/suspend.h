@@ -19,12 +19,15 @@ struct suspend {
         pthread_mutex_t lock;
         struct cgroup_run *cgroup; /* the run's (a reference), NULL: its process group only */
         pid_t pid;                 /* the run's process group; 0: nothing to suspend */
-        bool on;                   /* its processes are stopped */
+        bool starting;             /* a run is starting: its processes are not in hand yet */
+        bool on;                   /* its processes are stopped (or will be, once in hand) */
         double since, total;       /* monotonic seconds: the last suspend, and all before */
 };
 
 void suspend_init(struct suspend *s);
 void suspend_destroy(struct suspend *s);
+/* Runner: a run starts; a suspend asked before its processes are in hand applies to them. */
+void suspend_begin(struct suspend *s);
 /* Runner: the run's processes may be suspended from now on. */
 void suspend_attach(struct suspend *s, struct cgroup_run *cgroup, pid_t pid);
 /* Runner: no longer; suspended processes go on. */
