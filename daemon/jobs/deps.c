@@ -151,19 +151,15 @@ void deps_ended(struct deps *d, struct job *job)
 bool deps_cycle(struct deps *d, const struct job *job, const int64_t *ids,
                 struct job *(*find)(void *data, int64_t id), void *data)
 {
-        size_t n = 0, size = 0;
-        int64_t *stack = NULL;
+        size_t n, size = 16;
+        int64_t *stack = malloc(size * sizeof(*stack));
         bool cycle = false;
 
+        if (!stack)
+                return true; /* out of memory: refuse rather than risk a circle */
         d->walk++;
         for (; ids && *ids && !cycle; ids++) {
                 n = 0;
-                if (size == 0) {
-                        stack = malloc(16 * sizeof(*stack));
-                        size = stack ? 16 : 0;
-                }
-                if (!stack)
-                        return true; /* out of memory: refuse rather than risk a circle */
                 stack[n++] = *ids;
                 while (n > 0 && !cycle) {
                         int64_t id = stack[--n];

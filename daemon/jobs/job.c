@@ -182,10 +182,8 @@ int job_new(struct job_shared *shared, uid_t owner, const struct sw_submit_param
                 if (r == -EINVAL)
                         snprintf(err, errlen, "\"cron\": %s", why);
         }
-        if (job->cron)
+        if (job_recurs(job))
                 job->persist = true; /* kept until released, like persist */
-        if (job->every > 0)
-                job->persist = true;
         job->name = p->name ? strdup(p->name) : NULL;
         job->key = p->key ? strdup(p->key) : NULL;
         job->payload = payload_json(p, &job->limits);
