@@ -33,7 +33,7 @@ int cmd_get(struct ctl *x, const struct opts *o, int argc, char **argv)
         char *text;
         int r;
 
-        r = ctl_call(x, NULL, "settings.get", NULL, &result);
+        r = ctl_call(x, NULL, "settings.get", ctl_queue_params(o), &result);
         if (r || x->json) {
                 json_object_put(result);
                 return r;
@@ -54,19 +54,6 @@ int cmd_get(struct ctl *x, const struct opts *o, int argc, char **argv)
         return r;
 }
 
-/* A setting's value: a JSON number. */
-static json_object *parse_number(const char *s)
-{
-        enum json_tokener_error e;
-        json_object *v = json_tokener_parse_verbose(s, &e);
-
-        if (v &&
-            (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
-                return v;
-        json_object_put(v);
-        return NULL;
-}
-
 int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         json_object *p, *v;
@@ -78,7 +65,7 @@ int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv)
         if (!p)
                 return ctl_error(x, "out of memory");
         for (i = 0; i < argc; i += 2) {
-                v = parse_number(argv[i + 1]);
+                v = ctl_parse_number(argv[i + 1]);
                 if (!v) {
                         json_object_put(p);
                         return ctl_usage_error(x, "the value of %s must be a number, not \"%s\"",
@@ -88,6 +75,8 @@ int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv)
         }
         if (o->runtime)
                 json_object_object_add(p, "runtime", json_object_new_boolean(1));
+        if (o->queue)
+                json_object_object_add(p, "queue", json_object_new_string(o->queue));
         return ctl_call(x, NULL, "settings.set", p, NULL);
 }
 

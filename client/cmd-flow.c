@@ -16,11 +16,13 @@ static int flow_call(struct ctl *x, const char *method, json_object *params)
         if (r)
                 return r;
         if (!x->json) {
+                const char *queue = json_str(result, "queue", NULL);
+
                 running = json_int(result, "running", 0);
-                printf("%s; %lld job%s running\n",
+                printf("%s%s%s; %lld job%s running\n", queue ? "queue " : "", queue ? queue : "",
                        json_object_get_boolean(json_object_object_get(result, "paused"))
-                           ? "paused"
-                           : "not paused",
+                           ? queue ? " paused" : "paused"
+                           : queue ? " not paused" : "not paused",
                        (long long)running, running == 1 ? "" : "s");
         }
         json_object_put(result);
@@ -35,12 +37,14 @@ int cmd_pause(struct ctl *x, const struct opts *o, int argc, char **argv)
                 return ctl_error(x, "out of memory");
         if (o->wait)
                 json_object_object_add(p, "drain", json_object_new_boolean(1));
+        if (o->queue)
+                json_object_object_add(p, "queue", json_object_new_string(o->queue));
         return flow_call(x, "pause", p);
 }
 
 int cmd_resume(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
-        return flow_call(x, "resume", NULL);
+        return flow_call(x, "resume", ctl_queue_params(o));
 }
 
 /* suspend and continue: what the job's processes are now, and whether that changed. */

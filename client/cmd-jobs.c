@@ -222,6 +222,8 @@ int cmd_enqueue(struct ctl *x, const struct opts *o, int argc, char **argv)
         } else {
                 json_object_object_add(p, "key", json_object_new_string(o->key));
         }
+        if (o->queue)
+                json_object_object_add(p, "queue", json_object_new_string(o->queue));
         r = ctl_call(x, NULL, "enqueue", p, &result);
         if (r)
                 return r;
@@ -268,8 +270,8 @@ int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
                 json_object_put(result);
                 return r || !o->all ? r : history_show(x, o);
         }
-        table_init(&t, 6, 1u << 0 | 1u << 3);
-        r = table_add(&t, "ID", "CLASS", "STATE", "RUNS", "NAME", "COMMAND");
+        table_init(&t, 7, 1u << 0 | 1u << 4);
+        r = table_add(&t, "ID", "CLASS", "QUEUE", "STATE", "RUNS", "NAME", "COMMAND");
         items = json_object_object_get(result, "items");
         n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
         for (i = 0; i < n && r == 0; i++) {
@@ -278,8 +280,9 @@ int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
 
                 snprintf(id, sizeof(id), "%lld", (long long)json_int(job, "id", 0));
                 snprintf(runs, sizeof(runs), "%lld", (long long)json_int(job, "runs", 0));
-                r = table_add(&t, id, json_str(job, "class", "?"), json_str(job, "state", "?"),
-                              runs, json_str(job, "name", NULL), json_str(job, "command", ""));
+                r = table_add(&t, id, json_str(job, "class", "?"), json_str(job, "queue", "?"),
+                              json_str(job, "state", "?"), runs, json_str(job, "name", NULL),
+                              json_str(job, "command", ""));
         }
         if (r == 0)
                 table_print(&t, stdout);

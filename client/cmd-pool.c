@@ -36,7 +36,8 @@ static void rq_entry(json_object *row, struct slow_work_rq_entry *e)
         snprintf(e->desc, sizeof(e->desc), "%s", json_str(row, "desc", ""));
 }
 
-/* The header and at most max rows (-1: all), then how many were left out. */
+/* The header and at most max rows (-1: all), then how many were left out; a row of a named
+ * queue ends in its name. */
 static void print_rq(json_object *stats, int max)
 {
         json_object *rq = json_object_object_get(stats, "rq");
@@ -47,8 +48,15 @@ static void print_rq(json_object *stats, int max)
 
         fputs(slow_work_rq_header, stdout);
         for (i = 0; i < n && (max < 0 || i < (size_t)max); i++) {
-                rq_entry(json_object_array_get_idx(rq, i), &e);
-                if (slow_work_rq_format(&e, line, sizeof(line)) >= 0)
+                json_object *row = json_object_array_get_idx(rq, i);
+                const char *queue = json_str(row, "queue", SW_QUEUE_DEFAULT);
+
+                rq_entry(row, &e);
+                if (slow_work_rq_format(&e, line, sizeof(line)) < 0)
+                        continue;
+                if (strcmp(queue, SW_QUEUE_DEFAULT) != 0)
+                        printf("%s  [queue %s]\n", line, queue);
+                else
                         puts(line);
         }
         if (i < n)
@@ -60,7 +68,7 @@ int cmd_rq(struct ctl *x, const struct opts *o, int argc, char **argv)
         json_object *stats;
         int r;
 
-        r = ctl_call(x, NULL, "stats", NULL, &stats);
+        r = ctl_call(x, NULL, "stats", ctl_queue_params(o), &stats);
         if (r)
                 return r;
         if (!x->json)
@@ -74,7 +82,7 @@ int cmd_stats(struct ctl *x, const struct opts *o, int argc, char **argv)
         json_object *stats, *rq;
         int r;
 
-        r = ctl_call(x, NULL, "stats", NULL, &stats);
+        r = ctl_call(x, NULL, "stats", ctl_queue_params(o), &stats);
         if (r)
                 return r;
         if (!x->json && output_object(stats, "rq") < 0)
@@ -96,8 +104,32 @@ static void on_stop_signal(int sig)
         top_stop = 1;
 }
 
-static void top_screen(struct ctl *x, json_object *stats, bool live)
+/* A line for each queue: its threads, jobs and pause. */
+static void print_queues(json_object *queues)
 {
+        json_object *list = json_object_object_get(queues, "queues");
+        size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+
+        for (size_t i = 0; i < n; i++) {
+                json_object *q = json_object_array_get_idx(list, i);
+
+                printf("queue %-12s threads %lld of %lld  running %lld  queued %lld%s\n",
+                       json_str(q, "name", "?"), (long long)json_int(q, "threads", 0),
+                       (long long)json_int(q, "max-threads", 0),
+                       (long long)json_int(q, "running", 0), (long long)json_int(q, "queued", 0),
+                       json_object_get_boolean(json_object_object_get(q, "paused")) ? "  paused"
+                                                                                    : "");
+        }
+        if (n > 0)
+                putchar('\n');
+}
+
+static void top_screen(struct ctl *x, json_object *stats, json_object *queues, bool live)
+{
+        json_object *list = json_object_object_get(queues, "queues");
+        int header = TOP_HEADER_LINES + (json_object_is_type(list, json_type_array)
+                                             ? (int)json_object_array_length(list) + 1
+                                             : 0);
         struct winsize ws = {0};
         char now[16];
         time_t t = time(NULL);
@@ -106,8 +138,8 @@ static void top_screen(struct ctl *x, json_object *stats, bool live)
         strftime(now, sizeof(now), "%H:%M:%S", localtime(&t));
         if (live) {
                 fputs("\033[H\033[2J", stdout);
-                if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > TOP_HEADER_LINES)
-                        rows = ws.ws_row - TOP_HEADER_LINES;
+                if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > header)
+                        rows = ws.ws_row - header;
         }
         printf("slowworkd on %s at %s%s\n\n", sw_client_socket(x->client), now,
                live ? "    (q quits)" : "");
@@ -125,6 +157,7 @@ static void top_screen(struct ctl *x, json_object *stats, bool live)
                json_object_get_boolean(json_object_object_get(stats, "paused"))
                    ? "  paused: no new run starts"
                    : "");
+        print_queues(queues);
         print_rq(stats, rows);
         fflush(stdout);
 }
@@ -150,7 +183,7 @@ int cmd_top(struct ctl *x, const struct opts *o, int argc, char **argv)
         struct sigaction sa = {.sa_handler = on_stop_signal}, old_int, old_term;
         bool live = isatty(STDOUT_FILENO), keys = live && isatty(STDIN_FILENO);
         struct termios saved, raw;
-        json_object *stats;
+        json_object *stats, *queues;
         int r;
 
         if (keys && tcgetattr(STDIN_FILENO, &saved) == 0) {
@@ -169,10 +202,16 @@ int cmd_top(struct ctl *x, const struct opts *o, int argc, char **argv)
                 r = ctl_call(x, NULL, "stats", NULL, &stats);
                 if (r)
                         break;
+                r = ctl_call(x, NULL, "queue.list", NULL, &queues);
+                if (r) {
+                        json_object_put(stats);
+                        break;
+                }
                 if (!x->json)
-                        top_screen(x, stats, live);
+                        top_screen(x, stats, queues, live);
                 fflush(stdout);
                 json_object_put(stats);
+                json_object_put(queues);
         } while (live && !top_stop && !top_pause(keys));
         if (keys)
                 tcsetattr(STDIN_FILENO, TCSANOW, &saved);

@@ -83,6 +83,8 @@ static int common_params(struct ctl *x, const struct opts *o, bool shell, json_o
                 r = add(p, "class", json_object_new_string("very-slow"));
         if (r == 0 && o->key)
                 r = add(p, "key", json_object_new_string(o->key));
+        if (r == 0 && o->queue)
+                r = add(p, "queue", json_object_new_string(o->queue));
         if (r == 0 && o->name)
                 r = add(p, "name", json_object_new_string(o->name));
         if (r == 0 && o->delay > 0)

@@ -155,3 +155,26 @@ json_object *ctl_id_params(int64_t id)
         json_object_object_add(o, "id", json_object_new_int64(id));
         return o;
 }
+
+json_object *ctl_queue_params(const struct opts *o)
+{
+        json_object *p;
+
+        if (!o->queue)
+                return NULL;
+        p = json_object_new_object();
+        json_object_object_add(p, "queue", json_object_new_string(o->queue));
+        return p;
+}
+
+json_object *ctl_parse_number(const char *s)
+{
+        enum json_tokener_error e;
+        json_object *v = json_tokener_parse_verbose(s, &e);
+
+        if (v &&
+            (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+                return v;
+        json_object_put(v);
+        return NULL;
+}

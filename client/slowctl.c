@@ -48,6 +48,11 @@ enum {
         OPT_EVERY,
         OPT_CRON,
         OPT_RUNTIME,
+        OPT_QUEUE,
+        OPT_MIN_THREADS,
+        OPT_MAX_THREADS,
+        OPT_VSLOW_PERCENTAGE,
+        OPT_IDLE_TIMEOUT,
         OPT_FAILED,
         OPT_OUTCOME,
         OPT_SINCE,
@@ -96,6 +101,11 @@ static const struct option_def option_defs[] = {
                                "until released"},
     {OPT_FOLLOW, "follow", NULL, "keep printing while the job runs"},
     {OPT_RUNTIME, "runtime", NULL, "change the running daemon only: do not store the change"},
+    {OPT_QUEUE, "queue", "Q", "the named queue (default: the queue \"default\")"},
+    {OPT_MIN_THREADS, "min-threads", "N", "the queue's threads at least"},
+    {OPT_MAX_THREADS, "max-threads", "N", "the queue's threads at most (1: one job at a time)"},
+    {OPT_VSLOW_PERCENTAGE, "vslow-percentage", "N", "the share of its threads very slow jobs get"},
+    {OPT_IDLE_TIMEOUT, "idle-timeout", "S", "idle threads above min-threads go after S seconds"},
     {OPT_FAILED, "failed", NULL, "only runs that did not succeed (any outcome but succeeded)"},
     {OPT_OUTCOME, "outcome", "O", "only runs with this outcome (failed, killed, timed-out, ...)"},
     {OPT_SINCE, "since", "WHEN", "only runs that ended since: 30m, 2h, 1d ago, or a local time"},
@@ -125,14 +135,17 @@ static const int submit_options[] = {
     OPT_WAIT,       OPT_HOLD,     OPT_PERSIST,    OPT_CWD,      OPT_PLUGIN,
     OPT_ENTRY,      OPT_ARG,      OPT_STDIN,      OPT_MEMORY_MAX, OPT_TASKS_MAX,
     OPT_CPU_WEIGHT, OPT_NICE,     OPT_OPEN_FILES, OPT_CPU_TIME, OPT_AFTER,
-    OPT_AFTER_ANY,  OPT_RETRIES,  OPT_RETRY_DELAY, OPT_EVERY,   OPT_CRON,     0,
+    OPT_AFTER_ANY,  OPT_RETRIES,  OPT_RETRY_DELAY, OPT_EVERY,   OPT_CRON,     OPT_QUEUE, 0,
 };
-static const int enqueue_options[] = {OPT_KEY, 0};
+static const int enqueue_options[] = {OPT_KEY, OPT_QUEUE, 0};
 static const int log_options[] = {OPT_FOLLOW, 0};
-static const int set_options[] = {OPT_RUNTIME, 0};
+static const int set_options[] = {OPT_RUNTIME, OPT_QUEUE, 0};
+static const int queue_only_options[] = {OPT_QUEUE, 0};
+static const int queue_options[] = {OPT_MIN_THREADS, OPT_MAX_THREADS, OPT_VSLOW_PERCENTAGE,
+                                    OPT_IDLE_TIMEOUT, 0};
 static const int history_options[] = {OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
 static const int list_options[] = {OPT_ALL, OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
-static const int pause_options[] = {OPT_DRAIN, 0};
+static const int pause_options[] = {OPT_DRAIN, OPT_QUEUE, 0};
 static const int no_options[] = {0};
 
 static const struct command commands[] = {
@@ -142,7 +155,7 @@ static const struct command commands[] = {
      "       slowctl submit --plugin NAME --entry SYM [--arg JSON] [OPTIONS]\n"
      "       slowctl submit --stdin [OPTIONS]",
      "queue a job and print its id"},
-    {"enqueue", 0, 1, enqueue_options, false, cmd_enqueue, "ID | --key K",
+    {"enqueue", 0, 1, enqueue_options, false, cmd_enqueue, "ID | --key K [--queue Q]",
      "queue a live job again"},
     {"wait", 1, -1, no_options, false, cmd_wait, "ID...",
      "wait for jobs; exit with the last one's exit status"},
@@ -156,17 +169,25 @@ static const struct command commands[] = {
     {"history", 0, 0, history_options, false, cmd_history,
      "[--failed] [--outcome O] [--since 2h|TIME] [-n N]", "list finished runs, newest first"},
     {"log", 1, 1, log_options, false, cmd_log, "ID [-f]", "print a job's output"},
-    {"get", 0, 1, no_options, false, cmd_get, "[NAME]", "show the settings, or one"},
-    {"set", 2, -1, set_options, false, cmd_set, "NAME VALUE... [--runtime]",
-     "change settings, all or nothing"},
-    {"stats", 0, 0, no_options, false, cmd_stats, "", "show the pool's statistics"},
+    {"get", 0, 1, queue_only_options, false, cmd_get, "[--queue Q] [NAME]",
+     "show the settings (of a queue), or one"},
+    {"set", 2, -1, set_options, false, cmd_set, "[--queue Q] NAME VALUE... [--runtime]",
+     "change settings (of a queue), all or nothing"},
+    {"queue", 1, 2, queue_options, false, cmd_queue,
+     "add Q [--max-threads N] [--min-threads N] [--vslow-percentage N] [--idle-timeout S]\n"
+     "       slowctl queue rm Q\n"
+     "       slowctl queue ls",
+     "add, remove or list the named queues"},
+    {"stats", 0, 0, queue_only_options, false, cmd_stats, "[--queue Q]",
+     "show the pools' statistics (of one queue)"},
     {"top", 0, 0, no_options, false, cmd_top, "",
-     "a live view of the threads and the queue (q quits)"},
-    {"rq", 0, 0, no_options, false, cmd_rq, "",
+     "a live view of the threads and the queues (q quits)"},
+    {"rq", 0, 0, queue_only_options, false, cmd_rq, "[--queue Q]",
      "show the run queue as the kernel's /proc/slow_work_rq"},
-    {"pause", 0, 0, pause_options, false, cmd_pause, "[--wait]",
-     "start no new job until resume (running ones go on)"},
-    {"resume", 0, 0, no_options, false, cmd_resume, "", "start jobs again after pause"},
+    {"pause", 0, 0, pause_options, false, cmd_pause, "[--queue Q] [--wait]",
+     "start no new job (of a queue) until resume (running ones go on)"},
+    {"resume", 0, 0, queue_only_options, false, cmd_resume, "[--queue Q]",
+     "start jobs again after pause"},
     {"suspend", 1, 1, no_options, false, cmd_suspend, "ID",
      "stop a running job's processes where they are"},
     {"continue", 1, 1, no_options, false, cmd_continue, "ID",
@@ -275,6 +296,19 @@ static int parse_limit(struct ctl *x, const char *name, const char *s, bool byte
                 v *= 1024;
         }
         *ret = v;
+        return 0;
+}
+
+/* A queue's setting for queue add, as the daemon takes it: a number. */
+static int add_queue_setting(struct ctl *x, struct opts *o, const char *name, const char *s)
+{
+        json_object *v = ctl_parse_number(s);
+
+        if (!v)
+                return ctl_usage_error(x, "--%s takes a number, not \"%s\"", name, s);
+        if (!o->queue_settings)
+                o->queue_settings = json_object_new_object();
+        json_object_object_add(o->queue_settings, name, v);
         return 0;
 }
 
@@ -429,6 +463,14 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
         case OPT_RUNTIME:
                 o->runtime = true;
                 return 0;
+        case OPT_QUEUE:
+                o->queue = arg;
+                return 0;
+        case OPT_MIN_THREADS:
+        case OPT_MAX_THREADS:
+        case OPT_VSLOW_PERCENTAGE:
+        case OPT_IDLE_TIMEOUT:
+                return add_queue_setting(x, o, find_def(code)->name, arg);
         case OPT_FAILED:
                 o->failed = true;
                 return 0;
@@ -612,6 +654,7 @@ int main(int argc, char **argv)
         json_object_put(o.arg);
         json_object_put(o.after);
         json_object_put(o.after_any);
+        json_object_put(o.queue_settings);
         sw_client_free(x.client);
         return finish_output(r);
 }

@@ -38,6 +38,8 @@ struct opts {
         double retry_delay, every;
         bool retry_delay_given, every_given;
         const char *cron;
+        const char *queue;           /* --queue */
+        json_object *queue_settings; /* queue add's --max-threads and the like, or NULL */
 };
 
 struct ctl {
@@ -70,6 +72,10 @@ __attribute__((format(printf, 2, 3))) int ctl_usage_error(struct ctl *x, const c
 /* A job id from the command line, or -1 with a usage message printed. */
 int64_t ctl_parse_id(struct ctl *x, const char *s);
 json_object *ctl_id_params(int64_t id);
+/* {"queue": Q} for --queue, or NULL. */
+json_object *ctl_queue_params(const struct opts *o);
+/* A setting's value: a JSON number, or NULL. */
+json_object *ctl_parse_number(const char *s);
 
 /* The commands: cmd-submit.c, cmd-jobs.c, cmd-settings.c, cmd-pool.c, cmd-flow.c. */
 int cmd_submit(struct ctl *x, const struct opts *o, int argc, char **argv);
@@ -90,6 +96,7 @@ int cmd_pause(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_resume(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_suspend(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_continue(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_queue(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_reload(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv);

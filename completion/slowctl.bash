@@ -11,8 +11,8 @@ _slowctl()
         local cur prev words cword
         _init_completion || return
 
-        local commands="submit enqueue wait cancel release status list history log get set stats
-                top rq pause resume suspend continue reload ping version"
+        local commands="submit enqueue wait cancel release status list history log get set queue
+                stats top rq pause resume suspend continue reload ping version"
         local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
                 log-limit kill-grace stop-timeout max-connections-per-user
                 max-log-bytes-per-user min-free-space default-memory-max default-tasks-max
@@ -65,19 +65,19 @@ _slowctl()
                         return
                         ;;
                 --key | --name | --delay | --timeout | --plugin | --entry | --arg | --memory-max | \
-                        --tasks-max | --cpu-weight | --nice | --open-files | --cpu-time)
+                        --tasks-max | --cpu-weight | --nice | --open-files | --cpu-time | --queue)
                         return
                         ;;
                 esac
                 COMPREPLY=($(compgen -W "--very-slow --key --name --delay --timeout --wait
                         --hold --persist --cwd --plugin --entry --arg --stdin --memory-max
-                        --tasks-max --cpu-weight --nice --open-files --cpu-time --help --" \
+                        --tasks-max --cpu-weight --nice --open-files --cpu-time --queue --help --" \
                         -- "$cur"))
                 ;;
         enqueue)
-                [[ $prev == --key ]] && return
+                [[ $prev == --key || $prev == --queue ]] && return
                 if [[ $cur == -* ]]; then
-                        COMPREPLY=($(compgen -W "--key --help" -- "$cur"))
+                        COMPREPLY=($(compgen -W "--key --queue --help" -- "$cur"))
                 else
                         COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
                 fi
@@ -97,7 +97,20 @@ _slowctl()
                 fi
                 ;;
         pause)
-                COMPREPLY=($(compgen -W "--wait --help" -- "$cur"))
+                [[ $prev == --queue ]] && return
+                COMPREPLY=($(compgen -W "--wait --queue --help" -- "$cur"))
+                ;;
+        resume | stats | rq)
+                [[ $prev == --queue ]] && return
+                COMPREPLY=($(compgen -W "--queue --help" -- "$cur"))
+                ;;
+        queue)
+                if ((cword == command_index + 1)); then
+                        COMPREPLY=($(compgen -W "add rm ls --help" -- "$cur"))
+                elif [[ ${words[command_index + 1]} == add && $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--min-threads --max-threads --vslow-percentage
+                                --idle-timeout" -- "$cur"))
+                fi
                 ;;
         log)
                 if [[ $cur == -* ]]; then
@@ -122,13 +135,15 @@ _slowctl()
                 COMPREPLY=($(compgen -W "$opts" -- "$cur"))
                 ;;
         get)
-                if ((cword == command_index + 1)); then
-                        COMPREPLY=($(compgen -W "$settings --help" -- "$cur"))
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--queue --help" -- "$cur"))
+                elif [[ $prev != --queue ]]; then
+                        COMPREPLY=($(compgen -W "$settings" -- "$cur"))
                 fi
                 ;;
         set)
                 if [[ $cur == -* ]]; then
-                        COMPREPLY=($(compgen -W "--runtime --help" -- "$cur"))
+                        COMPREPLY=($(compgen -W "--runtime --queue --help" -- "$cur"))
                 elif (((cword - command_index) % 2 == 1)); then
                         # NAME VALUE pairs: a name goes in the odd places.
                         COMPREPLY=($(compgen -W "$settings" -- "$cur"))

@@ -32,7 +32,7 @@ function __slowctl_args_after
     math (count $args) - $i
 end
 
-set -l commands submit enqueue wait cancel release status list history log get set stats top rq pause resume suspend continue reload ping version
+set -l commands submit enqueue wait cancel release status list history log get set queue stats top rq pause resume suspend continue reload ping version
 
 complete -c slowctl -f
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d "the daemon's socket"
@@ -51,6 +51,7 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a history -d
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a log -d "print a job's output"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a get -d "show the settings, or one"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a set -d "change settings, all or nothing"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a queue -d "add, remove or list the named queues"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a stats -d "show the pool's statistics"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a top -d "a live view of the threads and the queue"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a rq -d "show the run queue as the kernel's /proc/slow_work_rq"
@@ -83,6 +84,7 @@ complete -c slowctl -n $submit -l cpu-weight -x -d "the run's share of CPU (1..1
 complete -c slowctl -n $submit -l nice -x -d "the run's niceness (-20..19)"
 complete -c slowctl -n $submit -l open-files -x -d "open files of each process at most"
 complete -c slowctl -n $submit -l cpu-time -x -d "CPU seconds of each process at most"
+complete -c slowctl -n $submit -l queue -x -d "the named queue"
 complete -c slowctl -n "__fish_seen_subcommand_from submit; and contains -- -- (commandline -opc)" -F
 
 complete -c slowctl -n "__fish_seen_subcommand_from list" -l all -d "also the last runs"
@@ -93,6 +95,12 @@ complete -c slowctl -n "__fish_seen_subcommand_from list history" -s n -l limit 
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue" -l key -x -d "the live job of this key"
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue wait cancel release status log suspend continue" -a "(__slowctl_jobs)" -d "job"
 complete -c slowctl -n "__fish_seen_subcommand_from pause" -l wait -d "answer once no job is running any more (drain)"
+complete -c slowctl -n "__fish_seen_subcommand_from enqueue get set stats rq pause resume" -l queue -x -d "the named queue"
+complete -c slowctl -n "__fish_seen_subcommand_from queue; and test (__slowctl_args_after queue) -eq 0" -a "add rm ls"
+complete -c slowctl -n "__fish_seen_subcommand_from queue" -l min-threads -x -d "the queue's threads at least"
+complete -c slowctl -n "__fish_seen_subcommand_from queue" -l max-threads -x -d "the queue's threads at most"
+complete -c slowctl -n "__fish_seen_subcommand_from queue" -l vslow-percentage -x -d "the share very slow jobs get"
+complete -c slowctl -n "__fish_seen_subcommand_from queue" -l idle-timeout -x -d "idle threads go after S seconds"
 complete -c slowctl -n "__fish_seen_subcommand_from log" -s f -l follow -d "keep printing while the job runs"
 complete -c slowctl -n "__fish_seen_subcommand_from get; and test (__slowctl_args_after get) -eq 0" -a "(__slowctl_settings)" -d setting
 complete -c slowctl -n "__fish_seen_subcommand_from set" -l runtime -d "change the running daemon only"

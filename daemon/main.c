@@ -158,5 +158,6 @@ int main(int argc, char **argv)
                 r = manager_run(m);
         }
         manager_free(m);
+        config_file_clear(&o.file);
         return r < 0 ? 1 : 0;
 }

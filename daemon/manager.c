@@ -156,6 +156,7 @@ int manager_new(const struct manager_options *o, struct manager **ret)
                                             .loop = m->loop,
                                             .store = m->store,
                                             .settings = &o->file.settings,
+                                            .file_queues = o->file.queues,
                                             .state_dir = m->state_dir,
                                             .log_dir = m->log_dir,
                                             .system = o->system,
@@ -176,7 +177,7 @@ int manager_new(const struct manager_options *o, struct manager **ret)
             .data = &m->registry,
         };
         m->notify.loop = m->loop;
-        m->notify.pool = m->registry.pool;
+        m->notify.pool = m->registry.queues->pool;
         m->reload = (struct reload){
             .loop = m->loop,
             .config = &m->config,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/queues.h"
 #include "jobs/settings.h"
 #include "reload.h"
 #include "server/conn.h"
@@ -71,6 +72,7 @@ static int apply(struct reload *rl, struct reload_work *w, char *err, size_t err
                 snprintf(err, errlen, "the pool refused its settings: %s", strerror(-r));
                 return r;
         }
+        registry_set_file_queues(rl->registry, w->cf.queues);
         rl->clients->admin_gid = w->cf.admin_gid;
         rl->listener->socket_gid = w->cf.socket_gid;
         return 0;
@@ -89,6 +91,7 @@ static void reload_done(uv_work_t *work, int status)
                 answer(w->waiters, -EBUSY, "the daemon is shutting down");
                 answer(rl->next, -EBUSY, "the daemon is shutting down");
                 rl->next = NULL;
+                config_file_clear(&w->cf);
                 free(w);
                 return;
         }
@@ -103,6 +106,7 @@ static void reload_done(uv_work_t *work, int status)
         answer(w->waiters, r, message);
         if (w->again)
                 reload(rl);
+        config_file_clear(&w->cf);
         free(w);
 }
 

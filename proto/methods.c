@@ -11,7 +11,8 @@
 const char *const sw_methods[] = {
     "submit",  "enqueue",      "wait",         "cancel",  "release",   "status", "list",
     "log",     "settings.get", "settings.set", "stats",   "subscribe", "ping",   "version",
-    "history", "pause",        "resume",       "suspend", "continue",  NULL,
+    "history", "pause",        "resume",       "suspend", "continue",  "queue.add",
+    "queue.remove", "queue.list", NULL,
 };
 
 const struct sw_param sw_no_params[] = {
@@ -41,6 +42,7 @@ const struct sw_param sw_submit_params[] = {
     {"retry_delay", SW_P_SECONDS, SUBMIT(retry_delay), false, 0, SW_RETRY_DELAY_CAP},
     {"every", SW_P_SECONDS, SUBMIT(every), false, 1, YEAR_SECONDS},
     {"cron", SW_P_STRING, SUBMIT(cron), false, 0, 256},
+    {"queue", SW_P_STRING, SUBMIT(queue), false, 0, SW_QUEUE_NAME_MAX},
     {.name = NULL},
 };
 
@@ -59,6 +61,7 @@ const struct sw_param sw_limits_params[] = {
 
 const struct sw_param sw_pause_params[] = {
     {"drain", SW_P_BOOL, offsetof(struct sw_pause_params, drain), false, 0, 0},
+    {"queue", SW_P_STRING, offsetof(struct sw_pause_params, queue), false, 0, SW_QUEUE_NAME_MAX},
     {.name = NULL},
 };
 
@@ -83,6 +86,7 @@ const struct sw_param sw_log_params[] = {
 const struct sw_param sw_enqueue_params[] = {
     {"id", SW_P_INT, offsetof(struct sw_enqueue_params, id), false, 1, SW_JSON_INT_MAX},
     {"key", SW_P_STRING, offsetof(struct sw_enqueue_params, key), false, 0, 256},
+    {"queue", SW_P_STRING, offsetof(struct sw_enqueue_params, queue), false, 0, SW_QUEUE_NAME_MAX},
     {.name = NULL},
 };
 
@@ -191,6 +195,60 @@ const struct sw_param sw_settings_params[] = {
     {"default-open-files", SW_P_INT, SETTING(limits.open_files), false, 0, 1048576},
     {"default-cpu-time", SW_P_INT, SETTING(limits.cpu_time), false, 0, YEAR_SECONDS},
     {"runtime", SW_P_BOOL, SETTING(runtime), false, 0, 0},
+    {"queue", SW_P_STRING, SETTING(queue), false, 0, SW_QUEUE_NAME_MAX},
+    {.name = NULL},
+};
+
+/* queue.add's table: the name, then a queue's settings (their ranges are those of the
+ * daemon's settings of the same names), which are also a table of their own. */
+#define QUEUE(field) offsetof(struct sw_queue_params, field)
+const struct sw_param sw_queue_add_params[] = {
+    {"name", SW_P_STRING, QUEUE(name), true, 0, SW_QUEUE_NAME_MAX},
+    {"min-threads", SW_P_INT, QUEUE(settings.min_threads), false, 1, 255},
+    {"max-threads", SW_P_INT, QUEUE(settings.max_threads), false, 1, 255},
+    {"vslow-percentage", SW_P_INT, QUEUE(settings.vslow_percentage), false, 1, 99},
+    {"idle-timeout", SW_P_SECONDS, QUEUE(settings.idle_timeout), false, 0.001, 86400},
+    {.name = NULL},
+};
+_Static_assert(offsetof(struct sw_queue_params, settings) == 0,
+               "the settings rows are a table of struct sw_queue_settings too");
+const struct sw_param *const sw_queue_settings_params = sw_queue_add_params + 1;
+
+json_object *sw_queue_settings_to_json(const struct sw_queue_settings *s)
+{
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "min-threads", json_object_new_int64(s->min_threads));
+        json_object_object_add(o, "max-threads", json_object_new_int64(s->max_threads));
+        json_object_object_add(o, "vslow-percentage", json_object_new_int64(s->vslow_percentage));
+        json_object_object_add(o, "idle-timeout", json_object_new_double(s->idle_timeout));
+        return o;
+}
+
+int sw_queue_name_check(const char *param, const char *name, char *errbuf, size_t errlen)
+{
+        size_t n = strlen(name);
+
+        if (n == 0 || n > SW_QUEUE_NAME_MAX ||
+            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n) {
+                snprintf(errbuf, errlen,
+                         "parameter \"%s\" must be a queue name: 1 to %d of A-Z a-z 0-9 . _ -",
+                         param, SW_QUEUE_NAME_MAX);
+                return SW_E_INVALID_PARAMS;
+        }
+        return 0;
+}
+
+const struct sw_param sw_queue_name_params[] = {
+    {"name", SW_P_STRING, QUEUE(name), true, 0, SW_QUEUE_NAME_MAX},
+    {.name = NULL},
+};
+
+const struct sw_param sw_queue_opt_params[] = {
+    {"queue", SW_P_STRING, offsetof(struct sw_queue_opt_params, queue), false, 0,
+     SW_QUEUE_NAME_MAX},
     {.name = NULL},
 };
 

@@ -11,7 +11,7 @@
 
 #define SW_JSON_INT_MAX 9007199254740991.0 /* 2^53 - 1: the largest integer a double holds */
 
-/* The 19 method names, NULL-terminated. */
+/* The 22 method names, NULL-terminated. */
 extern const char *const sw_methods[];
 
 /* Methods without params: list, stats, ping, version, subscribe, settings.get, resume. */
@@ -35,6 +35,7 @@ struct sw_submit_params {
         json_object *limits; /* an object for sw_limits_parse(), NULL when absent */
         int64_t *after;      /* job ids, 0-terminated: each must end succeeded first */
         int64_t *after_any;  /* job ids: each must end, whatever the outcome */
+        char *queue;         /* the queue it runs in (NULL: "default"), checked by the daemon */
         int64_t retries;     /* runs again after failed, killed or timed-out, this many times */
         double retry_delay;  /* seconds before the first retry, doubled for each next one */
         double every;        /* seconds between the ticks of a recurring job; 0: none */
@@ -64,9 +65,10 @@ int sw_limits_parse(json_object *obj, struct sw_limits *l, char *errbuf, size_t 
 /* The members that are set, by name; NULL on ENOMEM. */
 json_object *sw_limits_to_json(const struct sw_limits *l);
 
-/* pause: drain optional (false when absent). */
+/* pause: drain optional (false when absent); queue optional (NULL: the whole daemon). */
 struct sw_pause_params {
         bool drain;
+        char *queue;
 };
 extern const struct sw_param sw_pause_params[];
 
@@ -84,10 +86,12 @@ struct sw_log_params {
 };
 extern const struct sw_param sw_log_params[];
 
-/* Both optional; the daemon wants exactly one (id 0 and key NULL when absent). */
+/* Both optional; the daemon wants exactly one (id 0 and key NULL when absent); a key names a
+ * job of the queue (NULL: "default"). */
 struct sw_enqueue_params {
         int64_t id;
         char *key;
+        char *queue;
 };
 extern const struct sw_param sw_enqueue_params[];
 
@@ -131,6 +135,7 @@ struct sw_settings {
         int64_t min_free_space;           /* percent of the state folder's file system kept free */
         struct sw_limits limits;          /* default-*: what a job that does not say gets */
         bool runtime;                     /* settings.set only: do not persist the change */
+        char *queue;                      /* settings.set only: the queue whose settings change */
 };
 /* The settings, then "runtime"; SW_SETTINGS_COUNT rows before it. */
 extern const struct sw_param sw_settings_params[];
@@ -138,5 +143,35 @@ extern const struct sw_param sw_settings_params[];
 
 /* The settings.get result: every setting by its name (not "runtime"); NULL on ENOMEM. */
 json_object *sw_settings_to_json(const struct sw_settings *s);
+
+/*
+ * Named queues. A queue's own settings, by the names the daemon's have (queue.add, settings.set
+ * with "queue", "queue.NAME.SETTING" lines of the configuration file).
+ */
+#define SW_QUEUE_DEFAULT "default"
+#define SW_QUEUE_NAME_MAX 64
+struct sw_queue_settings {
+        int64_t min_threads, max_threads, vslow_percentage;
+        double idle_timeout; /* seconds */
+};
+extern const struct sw_param *const sw_queue_settings_params;
+/* {"min-threads": N, ...}: a queue's settings by name; NULL on ENOMEM. */
+json_object *sw_queue_settings_to_json(const struct sw_queue_settings *s);
+/* Whether name is a queue's name, 1..64 of [A-Za-z0-9._-]: 0, or SW_E_INVALID_PARAMS with errbuf
+ * naming param. */
+int sw_queue_name_check(const char *param, const char *name, char *errbuf, size_t errlen);
+
+/* queue.add (name and settings), queue.remove (name), and the methods that take an optional
+ * queue (settings.get, stats, resume: name NULL when absent). */
+struct sw_queue_params {
+        struct sw_queue_settings settings; /* first */
+        char *name;
+};
+extern const struct sw_param sw_queue_add_params[];
+extern const struct sw_param sw_queue_name_params[];
+struct sw_queue_opt_params {
+        char *queue;
+};
+extern const struct sw_param sw_queue_opt_params[];
 
 #endif

@@ -1168,6 +1168,57 @@ START_TEST(ping_and_version)
 }
 END_TEST
 
+START_TEST(queue_commands_add_list_use_pause_and_remove_queues)
+{
+        char *out, *rows[12];
+        struct run r;
+        int64_t id;
+        int n;
+
+        free(ctl_ok("queue", "add", "gpu", "--max-threads", "1", NULL));
+        out = ctl_ok("queue", "ls", NULL);
+        n = rows_of(out, rows, 12);
+        ck_assert_int_eq(n, 3);
+        ck_assert_int_eq(strncmp(rows[0], "QUEUE", 5), 0);
+        ck_assert_int_eq(strncmp(rows[1], "default", 7), 0);
+        ck_assert_msg(strncmp(rows[2], "gpu", 3) == 0 && strstr(rows[2], " 1 "), "%s", rows[2]);
+        free(out);
+        out = ctl_ok("get", "--queue", "gpu", "max-threads", NULL);
+        ck_assert_str_eq(out, "1\n");
+        free(out);
+        free(ctl_ok("set", "--queue", "gpu", "max-threads", "2", NULL));
+        out = ctl_ok("get", "--queue", "gpu", "max-threads", NULL);
+        ck_assert_str_eq(out, "2\n");
+        free(out);
+        out = ctl_ok("pause", "--queue", "gpu", NULL);
+        ck_assert_str_eq(out, "queue gpu paused; 0 jobs running\n");
+        free(out);
+        id = submit("--queue", "gpu", "--", "true", NULL);
+        out = ctl_ok("list", NULL);
+        n = rows_of(out, rows, 12);
+        ck_assert_int_eq(n, 2);
+        ck_assert_int_eq(strncmp(rows[0], "ID  CLASS  QUEUE", 16), 0);
+        ck_assert_msg(strstr(rows[1], "slow   gpu    pending"), "%s", rows[1]);
+        free(out);
+        ctl(&r, NULL, "queue", "rm", "gpu", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "queue gpu holds 1 job"));
+        run_free(&r);
+        free(ctl_ok("resume", "--queue", "gpu", NULL));
+        free(ctl_ok("wait", idstr(id), NULL));
+        ctl(&r, NULL, "submit", "--queue", "nope", "--", "true", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "no queue \"nope\""));
+        run_free(&r);
+        ctl(&r, NULL, "queue", "frob", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "queue", "add", "x", "--max-threads", "lots", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+}
+END_TEST
+
 static void write_text(const char *path, const char *text)
 {
         FILE *f = fopen(path, "w");
@@ -1461,6 +1512,7 @@ int main(void)
         tcase_add_test(tc, library_receive_gives_notifications_with_id_minus_1);
         tcase_add_test(tc, library_connect_resolves_the_socket_path);
         tcase_add_test(tc, without_a_user_instance_slowctl_falls_back_to_the_systems);
+        tcase_add_test(tc, queue_commands_add_list_use_pause_and_remove_queues);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

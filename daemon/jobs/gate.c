@@ -6,6 +6,8 @@
 
 #include "jobs/gate.h"
 #include "jobs/job.h"
+#include "jobs/pause.h"
+#include "jobs/queue.h"
 #include "jobs/run.h"
 #include "util/log.h"
 
@@ -23,7 +25,7 @@ static double free_percent(const struct run_context *ctx)
 
 static bool paused(const struct gate *g)
 {
-        return __atomic_load_n(&g->ctx->paused, __ATOMIC_SEQ_CST);
+        return pause_is_on(g->ctx->pause);
 }
 
 static bool space_low(const struct run_context *ctx)
@@ -34,7 +36,7 @@ static bool space_low(const struct run_context *ctx)
 
 bool gate_holds_back(const struct run_context *ctx, const struct job *job)
 {
-        return __atomic_load_n(&ctx->paused, __ATOMIC_SEQ_CST) ||
+        return pause_is_on(ctx->pause) || pause_is_on(&job->queue->pause) ||
                (job->owner != 0 && space_low(ctx));
 }
 
@@ -104,7 +106,9 @@ void gate_hold(struct gate *g, struct job *job)
                 g->jobs = jobs;
                 g->size = size;
         }
-        if (g->n == 0 && !paused(g)) {
+        /* Held for space: the checks start. */
+        if (!uv_is_active((uv_handle_t *)&g->timer) && !paused(g) &&
+            !pause_is_on(&job->queue->pause)) {
                 log_warning("The state folder's file system has %.1f%% free, below "
                             "min-free-space (%lld%%): new runs of users' jobs wait",
                             free_percent(g->ctx),

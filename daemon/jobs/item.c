@@ -11,6 +11,8 @@
 #include "jobs/gate.h"
 #include "jobs/item.h"
 #include "jobs/job.h"
+#include "jobs/pause.h"
+#include "jobs/queue.h"
 #include "jobs/plugin-run.h"
 #include "jobs/record.h"
 #include "jobs/run.h"
@@ -46,7 +48,8 @@ static void item_execute(struct slow_work *work)
         struct run_context *ctx = &job->shared->run;
         struct run_record *rec;
 
-        __atomic_add_fetch(&ctx->runs, 1, __ATOMIC_SEQ_CST);
+        pause_run_started(ctx->pause);
+        pause_run_started(&job->queue->pause);
         if (held_back(job)) {
                 /* Set before the pool lets go of the item: the job is never seen idle. */
                 __atomic_store_n(&job->held, true, __ATOMIC_RELEASE);

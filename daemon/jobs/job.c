@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "jobs/job.h"
+#include "jobs/queue.h"
 #include "store/run-record.h"
 #include "util/cron.h"
 #include "util/strv.h"
@@ -126,6 +127,8 @@ static char *payload_json(const struct sw_submit_params *p, const struct sw_limi
                 json_object_object_add(o, "every", json_object_new_double(p->every));
         if (p->cron)
                 json_object_object_add(o, "cron", json_object_new_string(p->cron));
+        if (p->queue && strcmp(p->queue, SW_QUEUE_DEFAULT) != 0)
+                json_object_object_add(o, "queue", json_object_new_string(p->queue));
         if (p->plugin) {
                 json_object_object_add(o, "plugin", json_object_new_string(p->plugin));
                 json_object_object_add(o, "entry", json_object_new_string(p->entry));
@@ -137,8 +140,9 @@ static char *payload_json(const struct sw_submit_params *p, const struct sw_limi
         return text;
 }
 
-int job_new(struct job_shared *shared, uid_t owner, const struct sw_submit_params *p,
-            const struct sw_limits *limits, struct job **ret, char *err, size_t errlen)
+int job_new(struct job_shared *shared, uid_t owner, struct queue *queue,
+            const struct sw_submit_params *p, const struct sw_limits *limits, struct job **ret,
+            char *err, size_t errlen)
 {
         struct job *job;
         bool very_slow;
@@ -157,6 +161,7 @@ int job_new(struct job_shared *shared, uid_t owner, const struct sw_submit_param
         job->shared = shared;
         job->refs = 1;
         job->owner = owner;
+        job->queue = queue;
         job->very_slow = very_slow;
         job->timeout = p->timeout;
         if (limits && !p->plugin)
@@ -343,6 +348,7 @@ json_object *job_to_json(struct job *job)
         json_object_object_add(o, "name", job->name ? json_object_new_string(job->name) : NULL);
         json_object_object_add(o, "key", job->key ? json_object_new_string(job->key) : NULL);
         json_object_object_add(o, "owner", json_object_new_int64(job->owner));
+        json_object_object_add(o, "queue", json_object_new_string(job->queue->name));
         json_object_object_add(o, "refs", json_object_new_int(__atomic_load_n(&job->refs,
                                                                                 __ATOMIC_RELAXED)));
         json_object_object_add(o, "handles", json_object_new_int((int)job->handles));

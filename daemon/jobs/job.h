@@ -23,6 +23,7 @@
 #include "store/store.h"
 
 struct cron;
+struct queue;
 struct run_record;
 struct waiter;
 
@@ -39,6 +40,7 @@ struct job {
         struct job_shared *shared;
         int64_t id;
         uid_t owner;
+        struct queue *queue; /* its pool, its pause; the queue has it counted while it is live */
         char *name, *key;
         struct job *hnext, *knext; /* the registry's tables */
 
@@ -96,9 +98,10 @@ struct job {
         int64_t runs_ended;      /* loop: runs whose end the loop has seen */
 };
 
-/* limits: a shell job's, with the defaults applied (NULL: none). */
-int job_new(struct job_shared *shared, uid_t owner, const struct sw_submit_params *p,
-            const struct sw_limits *limits, struct job **ret, char *err, size_t errlen);
+/* In queue (p->queue names it); limits: a shell job's, with the defaults applied (NULL: none). */
+int job_new(struct job_shared *shared, uid_t owner, struct queue *queue,
+            const struct sw_submit_params *p, const struct sw_limits *limits, struct job **ret,
+            char *err, size_t errlen);
 struct job *job_ref(struct job *job);
 void job_unref(struct job *job);
 /* Whether a resubmit under the same key asks for the same work. */

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-#include "jobs/gate.h"
 #include "jobs/pause.h"
-#include "jobs/run.h"
 #include "server/conn.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -15,32 +14,53 @@ struct drain {
         json_object *id;
 };
 
-void pause_init(struct pause *p, struct run_context *ctx, struct gate *gate, struct store *store)
+void pause_init(struct pause *p, const char *queue, struct store *store)
 {
-        *p = (struct pause){.ctx = ctx, .gate = gate, .store = store};
+        *p = (struct pause){.queue = queue, .store = store};
+        if (queue)
+                snprintf(p->kept_name, sizeof(p->kept_name), "queue.%s.%s", queue,
+                         PAUSE_KEPT_NAME);
+        else
+                snprintf(p->kept_name, sizeof(p->kept_name), "%s", PAUSE_KEPT_NAME);
+}
+
+/* "Paused", "Queue gpu paused", for the log. */
+static void log_change(const struct pause *p, const char *what, const char *rest)
+{
+        if (p->queue)
+                log_info("Queue %s %s%s", p->queue, what, rest);
+        else
+                log_info("%c%s%s", what[0] - 'a' + 'A', what + 1, rest);
 }
 
 void pause_restore(struct pause *p, bool paused)
 {
-        __atomic_store_n(&p->ctx->paused, paused, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&p->paused, paused, __ATOMIC_SEQ_CST);
         if (paused)
-                log_info("Paused before the restart: no job starts until resume");
+                log_change(p, "paused", " before the restart: no job starts until resume");
 }
 
 bool pause_is_on(const struct pause *p)
 {
-        return __atomic_load_n(&p->ctx->paused, __ATOMIC_SEQ_CST);
+        return __atomic_load_n(&p->paused, __ATOMIC_SEQ_CST);
+}
+
+void pause_run_started(struct pause *p)
+{
+        __atomic_add_fetch(&p->runs, 1, __ATOMIC_SEQ_CST);
 }
 
 static int64_t running(const struct pause *p)
 {
-        return __atomic_load_n(&p->ctx->runs, __ATOMIC_SEQ_CST);
+        return __atomic_load_n(&p->runs, __ATOMIC_SEQ_CST);
 }
 
 json_object *pause_result(const struct pause *p)
 {
         json_object *o = json_object_new_object();
 
+        if (p->queue)
+                json_object_object_add(o, "queue", json_object_new_string(p->queue));
         json_object_object_add(o, "paused", json_object_new_boolean(pause_is_on(p)));
         json_object_object_add(o, "running", json_object_new_int64(running(p)));
         return o;
@@ -64,13 +84,13 @@ static void answer_drains(struct pause *p)
 void pause_set(struct pause *p, bool paused)
 {
         if (pause_is_on(p) != paused)
-                log_info(paused ? "Paused: no job starts until resume" : "Resumed");
-        __atomic_store_n(&p->ctx->paused, paused, __ATOMIC_SEQ_CST);
-        store_put_setting(p->store, PAUSE_KEPT_NAME, paused ? 1 : 0);
+                log_change(p, paused ? "paused" : "resumed",
+                           paused ? ": no job starts until resume" : "");
+        __atomic_store_n(&p->paused, paused, __ATOMIC_SEQ_CST);
+        store_put_setting(p->store, p->kept_name, paused ? 1 : 0);
         if (paused)
                 return;
         answer_drains(p);
-        gate_open(p->gate);
 }
 
 int pause_add_drain(struct pause *p, struct conn *c, json_object *id)
@@ -91,7 +111,7 @@ int pause_add_drain(struct pause *p, struct conn *c, json_object *id)
 
 void pause_run_done(struct pause *p)
 {
-        if (__atomic_sub_fetch(&p->ctx->runs, 1, __ATOMIC_SEQ_CST) == 0)
+        if (__atomic_sub_fetch(&p->runs, 1, __ATOMIC_SEQ_CST) == 0)
                 answer_drains(p);
 }
 

@@ -50,12 +50,13 @@ struct job *registry_find(struct registry *reg, int64_t id)
         return NULL;
 }
 
-struct job *registry_find_key(struct registry *reg, uid_t owner, const char *key)
+struct job *registry_find_key(struct registry *reg, uid_t owner, const struct queue *queue,
+                              const char *key)
 {
         struct job *job;
 
         for (job = reg->by_key[bucket_of_key(owner, key)]; job; job = job->knext)
-                if (job->owner == owner && strcmp(job->key, key) == 0)
+                if (job->owner == owner && job->queue == queue && strcmp(job->key, key) == 0)
                         return job;
         return NULL;
 }
@@ -72,6 +73,7 @@ void registry_add(struct registry *reg, struct job *job)
                 reg->by_key[b] = job;
         }
         job->live = true;
+        job->queue->njobs++;
         reg->njobs++;
         if (job->persist)
                 job->handles++;
@@ -95,6 +97,7 @@ static void retire(struct registry *reg, struct job *job)
         if (job->key)
                 unlink_from(&reg->by_key[bucket_of_key(job->owner, job->key)], job, true);
         job->live = false;
+        job->queue->njobs--;
         reg->njobs--;
         schedule_remove(&reg->schedule, job);
         /* At shutdown what leaves the tables is not done: queued and delayed jobs stay on disk. */
@@ -498,10 +501,10 @@ int registry_queue_run(struct registry *reg, struct job *job, double delay)
         if (__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
                 return -ESHUTDOWN;
         if (delay > 0)
-                r = slow_work_pool_enqueue_delayed(reg->pool, &job->dw,
+                r = slow_work_pool_enqueue_delayed(job->queue->pool, &job->dw,
                                                    (unsigned long)(delay * 1000.0 + 0.5));
         else
-                r = slow_work_pool_enqueue(reg->pool, &job->dw.work);
+                r = slow_work_pool_enqueue(job->queue->pool, &job->dw.work);
         if (r == 0 && !pending) {
                 bool saved = job->qorder != 0; /* a new job's row is written after this */
 
@@ -702,10 +705,12 @@ static void on_event(void *data, struct event *e)
                 e->rec = NULL;
                 registry_notify(reg, job, record_state_after_run(job), job->last);
                 pause_run_done(&reg->pause);
+                pause_run_done(&job->queue->pause);
                 break;
         case EVENT_HELD:
                 gate_hold(&reg->gate, job);
                 pause_run_done(&reg->pause);
+                pause_run_done(&job->queue->pause);
                 break;
         case EVENT_RELEASED:
                 break;
@@ -727,7 +732,7 @@ static void release_held(void *data, struct job *job)
 
 int registry_init(struct registry *reg, const struct registry_config *config)
 {
-        struct slow_work_settings ps = settings_for_pool(config->settings);
+        struct sw_queue_settings qs = settings_queue_part(config->settings);
         int r;
 
         reg->store = config->store;
@@ -743,6 +748,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
             .system = config->system,
             .uid = config->uid,
             .jobs_nofile = config->jobs_nofile,
+            .pause = &reg->pause,
             .events = &reg->events,
             .contain = &reg->contain,
             .inflight = &reg->inflight,
@@ -764,14 +770,15 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         r = gate_init(&reg->gate, config->loop, &reg->shared.run, release_held, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
-        pause_init(&reg->pause, &reg->shared.run, &reg->gate, reg->store);
+        pause_init(&reg->pause, NULL, reg->store);
         deps_init(&reg->deps, on_resolved, on_deps_changed, reg);
         r = schedule_init(&reg->schedule, config->loop, on_tick, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the recurring jobs' timer: %m");
-        r = slow_work_pool_new(&ps, &reg->pool);
+        r = queue_new(SW_QUEUE_DEFAULT, &qs, reg->store, &reg->queues);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the thread pool: %m");
+        reg->file_queues = config->file_queues ? json_object_get(config->file_queues) : NULL;
         return 0;
 }
 
@@ -797,8 +804,9 @@ void registry_interrupt_all(struct registry *reg)
 
 void registry_free_pool(struct registry *reg)
 {
-        slow_work_pool_free(reg->pool);
-        reg->pool = NULL;
+        for (struct queue *q = reg->queues; q; q = q->next)
+                if (q->pool)
+                        queue_free_pool(q);
 }
 
 void registry_close_events(struct registry *reg)
@@ -807,6 +815,8 @@ void registry_close_events(struct registry *reg)
         events_close(&reg->events);
         gate_close(&reg->gate);
         pause_close(&reg->pause);
+        for (struct queue *q = reg->queues; q; q = q->next)
+                pause_close(&q->pause);
         schedule_close(&reg->schedule);
 }
 
@@ -839,6 +849,14 @@ void registry_free(struct registry *reg)
                 close(reg->shared.run.log_dir_fd);
         free(reg->crashed);
         json_object_put(reg->kept);
+        while (reg->queues) {
+                struct queue *q = reg->queues;
+
+                reg->queues = q->next;
+                queue_free(q);
+        }
+        json_object_put(reg->file_queues);
+        json_object_put(reg->kept_queues);
         history_free(&reg->history);
         plugins_free(&reg->shared.plugins);
 }

@@ -22,6 +22,7 @@
 #include "jobs/job.h"
 #include "jobs/gate.h"
 #include "jobs/pause.h"
+#include "jobs/queue.h"
 #include "jobs/schedule.h"
 #include "methods.h"
 #include "store/history.h"
@@ -41,7 +42,8 @@ struct client {
 };
 
 struct registry {
-        struct slow_work_pool *pool;
+        struct queue *queues; /* the default queue first (jobs/queues.c) */
+        json_object *file_queues, *kept_queues; /* the file's queue lines; the kept, until made */
         struct store *store;
         struct sw_settings settings;
         json_object *kept; /* settings.set's changes, as the state database keeps them */
@@ -71,28 +73,31 @@ struct registry_config {
         uv_loop_t *loop;
         struct store *store;
         const struct sw_settings *settings;
+        json_object *file_queues; /* the file's "queue.NAME.SETTING" lines (config_file's) */
         const char *state_dir, *log_dir;
         bool system;
         uid_t uid;
         struct rlimit jobs_nofile; /* the open files the daemon was started with, for its runs */
 };
 
-/* Sets up how runs are contained, maps the inflight file and starts the pool; errors are
- * logged. */
+/* Sets up how runs are contained, maps the inflight file and starts the default queue's pool;
+ * errors are logged. */
 int registry_init(struct registry *reg, const struct registry_config *config);
 /* Shutdown: queued runs do not start; running ones go on, but suspended ones stop. */
 void registry_stop_starting(struct registry *reg);
 /* Stop-timeout is up: every running job is asked to stop. */
 void registry_interrupt_all(struct registry *reg);
-/* Frees the pool, waiting for the runs in progress to end: any thread but the loop's. */
+/* Frees the pools, waiting for the runs in progress to end: any thread but the loop's. */
 void registry_free_pool(struct registry *reg);
 /* Then, on the loop: handles what the last runs posted, and stops listening to the pool. */
 void registry_close_events(struct registry *reg);
-/* Frees the jobs and everything else (the pool first, if it is still there). */
+/* Frees the jobs and everything else (the pools first, if they are still there). */
 void registry_free(struct registry *reg);
 
 struct job *registry_find(struct registry *reg, int64_t id);
-struct job *registry_find_key(struct registry *reg, uid_t owner, const char *key);
+/* A live job by its owner's key in the queue. */
+struct job *registry_find_key(struct registry *reg, uid_t owner, const struct queue *queue,
+                              const char *key);
 /* The job enters the tables, which take the caller's reference (and persist's handle). */
 void registry_add(struct registry *reg, struct job *job);
 /* Whether the client may see and act on what this user owns: the owner, and admins. */

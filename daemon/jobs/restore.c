@@ -11,6 +11,7 @@
 #include "jobs/contain.h"
 #include "jobs/record.h"
 #include "jobs/registry.h"
+#include "jobs/queues.h"
 #include "jobs/restore.h"
 #include "store/run-record.h"
 #include "store/store.h"
@@ -103,6 +104,7 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
         char err[256] = "not JSON";
         int r = o ? sw_params_parse(o, sw_submit_params, &p, err, sizeof(err)) : -EBADMSG;
         struct sw_limits limits;
+        struct queue *queue;
 
         /* As the submit resolved them; a job from before limits has none. */
         sw_limits_unset(&limits);
@@ -115,7 +117,15 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
                 p.key = (char *)row->key;
                 p.name = (char *)row->name;
                 p.persist = row->persist;
-                r = job_new(&reg->shared, row->owner, &p, &limits, ret, err, sizeof(err));
+                queue = registry_find_queue(reg, p.queue);
+                if (!queue)
+                        queue = registry_restore_queue(reg, p.queue);
+                if (queue)
+                        r = job_new(&reg->shared, row->owner, queue, &p, &limits, ret, err,
+                                    sizeof(err));
+                else
+                        r = snprintf(err, sizeof(err), "its queue cannot be made") < 0 ? -EIO
+                                                                                     : -EINVAL;
                 p.class_name = p.key = p.name = NULL;
                 p.env = NULL;
         }

@@ -14,6 +14,7 @@
 
 struct contain;
 struct events;
+struct pause;
 struct inflight;
 
 /* Set up by the registry; the loop writes the atomic members, the runners read them. */
@@ -26,11 +27,10 @@ struct run_context {
         double kill_grace;         /* atomic: SIGTERM to SIGKILL */
         bool stopping;             /* atomic: shutting down, queued runs do not start */
         bool interrupting;         /* atomic: stop-timeout is up, running ones stop */
-        bool paused;               /* atomic: no new run starts (pause) */
-        int64_t runs;              /* atomic: runs past their start, until the loop saw them end */
         bool system;               /* the system instance: jobs run as their owners */
         uid_t uid;                 /* the daemon's */
         struct rlimit jobs_nofile; /* RLIMIT_NOFILE as the daemon got it, before it raised its own */
+        struct pause *pause;       /* the daemon's: whether new runs start, and those in progress */
         struct events *events;     /* where runs post their start and end */
         struct contain *contain;   /* where their processes are kept */
         struct inflight *inflight; /* the plugin runs, kept across a crash */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
+#include "jobs/queues.h"
 #include "jobs/settings.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -8,13 +9,14 @@
 
 int registry_apply_settings(struct registry *reg, const struct sw_settings *s)
 {
-        struct slow_work_settings ps = settings_for_pool(s);
-        int r = slow_work_pool_configure(reg->pool, &ps);
+        struct sw_queue_settings qs = settings_queue_part(s);
+        int r = queue_configure(reg->queues, &qs);
 
         if (r < 0)
                 return r;
         reg->settings = *s;
         reg->settings.runtime = false;
+        reg->settings.queue = NULL; /* the request's */
         __atomic_store_n(&reg->shared.run.log_limit, s->log_limit, __ATOMIC_RELAXED);
         __atomic_store_n(&reg->shared.run.log_budget, s->max_log_bytes_per_user, __ATOMIC_RELAXED);
         __atomic_store_n(&reg->shared.run.min_free_space, s->min_free_space, __ATOMIC_RELAXED);
@@ -80,6 +82,10 @@ static void load_setting(void *data, const char *name, double value)
                 pause_restore(&reg->pause, value != 0);
                 return;
         }
+        if (strncmp(name, "queue.", strlen("queue.")) == 0) {
+                registry_load_kept_queue(reg, name, value);
+                return;
+        }
         v = value == (double)(int64_t)value ? json_object_new_int64((int64_t)value)
                                             : json_object_new_double(value);
         json_object_object_add(reg->kept, name, v);
@@ -92,8 +98,11 @@ int registry_load_kept(struct registry *reg, const struct config *flags)
 
         reg->kept = json_object_new_object();
         r = store_load_settings(reg->store, load_setting, reg);
-        if (r < 0 || json_object_object_length(reg->kept) == 0)
+        if (r < 0)
                 return r;
+        registry_set_file_queues(reg, reg->file_queues);
+        if (json_object_object_length(reg->kept) == 0)
+                return 0;
         registry_overlay_kept(reg, flags, &s);
         return registry_apply_settings(reg, &s);
 }

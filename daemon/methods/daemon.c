@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The daemon-level methods: ping, version, settings.get, settings.set and reload (admins
  * only), stats. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "config.h"
 #include "jobs/pause.h"
+#include "jobs/queues.h"
 #include "jobs/registry.h"
 #include "jobs/settings.h"
 #include "methods/method.h"
@@ -28,15 +31,63 @@ static void handle_version(struct registry *reg, struct conn *c, union params *p
         json_object_object_add(r->result, "protocol", json_object_new_int(SW_PROTO_VERSION));
 }
 
+/* A queue's settings (and its name), or the daemon's. */
 static void handle_settings_get(struct registry *reg, struct conn *c, union params *p,
                                 struct reply *r)
 {
-        r->result = sw_settings_to_json(&reg->settings);
+        struct queue *q;
+
+        if (!p->queue_opt.queue) {
+                r->result = sw_settings_to_json(&reg->settings);
+                return;
+        }
+        q = method_lookup_queue(reg, "queue", p->queue_opt.queue, r);
+        if (!q)
+                return;
+        r->result = sw_queue_settings_to_json(&q->settings);
+        json_object_object_add(r->result, "queue", json_object_new_string(q->name));
 }
 
 static void prefill_settings(struct registry *reg, union params *p)
 {
         p->settings = reg->settings;
+}
+
+/* settings.set with "queue": only a queue's settings may be given; the default queue's are the
+ * daemon's own, so they change as they would without "queue". */
+static void set_queue_settings(struct registry *reg, union params *p, struct reply *r)
+{
+        struct queue *q = method_lookup_queue(reg, "queue", p->settings.queue, r);
+        json_object *given;
+        char err[256];
+
+        if (!q)
+                return;
+        given = json_object_new_object();
+        json_object_object_foreach(r->params, name, value)
+        {
+                bool known = strcmp(name, "queue") == 0 || strcmp(name, "runtime") == 0;
+
+                for (const struct sw_param *row = sw_queue_settings_params; !known && row->name;
+                     row++)
+                        known = strcmp(row->name, name) == 0;
+                if (!known) {
+                        reply_error(r, SW_E_INVALID_PARAMS,
+                                    "parameter \"%.64s\" is not a setting of a queue", name);
+                        json_object_put(given);
+                        return;
+                }
+                if (strcmp(name, "queue") != 0 && strcmp(name, "runtime") != 0)
+                        json_object_object_add(given, name, json_object_get(value));
+        }
+        if (q != reg->queues &&
+            registry_set_queue(reg, q, given, !p->settings.runtime, err, sizeof(err)) < 0)
+                reply_error(r, SW_E_INVALID_PARAMS, "%s; nothing was changed", err);
+        else if (q != reg->queues) {
+                r->result = sw_queue_settings_to_json(&q->settings);
+                json_object_object_add(r->result, "queue", json_object_new_string(q->name));
+        }
+        json_object_put(given);
 }
 
 static void handle_settings_set(struct registry *reg, struct conn *c, union params *p,
@@ -49,6 +100,11 @@ static void handle_settings_set(struct registry *reg, struct conn *c, union para
                 reply_error(r, SW_E_PERMISSION, "permission denied: only admins change settings");
                 return;
         }
+        if (p->settings.queue) {
+                set_queue_settings(reg, p, r);
+                if (r->code || r->result)
+                        return;
+        }
         old = reg->settings;
         e = registry_apply_settings(reg, &p->settings);
         if (e < 0) {
@@ -58,7 +114,10 @@ static void handle_settings_set(struct registry *reg, struct conn *c, union para
         }
         if (!p->settings.runtime)
                 registry_keep_settings(reg, &old);
-        r->result = sw_settings_to_json(&reg->settings);
+        r->result = p->settings.queue ? sw_queue_settings_to_json(&reg->queues->settings)
+                                      : sw_settings_to_json(&reg->settings);
+        if (p->settings.queue)
+                json_object_object_add(r->result, "queue", json_object_new_string(SW_QUEUE_DEFAULT));
 }
 
 static void handle_reload(struct registry *reg, struct conn *c, union params *p, struct reply *r)
@@ -75,10 +134,11 @@ static void handle_reload(struct registry *reg, struct conn *c, union params *p,
         r->deferred = true;
 }
 
-static json_object *rq_entry_to_json(const struct slow_work_rq_entry *e)
+static json_object *rq_entry_to_json(const struct slow_work_rq_entry *e, const char *queue)
 {
         json_object *o = json_object_new_object();
 
+        json_object_object_add(o, "queue", json_object_new_string(queue));
         json_object_object_add(o, "thread", json_object_new_int(e->thread));
         json_object_object_add(o, "pid", json_object_new_int(e->pid));
         json_object_object_add(o, "item", json_object_new_int64((int64_t)(uintptr_t)e->item));
@@ -88,20 +148,49 @@ static json_object *rq_entry_to_json(const struct slow_work_rq_entry *e)
         return o;
 }
 
-static void handle_stats(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+/* The rows of the queue's run queue the client may see, onto list: 0, or -ENOMEM. */
+static int add_rq(struct registry *reg, struct conn *c, struct queue *q, json_object *list)
 {
         struct slow_work_rq_entry *rq;
+        size_t n, i;
+
+        if (slow_work_pool_rq(q->pool, &rq, &n) < 0)
+                return -ENOMEM;
+        for (i = 0; i < n; i++)
+                if (registry_may_see_rq_entry(reg, c, &rq[i]))
+                        json_object_array_add(list, rq_entry_to_json(&rq[i], q->name));
+        free(rq);
+        return 0;
+}
+
+/* The queue's, or the sums over every queue (and the daemon's pause) without "queue". */
+static void handle_stats(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+{
+        struct queue *q = NULL;
+        struct pause *pause = &reg->pause;
         struct slow_work_stats st;
         json_object *o, *list;
         char why[256];
-        size_t n, i;
+        int e = 0;
 
-        if (slow_work_pool_rq(reg->pool, &rq, &n) < 0) {
+        if (p->queue_opt.queue) {
+                q = method_lookup_queue(reg, "queue", p->queue_opt.queue, r);
+                if (!q)
+                        return;
+                pause = &q->pause;
+        }
+        list = json_object_new_array();
+        for (struct queue *each = q ? q : reg->queues; e == 0 && each; each = q ? NULL : each->next)
+                e = add_rq(reg, c, each, list);
+        if (e < 0) {
+                json_object_put(list);
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
-        slow_work_pool_stats(reg->pool, &st);
+        registry_queue_stats(reg, q, &st);
         o = json_object_new_object();
+        if (q)
+                json_object_object_add(o, "queue", json_object_new_string(q->name));
         json_object_object_add(o, "threads", json_object_new_int64(st.threads));
         json_object_object_add(o, "busy", json_object_new_int64(st.busy));
         json_object_object_add(o, "busy_very_slow", json_object_new_int64(st.busy_very_slow));
@@ -112,27 +201,22 @@ static void handle_stats(struct registry *reg, struct conn *c, union params *p, 
         json_object_object_add(o, "delayed", json_object_new_int64(st.delayed));
         json_object_object_add(
             o, "waiting_for_space",
-            json_object_new_int64(pause_is_on(&reg->pause) ? 0 : (int64_t)reg->gate.n));
-        json_object_object_add(o, "paused", json_object_new_boolean(pause_is_on(&reg->pause)));
+            json_object_new_int64(pause_is_on(pause) ? 0 : (int64_t)reg->gate.n));
+        json_object_object_add(o, "paused", json_object_new_boolean(pause_is_on(pause)));
         json_object_object_add(o, "items_run", json_object_new_int64((int64_t)st.items_run));
         json_object_object_add(
             o, "database_error",
             store_failing(reg->store, why, sizeof(why)) ? json_object_new_string(why) : NULL);
-        list = json_object_new_array();
-        for (i = 0; i < n; i++)
-                if (registry_may_see_rq_entry(reg, c, &rq[i]))
-                        json_object_array_add(list, rq_entry_to_json(&rq[i]));
         json_object_object_add(o, "rq", list);
-        free(rq);
         r->result = o;
 }
 
 const struct method daemon_methods[] = {
     {"ping", sw_no_params, NULL, handle_ping},
     {"version", sw_no_params, NULL, handle_version},
-    {"settings.get", sw_no_params, NULL, handle_settings_get},
+    {"settings.get", sw_queue_opt_params, NULL, handle_settings_get},
     {"settings.set", sw_settings_params, prefill_settings, handle_settings_set},
-    {"stats", sw_no_params, NULL, handle_stats},
+    {"stats", sw_queue_opt_params, NULL, handle_stats},
     {"reload", sw_no_params, NULL, handle_reload},
     {NULL, NULL, NULL, NULL},
 };

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "jobs/queues.h"
 #include "jobs/registry.h"
 #include "methods/dispatch.h"
 #include "methods/method.h"
@@ -11,7 +12,8 @@
 #include "store/store.h"
 
 static const struct method *const tables[] = {
-    daemon_methods, submit_methods, control_methods, query_methods, log_methods, flow_methods,
+    daemon_methods, submit_methods, control_methods, query_methods,
+    log_methods,    flow_methods,   queue_methods,
 };
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)
@@ -58,6 +60,22 @@ struct job *method_lookup_job(struct registry *reg, struct conn *c, int64_t id, 
         return job;
 }
 
+struct queue *method_lookup_queue(struct registry *reg, const char *param, const char *name,
+                                  struct reply *r)
+{
+        struct queue *q;
+
+        if (name && sw_queue_name_check(param, name, r->message, sizeof(r->message))) {
+                r->code = SW_E_INVALID_PARAMS;
+                return NULL;
+        }
+        q = registry_find_queue(reg, name);
+        if (!q)
+                reply_error(r, SW_E_INVALID_PARAMS, "parameter \"%s\": no queue \"%s\"", param,
+                            name);
+        return q;
+}
+
 void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
 {
         struct registry *reg = data;
@@ -92,6 +110,7 @@ void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
                 goto done;
         }
         r.id = id;
+        r.params = req.params;
         queued = store_queued(reg->store);
         method->handle(reg, c, &p, &r);
         if (store_queued(reg->store) != queued)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jobs/pause.h"
+#include "jobs/queue.h"
 #include "jobs/registry.h"
 #include "jobs/suspend.h"
 #include "methods/method.h"
@@ -21,15 +22,27 @@ static bool admin_only(struct conn *c, const char *what, struct reply *r)
         return false;
 }
 
+/* The pause of the queue named (NULL: the daemon's); else NULL and an error reply. */
+static struct pause *pause_of(struct registry *reg, const char *queue, struct reply *r)
+{
+        struct queue *q;
+
+        if (!queue)
+                return &reg->pause;
+        q = method_lookup_queue(reg, "queue", queue, r);
+        return q ? &q->pause : NULL;
+}
+
 static void handle_pause(struct registry *reg, struct conn *c, union params *p, struct reply *r)
 {
+        struct pause *pause;
         int e = 0;
 
-        if (!admin_only(c, "pause", r))
+        if (!admin_only(c, "pause", r) || !(pause = pause_of(reg, p->pause.queue, r)))
                 return;
-        pause_set(&reg->pause, true);
+        pause_set(pause, true);
         if (p->pause.drain)
-                e = pause_add_drain(&reg->pause, c, r->id);
+                e = pause_add_drain(pause, c, r->id);
         if (e < 0) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
@@ -38,15 +51,20 @@ static void handle_pause(struct registry *reg, struct conn *c, union params *p, 
                 r->deferred = true;
                 return;
         }
-        r->result = pause_result(&reg->pause);
+        r->result = pause_result(pause);
 }
 
 static void handle_resume(struct registry *reg, struct conn *c, union params *p, struct reply *r)
 {
-        if (!admin_only(c, "resume", r))
+        struct pause *pause;
+
+        if (!admin_only(c, "resume", r) || !(pause = pause_of(reg, p->queue_opt.queue, r)))
                 return;
-        pause_set(&reg->pause, false);
-        r->result = pause_result(&reg->pause);
+        pause_set(pause, false);
+        /* The held runs are queued again, in the order they came (those of a queue still
+         * paused are held again). */
+        gate_open(&reg->gate);
+        r->result = pause_result(pause);
 }
 
 /* suspend (stop true) or continue the processes of the job's run in progress. */
@@ -95,7 +113,7 @@ static void handle_continue(struct registry *reg, struct conn *c, union params *
 
 const struct method flow_methods[] = {
     {"pause", sw_pause_params, NULL, handle_pause},
-    {"resume", sw_no_params, NULL, handle_resume},
+    {"resume", sw_queue_opt_params, NULL, handle_resume},
     {"suspend", sw_id_params, NULL, handle_suspend},
     {"continue", sw_id_params, NULL, handle_continue},
     {NULL, NULL, NULL, NULL},

@@ -24,11 +24,14 @@ union params {
         struct sw_log_params log;
         struct sw_enqueue_params enqueue;
         struct sw_history_params history;
+        struct sw_queue_params queue;
+        struct sw_queue_opt_params queue_opt;
 };
 
 /* What a handler returns: a result, or an error code and message. */
 struct reply {
         json_object *id; /* the request's; a handler that defers takes a reference */
+        json_object *params; /* the request's params as sent (NULL: none) */
         json_object *result;
         int code;
         char message[256];
@@ -49,11 +52,15 @@ extern const struct method control_methods[]; /* wait, cancel, release */
 extern const struct method query_methods[];  /* status, list, subscribe, history */
 extern const struct method log_methods[];    /* log */
 extern const struct method flow_methods[];   /* pause, resume, suspend, continue */
+extern const struct method queue_methods[];  /* queue.add, queue.remove, queue.list */
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /* The live job a request names, if the client may touch it; else NULL and an error reply. */
 struct job *method_lookup_job(struct registry *reg, struct conn *c, int64_t id, struct reply *r);
+/* The queue param names (NULL: the default queue); else NULL and an error reply naming param. */
+struct queue *method_lookup_queue(struct registry *reg, const char *param, const char *name,
+                                  struct reply *r);
 
 #endif

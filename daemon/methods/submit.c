@@ -147,6 +147,7 @@ static void handle_submit(struct registry *reg, struct conn *c, union params *pa
 {
         struct sw_submit_params *p = &params->submit;
         struct sw_limits limits;
+        struct queue *queue;
         struct job *job;
         char err[256];
         int e;
@@ -174,13 +175,14 @@ static void handle_submit(struct registry *reg, struct conn *c, union params *pa
                             "only admins may run plugin jobs in the system instance");
                 return;
         }
-        if (!job_limits(reg, c, p, &limits, r))
+        if (!(queue = method_lookup_queue(reg, "queue", p->queue, r)) ||
+            !job_limits(reg, c, p, &limits, r))
                 return;
-        if (p->key && (job = registry_find_key(reg, c->uid, p->key))) {
+        if (p->key && (job = registry_find_key(reg, c->uid, queue, p->key))) {
                 submit_again(reg, c, job, p, r);
                 return;
         }
-        e = job_new(&reg->shared, c->uid, p, &limits, &job, err, sizeof(err));
+        e = job_new(&reg->shared, c->uid, queue, p, &limits, &job, err, sizeof(err));
         if (e == -ENOMEM) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
@@ -225,9 +227,14 @@ static void handle_enqueue(struct registry *reg, struct conn *c, union params *p
                 return;
         }
         if (p->key) {
-                job = registry_find_key(reg, c->uid, p->key);
+                struct queue *queue = method_lookup_queue(reg, "queue", p->queue, r);
+
+                if (!queue)
+                        return;
+                job = registry_find_key(reg, c->uid, queue, p->key);
                 if (!job) {
-                        reply_error(r, SW_E_NOT_FOUND, "no live job with key \"%s\"", p->key);
+                        reply_error(r, SW_E_NOT_FOUND, "no live job with key \"%s\" in queue %s",
+                                    p->key, queue->name);
                         return;
                 }
         } else if (!(job = method_lookup_job(reg, c, p->id, r))) {

@@ -54,6 +54,7 @@ enum stmt {
         STMT_PUT_ENV,
         STMT_ADD_RUN,
         STMT_PUT_SETTING,
+        STMT_DELETE_SETTINGS,
         STMT_PUT_NEXT_ID,
         STMT_PRUNE_RUNS,
         STMT_FORGET_LOG,
@@ -72,6 +73,8 @@ static const char *const stmt_sql[STMT_MAX] = {
                      " outcome, exit_code, signal, log, oom, cpu_time, memory_peak, leftovers, attempt)"
                      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [STMT_PUT_SETTING] = "INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)",
+    [STMT_DELETE_SETTINGS] = "DELETE FROM settings WHERE name = ?1"
+                             " OR substr(name, 1, length(?1) + 1) = ?1 || '.'",
     [STMT_PUT_NEXT_ID] = "INSERT INTO meta (key, value) VALUES ('next_id', ?1)"
                          " ON CONFLICT (key) DO UPDATE SET value = max(value, ?1)",
     [STMT_PRUNE_RUNS] = "DELETE FROM runs WHERE seq <= (SELECT max(seq) FROM runs) - ?"
@@ -762,6 +765,14 @@ void store_put_setting(struct store *s, const char *name, double value)
 
         put_text(op, name);
         put_real(op, value);
+        queue(s, op);
+}
+
+void store_delete_settings(struct store *s, const char *prefix)
+{
+        struct op *op = op_new(STMT_DELETE_SETTINGS);
+
+        put_text(op, prefix);
         queue(s, op);
 }
 

@@ -21,9 +21,8 @@ static int setting_index(const char *name)
 {
         int i;
 
-        for (i = 0; sw_settings_params[i].name; i++)
-                if (sw_settings_params[i].type != SW_P_BOOL &&
-                    strcmp(sw_settings_params[i].name, name) == 0)
+        for (i = 0; i < SW_SETTINGS_COUNT; i++)
+                if (strcmp(sw_settings_params[i].name, name) == 0)
                         return i;
         return -1;
 }
@@ -62,15 +61,13 @@ static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
         return r;
 }
 
-int config_parse_setting(struct sw_settings *s, const char *name, const char *value, char *err,
-                         size_t errlen)
+/* A value's text as a JSON number: 0, or -errno with err saying why. */
+static int parse_number(const char *name, const char *value, json_object **ret, char *err,
+                        size_t errlen)
 {
         json_tokener *tok;
-        json_object *obj, *v;
-        int r;
+        json_object *v;
 
-        if (setting_index(name) < 0)
-                return fail(err, errlen, -EINVAL, "unknown setting \"%s\"", name);
         tok = json_tokener_new();
         if (!tok)
                 return fail(err, errlen, -ENOMEM, "out of memory");
@@ -88,6 +85,21 @@ int config_parse_setting(struct sw_settings *s, const char *name, const char *va
                 json_object_put(v);
                 return fail(err, errlen, -EINVAL, "%s must be a number, not \"%s\"", name, value);
         }
+        *ret = v;
+        return 0;
+}
+
+int config_parse_setting(struct sw_settings *s, const char *name, const char *value, char *err,
+                         size_t errlen)
+{
+        json_object *obj, *v;
+        int r;
+
+        if (setting_index(name) < 0)
+                return fail(err, errlen, -EINVAL, "unknown setting \"%s\"", name);
+        r = parse_number(name, value, &v, err, errlen);
+        if (r < 0)
+                return r;
         obj = json_object_new_object();
         if (!obj || json_object_object_add(obj, name, v) < 0) {
                 json_object_put(obj);
@@ -114,6 +126,50 @@ static char *trim(char *s)
         return s;
 }
 
+/* "queue.NAME.SETTING = value" into next's queues, checked by the queue settings' table. */
+static int parse_queue_line(const char *key, const char *value, struct config_file *next,
+                            char *msg, size_t msglen)
+{
+        const char *name = key + strlen("queue."), *dot = strrchr(name, '.');
+        char qname[SW_QUEUE_NAME_MAX + 1];
+        struct sw_queue_settings scratch = {0};
+        json_object *q, *v, *one;
+        int r;
+
+        if (!dot || dot == name || (size_t)(dot - name) > SW_QUEUE_NAME_MAX)
+                return fail(msg, msglen, -EINVAL, "expected \"queue.NAME.SETTING\", not \"%s\"",
+                            key);
+        snprintf(qname, sizeof(qname), "%.*s", (int)(dot - name), name);
+        if (sw_queue_name_check("queue", qname, msg, msglen))
+                return -EINVAL;
+        if (strcmp(qname, SW_QUEUE_DEFAULT) == 0)
+                return fail(msg, msglen, -EINVAL,
+                            "the default queue's settings are the daemon's: write %s = %s", dot + 1,
+                            value);
+        if (!next->queues && !(next->queues = json_object_new_object()))
+                return fail(msg, msglen, -ENOMEM, "out of memory");
+        q = json_object_object_get(next->queues, qname);
+        if (q && json_object_object_get_ex(q, dot + 1, NULL))
+                return fail(msg, msglen, -EINVAL, "%s is set twice", key);
+        r = parse_number(key, value, &v, msg, msglen);
+        if (r < 0)
+                return r;
+        one = json_object_new_object();
+        json_object_object_add(one, dot + 1, json_object_get(v));
+        r = sw_params_parse(one, sw_queue_settings_params, &scratch, msg, msglen);
+        json_object_put(one);
+        if (r) {
+                json_object_put(v);
+                return r == -ENOMEM ? r : -EINVAL;
+        }
+        if (!q) {
+                q = json_object_new_object();
+                json_object_object_add(next->queues, qname, q);
+        }
+        json_object_object_add(q, dot + 1, v);
+        return 0;
+}
+
 /* One "key = value" line into next; msg says what is wrong with it. */
 static int parse_line(char *text, unsigned lineno, struct config_file *next, char *msg,
                       size_t msglen)
@@ -134,14 +190,16 @@ static int parse_line(char *text, unsigned lineno, struct config_file *next, cha
         value = trim(eq + 1);
         if (!*key)
                 return fail(msg, msglen, -EINVAL, "no key before \"=\"");
+        if (!*value)
+                return fail(msg, msglen, -EINVAL, "no value for %s", key);
+        if (strncmp(key, "queue.", strlen("queue.")) == 0)
+                return parse_queue_line(key, value, next, msg, msglen);
         k = key_index(key);
         if (k < 0)
                 return fail(msg, msglen, -EINVAL, "unknown key \"%s\"", key);
         if (next->line[k])
                 return fail(msg, msglen, -EINVAL, "%s is already set on line %u", key,
                             next->line[k]);
-        if (!*value)
-                return fail(msg, msglen, -EINVAL, "no value for %s", key);
         next->line[k] = lineno;
         if (k < CONFIG_SETTINGS)
                 return config_parse_setting(&next->settings, key, value, msg, msglen);
@@ -164,6 +222,7 @@ int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *e
         int r = 0;
 
         next.admin_gid = next.socket_gid = (gid_t)-1;
+        next.queues = NULL;
         memset(next.line, 0, sizeof(next.line));
         errno = 0;
         while (getline(&line, &size, f) >= 0) {
@@ -178,9 +237,19 @@ int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *e
                 r = fail(err, errlen, errno ? -errno : -EIO, "%s: cannot read: %s", path,
                          strerror(errno ? errno : EIO));
         free(line);
-        if (r == 0)
-                *cf = next;
-        return r;
+        if (r < 0) {
+                json_object_put(next.queues);
+                return r;
+        }
+        json_object_put(cf->queues);
+        *cf = next;
+        return 0;
+}
+
+void config_file_clear(struct config_file *cf)
+{
+        json_object_put(cf->queues);
+        cf->queues = NULL;
 }
 
 int config_file_read(const char *path, bool missing_ok, struct config_file *cf, char *err,

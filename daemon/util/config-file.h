@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <json-c/json.h>
+
 #include "methods.h"
 
 #define CONFIG_FILE_DEFAULT "/etc/slowwork/slowworkd.conf"
@@ -23,7 +25,12 @@ struct config_file {
         struct sw_settings settings; /* what the caller put there, with the file's values over it */
         gid_t admin_gid, socket_gid; /* (gid_t)-1 when the file names none */
         unsigned line[CONFIG_KEYS];  /* where each key was set; 0: not in the file */
+        /* The "queue.NAME.SETTING = value" lines, as {"NAME": {"SETTING": value}}; NULL: none. */
+        json_object *queues;
 };
+
+/* Frees what the file's lines made (cf itself is the caller's). */
+void config_file_clear(struct config_file *cf);
 
 /* Sets one setting from its text, checked by the sw_settings_params table: 0, or -EINVAL
  * (or -ENOMEM) with err saying why. "runtime" is a request flag, not a setting. */
@@ -33,8 +40,9 @@ int config_parse_setting(struct sw_settings *s, const char *name, const char *va
 /* The line of the file that set key, or 0. */
 unsigned config_file_line(const struct config_file *cf, const char *key);
 
-/* Reads f, called path in errors, into cf (whose settings the caller fills first): 0, or -EINVAL
- * with err "PATH:LINE: what is wrong", or another -errno. cf changes only on success. */
+/* Reads f, called path in errors, into cf (whose settings the caller fills first, and whose queues
+ * are NULL or the caller's to clear): 0, or -EINVAL with err "PATH:LINE: what is wrong", or
+ * another -errno. cf changes only on success. */
 int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *err, size_t errlen);
 /* The same from the file at path. A file that does not exist is no error when missing_ok. */
 int config_file_read(const char *path, bool missing_ok, struct config_file *cf, char *err,

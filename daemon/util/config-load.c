@@ -66,25 +66,46 @@ static int threads_conflict(const struct config *c, const char *path, const stru
         return -EINVAL;
 }
 
+/* Each queue's lines, over a new queue's settings, make settings a pool takes. */
+static int check_queues(const char *path, const struct config_file *cf, char *err, size_t errlen)
+{
+        struct sw_queue_settings base = settings_queue_default(), scratch;
+        char why[256];
+
+        if (!cf->queues)
+                return 0;
+        json_object_object_foreach(cf->queues, name, given)
+        {
+                int r = settings_queue_parse(given, &base, &scratch, why, sizeof(why));
+
+                if (r < 0) {
+                        snprintf(err, errlen, "%s: queue %s: %s", path, name, why);
+                        return r;
+                }
+        }
+        return 0;
+}
+
 int config_load(const struct config *c, struct config_file *ret, char *err, size_t errlen)
 {
         const char *path = c->path ? c->path : CONFIG_FILE_DEFAULT;
-        struct config_file cf;
+        struct config_file cf = {.queues = NULL};
         unsigned i;
         int r;
 
         settings_default(&cf.settings);
         r = config_file_read(path, !c->path, &cf, err, errlen);
-        if (r < 0)
-                return r;
-        for (i = 0; i < c->nflags; i++) {
+        for (i = 0; r == 0 && i < c->nflags; i++)
                 r = config_parse_setting(&cf.settings, c->flags[i].name, c->flags[i].value, err,
                                          errlen);
-                if (r < 0)
-                        return r;
+        if (r == 0 && settings_validate(&cf.settings) < 0)
+                r = threads_conflict(c, path, &cf, err, errlen);
+        if (r == 0)
+                r = check_queues(path, &cf, err, errlen);
+        if (r < 0) {
+                config_file_clear(&cf);
+                return r;
         }
-        if (settings_validate(&cf.settings) < 0)
-                return threads_conflict(c, path, &cf, err, errlen);
         *ret = cf;
         return 0;
 }

@@ -16,7 +16,8 @@ struct config {
 /* Checks a setting flag and keeps it, to apply over the file now and at every reload. */
 int config_add_flag(struct config *c, const char *name, const char *value, char *err,
                     size_t errlen);
-/* Defaults, the file and the flags, checked as a whole: 0, or -errno with err saying why. */
+/* Defaults, the file and the flags, checked as a whole: 0, or -errno with err saying why. What
+ * ret holds is config_file_clear()'s to free. */
 int config_load(const struct config *c, struct config_file *ret, char *err, size_t errlen);
 
 #endif

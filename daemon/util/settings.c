@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+
 #include "util/settings.h"
 
 void settings_default(struct sw_settings *s)
@@ -18,21 +21,64 @@ void settings_default(struct sw_settings *s)
         };
 }
 
-struct slow_work_settings settings_for_pool(const struct sw_settings *s)
+struct sw_queue_settings settings_queue_part(const struct sw_settings *s)
 {
-        double ms = s->idle_timeout * 1000.0;
+        return (struct sw_queue_settings){
+            .min_threads = s->min_threads,
+            .max_threads = s->max_threads,
+            .vslow_percentage = s->vslow_percentage,
+            .idle_timeout = s->idle_timeout,
+        };
+}
+
+struct sw_queue_settings settings_queue_default(void)
+{
+        struct sw_settings d;
+        struct sw_queue_settings q;
+
+        settings_default(&d);
+        q = settings_queue_part(&d);
+        q.min_threads = 1; /* so that max-threads 1 alone makes a queue */
+        return q;
+}
+
+struct slow_work_settings settings_for_pool(const struct sw_queue_settings *q)
+{
+        double ms = q->idle_timeout * 1000.0;
 
         return (struct slow_work_settings){
-            .min_threads = (unsigned)s->min_threads,
-            .max_threads = (unsigned)s->max_threads,
-            .vslow_percentage = (unsigned)s->vslow_percentage,
+            .min_threads = (unsigned)q->min_threads,
+            .max_threads = (unsigned)q->max_threads,
+            .vslow_percentage = (unsigned)q->vslow_percentage,
             .idle_timeout_ms = ms < 1.0 ? 1u : (unsigned)ms,
         };
 }
 
 int settings_validate(const struct sw_settings *s)
 {
-        struct slow_work_settings ps = settings_for_pool(s);
+        struct sw_queue_settings q = settings_queue_part(s);
+        struct slow_work_settings ps = settings_for_pool(&q);
 
         return slow_work_settings_validate(&ps);
+}
+
+int settings_queue_parse(json_object *given, const struct sw_queue_settings *base,
+                         struct sw_queue_settings *ret, char *err, size_t errlen)
+{
+        struct sw_queue_settings next = *base;
+        struct slow_work_settings ps;
+        int r = sw_params_parse(given, sw_queue_settings_params, &next, err, errlen);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r)
+                return -EINVAL;
+        ps = settings_for_pool(&next);
+        if (slow_work_settings_validate(&ps) < 0) {
+                snprintf(err, errlen, "min-threads (%lld) must not exceed max-threads (%lld)",
+                         (long long)next.min_threads, (long long)next.max_threads);
+                return -EINVAL;
+        }
+        *ret = next;
+        return 0;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The daemon's settings: their defaults, and what the thread pool makes of them. */
+/* The daemon's settings: their defaults, and what the thread pools make of them. */
 #ifndef SLOWWORKD_SETTINGS_H
 #define SLOWWORKD_SETTINGS_H
+
+#include <json-c/json.h>
 
 #include "methods.h"
 #include "slowwork.h"
@@ -10,7 +12,15 @@
 void settings_default(struct sw_settings *s);
 /* Checks a whole set of settings: 0 or -EINVAL. */
 int settings_validate(const struct sw_settings *s);
-/* The pool's part of them. */
-struct slow_work_settings settings_for_pool(const struct sw_settings *s);
+/* The default queue's part of them: its threads. */
+struct sw_queue_settings settings_queue_part(const struct sw_settings *s);
+/* A named queue's settings before any file line or queue.add says otherwise. */
+struct sw_queue_settings settings_queue_default(void);
+/* What a pool makes of a queue's settings. */
+struct slow_work_settings settings_for_pool(const struct sw_queue_settings *q);
+/* A queue's settings from what given names ({"max-threads": 1, ...}) over base, checked as a
+ * whole: 0, or -EINVAL (-ENOMEM) with err saying why, and ret unchanged. */
+int settings_queue_parse(json_object *given, const struct sw_queue_settings *base,
+                         struct sw_queue_settings *ret, char *err, size_t errlen);
 
 #endif

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A named queue: a slow-work pool of its own, with its own threads, very slow share and idle
+ * timeout, and a pause of its own. The registry keeps the list (jobs/queues.c); a job belongs to
+ * one queue from its submit on. Loop thread, but for the pause's counters.
+ */
+#ifndef SLOWWORKD_QUEUE_H
+#define SLOWWORKD_QUEUE_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#include "jobs/pause.h"
+#include "methods.h"
+#include "slowwork.h"
+
+struct store;
+
+struct queue {
+        struct queue *next;
+        char *name;
+        struct slow_work_pool *pool;
+        struct sw_queue_settings settings; /* in force */
+        json_object *kept; /* what queue.add and settings.set gave it, as the state database keeps it */
+        struct pause pause;
+        size_t njobs; /* its live jobs */
+};
+
+/* Starts its pool: 0, or -errno. */
+int queue_new(const char *name, const struct sw_queue_settings *s, struct store *store,
+              struct queue **ret);
+/* All or nothing: 0, or -EINVAL with nothing changed. */
+int queue_configure(struct queue *q, const struct sw_queue_settings *s);
+/* Frees its pool, waiting for the runs in progress to end: any thread but the loop's. */
+void queue_free_pool(struct queue *q);
+/* Then the rest (the pool too, if still there). Accepts NULL. */
+void queue_free(struct queue *q);
+
+#endif

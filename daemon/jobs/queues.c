@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/job.h"
+#include "jobs/queues.h"
+#include "store/store.h"
+#include "util/log.h"
+#include "util/settings.h"
+
+struct queue *registry_find_queue(struct registry *reg, const char *name)
+{
+        struct queue *q;
+
+        if (!name)
+                return reg->queues;
+        for (q = reg->queues; q; q = q->next)
+                if (strcmp(q->name, name) == 0)
+                        return q;
+        return NULL;
+}
+
+/* A new queue's settings, under the file's lines for it, under what was kept. */
+static int settings_of(struct registry *reg, const char *name, json_object *kept,
+                       struct sw_queue_settings *ret, char *err, size_t errlen)
+{
+        struct sw_queue_settings s = settings_queue_default();
+        json_object *file = reg->file_queues ? json_object_object_get(reg->file_queues, name)
+                                             : NULL;
+        int r = 0;
+
+        if (file)
+                r = settings_queue_parse(file, &s, &s, err, errlen);
+        if (r == 0 && kept)
+                r = settings_queue_parse(kept, &s, &s, err, errlen);
+        if (r == 0)
+                *ret = s;
+        return r;
+}
+
+/* Made and put at the end of the list: 0, or -errno. */
+static int make(struct registry *reg, const char *name, const struct sw_queue_settings *s,
+                json_object *kept, struct queue **ret)
+{
+        struct queue **tail = &reg->queues, *q;
+        int r = queue_new(name, s, reg->store, &q);
+
+        if (r < 0)
+                return log_error_errno(r, "Failed to start the pool of queue %s: %m", name);
+        q->kept = kept ? json_object_get(kept) : NULL;
+        while (*tail)
+                tail = &(*tail)->next;
+        *tail = q;
+        if (ret)
+                *ret = q;
+        return 0;
+}
+
+/* The rows of what was given: "queue.NAME" and "queue.NAME.SETTING". */
+static void keep(struct registry *reg, struct queue *q, json_object *given)
+{
+        char row[160];
+
+        snprintf(row, sizeof(row), "queue.%s", q->name);
+        store_put_setting(reg->store, row, 1);
+        if (!q->kept)
+                q->kept = json_object_new_object();
+        json_object_object_foreach(given, setting, value)
+        {
+                snprintf(row, sizeof(row), "queue.%s.%s", q->name, setting);
+                store_put_setting(reg->store, row, json_object_get_double(value));
+                json_object_object_add(q->kept, setting, json_object_get(value));
+        }
+}
+
+int registry_add_queue(struct registry *reg, const char *name, json_object *given, char *err,
+                       size_t errlen)
+{
+        struct sw_queue_settings s;
+        struct queue *q;
+        int r;
+
+        if (registry_find_queue(reg, name)) {
+                snprintf(err, errlen, "queue %s exists already", name);
+                return -EEXIST;
+        }
+        r = settings_of(reg, name, given, &s, err, errlen);
+        if (r < 0)
+                return r;
+        r = make(reg, name, &s, NULL, &q);
+        if (r < 0) {
+                snprintf(err, errlen, "cannot start its threads: %s", strerror(-r));
+                return r;
+        }
+        keep(reg, q, given);
+        log_info("Queue %s added", name);
+        return 0;
+}
+
+int registry_set_queue(struct registry *reg, struct queue *q, json_object *given, bool kept,
+                       char *err, size_t errlen)
+{
+        struct sw_queue_settings s;
+        int r = settings_queue_parse(given, &q->settings, &s, err, errlen);
+
+        if (r == 0 && queue_configure(q, &s) < 0) {
+                snprintf(err, errlen, "the pool refused the settings");
+                r = -EINVAL;
+        }
+        if (r == 0 && kept)
+                keep(reg, q, given);
+        return r;
+}
+
+void registry_remove_queue(struct registry *reg, struct queue *q)
+{
+        struct queue **p;
+        char row[96];
+
+        for (p = &reg->queues; *p != q; p = &(*p)->next)
+                ;
+        *p = q->next;
+        snprintf(row, sizeof(row), "queue.%s", q->name);
+        store_delete_settings(reg->store, row);
+        log_info("Queue %s removed", q->name);
+        queue_free(q);
+}
+
+/* The kept rows, gathered before the queues are made: {"NAME": {"SETTING": value}}. */
+void registry_load_kept_queue(struct registry *reg, const char *name, double value)
+{
+        const char *qname = name + strlen("queue."), *dot = strchr(qname, '.');
+        char buf[SW_QUEUE_NAME_MAX + 1], err[128];
+        json_object *q;
+
+        snprintf(buf, sizeof(buf), "%.*s", dot ? (int)(dot - qname) : (int)strlen(qname), qname);
+        if (strcmp(buf, SW_QUEUE_DEFAULT) == 0 && dot && strcmp(dot + 1, PAUSE_KEPT_NAME) == 0) {
+                pause_restore(&reg->queues->pause, value != 0);
+                return;
+        }
+        if (sw_queue_name_check("queue", buf, err, sizeof(err)) ||
+            strcmp(buf, SW_QUEUE_DEFAULT) == 0) {
+                log_warning("Ignoring the kept setting %s: not a queue's", name);
+                return;
+        }
+        if (!reg->kept_queues)
+                reg->kept_queues = json_object_new_object();
+        q = json_object_object_get(reg->kept_queues, buf);
+        if (!q) {
+                q = json_object_new_object();
+                json_object_object_add(reg->kept_queues, buf, q);
+        }
+        if (dot)
+                json_object_object_add(q, dot + 1,
+                                       value == (double)(int64_t)value
+                                           ? json_object_new_int64((int64_t)value)
+                                           : json_object_new_double(value));
+}
+
+/* A kept queue, with its pause taken out of its settings. */
+static void make_kept(struct registry *reg, const char *name, json_object *kept)
+{
+        json_object *paused = NULL;
+        struct sw_queue_settings s;
+        struct queue *q;
+        char err[256];
+
+        if (json_object_object_get_ex(kept, PAUSE_KEPT_NAME, &paused)) {
+                paused = json_object_get(paused);
+                json_object_object_del(kept, PAUSE_KEPT_NAME);
+        }
+        if (settings_of(reg, name, kept, &s, err, sizeof(err)) < 0) {
+                log_warning("Queue %s: ignoring its kept settings: %s", name, err);
+                settings_of(reg, name, NULL, &s, err, sizeof(err));
+        }
+        if (make(reg, name, &s, kept, &q) == 0 && paused)
+                pause_restore(&q->pause, json_object_get_double(paused) != 0);
+        json_object_put(paused);
+}
+
+void registry_set_file_queues(struct registry *reg, json_object *file_queues)
+{
+        struct sw_queue_settings s;
+        char err[256];
+
+        if (file_queues != reg->file_queues) {
+                json_object_put(reg->file_queues);
+                reg->file_queues = file_queues ? json_object_get(file_queues) : NULL;
+        }
+        if (reg->kept_queues) {
+                json_object_object_foreach(reg->kept_queues, kname, kept)
+                        make_kept(reg, kname, kept);
+                json_object_put(reg->kept_queues);
+                reg->kept_queues = NULL;
+        }
+        for (struct queue *q = reg->queues->next; q; q = q->next)
+                if (settings_of(reg, q->name, q->kept, &s, err, sizeof(err)) == 0)
+                        queue_configure(q, &s);
+        if (!file_queues)
+                return;
+        json_object_object_foreach(file_queues, name, unused)
+        {
+                (void)unused;
+                if (!registry_find_queue(reg, name) &&
+                    settings_of(reg, name, NULL, &s, err, sizeof(err)) == 0)
+                        make(reg, name, &s, NULL, NULL);
+        }
+}
+
+struct queue *registry_restore_queue(struct registry *reg, const char *name)
+{
+        struct sw_queue_settings s;
+        struct queue *q = NULL;
+        char err[256];
+
+        if (sw_queue_name_check("queue", name, err, sizeof(err)))
+                return NULL;
+        log_warning("Queue %s of a restored job is no longer declared: made again with the "
+                    "defaults",
+                    name);
+        if (settings_of(reg, name, NULL, &s, err, sizeof(err)) == 0)
+                make(reg, name, &s, NULL, &q);
+        return q;
+}
+
+void registry_queue_stats(struct registry *reg, struct queue *q, struct slow_work_stats *ret)
+{
+        struct slow_work_stats st;
+
+        if (q) {
+                slow_work_pool_stats(q->pool, ret);
+                return;
+        }
+        *ret = (struct slow_work_stats){0};
+        for (q = reg->queues; q; q = q->next) {
+                slow_work_pool_stats(q->pool, &st);
+                ret->threads += st.threads;
+                ret->busy += st.busy;
+                ret->busy_very_slow += st.busy_very_slow;
+                ret->idle += st.idle;
+                ret->very_slow_cap += st.very_slow_cap;
+                ret->queued_slow += st.queued_slow;
+                ret->queued_very_slow += st.queued_very_slow;
+                ret->delayed += st.delayed;
+                ret->items_run += st.items_run;
+        }
+}
+
+json_object *registry_queue_json(struct registry *reg, struct queue *q)
+{
+        json_object *o = sw_queue_settings_to_json(&q->settings);
+        struct slow_work_stats st;
+        int64_t held = 0;
+
+        for (size_t i = 0; i < reg->gate.n; i++)
+                held += reg->gate.jobs[i]->queue == q;
+        slow_work_pool_stats(q->pool, &st);
+        json_object_object_add(o, "name", json_object_new_string(q->name));
+        json_object_object_add(o, "threads", json_object_new_int64(st.threads));
+        json_object_object_add(o, "running", json_object_new_int64(st.busy));
+        json_object_object_add(
+            o, "queued",
+            json_object_new_int64((int64_t)st.queued_slow + st.queued_very_slow + st.delayed + held));
+        json_object_object_add(o, "paused", json_object_new_boolean(pause_is_on(&q->pause)));
+        json_object_object_add(o, "jobs", json_object_new_int64((int64_t)q->njobs));
+        return o;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The registry's queues: "default" first, always there, its settings the daemon's min-threads,
+ * max-threads, vslow-percentage and idle-timeout; then the named ones, made by queue.add, by the
+ * configuration file's "queue.NAME.SETTING" lines, or for a restored job whose queue is no longer
+ * declared. A named queue's settings are a new queue's defaults, under the file's lines, under
+ * what queue.add and settings.set gave it; those are kept in the state database among the kept
+ * settings as "queue.NAME" (it exists) and "queue.NAME.SETTING" rows. Loop thread only.
+ */
+#ifndef SLOWWORKD_QUEUES_H
+#define SLOWWORKD_QUEUES_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "jobs/queue.h"
+#include "jobs/registry.h"
+
+/* The queue called name (NULL: the default queue), or NULL. */
+struct queue *registry_find_queue(struct registry *reg, const char *name);
+/* queue.add: 0, or -EEXIST, -EINVAL (err says why), -ENOMEM; given is {"SETTING": value}. */
+int registry_add_queue(struct registry *reg, const char *name, json_object *given, char *err,
+                       size_t errlen);
+/* settings.set of a named queue: 0, or -EINVAL (err says why) with nothing changed. */
+int registry_set_queue(struct registry *reg, struct queue *q, json_object *given, bool keep,
+                       char *err, size_t errlen);
+/* queue.remove of a named queue without jobs: it goes, with its kept rows. */
+void registry_remove_queue(struct registry *reg, struct queue *q);
+/* Start: a kept row named "queue.…" (settings.c reads them all). */
+void registry_load_kept_queue(struct registry *reg, const char *name, double value);
+/* Start and reload: the file's queues ({"NAME": {"SETTING": value}}, NULL: none; the registry
+ * takes a reference) are made, and every named queue's settings worked out again. */
+void registry_set_file_queues(struct registry *reg, json_object *file_queues);
+/* {"name", its settings, "threads", "running", "queued" (pending: in its pool, delayed or held
+ * back), "paused", "jobs" (live)}. */
+json_object *registry_queue_json(struct registry *reg, struct queue *q);
+/* The statistics of the queue's pool, or the sums over every queue's (q NULL). */
+void registry_queue_stats(struct registry *reg, struct queue *q, struct slow_work_stats *ret);
+/* A queue for a restored job whose queue is not declared: made with the defaults. */
+struct queue *registry_restore_queue(struct registry *reg, const char *name);
+
+#endif

@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/* Named queues over the socket: a pool each, their settings, their pause, kept across restarts. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon-helpers.h"
+#include "run-suite.h"
+
+static struct daemon d;
+
+/* The result of a call that must succeed (the caller puts it). */
+static json_object *call_ok(int fd, const char *method, const char *params)
+{
+        json_object *reply = client_call(fd, method, params);
+        json_object *result;
+
+        ck_assert_msg(reply_code(reply) == 0, "%s %s failed: %s", method, params ? params : "",
+                      json_object_to_json_string(reply));
+        result = json_object_get(reply_result(reply));
+        json_object_put(reply);
+        return result;
+}
+
+static void call_done(int fd, const char *method, const char *params)
+{
+        json_object_put(call_ok(fd, method, params));
+}
+
+/* The error of a call that must fail: its code, with its message in msg. */
+static int call_error(int fd, const char *method, const char *params, char *msg, size_t len)
+{
+        json_object *reply = client_call(fd, method, params);
+        json_object *error = json_object_object_get(reply, "error");
+        int code = reply_code(reply);
+
+        ck_assert_msg(code != 0, "%s %s did not fail", method, params ? params : "");
+        snprintf(msg, len, "%s", json_object_get_string(json_object_object_get(error, "message")));
+        json_object_put(reply);
+        return code;
+}
+
+/* The queue.list entry of a queue (the caller puts it), or NULL. */
+static json_object *queue_entry(int fd, const char *name)
+{
+        json_object *r = call_ok(fd, "queue.list", NULL), *found = NULL;
+        json_object *list = json_object_object_get(r, "queues");
+
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                json_object *q = json_object_array_get_idx(list, i);
+
+                if (strcmp(str_member(q, "name"), name) == 0)
+                        found = json_object_get(q);
+        }
+        json_object_put(r);
+        return found;
+}
+
+static size_t queue_count(int fd)
+{
+        json_object *r = call_ok(fd, "queue.list", NULL);
+        size_t n = json_object_array_length(json_object_object_get(r, "queues"));
+
+        json_object_put(r);
+        return n;
+}
+
+static int64_t setting_of(int fd, const char *queue, const char *name)
+{
+        char params[128] = "";
+        json_object *r;
+        int64_t v;
+
+        if (queue)
+                snprintf(params, sizeof(params), "{\"queue\":\"%s\"}", queue);
+        r = call_ok(fd, "settings.get", queue ? params : NULL);
+        v = int_member(r, name);
+        json_object_put(r);
+        return v;
+}
+
+static void kill_hard(struct daemon *dd)
+{
+        int status, fd, i;
+
+        ck_assert_int_eq(kill(dd->pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(dd->pid, &status, 0), dd->pid);
+        for (i = 0; i < 2000 && (fd = client_connect(dd->sock)) >= 0; i++) {
+                close(fd);
+                usleep(1000);
+        }
+        ck_assert_int_lt(i, 2000);
+}
+
+/* A job that appends "S <ns>" and "E <ns>" around a sleep to file. */
+static int64_t timed_job(int fd, const char *queue, const char *file, double seconds)
+{
+        char params[2 * PATH_MAX + 256];
+
+        snprintf(params, sizeof(params),
+                 "{\"queue\":\"%s\",\"command\":\"echo S $(date +%%s%%N) >> %s; sleep %.2f; "
+                 "echo E $(date +%%s%%N) >> %s\"}",
+                 queue, file, seconds, file);
+        return job_submit(fd, params);
+}
+
+struct event {
+        long long t;
+        int delta; /* +1 a start, -1 an end */
+};
+
+static int by_time(const void *a, const void *b)
+{
+        const struct event *x = a, *y = b;
+
+        if (x->t != y->t)
+                return x->t < y->t ? -1 : 1;
+        return x->delta - y->delta; /* an end before a start at the same time */
+}
+
+/* The most runs the file's starts and ends say were in progress at once; *nruns the runs. */
+static int most_at_once(const char *file, int *nruns)
+{
+        struct event ev[256];
+        char kind;
+        long long t;
+        int n = 0, now = 0, most = 0;
+        FILE *f = fopen(file, "r");
+
+        ck_assert_ptr_nonnull(f);
+        while (n < 256 && fscanf(f, " %c %lld", &kind, &t) == 2)
+                ev[n++] = (struct event){t, kind == 'S' ? 1 : -1};
+        fclose(f);
+        qsort(ev, (size_t)n, sizeof(ev[0]), by_time);
+        for (int i = 0; i < n; i++) {
+                now += ev[i].delta;
+                most = now > most ? now : most;
+        }
+        *nruns = n / 2;
+        return most;
+}
+
+START_TEST(a_one_thread_queue_never_runs_two_jobs_while_default_runs_four)
+{
+        char gpu[PATH_MAX], cpu[PATH_MAX];
+        int64_t ids[12];
+        int fd, runs;
+
+        daemon_start(&d, "--min-threads", "4", "--max-threads", "4", NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "queue.add", "{\"name\":\"gpu\",\"max-threads\":1}");
+        snprintf(gpu, sizeof(gpu), "%s/gpu.times", d.dir);
+        snprintf(cpu, sizeof(cpu), "%s/cpu.times", d.dir);
+        for (int i = 0; i < 4; i++)
+                ids[i] = timed_job(fd, "gpu", gpu, 0.3);
+        for (int i = 4; i < 12; i++)
+                ids[i] = timed_job(fd, "default", cpu, 0.6);
+        for (int i = 0; i < 12; i++) {
+                json_object *rec = job_wait(fd, ids[i]);
+
+                ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+                json_object_put(rec);
+        }
+        ck_assert_int_eq(most_at_once(gpu, &runs), 1);
+        ck_assert_int_eq(runs, 4);
+        ck_assert_int_eq(most_at_once(cpu, &runs), 4);
+        ck_assert_int_eq(runs, 8);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(one_queues_settings_change_at_run_time_without_touching_anothers)
+{
+        json_object *r;
+        int fd;
+
+        daemon_start(&d, "--max-threads", "6", NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "queue.add", "{\"name\":\"a\",\"max-threads\":2}");
+        call_done(fd, "queue.add", "{\"name\":\"b\",\"max-threads\":3,\"idle-timeout\":2}");
+        r = call_ok(fd, "settings.set", "{\"queue\":\"a\",\"max-threads\":5,\"min-threads\":2}");
+        ck_assert_str_eq(str_member(r, "queue"), "a");
+        ck_assert_int_eq(int_member(r, "max-threads"), 5);
+        json_object_put(r);
+        ck_assert_int_eq(setting_of(fd, "a", "max-threads"), 5);
+        ck_assert_int_eq(setting_of(fd, "a", "min-threads"), 2);
+        ck_assert_int_eq(setting_of(fd, "b", "max-threads"), 3);
+        ck_assert_int_eq(setting_of(fd, "b", "min-threads"), 1);
+        ck_assert_int_eq(setting_of(fd, NULL, "max-threads"), 6);
+        /* The pool took it: a's threads are at least its new min-threads. */
+        r = queue_entry(fd, "a");
+        ck_assert_int_ge(int_member(r, "threads"), 2);
+        json_object_put(r);
+        /* The default queue's are the daemon's own, with or without "queue". */
+        call_done(fd, "settings.set", "{\"queue\":\"default\",\"max-threads\":7}");
+        ck_assert_int_eq(setting_of(fd, NULL, "max-threads"), 7);
+        ck_assert_int_eq(setting_of(fd, "default", "max-threads"), 7);
+        ck_assert_int_eq(setting_of(fd, "a", "max-threads"), 5);
+        /* stats of one queue are that queue's. */
+        r = call_ok(fd, "stats", "{\"queue\":\"a\"}");
+        ck_assert_str_eq(str_member(r, "queue"), "a");
+        ck_assert_int_ge(int_member(r, "threads"), 2);
+        json_object_put(r);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_restart_keeps_queues_their_settings_pause_and_jobs)
+{
+        json_object *q, *st, *rec;
+        int64_t held, other;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "queue.add", "{\"name\":\"gpu\",\"max-threads\":1}");
+        call_done(fd, "queue.add", "{\"name\":\"gone\"}");
+        call_done(fd, "settings.set", "{\"queue\":\"gpu\",\"vslow-percentage\":20}");
+        call_done(fd, "settings.set",
+                  "{\"queue\":\"gpu\",\"vslow-percentage\":30,\"runtime\":true}");
+        call_done(fd, "pause", "{\"queue\":\"gpu\"}");
+        call_done(fd, "queue.remove", "{\"name\":\"gone\"}");
+        held = job_submit(fd, "{\"queue\":\"gpu\",\"key\":\"k\",\"command\":\"true\"}");
+        /* Keys are per queue: the same key in another queue is another job. */
+        other = job_submit(fd, "{\"key\":\"k\",\"command\":\"sleep 60\",\"delay\":60}");
+        ck_assert_int_ne(held, other);
+        close(fd);
+
+        kill_hard(&d);
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(queue_count(fd), 2);
+        ck_assert_ptr_null(queue_entry(fd, "gone"));
+        q = queue_entry(fd, "gpu");
+        ck_assert_ptr_nonnull(q);
+        ck_assert_int_eq(int_member(q, "max-threads"), 1);
+        ck_assert_int_eq(int_member(q, "vslow-percentage"), 20); /* not the runtime change */
+        ck_assert(json_object_get_boolean(json_object_object_get(q, "paused")));
+        ck_assert_int_eq(int_member(q, "jobs"), 1);
+        ck_assert_int_eq(int_member(q, "queued"), 1);
+        json_object_put(q);
+        st = job_status(fd, held);
+        ck_assert_str_eq(str_member(st, "queue"), "gpu");
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        json_object_put(st);
+        st = job_status(fd, other);
+        ck_assert_str_eq(str_member(st, "queue"), "default");
+        json_object_put(st);
+        /* The key still names the same job in its queue. */
+        ck_assert_int_eq(job_submit(fd, "{\"queue\":\"gpu\",\"key\":\"k\",\"command\":\"true\"}"),
+                         held);
+        call_done(fd, "resume", "{\"queue\":\"gpu\"}");
+        rec = job_wait(fd, held);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_paused_queue_holds_only_its_own_jobs)
+{
+        json_object *st, *rec;
+        int64_t gpu_job, cpu_job;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "queue.add", "{\"name\":\"gpu\",\"max-threads\":1}");
+        st = call_ok(fd, "pause", "{\"queue\":\"gpu\"}");
+        ck_assert_str_eq(str_member(st, "queue"), "gpu");
+        ck_assert(json_object_get_boolean(json_object_object_get(st, "paused")));
+        json_object_put(st);
+        gpu_job = job_submit(fd, "{\"queue\":\"gpu\",\"command\":\"true\"}");
+        cpu_job = job_submit(fd, "{\"command\":\"true\"}");
+        rec = job_wait(fd, cpu_job);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        usleep(200 * 1000);
+        ck_assert_str_eq(job_state_of(fd, gpu_job), "pending");
+        st = call_ok(fd, "stats", NULL);
+        ck_assert(!json_object_get_boolean(json_object_object_get(st, "paused")));
+        json_object_put(st);
+        st = call_ok(fd, "stats", "{\"queue\":\"gpu\"}");
+        ck_assert(json_object_get_boolean(json_object_object_get(st, "paused")));
+        json_object_put(st);
+        /* A drain of an idle queue answers at once. */
+        call_done(fd, "pause", "{\"queue\":\"gpu\",\"drain\":true}");
+        call_done(fd, "resume", "{\"queue\":\"gpu\"}");
+        rec = job_wait(fd, gpu_job);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(bad_names_and_unknown_queues_are_refused_naming_the_field)
+{
+        static const struct {
+                const char *method, *params, *field;
+                int code;
+        } bad[] = {
+            {"queue.add", "{\"name\":\"two words\"}", "name", -32602},
+            {"queue.add", "{\"name\":\"\"}", "name", -32602},
+            {"queue.add", "{\"name\":\"a/b\"}", "name", -32602},
+            {"queue.add",
+             "{\"name\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+             "name", -32602},
+            {"queue.add", "{\"name\":\"x\",\"max-threads\":0}", "max-threads", -32602},
+            {"queue.add", "{\"name\":\"x\",\"min-threads\":3,\"max-threads\":2}", "min-threads",
+             -32602},
+            {"queue.add", "{\"name\":\"x\",\"history-limit\":3}", "history-limit", -32602},
+            {"queue.add", "{\"name\":\"gpu\"}", "gpu", -32003},
+            {"queue.add", "{\"name\":\"default\"}", "default", -32003},
+            {"queue.remove", "{\"name\":\"nope\"}", "name", -32602},
+            {"queue.remove", "{\"name\":\"default\"}", "name", -32602},
+            {"queue.remove", "{\"name\":\"busy\"}", "busy", -32004},
+            {"submit", "{\"queue\":\"nope\",\"command\":\"true\"}", "queue", -32602},
+            {"submit", "{\"queue\":\"no pe\",\"command\":\"true\"}", "queue", -32602},
+            {"submit", "{\"queue\":7,\"command\":\"true\"}", "queue", -32602},
+            {"enqueue", "{\"key\":\"k\",\"queue\":\"nope\"}", "queue", -32602},
+            {"settings.get", "{\"queue\":\"nope\"}", "queue", -32602},
+            {"settings.set", "{\"queue\":\"nope\",\"max-threads\":2}", "queue", -32602},
+            {"settings.set", "{\"queue\":\"gpu\",\"history-limit\":5}", "history-limit", -32602},
+            {"settings.set", "{\"queue\":\"gpu\",\"min-threads\":9,\"max-threads\":2}",
+             "min-threads", -32602},
+            {"stats", "{\"queue\":\"nope\"}", "queue", -32602},
+            {"pause", "{\"queue\":\"nope\"}", "queue", -32602},
+            {"resume", "{\"queue\":\"nope\"}", "queue", -32602},
+        };
+        char msg[256];
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "queue.add", "{\"name\":\"gpu\",\"max-threads\":2}");
+        call_done(fd, "queue.add", "{\"name\":\"busy\"}");
+        job_submit(fd, "{\"queue\":\"busy\",\"command\":\"true\",\"delay\":60}");
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ck_assert_int_eq(call_error(fd, bad[i].method, bad[i].params, msg, sizeof(msg)),
+                                 bad[i].code);
+                ck_assert_msg(strstr(msg, bad[i].field), "%s %s: \"%s\" does not name %s",
+                              bad[i].method, bad[i].params, msg, bad[i].field);
+        }
+        /* Nothing changed. */
+        ck_assert_int_eq(queue_count(fd), 3);
+        ck_assert_int_eq(setting_of(fd, "gpu", "max-threads"), 2);
+        ck_assert_int_eq(setting_of(fd, "gpu", "min-threads"), 1);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(the_configuration_file_declares_queues_under_what_settings_set_kept)
+{
+        char conf[PATH_MAX], *err = NULL;
+        json_object *q;
+        FILE *f;
+        int fd;
+
+        daemon_start(&d, NULL);
+        daemon_stop(&d);
+        snprintf(conf, sizeof(conf), "/tmp/slowwork-queues-%d.conf", (int)getpid());
+        f = fopen(conf, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("max-threads = 3\nqueue.gpu.max-threads = 1\nqueue.io.max-threads = 2\n"
+              "queue.io.idle-timeout = 1.5\n",
+              f);
+        fclose(f);
+        daemon_start(&d, "--config", conf, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(queue_count(fd), 3);
+        ck_assert_int_eq(setting_of(fd, "gpu", "max-threads"), 1);
+        ck_assert_int_eq(setting_of(fd, "io", "max-threads"), 2);
+        q = call_ok(fd, "settings.get", "{\"queue\":\"io\"}");
+        ck_assert_double_eq_tol(json_object_get_double(json_object_object_get(q, "idle-timeout")),
+                                1.5, 1e-9);
+        json_object_put(q);
+        /* settings.set is kept, over the file's line. */
+        call_done(fd, "settings.set", "{\"queue\":\"gpu\",\"max-threads\":4}");
+        close(fd);
+        kill_hard(&d);
+        daemon_start_again(&d, "--config", conf, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(setting_of(fd, "gpu", "max-threads"), 4);
+        ck_assert_int_eq(setting_of(fd, "io", "max-threads"), 2);
+        ck_assert_int_eq(setting_of(fd, NULL, "max-threads"), 3);
+        close(fd);
+        daemon_stop(&d);
+
+        /* Bad lines stop the daemon from starting, naming what is wrong. */
+        static const char *const bad[][2] = {
+            {"queue.gpu.max-threads = 0\n", "max-threads"},
+            {"queue.two words.max-threads = 1\n", "queue"},
+            {"queue.gpu.history-limit = 1\n", "history-limit"},
+            {"queue.gpu.max-threads = 1\nqueue.gpu.max-threads = 2\n", "twice"},
+            {"queue.gpu.min-threads = 3\nqueue.gpu.max-threads = 2\n", "min-threads"},
+            {"queue.default.max-threads = 2\n", "max-threads = 2"},
+            {"queue.gpu = 1\n", "queue.NAME.SETTING"},
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                f = fopen(conf, "w");
+                ck_assert_ptr_nonnull(f);
+                fputs(bad[i][0], f);
+                fclose(f);
+                ck_assert_int_eq(daemon_run_stderr(&err, "--config", conf, "--socket",
+                                                   "/nonexistent/s", NULL),
+                                 2);
+                ck_assert_msg(strstr(err, bad[i][1]), "%s: \"%s\" does not name %s", bad[i][0],
+                              err, bad[i][1]);
+                free(err);
+        }
+        unlink(conf);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("queues");
+        TCase *tc = tcase_create("queues");
+
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, a_one_thread_queue_never_runs_two_jobs_while_default_runs_four);
+        tcase_add_test(tc, one_queues_settings_change_at_run_time_without_touching_anothers);
+        tcase_add_test(tc, a_restart_keeps_queues_their_settings_pause_and_jobs);
+        tcase_add_test(tc, a_paused_queue_holds_only_its_own_jobs);
+        tcase_add_test(tc, bad_names_and_unknown_queues_are_refused_naming_the_field);
+        tcase_add_test(tc, the_configuration_file_declares_queues_under_what_settings_set_kept);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
