@@ -392,6 +392,16 @@ START_TEST(the_configuration_file_declares_queues_under_what_settings_set_kept)
         ck_assert_int_eq(setting_of(fd, "gpu", "max-threads"), 4);
         ck_assert_int_eq(setting_of(fd, "io", "max-threads"), 2);
         ck_assert_int_eq(setting_of(fd, NULL, "max-threads"), 3);
+        /* A reload makes a queue the file now declares, and applies the file's lines again. */
+        f = fopen(conf, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("queue.io.max-threads = 3\nqueue.late.max-threads = 2\n", f);
+        fclose(f);
+        call_done(fd, "reload", NULL);
+        ck_assert_int_eq(setting_of(fd, "late", "max-threads"), 2);
+        ck_assert_int_eq(setting_of(fd, "io", "max-threads"), 3);
+        ck_assert_int_eq(setting_of(fd, "gpu", "max-threads"), 4);
+        ck_assert_int_eq(setting_of(fd, NULL, "max-threads"), 4); /* back to its default */
         close(fd);
         daemon_stop(&d);
 
