@@ -627,6 +627,35 @@ START_TEST(only_admins_pause_and_resume)
 }
 END_TEST
 
+START_TEST(only_admins_add_remove_change_or_pause_queues_and_users_use_them)
+{
+        int b = connect_as(user_b), c = connect_as(user_c);
+        json_object *reply, *rec;
+        int64_t id;
+
+        ck_assert_int_eq(call_code(b, "queue.add", "{\"name\":\"mine\"}"), -32002);
+        ck_assert_int_eq(call_code(c, "queue.add", "{\"name\":\"shared\",\"max-threads\":1}"),
+                         0);
+        ck_assert_int_eq(call_code(b, "settings.set", "{\"queue\":\"shared\",\"max-threads\":3}"),
+                         -32002);
+        ck_assert_int_eq(call_code(b, "pause", "{\"queue\":\"shared\"}"), -32002);
+        ck_assert_int_eq(call_code(b, "resume", "{\"queue\":\"shared\"}"), -32002);
+        ck_assert_int_eq(call_code(b, "queue.remove", "{\"name\":\"shared\"}"), -32002);
+        /* Anyone lists them, reads their settings and runs jobs in them. */
+        reply = client_call(b, "settings.get", "{\"queue\":\"shared\"}");
+        ck_assert_int_eq(int_member(reply_result(reply), "max-threads"), 1);
+        json_object_put(reply);
+        ck_assert_int_eq(call_code(b, "queue.list", NULL), 0);
+        id = job_submit(b, "{\"queue\":\"shared\",\"command\":\"id -u\"}");
+        rec = job_wait(b, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        ck_assert_int_eq(call_code(root_fd, "queue.remove", "{\"name\":\"shared\"}"), 0);
+        close(b);
+        close(c);
+}
+END_TEST
+
 START_TEST(a_user_suspends_their_own_job_but_not_anothers)
 {
         int a = connect_as(user_a), b = connect_as(user_b);
@@ -1300,6 +1329,7 @@ int main(void)
         tcase_add_test(tc, history_shows_a_user_only_their_own_runs_and_admins_all);
         tcase_add_test(tc, a_user_cannot_change_settings);
         tcase_add_test(tc, only_admins_pause_and_resume);
+        tcase_add_test(tc, only_admins_add_remove_change_or_pause_queues_and_users_use_them);
         tcase_add_test(tc, a_user_suspends_their_own_job_but_not_anothers);
         tcase_add_test(tc, only_admins_reload_the_configuration);
         tcase_add_test(tc, only_admins_run_plugin_jobs);
