@@ -31,21 +31,25 @@ static void handle_version(struct registry *reg, struct conn *c, union params *p
         json_object_object_add(r->result, "protocol", json_object_new_int(SW_PROTO_VERSION));
 }
 
-/* A queue's settings (and its name), or the daemon's. */
+/* {"min-threads": N, ..., "queue": NAME}. */
+static json_object *queue_settings_result(const struct queue *q)
+{
+        json_object *o = sw_queue_settings_to_json(&q->settings);
+
+        json_object_object_add(o, "queue", json_object_new_string(q->name));
+        return o;
+}
+
+/* A queue's settings, or the daemon's. */
 static void handle_settings_get(struct registry *reg, struct conn *c, union params *p,
                                 struct reply *r)
 {
         struct queue *q;
 
-        if (!p->queue_opt.queue) {
+        if (!p->queue_opt.queue)
                 r->result = sw_settings_to_json(&reg->settings);
-                return;
-        }
-        q = method_lookup_queue(reg, "queue", p->queue_opt.queue, r);
-        if (!q)
-                return;
-        r->result = sw_queue_settings_to_json(&q->settings);
-        json_object_object_add(r->result, "queue", json_object_new_string(q->name));
+        else if ((q = method_lookup_queue(reg, "queue", p->queue_opt.queue, r)))
+                r->result = queue_settings_result(q);
 }
 
 static void prefill_settings(struct registry *reg, union params *p)
@@ -53,47 +57,44 @@ static void prefill_settings(struct registry *reg, union params *p)
         p->settings = reg->settings;
 }
 
-/* settings.set with "queue": only a queue's settings may be given; the default queue's are the
- * daemon's own, so they change as they would without "queue". */
-static void set_queue_settings(struct registry *reg, union params *p, struct reply *r)
+static bool is_queue_setting(const char *name)
 {
-        struct queue *q = method_lookup_queue(reg, "queue", p->settings.queue, r);
-        json_object *given;
-        char err[256];
+        for (const struct sw_param *row = sw_queue_settings_params; row->name; row++)
+                if (strcmp(row->name, name) == 0)
+                        return true;
+        return false;
+}
 
-        if (!q)
-                return;
-        given = json_object_new_object();
+/* The settings the request gives a queue (its params but "queue" and "runtime"), or NULL and an
+ * error reply naming one that is not a queue's. */
+static json_object *queue_settings_given(struct reply *r)
+{
+        json_object *given = json_object_new_object();
+
         json_object_object_foreach(r->params, name, value)
         {
-                bool known = strcmp(name, "queue") == 0 || strcmp(name, "runtime") == 0;
-
-                for (const struct sw_param *row = sw_queue_settings_params; !known && row->name;
-                     row++)
-                        known = strcmp(row->name, name) == 0;
-                if (!known) {
+                if (strcmp(name, "queue") == 0 || strcmp(name, "runtime") == 0)
+                        continue;
+                if (!is_queue_setting(name)) {
                         reply_error(r, SW_E_INVALID_PARAMS,
                                     "parameter \"%.64s\" is not a setting of a queue", name);
                         json_object_put(given);
-                        return;
+                        return NULL;
                 }
-                if (strcmp(name, "queue") != 0 && strcmp(name, "runtime") != 0)
-                        json_object_object_add(given, name, json_object_get(value));
+                json_object_object_add(given, name, json_object_get(value));
         }
-        if (q != reg->queues &&
-            registry_set_queue(reg, q, given, !p->settings.runtime, err, sizeof(err)) < 0)
-                reply_error(r, SW_E_INVALID_PARAMS, "%s; nothing was changed", err);
-        else if (q != reg->queues) {
-                r->result = sw_queue_settings_to_json(&q->settings);
-                json_object_object_add(r->result, "queue", json_object_new_string(q->name));
-        }
-        json_object_put(given);
+        return given;
 }
 
+/* A named queue's settings change alone; the default queue's are the daemon's own, which change
+ * as they would without "queue". */
 static void handle_settings_set(struct registry *reg, struct conn *c, union params *p,
                                 struct reply *r)
 {
+        struct queue *q = NULL;
         struct sw_settings old;
+        json_object *given;
+        char err[256];
         int e;
 
         if (!conn_is_admin(c)) {
@@ -101,8 +102,18 @@ static void handle_settings_set(struct registry *reg, struct conn *c, union para
                 return;
         }
         if (p->settings.queue) {
-                set_queue_settings(reg, p, r);
-                if (r->code || r->result)
+                if (!(q = method_lookup_queue(reg, "queue", p->settings.queue, r)) ||
+                    !(given = queue_settings_given(r)))
+                        return;
+                e = q == reg->queues ? 0
+                                     : registry_set_queue(reg, q, given, !p->settings.runtime, err,
+                                                          sizeof(err));
+                json_object_put(given);
+                if (e < 0)
+                        reply_error(r, SW_E_INVALID_PARAMS, "%s; nothing was changed", err);
+                else if (q != reg->queues)
+                        r->result = queue_settings_result(q);
+                if (q != reg->queues)
                         return;
         }
         old = reg->settings;
@@ -114,10 +125,7 @@ static void handle_settings_set(struct registry *reg, struct conn *c, union para
         }
         if (!p->settings.runtime)
                 registry_keep_settings(reg, &old);
-        r->result = p->settings.queue ? sw_queue_settings_to_json(&reg->queues->settings)
-                                      : sw_settings_to_json(&reg->settings);
-        if (p->settings.queue)
-                json_object_object_add(r->result, "queue", json_object_new_string(SW_QUEUE_DEFAULT));
+        r->result = q ? queue_settings_result(q) : sw_settings_to_json(&reg->settings);
 }
 
 static void handle_reload(struct registry *reg, struct conn *c, union params *p, struct reply *r)
