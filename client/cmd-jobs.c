@@ -256,16 +256,23 @@ int cmd_status(struct ctl *x, const struct opts *o, int argc, char **argv)
         return r;
 }
 
+/* The live jobs slowctl list shows; it says how many more there are. */
+#define LIST_PAGE 1000
+
 int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
-        json_object *result = NULL, *items;
+        json_object *result = NULL, *items, *p = json_object_new_object();
         struct table t;
+        int64_t more;
         size_t i, n;
         int r;
 
-        if (!o->all && (o->failed || o->outcome || o->since_given || o->limit))
+        if (!o->all && (o->failed || o->outcome || o->since_given || o->limit)) {
+                json_object_put(p);
                 return ctl_usage_error(x, "--failed, --outcome, --since and -n go with --all");
-        r = ctl_call(x, NULL, "list", NULL, &result);
+        }
+        json_object_object_add(p, "limit", json_object_new_int(LIST_PAGE));
+        r = ctl_call(x, NULL, "list", p, &result);
         if (r || x->json) {
                 json_object_put(result);
                 return r || !o->all ? r : history_show(x, o);
@@ -288,6 +295,9 @@ int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
                 table_print(&t, stdout);
         else
                 r = ctl_error(x, "out of memory");
+        more = json_int(result, "more", 0);
+        if (r == 0 && more > 0)
+                printf("... %lld more live job%s\n", (long long)more, more == 1 ? "" : "s");
         table_clear(&t);
         json_object_put(result);
         if (r == 0 && o->all) {

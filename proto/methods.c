@@ -83,6 +83,15 @@ const struct sw_param sw_log_params[] = {
     {.name = NULL},
 };
 
+#define LIST(field) offsetof(struct sw_list_params, field)
+const struct sw_param sw_list_params[] = {
+    {"limit", SW_P_INT, LIST(limit), false, 1, SW_LIST_LIMIT_MAX},
+    {"after_id", SW_P_INT, LIST(after_id), false, 0, SW_JSON_INT_MAX},
+    {"owner", SW_P_INT, LIST(owner), false, 0, 4294967294.0},
+    {"state", SW_P_STRING, LIST(state), false, 0, 16},
+    {.name = NULL},
+};
+
 const struct sw_param sw_enqueue_params[] = {
     {"id", SW_P_INT, offsetof(struct sw_enqueue_params, id), false, 1, SW_JSON_INT_MAX},
     {"key", SW_P_STRING, offsetof(struct sw_enqueue_params, key), false, 0, 256},

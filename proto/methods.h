@@ -86,6 +86,17 @@ struct sw_log_params {
 };
 extern const struct sw_param sw_log_params[];
 
+/* list: every member optional; the daemon pre-fills limit (0: every item) and owner (-1: any);
+ * state is checked by the daemon. */
+#define SW_LIST_LIMIT_MAX 100000
+struct sw_list_params {
+        int64_t limit;    /* the most items in the page */
+        int64_t after_id; /* the page starts after this id */
+        int64_t owner;
+        char *state; /* pending, running, waiting or idle */
+};
+extern const struct sw_param sw_list_params[];
+
 /* Both optional; the daemon wants exactly one (id 0 and key NULL when absent); a key names a
  * job of the queue (NULL: "default"). */
 struct sw_enqueue_params {

@@ -1104,6 +1104,67 @@ START_TEST(bad_flags_exit_with_usage_status)
 }
 END_TEST
 
+/* The ids of a list page, as "1,2,3", and its "more". */
+static int64_t list_page(int fd, const char *params, char *ids, size_t len)
+{
+        json_object *reply = client_call(fd, "list", params), *items;
+        int64_t more;
+        size_t n = 0;
+
+        ck_assert_msg(reply_code(reply) == 0, "list %s: %s", params,
+                      json_object_to_json_string(reply));
+        items = json_object_object_get(reply_result(reply), "items");
+        ids[0] = '\0';
+        for (size_t i = 0; i < json_object_array_length(items); i++)
+                n += (size_t)snprintf(ids + n, len - n, "%s%lld", i ? "," : "",
+                                      (long long)int_member(json_object_array_get_idx(items, i),
+                                                            "id"));
+        more = result_int(reply, "more");
+        json_object_put(reply);
+        return more;
+}
+
+START_TEST(list_pages_by_id_and_filters_by_state_and_owner)
+{
+        int fd = client_connect(d.sock);
+        char ids[256], params[128];
+        json_object *reply;
+
+        for (int i = 0; i < 7; i++)
+                job_submit(fd, i == 3 ? "{\"command\":\"true\",\"hold\":true}"
+                                      : "{\"command\":\"true\",\"delay\":60}");
+        job_wait_state(fd, 4, "idle");
+        ck_assert_int_eq(list_page(fd, NULL, ids, sizeof(ids)), 0);
+        ck_assert_str_eq(ids, "1,2,3,4,5,6,7");
+        ck_assert_int_eq(list_page(fd, "{\"limit\":3}", ids, sizeof(ids)), 4);
+        ck_assert_str_eq(ids, "1,2,3");
+        ck_assert_int_eq(list_page(fd, "{\"limit\":3,\"after_id\":3}", ids, sizeof(ids)), 1);
+        ck_assert_str_eq(ids, "4,5,6");
+        ck_assert_int_eq(list_page(fd, "{\"state\":\"pending\",\"limit\":4}", ids, sizeof(ids)),
+                         2);
+        ck_assert_str_eq(ids, "1,2,3,5");
+        ck_assert_int_eq(list_page(fd, "{\"state\":\"idle\"}", ids, sizeof(ids)), 0);
+        ck_assert_str_eq(ids, "4");
+        snprintf(params, sizeof(params), "{\"owner\":%u,\"limit\":1,\"after_id\":6}",
+                 (unsigned)getuid());
+        ck_assert_int_eq(list_page(fd, params, ids, sizeof(ids)), 0);
+        ck_assert_str_eq(ids, "7");
+        snprintf(params, sizeof(params), "{\"owner\":%u}", (unsigned)getuid() + 1);
+        ck_assert_int_eq(list_page(fd, params, ids, sizeof(ids)), 0);
+        ck_assert_str_eq(ids, "");
+        /* A page may start after a job that is gone. */
+        reply = client_call(fd, "cancel", "{\"id\":2}");
+        json_object_put(reply);
+        ck_assert_int_eq(list_page(fd, "{\"limit\":2,\"after_id\":2}", ids, sizeof(ids)), 3);
+        ck_assert_str_eq(ids, "3,4");
+        expect_error(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"list\",\"params\":{\"state\":\"done\"}}",
+                     -32602);
+        expect_error(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"list\",\"params\":{\"limit\":0}}",
+                     -32602);
+        close(fd);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("daemon");
@@ -1113,6 +1174,7 @@ int main(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, ping_and_version_answer);
+        tcase_add_test(tc, list_pages_by_id_and_filters_by_state_and_owner);
         tcase_add_test(tc, settings_get_shows_defaults_and_flags);
         tcase_add_test(tc, settings_set_applies_all_or_nothing);
         tcase_add_test(tc, settings_set_reaches_the_pool);

@@ -1168,6 +1168,31 @@ START_TEST(ping_and_version)
 }
 END_TEST
 
+START_TEST(list_shows_the_first_thousand_jobs_and_says_how_many_more)
+{
+        size_t len = 1003 * strlen("sleep 60\n") + 1;
+        char *input = malloc(len), *out, *last;
+        struct run r;
+
+        ck_assert_ptr_nonnull(input);
+        input[0] = '\0';
+        for (int i = 0; i < 1003; i++)
+                strcat(input, "sleep 60\n");
+        ctl(&r, input, "submit", "--delay", "60", "--stdin", NULL);
+        ck_assert_int_eq(r.status, 0);
+        run_free(&r);
+        free(input);
+        out = ctl_ok("list", NULL);
+        last = strrchr(out, '\n');
+        *last = '\0';
+        last = strrchr(out, '\n');
+        ck_assert_str_eq(last + 1, "... 3 more live jobs");
+        ck_assert_ptr_nonnull(strstr(out, "\n1000  slow"));
+        ck_assert_ptr_null(strstr(out, "\n1001  slow"));
+        free(out);
+}
+END_TEST
+
 START_TEST(queue_commands_add_list_use_pause_and_remove_queues)
 {
         char *out, *rows[12];
@@ -1513,6 +1538,7 @@ int main(void)
         tcase_add_test(tc, library_connect_resolves_the_socket_path);
         tcase_add_test(tc, without_a_user_instance_slowctl_falls_back_to_the_systems);
         tcase_add_test(tc, queue_commands_add_list_use_pause_and_remove_queues);
+        tcase_add_test(tc, list_shows_the_first_thousand_jobs_and_says_how_many_more);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -43,6 +43,7 @@ struct job {
         struct queue *queue; /* its pool, its pause; the queue has it counted while it is live */
         char *name, *key;
         struct job *hnext, *knext; /* the registry's tables */
+        struct job *onext, *oprev; /* the registry's live jobs in the order of their ids */
 
         /* What it runs; fixed at the first submit. */
         bool very_slow;

@@ -64,6 +64,7 @@ struct job *registry_find_key(struct registry *reg, uid_t owner, const struct qu
 void registry_add(struct registry *reg, struct job *job)
 {
         unsigned b = bucket_of_id(job->id);
+        struct job *after;
 
         job->hnext = reg->by_id[b];
         reg->by_id[b] = job;
@@ -72,6 +73,13 @@ void registry_add(struct registry *reg, struct job *job)
                 job->knext = reg->by_key[b];
                 reg->by_key[b] = job;
         }
+        /* New jobs come last; restored ones mostly in the order of their ids too. */
+        for (after = reg->last; after && after->id > job->id; after = after->oprev)
+                ;
+        job->oprev = after;
+        job->onext = after ? after->onext : reg->first;
+        *(job->onext ? &job->onext->oprev : &reg->last) = job;
+        *(after ? &after->onext : &reg->first) = job;
         job->live = true;
         job->queue->njobs++;
         reg->njobs++;
@@ -96,6 +104,9 @@ static void retire(struct registry *reg, struct job *job)
         unlink_from(&reg->by_id[bucket_of_id(job->id)], job, false);
         if (job->key)
                 unlink_from(&reg->by_key[bucket_of_key(job->owner, job->key)], job, true);
+        *(job->oprev ? &job->oprev->onext : &reg->first) = job->onext;
+        *(job->onext ? &job->onext->oprev : &reg->last) = job->oprev;
+        job->onext = job->oprev = NULL;
         job->live = false;
         job->queue->njobs--;
         reg->njobs--;

@@ -57,6 +57,7 @@ struct registry {
         struct deps deps;         /* jobs waiting for others to end */
         struct schedule schedule; /* recurring jobs */
         struct job *by_id[REGISTRY_BUCKETS], *by_key[REGISTRY_BUCKETS];
+        struct job *first, *last; /* the live jobs in the order of their ids */
         size_t njobs;
         int64_t next_id, next_qorder;
         struct client *clients;

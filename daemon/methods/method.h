@@ -26,6 +26,7 @@ union params {
         struct sw_history_params history;
         struct sw_queue_params queue;
         struct sw_queue_opt_params queue_opt;
+        struct sw_list_params list;
 };
 
 /* What a handler returns: a result, or an error code and message. */

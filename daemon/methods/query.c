@@ -84,35 +84,51 @@ static void handle_status(struct registry *reg, struct conn *c, union params *pa
         json_object_object_add(r->result, "connections", json_object_new_int64(c->clients->n));
 }
 
-static int by_id(const void *a, const void *b)
+static bool listed(struct conn *c, const struct sw_list_params *p, struct job *job)
 {
-        int64_t x = (*(struct job *const *)a)->id, y = (*(struct job *const *)b)->id;
-
-        return x < y ? -1 : x > y;
+        return registry_may_touch(c, job->owner) && (p->owner < 0 || job->owner == p->owner) &&
+               (!p->state || strcmp(job_state(job), p->state) == 0);
 }
 
+/* A page of the live jobs the client may see, by id, and how many more there are. */
 static void handle_list(struct registry *reg, struct conn *c, union params *params,
                         struct reply *r)
 {
-        struct job **all = malloc((reg->njobs + 1) * sizeof(*all)), *job;
+        const struct sw_list_params *p = &params->list;
+        static const char *const states[] = {"pending", "running", "waiting", "idle"};
+        struct job *job = p->after_id ? registry_find(reg, p->after_id) : NULL;
         json_object *items;
-        size_t n = 0, i;
+        int64_t n = 0, more = 0;
+        size_t i;
 
-        if (!all) {
-                reply_error(r, SW_E_INTERNAL, "out of memory");
+        for (i = 0; p->state && i < 4 && strcmp(p->state, states[i]) != 0; i++)
+                ;
+        if (i == 4) {
+                reply_error(r, SW_E_INVALID_PARAMS,
+                            "parameter \"state\" must be pending, running, waiting or idle");
                 return;
         }
-        for (i = 0; i < REGISTRY_BUCKETS; i++)
-                for (job = reg->by_id[i]; job; job = job->hnext)
-                        if (registry_may_touch(c, job->owner))
-                                all[n++] = job;
-        qsort(all, n, sizeof(*all), by_id);
-        items = json_object_new_array_ext((int)n);
-        for (i = 0; i < n; i++)
-                json_object_array_add(items, live_status(all[i]));
-        free(all);
+        if (job)
+                job = job->onext;
+        else
+                for (job = reg->first; job && job->id <= p->after_id; job = job->onext)
+                        ;
+        items = json_object_new_array();
+        for (; job && (p->limit == 0 || n < p->limit); job = job->onext)
+                if (listed(c, p, job)) {
+                        json_object_array_add(items, live_status(job));
+                        n++;
+                }
+        for (; job; job = job->onext)
+                more += listed(c, p, job);
         r->result = json_object_new_object();
         json_object_object_add(r->result, "items", items);
+        json_object_object_add(r->result, "more", json_object_new_int64(more));
+}
+
+static void prefill_list(struct registry *reg, union params *p)
+{
+        p->list.owner = -1;
 }
 
 static void handle_subscribe(struct registry *reg, struct conn *c, union params *params,
@@ -212,7 +228,7 @@ static void handle_history(struct registry *reg, struct conn *c, union params *p
 
 const struct method query_methods[] = {
     {"status", sw_status_params, NULL, handle_status},
-    {"list", sw_no_params, NULL, handle_list},
+    {"list", sw_list_params, prefill_list, handle_list},
     {"subscribe", sw_no_params, NULL, handle_subscribe},
     {"history", sw_history_params, prefill_history, handle_history},
     {NULL, NULL, NULL, NULL},
