@@ -58,7 +58,7 @@ static int make(struct registry *reg, const char *name, const struct sw_queue_se
         return 0;
 }
 
-/* The rows of what was given: "queue.NAME" and "queue.NAME.SETTING". */
+/* The rows of what was given: "queue.NAME" and "queue.NAME/SETTING". */
 static void keep(struct registry *reg, struct queue *q, json_object *given)
 {
         char row[160];
@@ -69,7 +69,7 @@ static void keep(struct registry *reg, struct queue *q, json_object *given)
                 q->kept = json_object_new_object();
         json_object_object_foreach(given, setting, value)
         {
-                snprintf(row, sizeof(row), "queue.%s.%s", q->name, setting);
+                snprintf(row, sizeof(row), "queue.%s/%s", q->name, setting);
                 store_put_setting(reg->store, row, json_object_get_double(value));
                 json_object_object_add(q->kept, setting, json_object_get(value));
         }
@@ -128,10 +128,11 @@ void registry_remove_queue(struct registry *reg, struct queue *q)
         queue_free(q);
 }
 
-/* The kept rows, gathered before the queues are made: {"NAME": {"SETTING": value}}. */
+/* The kept rows, gathered before the queues are made: {"NAME": {"SETTING": value}}. A name
+ * may hold dots, a slash never: the slash ends it. */
 void registry_load_kept_queue(struct registry *reg, const char *name, double value)
 {
-        const char *qname = name + strlen("queue."), *dot = strchr(qname, '.');
+        const char *qname = name + strlen("queue."), *dot = strchr(qname, '/');
         char buf[SW_QUEUE_NAME_MAX + 1], err[128];
         json_object *q;
 
@@ -246,6 +247,20 @@ void registry_queue_stats(struct registry *reg, struct queue *q, struct slow_wor
                 ret->delayed += st.delayed;
                 ret->items_run += st.items_run;
         }
+}
+
+int64_t registry_waiting_for_space(struct registry *reg, struct queue *q)
+{
+        int64_t n = 0;
+
+        if (pause_is_on(&reg->pause))
+                return 0;
+        for (size_t i = 0; i < reg->gate.n; i++) {
+                struct queue *of = reg->gate.jobs[i]->queue;
+
+                n += (!q || of == q) && !pause_is_on(&of->pause);
+        }
+        return n;
 }
 
 json_object *registry_queue_json(struct registry *reg, struct queue *q)

@@ -5,7 +5,8 @@
  * configuration file's "queue.NAME.SETTING" lines, or for a restored job whose queue is no longer
  * declared. A named queue's settings are a new queue's defaults, under the file's lines, under
  * what queue.add and settings.set gave it; those are kept in the state database among the kept
- * settings as "queue.NAME" (it exists) and "queue.NAME.SETTING" rows. Loop thread only.
+ * settings as "queue.NAME" (it exists) and "queue.NAME/SETTING" rows (a name may hold dots, never a
+ * slash). Loop thread only.
  */
 #ifndef SLOWWORKD_QUEUES_H
 #define SLOWWORKD_QUEUES_H
@@ -36,6 +37,9 @@ void registry_set_file_queues(struct registry *reg, json_object *file_queues);
 json_object *registry_queue_json(struct registry *reg, struct queue *q);
 /* The statistics of the queue's pool, or the sums over every queue's (q NULL). */
 void registry_queue_stats(struct registry *reg, struct queue *q, struct slow_work_stats *ret);
+/* The runs of the queue's jobs (q NULL: of every queue's) held back for space alone, not by the
+ * daemon's pause or their queue's. */
+int64_t registry_waiting_for_space(struct registry *reg, struct queue *q);
 /* A queue for a restored job whose queue is not declared: made with the defaults. */
 struct queue *registry_restore_queue(struct registry *reg, const char *name);
 
