@@ -500,6 +500,34 @@ START_TEST(runs_held_by_a_queues_pause_are_not_waiting_for_space)
 }
 END_TEST
 
+START_TEST(a_reload_whose_queue_lines_clash_with_kept_settings_fails_and_says_so)
+{
+        char conf[PATH_MAX], msg[256];
+        FILE *f;
+        int fd;
+
+        snprintf(conf, sizeof(conf), "/tmp/slowwork-queues-clash-%d.conf", (int)getpid());
+        f = fopen(conf, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("queue.gpu.max-threads = 4\n", f);
+        fclose(f);
+        daemon_start(&d, "--config", conf, NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "settings.set", "{\"queue\":\"gpu\",\"min-threads\":3}");
+        f = fopen(conf, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("queue.gpu.max-threads = 2\n", f);
+        fclose(f);
+        call_error(fd, "reload", NULL, msg, sizeof(msg));
+        ck_assert_msg(strstr(msg, "gpu"), "\"%s\" does not name the queue", msg);
+        ck_assert_int_eq(setting_of(fd, "gpu", "min-threads"), 3);
+        ck_assert_int_eq(setting_of(fd, "gpu", "max-threads"), 4);
+        close(fd);
+        daemon_stop(&d);
+        unlink(conf);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("queues");
@@ -514,6 +542,7 @@ int main(void)
         tcase_add_test(tc, the_configuration_file_declares_queues_under_what_settings_set_kept);
         tcase_add_test(tc, a_restart_keeps_queues_whose_names_hold_dots);
         tcase_add_test(tc, runs_held_by_a_queues_pause_are_not_waiting_for_space);
+        tcase_add_test(tc, a_reload_whose_queue_lines_clash_with_kept_settings_fails_and_says_so);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
