@@ -23,12 +23,11 @@ struct queue *registry_find_queue(struct registry *reg, const char *name)
 }
 
 /* A new queue's settings, under the file's lines for it, under what was kept. */
-static int settings_of(struct registry *reg, const char *name, json_object *kept,
-                       struct sw_queue_settings *ret, char *err, size_t errlen)
+static int settings_from(json_object *file_queues, const char *name, json_object *kept,
+                         struct sw_queue_settings *ret, char *err, size_t errlen)
 {
         struct sw_queue_settings s = settings_queue_default();
-        json_object *file = reg->file_queues ? json_object_object_get(reg->file_queues, name)
-                                             : NULL;
+        json_object *file = file_queues ? json_object_object_get(file_queues, name) : NULL;
         int r = 0;
 
         if (file)
@@ -38,6 +37,27 @@ static int settings_of(struct registry *reg, const char *name, json_object *kept
         if (r == 0)
                 *ret = s;
         return r;
+}
+
+static int settings_of(struct registry *reg, const char *name, json_object *kept,
+                       struct sw_queue_settings *ret, char *err, size_t errlen)
+{
+        return settings_from(reg->file_queues, name, kept, ret, err, errlen);
+}
+
+int registry_check_file_queues(struct registry *reg, json_object *file_queues, char *err,
+                               size_t errlen)
+{
+        struct sw_queue_settings s;
+        char why[256];
+
+        for (struct queue *q = reg->queues->next; q; q = q->next)
+                if (settings_from(file_queues, q->name, q->kept, &s, why, sizeof(why)) < 0) {
+                        snprintf(err, errlen, "queue %s: the file's lines and its kept settings: %s",
+                                 q->name, why);
+                        return -EINVAL;
+                }
+        return 0;
 }
 
 /* Made and put at the end of the list: 0, or -errno. */

@@ -29,6 +29,10 @@ int registry_set_queue(struct registry *reg, struct queue *q, json_object *given
 void registry_remove_queue(struct registry *reg, struct queue *q);
 /* Start: a kept row named "queue.…" (settings.c reads them all). */
 void registry_load_kept_queue(struct registry *reg, const char *name, double value);
+/* Reload, before anything changes: whether the file's queue lines (as registry_set_file_queues
+ * takes them) go with every queue's kept settings: 0, or -EINVAL with err naming the queue. */
+int registry_check_file_queues(struct registry *reg, json_object *file_queues, char *err,
+                               size_t errlen);
 /* Start and reload: the file's queues ({"NAME": {"SETTING": value}}, NULL: none; the registry
  * takes a reference) are made, and every named queue's settings worked out again. */
 void registry_set_file_queues(struct registry *reg, json_object *file_queues);
