@@ -528,6 +528,46 @@ START_TEST(a_reload_whose_queue_lines_clash_with_kept_settings_fails_and_says_so
 }
 END_TEST
 
+START_TEST(a_resume_leaves_the_runs_another_queues_pause_holds_where_they_are)
+{
+        json_object *st;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "queue.add", "{\"name\":\"gpu\"}");
+        call_done(fd, "pause", "{\"queue\":\"gpu\"}");
+        for (int i = 0; i < 3; i++)
+                job_submit(fd, "{\"queue\":\"gpu\",\"command\":\"true\"}");
+        usleep(300 * 1000);
+        st = call_ok(fd, "stats", "{\"queue\":\"gpu\"}");
+        ck_assert_int_eq(int_member(st, "items_run"), 3); /* each held once */
+        json_object_put(st);
+        /* Resuming the daemon (not paused) or another queue does not take them through gpu's
+         * pool again, to be held again. */
+        call_done(fd, "resume", NULL);
+        call_done(fd, "resume", "{\"queue\":\"default\"}");
+        usleep(300 * 1000);
+        st = call_ok(fd, "stats", "{\"queue\":\"gpu\"}");
+        ck_assert_int_eq(int_member(st, "items_run"), 3);
+        json_object_put(st);
+        /* Nor does resuming gpu while the daemon is paused. */
+        call_done(fd, "pause", NULL);
+        call_done(fd, "resume", "{\"queue\":\"gpu\"}");
+        usleep(300 * 1000);
+        st = call_ok(fd, "stats", "{\"queue\":\"gpu\"}");
+        ck_assert_int_eq(int_member(st, "items_run"), 3);
+        json_object_put(st);
+        call_done(fd, "resume", NULL);
+        usleep(500 * 1000);
+        st = queue_entry(fd, "gpu");
+        ck_assert_int_eq(int_member(st, "jobs"), 0);
+        json_object_put(st);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("queues");
@@ -543,6 +583,7 @@ int main(void)
         tcase_add_test(tc, a_restart_keeps_queues_whose_names_hold_dots);
         tcase_add_test(tc, runs_held_by_a_queues_pause_are_not_waiting_for_space);
         tcase_add_test(tc, a_reload_whose_queue_lines_clash_with_kept_settings_fails_and_says_so);
+        tcase_add_test(tc, a_resume_leaves_the_runs_another_queues_pause_holds_where_they_are);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
