@@ -568,6 +568,28 @@ START_TEST(a_resume_leaves_the_runs_another_queues_pause_holds_where_they_are)
 }
 END_TEST
 
+START_TEST(enqueue_by_id_refuses_an_unknown_queue_or_another_queue)
+{
+        char params[128], msg[256];
+        int64_t id;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "queue.add", "{\"name\":\"gpu\"}");
+        id = job_submit(fd, "{\"queue\":\"gpu\",\"command\":\"true\",\"delay\":60}");
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"queue\":\"nope\"}", (long long)id);
+        ck_assert_int_eq(call_error(fd, "enqueue", params, msg, sizeof(msg)), -32602);
+        ck_assert_msg(strstr(msg, "queue"), "\"%s\" does not name the field", msg);
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"queue\":\"default\"}", (long long)id);
+        ck_assert_int_eq(call_error(fd, "enqueue", params, msg, sizeof(msg)), -32602);
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"queue\":\"gpu\"}", (long long)id);
+        call_done(fd, "enqueue", params);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("queues");
@@ -584,6 +606,7 @@ int main(void)
         tcase_add_test(tc, runs_held_by_a_queues_pause_are_not_waiting_for_space);
         tcase_add_test(tc, a_reload_whose_queue_lines_clash_with_kept_settings_fails_and_says_so);
         tcase_add_test(tc, a_resume_leaves_the_runs_another_queues_pause_holds_where_they_are);
+        tcase_add_test(tc, enqueue_by_id_refuses_an_unknown_queue_or_another_queue);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
