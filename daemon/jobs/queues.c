@@ -53,8 +53,9 @@ int registry_check_file_queues(struct registry *reg, json_object *file_queues, c
 
         for (struct queue *q = reg->queues->next; q; q = q->next)
                 if (settings_from(file_queues, q->name, q->kept, &s, why, sizeof(why)) < 0) {
-                        snprintf(err, errlen, "queue %s: the file's lines and its kept settings: %s",
-                                 q->name, why);
+                        snprintf(err, errlen,
+                                 "queue %s: the file's lines and its kept settings: %s", q->name,
+                                 why);
                         return -EINVAL;
                 }
         return 0;
