@@ -195,6 +195,8 @@ static void make_kept(struct registry *reg, const char *name, json_object *kept)
         }
         if (settings_of(reg, name, kept, &s, err, sizeof(err)) < 0) {
                 log_warning("Queue %s: ignoring its kept settings: %s", name, err);
+                /* Nor are they worked in again at a reload, which would refuse the file. */
+                kept = NULL;
                 settings_of(reg, name, NULL, &s, err, sizeof(err));
         }
         if (make(reg, name, &s, kept, &q) == 0 && paused)
