@@ -66,6 +66,9 @@ static int apply(struct reload *rl, struct reload_work *w, char *err, size_t err
                 snprintf(err, errlen, "%s", w->err);
                 return r;
         }
+        r = registry_check_file_queues(rl->registry, w->cf.queues, err, errlen);
+        if (r < 0)
+                return r;
         registry_overlay_kept(rl->registry, rl->config, &w->cf.settings);
         r = registry_apply_settings(rl->registry, &w->cf.settings);
         if (r < 0) {

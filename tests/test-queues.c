@@ -431,6 +431,165 @@ START_TEST(the_configuration_file_declares_queues_under_what_settings_set_kept)
 }
 END_TEST
 
+START_TEST(a_restart_keeps_queues_whose_names_hold_dots)
+{
+        json_object *q, *st;
+        int64_t held;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "queue.add", "{\"name\":\"gpu\",\"max-threads\":2}");
+        call_done(fd, "queue.add", "{\"name\":\"gpu.0\",\"max-threads\":1}");
+        call_done(fd, "queue.add", "{\"name\":\"io\"}");
+        call_done(fd, "queue.add", "{\"name\":\"io.slow\",\"max-threads\":3}");
+        call_done(fd, "pause", "{\"queue\":\"gpu.0\"}");
+        held = job_submit(fd, "{\"queue\":\"gpu.0\",\"command\":\"true\"}");
+        /* Removing io leaves io.slow and its rows alone. */
+        call_done(fd, "queue.remove", "{\"name\":\"io\"}");
+        close(fd);
+
+        kill_hard(&d);
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(queue_count(fd), 4); /* default, gpu, gpu.0, io.slow */
+        ck_assert_ptr_null(queue_entry(fd, "io"));
+        ck_assert_int_eq(setting_of(fd, "gpu", "max-threads"), 2);
+        q = queue_entry(fd, "gpu.0");
+        ck_assert_ptr_nonnull(q);
+        ck_assert_int_eq(int_member(q, "max-threads"), 1);
+        ck_assert(json_object_get_boolean(json_object_object_get(q, "paused")));
+        json_object_put(q);
+        q = queue_entry(fd, "io.slow");
+        ck_assert_ptr_nonnull(q);
+        ck_assert_int_eq(int_member(q, "max-threads"), 3);
+        json_object_put(q);
+        /* Its queue is still paused: the job has not run. */
+        usleep(200 * 1000);
+        st = job_status(fd, held);
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        json_object_put(st);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(runs_held_by_a_queues_pause_are_not_waiting_for_space)
+{
+        json_object *st;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "queue.add", "{\"name\":\"gpu\"}");
+        call_done(fd, "pause", "{\"queue\":\"gpu\"}");
+        job_submit(fd, "{\"queue\":\"gpu\",\"command\":\"true\"}");
+        job_submit(fd, "{\"queue\":\"gpu\",\"command\":\"true\"}");
+        usleep(300 * 1000);
+        st = call_ok(fd, "stats", NULL);
+        ck_assert_int_eq(int_member(st, "waiting_for_space"), 0);
+        json_object_put(st);
+        st = call_ok(fd, "stats", "{\"queue\":\"default\"}");
+        ck_assert_int_eq(int_member(st, "waiting_for_space"), 0);
+        json_object_put(st);
+        st = call_ok(fd, "stats", "{\"queue\":\"gpu\"}");
+        ck_assert_int_eq(int_member(st, "waiting_for_space"), 0);
+        json_object_put(st);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_reload_whose_queue_lines_clash_with_kept_settings_fails_and_says_so)
+{
+        char conf[PATH_MAX], msg[256];
+        FILE *f;
+        int fd;
+
+        snprintf(conf, sizeof(conf), "/tmp/slowwork-queues-clash-%d.conf", (int)getpid());
+        f = fopen(conf, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("queue.gpu.max-threads = 4\n", f);
+        fclose(f);
+        daemon_start(&d, "--config", conf, NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "settings.set", "{\"queue\":\"gpu\",\"min-threads\":3}");
+        f = fopen(conf, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("queue.gpu.max-threads = 2\n", f);
+        fclose(f);
+        call_error(fd, "reload", NULL, msg, sizeof(msg));
+        ck_assert_msg(strstr(msg, "gpu"), "\"%s\" does not name the queue", msg);
+        ck_assert_int_eq(setting_of(fd, "gpu", "min-threads"), 3);
+        ck_assert_int_eq(setting_of(fd, "gpu", "max-threads"), 4);
+        close(fd);
+        daemon_stop(&d);
+        unlink(conf);
+}
+END_TEST
+
+START_TEST(a_resume_leaves_the_runs_another_queues_pause_holds_where_they_are)
+{
+        json_object *st;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "queue.add", "{\"name\":\"gpu\"}");
+        call_done(fd, "pause", "{\"queue\":\"gpu\"}");
+        for (int i = 0; i < 3; i++)
+                job_submit(fd, "{\"queue\":\"gpu\",\"command\":\"true\"}");
+        usleep(300 * 1000);
+        st = call_ok(fd, "stats", "{\"queue\":\"gpu\"}");
+        ck_assert_int_eq(int_member(st, "items_run"), 3); /* each held once */
+        json_object_put(st);
+        /* Resuming the daemon (not paused) or another queue does not take them through gpu's
+         * pool again, to be held again. */
+        call_done(fd, "resume", NULL);
+        call_done(fd, "resume", "{\"queue\":\"default\"}");
+        usleep(300 * 1000);
+        st = call_ok(fd, "stats", "{\"queue\":\"gpu\"}");
+        ck_assert_int_eq(int_member(st, "items_run"), 3);
+        json_object_put(st);
+        /* Nor does resuming gpu while the daemon is paused. */
+        call_done(fd, "pause", NULL);
+        call_done(fd, "resume", "{\"queue\":\"gpu\"}");
+        usleep(300 * 1000);
+        st = call_ok(fd, "stats", "{\"queue\":\"gpu\"}");
+        ck_assert_int_eq(int_member(st, "items_run"), 3);
+        json_object_put(st);
+        call_done(fd, "resume", NULL);
+        usleep(500 * 1000);
+        st = queue_entry(fd, "gpu");
+        ck_assert_int_eq(int_member(st, "jobs"), 0);
+        json_object_put(st);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(enqueue_by_id_refuses_an_unknown_queue_or_another_queue)
+{
+        char params[128], msg[256];
+        int64_t id;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "queue.add", "{\"name\":\"gpu\"}");
+        id = job_submit(fd, "{\"queue\":\"gpu\",\"command\":\"true\",\"delay\":60}");
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"queue\":\"nope\"}", (long long)id);
+        ck_assert_int_eq(call_error(fd, "enqueue", params, msg, sizeof(msg)), -32602);
+        ck_assert_msg(strstr(msg, "queue"), "\"%s\" does not name the field", msg);
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"queue\":\"default\"}", (long long)id);
+        ck_assert_int_eq(call_error(fd, "enqueue", params, msg, sizeof(msg)), -32602);
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"queue\":\"gpu\"}", (long long)id);
+        call_done(fd, "enqueue", params);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("queues");
@@ -443,6 +602,11 @@ int main(void)
         tcase_add_test(tc, a_paused_queue_holds_only_its_own_jobs);
         tcase_add_test(tc, bad_names_and_unknown_queues_are_refused_naming_the_field);
         tcase_add_test(tc, the_configuration_file_declares_queues_under_what_settings_set_kept);
+        tcase_add_test(tc, a_restart_keeps_queues_whose_names_hold_dots);
+        tcase_add_test(tc, runs_held_by_a_queues_pause_are_not_waiting_for_space);
+        tcase_add_test(tc, a_reload_whose_queue_lines_clash_with_kept_settings_fails_and_says_so);
+        tcase_add_test(tc, a_resume_leaves_the_runs_another_queues_pause_holds_where_they_are);
+        tcase_add_test(tc, enqueue_by_id_refuses_an_unknown_queue_or_another_queue);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

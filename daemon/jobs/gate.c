@@ -40,34 +40,52 @@ bool gate_holds_back(const struct run_context *ctx, const struct job *job)
                (job->owner != 0 && space_low(ctx));
 }
 
-/* Every waiting run is queued again, oldest first. */
-static void release_all(struct gate *g)
+/* Whether a pause, the daemon's or the job's queue's, holds the job: it stays listed until a
+ * resume, rather than going through its pool (and a write of its row) to be held again. */
+static bool pause_holds(const struct gate *g, const struct job *job)
+{
+        return paused(g) || pause_is_on(&job->queue->pause);
+}
+
+/* Every waiting run no pause holds is queued again, oldest first; those a pause holds stay, in
+ * order. Returns how many went. */
+static size_t release_all(struct gate *g)
 {
         struct job **jobs = g->jobs;
-        size_t n = g->n;
+        size_t n = g->n, kept = 0, gone = 0;
 
         uv_timer_stop(&g->timer);
-        /* Taken first: a job queued again may be held again, onto a new list. */
-        g->jobs = NULL;
-        g->n = g->size = 0;
         for (size_t i = 0; i < n; i++) {
+                if (pause_holds(g, jobs[i])) {
+                        jobs[kept++] = jobs[i];
+                        continue;
+                }
                 jobs[i]->gate_listed = false;
                 __atomic_store_n(&jobs[i]->held, false, __ATOMIC_RELEASE);
+                /* Queued, not run: a run held again comes back through an event, later. */
                 g->release(g->data, jobs[i]);
                 job_unref(jobs[i]);
+                gone++;
         }
-        free(jobs);
+        g->n = kept;
+        if (kept == 0) {
+                free(jobs);
+                g->jobs = NULL;
+                g->size = 0;
+        }
+        return gone;
 }
 
 static void on_check(uv_timer_t *timer)
 {
         struct gate *g = timer->data;
+        size_t gone;
 
         if (__atomic_load_n(&g->ctx->stopping, __ATOMIC_ACQUIRE) || paused(g) || space_low(g->ctx))
                 return;
+        gone = release_all(g);
         log_info("The state folder's file system has %.1f%% free again: %zu waiting run%s go%s on",
-                 free_percent(g->ctx), g->n, g->n == 1 ? "" : "s", g->n == 1 ? "es" : "");
-        release_all(g);
+                 free_percent(g->ctx), gone, gone == 1 ? "" : "s", gone == 1 ? "es" : "");
 }
 
 int gate_init(struct gate *g, uv_loop_t *loop, const struct run_context *ctx,

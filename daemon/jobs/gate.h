@@ -36,8 +36,8 @@ int gate_init(struct gate *g, uv_loop_t *loop, const struct run_context *ctx,
 void gate_hold(struct gate *g, struct job *job);
 /* The job no longer waits (a cancel): whether it did, or was about to. */
 bool gate_drop(struct gate *g, struct job *job);
-/* Resume: every waiting run is queued again now, in order (one still short of space is held
- * again by its start). */
+/* Resume: every waiting run no pause (the daemon's, its queue's) holds is queued again now, in
+ * order (one still short of space is held again by its start); the others stay. */
 void gate_open(struct gate *g);
 /* Drops every waiting job (they stay pending on disk) and closes the timer. */
 void gate_close(struct gate *g);

@@ -18,8 +18,7 @@ void pause_init(struct pause *p, const char *queue, struct store *store)
 {
         *p = (struct pause){.queue = queue, .store = store};
         if (queue)
-                snprintf(p->kept_name, sizeof(p->kept_name), "queue.%s.%s", queue,
-                         PAUSE_KEPT_NAME);
+                snprintf(p->kept_name, sizeof(p->kept_name), "queue.%s/%s", queue, PAUSE_KEPT_NAME);
         else
                 snprintf(p->kept_name, sizeof(p->kept_name), "%s", PAUSE_KEPT_NAME);
 }

@@ -2,7 +2,7 @@
 /*
  * Pause and resume, of the daemon or of one queue: while paused no new run starts there (item.c
  * holds them on the gate, pending) and running ones go on. The state is kept in the state
- * database, among the kept settings under a name no setting has ("paused", "queue.NAME.paused"),
+ * database, among the kept settings under a name no setting has ("paused", "queue.NAME/paused"),
  * so that a restart or a crash keeps it. A pause with drain is answered once no run is in
  * progress there. Loop thread, but for the two counters.
  */

@@ -23,12 +23,11 @@ struct queue *registry_find_queue(struct registry *reg, const char *name)
 }
 
 /* A new queue's settings, under the file's lines for it, under what was kept. */
-static int settings_of(struct registry *reg, const char *name, json_object *kept,
-                       struct sw_queue_settings *ret, char *err, size_t errlen)
+static int settings_from(json_object *file_queues, const char *name, json_object *kept,
+                         struct sw_queue_settings *ret, char *err, size_t errlen)
 {
         struct sw_queue_settings s = settings_queue_default();
-        json_object *file = reg->file_queues ? json_object_object_get(reg->file_queues, name)
-                                             : NULL;
+        json_object *file = file_queues ? json_object_object_get(file_queues, name) : NULL;
         int r = 0;
 
         if (file)
@@ -38,6 +37,28 @@ static int settings_of(struct registry *reg, const char *name, json_object *kept
         if (r == 0)
                 *ret = s;
         return r;
+}
+
+static int settings_of(struct registry *reg, const char *name, json_object *kept,
+                       struct sw_queue_settings *ret, char *err, size_t errlen)
+{
+        return settings_from(reg->file_queues, name, kept, ret, err, errlen);
+}
+
+int registry_check_file_queues(struct registry *reg, json_object *file_queues, char *err,
+                               size_t errlen)
+{
+        struct sw_queue_settings s;
+        char why[256];
+
+        for (struct queue *q = reg->queues->next; q; q = q->next)
+                if (settings_from(file_queues, q->name, q->kept, &s, why, sizeof(why)) < 0) {
+                        snprintf(err, errlen,
+                                 "queue %s: the file's lines and its kept settings: %s", q->name,
+                                 why);
+                        return -EINVAL;
+                }
+        return 0;
 }
 
 /* Made and put at the end of the list: 0, or -errno. */
@@ -58,7 +79,7 @@ static int make(struct registry *reg, const char *name, const struct sw_queue_se
         return 0;
 }
 
-/* The rows of what was given: "queue.NAME" and "queue.NAME.SETTING". */
+/* The rows of what was given: "queue.NAME" and "queue.NAME/SETTING". */
 static void keep(struct registry *reg, struct queue *q, json_object *given)
 {
         char row[160];
@@ -69,7 +90,7 @@ static void keep(struct registry *reg, struct queue *q, json_object *given)
                 q->kept = json_object_new_object();
         json_object_object_foreach(given, setting, value)
         {
-                snprintf(row, sizeof(row), "queue.%s.%s", q->name, setting);
+                snprintf(row, sizeof(row), "queue.%s/%s", q->name, setting);
                 store_put_setting(reg->store, row, json_object_get_double(value));
                 json_object_object_add(q->kept, setting, json_object_get(value));
         }
@@ -128,10 +149,11 @@ void registry_remove_queue(struct registry *reg, struct queue *q)
         queue_free(q);
 }
 
-/* The kept rows, gathered before the queues are made: {"NAME": {"SETTING": value}}. */
+/* The kept rows, gathered before the queues are made: {"NAME": {"SETTING": value}}. A name
+ * may hold dots, a slash never: the slash ends it. */
 void registry_load_kept_queue(struct registry *reg, const char *name, double value)
 {
-        const char *qname = name + strlen("queue."), *dot = strchr(qname, '.');
+        const char *qname = name + strlen("queue."), *dot = strchr(qname, '/');
         char buf[SW_QUEUE_NAME_MAX + 1], err[128];
         json_object *q;
 
@@ -173,6 +195,8 @@ static void make_kept(struct registry *reg, const char *name, json_object *kept)
         }
         if (settings_of(reg, name, kept, &s, err, sizeof(err)) < 0) {
                 log_warning("Queue %s: ignoring its kept settings: %s", name, err);
+                /* Nor are they worked in again at a reload, which would refuse the file. */
+                kept = NULL;
                 settings_of(reg, name, NULL, &s, err, sizeof(err));
         }
         if (make(reg, name, &s, kept, &q) == 0 && paused)
@@ -246,6 +270,20 @@ void registry_queue_stats(struct registry *reg, struct queue *q, struct slow_wor
                 ret->delayed += st.delayed;
                 ret->items_run += st.items_run;
         }
+}
+
+int64_t registry_waiting_for_space(struct registry *reg, struct queue *q)
+{
+        int64_t n = 0;
+
+        if (pause_is_on(&reg->pause))
+                return 0;
+        for (size_t i = 0; i < reg->gate.n; i++) {
+                struct queue *of = reg->gate.jobs[i]->queue;
+
+                n += (!q || of == q) && !pause_is_on(&of->pause);
+        }
+        return n;
 }
 
 json_object *registry_queue_json(struct registry *reg, struct queue *q)

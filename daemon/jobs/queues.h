@@ -5,7 +5,8 @@
  * configuration file's "queue.NAME.SETTING" lines, or for a restored job whose queue is no longer
  * declared. A named queue's settings are a new queue's defaults, under the file's lines, under
  * what queue.add and settings.set gave it; those are kept in the state database among the kept
- * settings as "queue.NAME" (it exists) and "queue.NAME.SETTING" rows. Loop thread only.
+ * settings as "queue.NAME" (it exists) and "queue.NAME/SETTING" rows (a name may hold dots, never a
+ * slash). Loop thread only.
  */
 #ifndef SLOWWORKD_QUEUES_H
 #define SLOWWORKD_QUEUES_H
@@ -28,6 +29,10 @@ int registry_set_queue(struct registry *reg, struct queue *q, json_object *given
 void registry_remove_queue(struct registry *reg, struct queue *q);
 /* Start: a kept row named "queue.…" (settings.c reads them all). */
 void registry_load_kept_queue(struct registry *reg, const char *name, double value);
+/* Reload, before anything changes: whether the file's queue lines (as registry_set_file_queues
+ * takes them) go with every queue's kept settings: 0, or -EINVAL with err naming the queue. */
+int registry_check_file_queues(struct registry *reg, json_object *file_queues, char *err,
+                               size_t errlen);
 /* Start and reload: the file's queues ({"NAME": {"SETTING": value}}, NULL: none; the registry
  * takes a reference) are made, and every named queue's settings worked out again. */
 void registry_set_file_queues(struct registry *reg, json_object *file_queues);
@@ -36,6 +41,9 @@ void registry_set_file_queues(struct registry *reg, json_object *file_queues);
 json_object *registry_queue_json(struct registry *reg, struct queue *q);
 /* The statistics of the queue's pool, or the sums over every queue's (q NULL). */
 void registry_queue_stats(struct registry *reg, struct queue *q, struct slow_work_stats *ret);
+/* The runs of the queue's jobs (q NULL: of every queue's) held back for space alone, not by the
+ * daemon's pause or their queue's. */
+int64_t registry_waiting_for_space(struct registry *reg, struct queue *q);
 /* A queue for a restored job whose queue is not declared: made with the defaults. */
 struct queue *registry_restore_queue(struct registry *reg, const char *name);
 

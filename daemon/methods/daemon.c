@@ -208,8 +208,7 @@ static void handle_stats(struct registry *reg, struct conn *c, union params *p, 
         json_object_object_add(o, "queued_very_slow", json_object_new_int64(st.queued_very_slow));
         json_object_object_add(o, "delayed", json_object_new_int64(st.delayed));
         json_object_object_add(
-            o, "waiting_for_space",
-            json_object_new_int64(pause_is_on(pause) ? 0 : (int64_t)reg->gate.n));
+            o, "waiting_for_space", json_object_new_int64(registry_waiting_for_space(reg, q)));
         json_object_object_add(o, "paused", json_object_new_boolean(pause_is_on(pause)));
         json_object_object_add(o, "items_run", json_object_new_int64((int64_t)st.items_run));
         json_object_object_add(

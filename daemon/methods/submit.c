@@ -220,17 +220,17 @@ static void handle_enqueue(struct registry *reg, struct conn *c, union params *p
                            struct reply *r)
 {
         struct sw_enqueue_params *p = &params->enqueue;
+        struct queue *queue;
         struct job *job;
 
         if (!p->id == !p->key) {
                 reply_error(r, SW_E_INVALID_PARAMS, "give exactly one of \"id\" and \"key\"");
                 return;
         }
+        queue = method_lookup_queue(reg, "queue", p->queue, r);
+        if (!queue)
+                return;
         if (p->key) {
-                struct queue *queue = method_lookup_queue(reg, "queue", p->queue, r);
-
-                if (!queue)
-                        return;
                 job = registry_find_key(reg, c->uid, queue, p->key);
                 if (!job) {
                         reply_error(r, SW_E_NOT_FOUND, "no live job with key \"%s\" in queue %s",
@@ -238,6 +238,10 @@ static void handle_enqueue(struct registry *reg, struct conn *c, union params *p
                         return;
                 }
         } else if (!(job = method_lookup_job(reg, c, p->id, r))) {
+                return;
+        } else if (p->queue && job->queue != queue) {
+                reply_error(r, SW_E_INVALID_PARAMS, "parameter \"queue\": job %lld is in queue %s",
+                            (long long)p->id, job->queue->name);
                 return;
         }
         enqueue_reply(reg, c, job, 0, r);

@@ -74,7 +74,7 @@ static const char *const stmt_sql[STMT_MAX] = {
                      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [STMT_PUT_SETTING] = "INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)",
     [STMT_DELETE_SETTINGS] = "DELETE FROM settings WHERE name = ?1"
-                             " OR substr(name, 1, length(?1) + 1) = ?1 || '.'",
+                             " OR substr(name, 1, length(?1) + 1) = ?1 || '/'",
     [STMT_PUT_NEXT_ID] = "INSERT INTO meta (key, value) VALUES ('next_id', ?1)"
                          " ON CONFLICT (key) DO UPDATE SET value = max(value, ?1)",
     [STMT_PRUNE_RUNS] = "DELETE FROM runs WHERE seq <= (SELECT max(seq) FROM runs) - ?"

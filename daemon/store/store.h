@@ -63,7 +63,7 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
 /* A run's log goes: its record keeps no path, and the file is removed once that is committed. */
 void store_forget_log(struct store *s, int64_t id, int64_t run, const char *path);
 void store_put_setting(struct store *s, const char *name, double value);
-/* The setting named prefix and those named "prefix.anything". */
+/* The setting named prefix and those named "prefix/anything". */
 void store_delete_settings(struct store *s, const char *prefix);
 
 /* Reading back at start, before store_start(): each calls back once per row, in order. */
