@@ -183,6 +183,7 @@ int cmd_top(struct ctl *x, const struct opts *o, int argc, char **argv)
         struct sigaction sa = {.sa_handler = on_stop_signal}, old_int, old_term;
         bool live = isatty(STDOUT_FILENO), keys = live && isatty(STDIN_FILENO);
         struct termios saved, raw;
+        struct sw_client_error err;
         json_object *stats, *queues;
         int r;
 
@@ -202,7 +203,8 @@ int cmd_top(struct ctl *x, const struct opts *o, int argc, char **argv)
                 r = ctl_call(x, NULL, "stats", NULL, &stats);
                 if (r)
                         break;
-                r = ctl_call(x, NULL, "queue.list", NULL, &queues);
+                /* A daemon from before queues has no queue lines to show. */
+                r = ctl_try(x, NULL, "queue.list", NULL, &queues, &err);
                 if (r) {
                         json_object_put(stats);
                         break;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jobs/queues.h"
 #include "jobs/restore.h"
 #include "jobs/settings.h"
 #include "manager.h"
@@ -78,6 +79,12 @@ static int on_reload_request(void *data, struct conn *c, json_object *id)
 }
 
 /* A connection goes: the registry forgets its handles and subscription. */
+/* What systemd's STATUS= tells: every queue's pool. */
+static void every_pool_stats(void *data, struct slow_work_stats *ret)
+{
+        registry_queue_stats(data, NULL, ret);
+}
+
 static void on_conn_close(void *data, struct conn *c)
 {
         registry_forget(data, c);
@@ -177,7 +184,8 @@ int manager_new(const struct manager_options *o, struct manager **ret)
             .data = &m->registry,
         };
         m->notify.loop = m->loop;
-        m->notify.pool = m->registry.queues->pool;
+        m->notify.stats = every_pool_stats;
+        m->notify.stats_data = &m->registry;
         m->reload = (struct reload){
             .loop = m->loop,
             .config = &m->config,

@@ -80,7 +80,7 @@ static void format_status(struct notify *n, char *buf, size_t len)
 {
         struct slow_work_stats st;
 
-        slow_work_pool_stats(n->pool, &st);
+        n->stats(n->stats_data, &st);
         snprintf(buf, len, "STATUS=%u thread%s, %u running, %u slow and %u very slow queued",
                  st.threads, st.threads == 1 ? "" : "s", st.busy, st.queued_slow,
                  st.queued_very_slow);

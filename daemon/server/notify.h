@@ -9,11 +9,13 @@
 #include <sys/un.h>
 #include <uv.h>
 
-struct slow_work_pool;
+struct slow_work_stats;
 
 struct notify {
         uv_loop_t *loop;
-        struct slow_work_pool *pool; /* what STATUS= tells of; set before notify_ready() */
+        /* What STATUS= tells of (the threads and jobs of every pool); set before notify_ready(). */
+        void (*stats)(void *data, struct slow_work_stats *ret);
+        void *stats_data;
         int fd; /* -1 without NOTIFY_SOCKET: every notify_* call is then a no-op */
         struct sockaddr_un addr;
         socklen_t addr_len;
