@@ -11,6 +11,7 @@ struct user {
         uid_t uid;
         int64_t running;   /* atomic: slots taken, until the loop saw the run end */
         struct job *jobs;  /* live, through their links */
+        size_t njobs;      /* how many */
         struct job **held; /* each a reference, by job id */
         size_t nheld, held_size;
 };
@@ -121,6 +122,7 @@ void users_add(struct users *u, struct job *job)
         if (e->jobs)
                 link_of(u, e->jobs)->prev = job;
         e->jobs = job;
+        e->njobs++;
 }
 
 void users_remove(struct users *u, struct job *job)
@@ -137,6 +139,7 @@ void users_remove(struct users *u, struct job *job)
         if (l->next)
                 link_of(u, l->next)->prev = l->prev;
         *l = (struct job_user_link){0};
+        e->njobs--;
         /* A run in progress or held keeps its job live: with no job left, there is none. */
         if (e->jobs)
                 return;
@@ -147,17 +150,22 @@ void users_remove(struct users *u, struct job *job)
         free(e);
 }
 
-int64_t users_queued(const struct users *u, uid_t owner)
+bool users_may_queue(const struct users *u, uid_t owner, int64_t *ret_queued)
 {
         const struct user *e = find(u, owner);
-        int64_t n = 0;
+        int64_t max = users_max_queued(u), n = 0;
 
-        for (struct job *job = e ? e->jobs : NULL; job; job = link_of(u, job)->next) {
+        if (max == 0 || !e || e->njobs < (size_t)max)
+                return true;
+        for (struct job *job = e->jobs; job; job = link_of(u, job)->next) {
                 const char *state = job_state(job);
 
                 n += strcmp(state, "pending") == 0 || strcmp(state, "waiting") == 0;
         }
-        return n;
+        if (n < max)
+                return true;
+        *ret_queued = n;
+        return false;
 }
 
 bool users_take_run(struct users *u, struct job *job, bool always)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Per-user limits: max-queued-per-user and max-running-per-user over one set of jobs (the
- * daemon's; a queue could have a table of its own). For each owner: the live jobs, counted
- * when a submit asks how many are queued; the runs in progress, a slot taken on the pool thread
+ * daemon's; a queue could have a table of its own). For each owner: the live jobs, whose queued
+ * ones a submit near the limit counts; the runs in progress, a slot taken on the pool thread
  * below the limit and given back on the loop when the run ends; and the runs held back over it
  * (pending), queued again, oldest job first, as that user's runs end or the limit is raised.
  * Loop thread only, but for users_take_run.
@@ -41,9 +41,11 @@ int64_t users_max_queued(const struct users *u);
 /* A live job is counted under its owner, until users_remove. */
 void users_add(struct users *u, struct job *job);
 void users_remove(struct users *u, struct job *job);
-/* The owner's live jobs that are pending (queued, delayed, held back, due to retry) or
- * waiting for other jobs; not running, not idle. */
-int64_t users_queued(const struct users *u, uid_t owner);
+/* Whether the owner may have one more job queued, below max-queued-per-user; if not, how many
+ * are: the owner's live jobs that are pending (queued, delayed, held back, due to retry) or
+ * waiting for other jobs, not running, not idle. They are counted only when the owner has as
+ * many live jobs as the limit. */
+bool users_may_queue(const struct users *u, uid_t owner, int64_t *ret_queued);
 
 /* Pool thread: a slot among its owner's runs, if that keeps them within max-running-per-user,
  * or whatever the limit (always: a run being cancelled or stopped, which goes to its runner).

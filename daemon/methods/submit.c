@@ -39,15 +39,13 @@ static void enqueue_reply(struct registry *reg, struct conn *c, struct job *job,
  * error in r if not. */
 static bool queued_room(struct registry *reg, uid_t owner, struct reply *r)
 {
-        int64_t max = users_max_queued(&reg->users), n;
+        int64_t n;
 
-        if (max == 0)
-                return true;
-        n = users_queued(&reg->users, owner);
-        if (n < max)
+        if (users_may_queue(&reg->users, owner, &n))
                 return true;
         reply_error(r, SW_E_BUSY, "user %u has %lld job%s queued: max-queued-per-user is %lld",
-                    (unsigned)owner, (long long)n, n == 1 ? "" : "s", (long long)max);
+                    (unsigned)owner, (long long)n, n == 1 ? "" : "s",
+                    (long long)users_max_queued(&reg->users));
         return false;
 }
 
