@@ -44,6 +44,8 @@ static void usage(FILE *f)
               "                            run log bytes kept per user (1073741824)\n"
               "  --min-free-space PERCENT  free space of the state folder's file system below\n"
               "                            which users' new runs wait (0..99, 5)\n"
+              "  --max-queued-per-user N   jobs one user may have queued (0: no limit)\n"
+              "  --max-running-per-user N  runs of one user at once (0: no limit)\n"
               "  --default-memory-max BYTES, --default-tasks-max N, --default-cpu-weight N,\n"
               "  --default-nice N, --default-open-files N, --default-cpu-time SECONDS\n"
               "                            limits of a job that sets none (0: no limit)\n"
@@ -81,6 +83,8 @@ int main(int argc, char **argv)
             {"max-connections-per-user", required_argument, NULL, OPT_SETTING},
             {"max-log-bytes-per-user", required_argument, NULL, OPT_SETTING},
             {"min-free-space", required_argument, NULL, OPT_SETTING},
+            {"max-queued-per-user", required_argument, NULL, OPT_SETTING},
+            {"max-running-per-user", required_argument, NULL, OPT_SETTING},
             {"default-memory-max", required_argument, NULL, OPT_SETTING},
             {"default-tasks-max", required_argument, NULL, OPT_SETTING},
             {"default-cpu-weight", required_argument, NULL, OPT_SETTING},

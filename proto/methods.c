@@ -197,6 +197,8 @@ const struct sw_param sw_settings_params[] = {
     {"max-log-bytes-per-user", SW_P_INT, SETTING(max_log_bytes_per_user), false, 1024,
      1099511627776.0},
     {"min-free-space", SW_P_INT, SETTING(min_free_space), false, 0, 99},
+    {"max-queued-per-user", SW_P_INT, SETTING(max_queued_per_user), false, 0, 10000000},
+    {"max-running-per-user", SW_P_INT, SETTING(max_running_per_user), false, 0, 1000000},
     {"default-memory-max", SW_P_INT, SETTING(limits.memory_max), false, 0, SW_JSON_INT_MAX},
     {"default-tasks-max", SW_P_INT, SETTING(limits.tasks_max), false, 0, 4194304},
     {"default-cpu-weight", SW_P_INT, SETTING(limits.cpu_weight), false, 0, 10000},

@@ -144,13 +144,15 @@ struct sw_settings {
         int64_t max_connections_per_user; /* a non-admin uid's connections at once */
         int64_t max_log_bytes_per_user;   /* the run logs a user keeps, in bytes */
         int64_t min_free_space;           /* percent of the state folder's file system kept free */
+        int64_t max_queued_per_user;      /* a user's jobs queued at once (0: no limit) */
+        int64_t max_running_per_user;     /* a user's runs at once (0: no limit) */
         struct sw_limits limits;          /* default-*: what a job that does not say gets */
         bool runtime;                     /* settings.set only: do not persist the change */
         char *queue;                      /* settings.set only: the queue whose settings change */
 };
 /* The settings, then "runtime"; SW_SETTINGS_COUNT rows before it. */
 extern const struct sw_param sw_settings_params[];
-#define SW_SETTINGS_COUNT (11 + SW_LIMITS_COUNT)
+#define SW_SETTINGS_COUNT (13 + SW_LIMITS_COUNT)
 
 /* The settings.get result: every setting by its name (not "runtime"); NULL on ENOMEM. */
 json_object *sw_settings_to_json(const struct sw_settings *s);

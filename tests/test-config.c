@@ -97,7 +97,9 @@ static const char every_key[] = "# every key, and some space\n"
                                 "default-cpu-time = 60\n"
                                 "max-connections-per-user = 5\n"
                                 "max-log-bytes-per-user = 65536\n"
-                                "min-free-space = 7\n";
+                                "min-free-space = 7\n"
+                                "max-queued-per-user = 100\n"
+                                "max-running-per-user = 2\n";
 
 START_TEST(parse_reads_every_key)
 {
@@ -117,6 +119,8 @@ START_TEST(parse_reads_every_key)
         ck_assert_int_eq(cf.settings.max_connections_per_user, 5);
         ck_assert_int_eq(cf.settings.max_log_bytes_per_user, 65536);
         ck_assert_int_eq(cf.settings.min_free_space, 7);
+        ck_assert_int_eq(cf.settings.max_queued_per_user, 100);
+        ck_assert_int_eq(cf.settings.max_running_per_user, 2);
         ck_assert_uint_eq(cf.admin_gid, 0);
         ck_assert_uint_eq(cf.socket_gid, 0);
         ck_assert_uint_eq(config_file_line(&cf, "min-threads"), 2);
@@ -235,6 +239,8 @@ START_TEST(every_key_reaches_settings_get)
         ck_assert_int_eq(get_int(fd, "max-connections-per-user"), 5);
         ck_assert_int_eq(get_int(fd, "max-log-bytes-per-user"), 65536);
         ck_assert_int_eq(get_int(fd, "min-free-space"), 7);
+        ck_assert_int_eq(get_int(fd, "max-queued-per-user"), 100);
+        ck_assert_int_eq(get_int(fd, "max-running-per-user"), 2);
         close(fd);
         daemon_stop(&d);
 }

@@ -92,7 +92,7 @@ START_TEST(settings_get_shows_defaults_and_flags)
         json_object *reply = client_call(fd, "settings.get", NULL);
         json_object *s = reply_result(reply);
 
-        ck_assert_int_eq(json_object_object_length(s), 17);
+        ck_assert_int_eq(json_object_object_length(s), 19);
         ck_assert_int_eq(result_int(reply, "min-threads"), 2);
         ck_assert_int_eq(result_int(reply, "max-threads"), 6); /* from --max-threads 6 */
         ck_assert_int_eq(result_int(reply, "vslow-percentage"), 50);
@@ -111,6 +111,8 @@ START_TEST(settings_get_shows_defaults_and_flags)
         ck_assert_int_eq(result_int(reply, "max-connections-per-user"), 64);
         ck_assert_int_eq(result_int(reply, "max-log-bytes-per-user"), 1073741824);
         ck_assert_int_eq(result_int(reply, "min-free-space"), 5);
+        ck_assert_int_eq(result_int(reply, "max-queued-per-user"), 0);
+        ck_assert_int_eq(result_int(reply, "max-running-per-user"), 0);
         json_object_put(reply);
         close(fd);
 }
@@ -143,6 +145,8 @@ START_TEST(settings_set_applies_all_or_nothing)
             "{\"vslow-percentage\":10,\"min-free-space\":100}",
             "{\"vslow-percentage\":10,\"min-free-space\":-1}",
             "{\"vslow-percentage\":10,\"min-free-space\":5.5}",
+            "{\"vslow-percentage\":10,\"max-queued-per-user\":-1}",
+            "{\"vslow-percentage\":10,\"max-running-per-user\":\"2\"}",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 reply = client_call(fd, "settings.set", bad[i]);

@@ -1312,6 +1312,8 @@ static bool settings_eq(const struct sw_settings *a, const struct sw_settings *b
                a->max_connections_per_user == b->max_connections_per_user &&
                a->max_log_bytes_per_user == b->max_log_bytes_per_user &&
                a->min_free_space == b->min_free_space &&
+               a->max_queued_per_user == b->max_queued_per_user &&
+               a->max_running_per_user == b->max_running_per_user &&
                a->runtime == b->runtime;
 }
 
@@ -1357,6 +1359,9 @@ START_TEST(settings_set_rejects_a_bad_value_whole)
                  "between 1024 and 1099511627776");
         rejected("{\"min-free-space\":100}", sw_settings_params, &s, "between 0 and 99");
         rejected("{\"min-free-space\":2.5}", sw_settings_params, &s, "must be an integer");
+        rejected("{\"max-queued-per-user\":-1}", sw_settings_params, &s,
+                 "between 0 and 10000000");
+        rejected("{\"max-running-per-user\":1.5}", sw_settings_params, &s, "must be an integer");
         rejected("{\"min-threads\":\"2\"}", sw_settings_params, &s, "must be an integer");
         rejected("{\"threads\":2}", sw_settings_params, &s, "unknown parameter \"threads\"");
         ck_assert(settings_eq(&s, &before));
@@ -1420,6 +1425,7 @@ START_TEST(settings_to_json_has_every_name)
                                "\"kill-grace\":5.0,\"stop-timeout\":30.0,"
                                "\"max-connections-per-user\":64,"
                                "\"max-log-bytes-per-user\":1073741824,\"min-free-space\":5,"
+                               "\"max-queued-per-user\":0,\"max-running-per-user\":0,"
                                "\"default-memory-max\":0,"
                                "\"default-tasks-max\":0,\"default-cpu-weight\":0,"
                                "\"default-nice\":-3,\"default-open-files\":0,"

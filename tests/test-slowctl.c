@@ -1076,6 +1076,7 @@ START_TEST(rq_prints_the_kernels_layout)
         ck_assert_ptr_nonnull(strstr(out, "threads "));
         ck_assert_ptr_nonnull(strstr(out, "queued_very_slow "));
         ck_assert_ptr_nonnull(strstr(out, "\nwaiting_for_space  0\n"));
+        ck_assert_ptr_nonnull(strstr(out, "\nwaiting_for_turn   0\n"));
         free(out);
         out = ctl_ok("top", NULL); /* not a terminal: once */
         ck_assert_ptr_nonnull(strstr(out, "THR PID"));

@@ -1189,6 +1189,125 @@ static int64_t stat_of(int fd, const char *name)
         return v;
 }
 
+/* n submits of the same params, sent 100 at a time before their replies are read. */
+static void submit_many(int fd, const char *params, int n)
+{
+        char line[PATH_MAX * 3];
+
+        for (int done = 0; done < n;) {
+                int k = n - done < 100 ? n - done : 100;
+
+                for (int i = 0; i < k; i++) {
+                        snprintf(line, sizeof(line),
+                                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"submit\","
+                                 "\"params\":%s}",
+                                 done + i, params);
+                        client_send(fd, line);
+                }
+                for (int i = 0; i < k; i++) {
+                        char *text = client_read_line(fd);
+                        json_object *reply = json_tokener_parse(text);
+
+                        ck_assert_msg(reply_code(reply) == 0, "submit failed: %s", text);
+                        json_object_put(reply);
+                        free(text);
+                }
+                done += k;
+        }
+}
+
+/* The most runs at once in a file of "s" and "e" their jobs appended as they started and ended
+ * (some may still run), and how many ended. */
+static int most_at_once(const char *path, int *ret_ended)
+{
+        FILE *f = fopen(path, "r");
+        int now = 0, most = 0, c;
+
+        *ret_ended = 0;
+        if (!f)
+                return 0;
+        while ((c = fgetc(f)) != EOF) {
+                if (c == 's' && ++now > most)
+                        most = now;
+                else if (c == 'e') {
+                        now--;
+                        ++*ret_ended;
+                }
+        }
+        fclose(f);
+        return most;
+}
+
+static double wall_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Issue 14's case: user a holds 1,000 queued jobs of 1 s each, max-running-per-user is 2 on a
+ * pool of 4 threads. Never more than two of a's run at once, the rest wait held back, and user
+ * b's job, submitted after a's 1,000, starts within one of a's runs' time. max-queued-per-user
+ * refuses a's next submit but not b's.
+ */
+START_TEST(one_users_thousand_jobs_leave_room_for_another_users)
+{
+        int a = connect_as(user_a), b = connect_as(user_b), fd, ended = 0, most = 0;
+        char path[PATH_MAX], params[2 * PATH_MAX + 128], want[128];
+        double submitted;
+        json_object *rec;
+        int64_t id;
+
+        ck_assert_int_eq(call_code(root_fd, "settings.set",
+                                   "{\"min-threads\":4,\"max-threads\":4,"
+                                   "\"max-running-per-user\":2}"),
+                         0);
+        snprintf(path, sizeof(path), "%s/a-runs", d.dir);
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(fchown(fd, user(user_a)->pw_uid, 0), 0);
+        close(fd);
+        snprintf(params, sizeof(params), "{\"command\":\"echo s >>%s; sleep 1; echo e >>%s\"}",
+                 path, path);
+        submit_many(a, params, 1000);
+        for (int i = 0; i < 500 && stat_of(root_fd, "waiting_for_turn") < 990; i++)
+                usleep(10 * 1000);
+        ck_assert_int_ge(stat_of(root_fd, "waiting_for_turn"), 990);
+
+        submitted = wall_now();
+        id = job_submit(b, "{\"command\":\"true\"}");
+        rec = job_wait(b, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_msg(json_object_get_double(json_object_object_get(rec, "started")) - submitted <
+                          1.0,
+                      "user b's job started %.3f s after its submit",
+                      json_object_get_double(json_object_object_get(rec, "started")) - submitted);
+        json_object_put(rec);
+
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-queued-per-user\":10}"), 0);
+        snprintf(want, sizeof(want), "user %u has ", (unsigned)user(user_a)->pw_uid);
+        rec = client_call(a, "submit", "{\"command\":\"true\"}");
+        ck_assert_int_eq(reply_code(rec), -32004);
+        ck_assert(strstr(json_object_get_string(json_object_object_get(
+                             json_object_object_get(rec, "error"), "message")),
+                         want));
+        json_object_put(rec);
+        json_object_put(job_wait(b, job_submit(b, "{\"command\":\"true\"}")));
+
+        /* Three rounds of a's runs. */
+        for (int i = 0; i < 400 && ended < 6; i++) {
+                usleep(10 * 1000);
+                most = most_at_once(path, &ended);
+        }
+        ck_assert_int_ge(ended, 6);
+        ck_assert_int_eq(most, 2);
+        close(a);
+        close(b);
+}
+END_TEST
+
 /* Percent of a file system free for users. */
 static double free_percent(const char *path)
 {
@@ -1343,6 +1462,7 @@ int main(void)
         tcase_add_test(tc, one_user_cannot_take_the_connections_of_root_admins_or_others);
         tcase_add_test(tc, max_connections_per_user_is_a_setting);
         tcase_add_test(tc, one_users_logs_never_displace_anothers);
+        tcase_add_test(tc, one_users_thousand_jobs_leave_room_for_another_users);
         suite_add_tcase(s, tc);
         tcase_set_timeout(user_tc, 60);
         tcase_add_test(user_tc, the_user_instance_refuses_another_uid);

@@ -10,10 +10,11 @@ struct job;
 struct run_record;
 
 enum event_type {
-        EVENT_RELEASED, /* the pool dropped a reference: the job may be idle */
-        EVENT_STARTED,  /* a run started */
-        EVENT_ENDED,    /* a run ended, with its record */
-        EVENT_HELD,     /* a run did not start: paused, or too little free space (held is set) */
+        EVENT_RELEASED,  /* the pool dropped a reference: the job may be idle */
+        EVENT_STARTED,   /* a run started */
+        EVENT_ENDED,     /* a run ended, with its record */
+        EVENT_HELD,      /* a run did not start: paused, or too little free space (held is set) */
+        EVENT_HELD_USER, /* a run did not start: its owner has max-running-per-user (held set) */
 };
 
 struct event {

@@ -17,6 +17,7 @@
 #include "jobs/record.h"
 #include "jobs/run.h"
 #include "jobs/shell.h"
+#include "jobs/users.h"
 
 static int item_get_ref(struct slow_work *work)
 {
@@ -31,14 +32,18 @@ static void item_put_ref(struct slow_work *work)
         events_post(job->shared->run.events, EVENT_RELEASED, job, NULL);
 }
 
-/* Whether the run must wait on the gate. A run being cancelled or stopped goes to its runner,
- * which records that. */
-static bool held_back(struct job *job)
+/* A run being cancelled or stopped goes to its runner, which records that: it never waits. */
+static bool must_go(struct job *job)
 {
-        const struct run_context *ctx = &job->shared->run;
+        return __atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) ||
+               __atomic_load_n(&job->shared->run.stopping, __ATOMIC_ACQUIRE);
+}
 
-        return !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
-               !__atomic_load_n(&ctx->stopping, __ATOMIC_ACQUIRE) && gate_holds_back(ctx, job);
+/* The run waits (held is set before the pool lets go of the item: the job is never seen idle). */
+static void hold(struct job *job, enum event_type why)
+{
+        __atomic_store_n(&job->held, true, __ATOMIC_RELEASE);
+        events_post(job->shared->run.events, why, job_ref(job), NULL);
 }
 
 /* Counted first, then the pause looked at: a pause either is seen here, or sees the count. */
@@ -50,10 +55,12 @@ static void item_execute(struct slow_work *work)
 
         pause_run_started(ctx->pause);
         pause_run_started(&job->queue->pause);
-        if (held_back(job)) {
-                /* Set before the pool lets go of the item: the job is never seen idle. */
-                __atomic_store_n(&job->held, true, __ATOMIC_RELEASE);
-                events_post(ctx->events, EVENT_HELD, job_ref(job), NULL);
+        if (!must_go(job) && gate_holds_back(ctx, job)) {
+                hold(job, EVENT_HELD);
+                return;
+        }
+        if (!users_take_run(job->shared->users, job, must_go(job))) {
+                hold(job, EVENT_HELD_USER);
                 return;
         }
         rec = job->plugin_entry ? plugin_run(job) : shell_run(job);

@@ -25,14 +25,24 @@
 struct cron;
 struct queue;
 struct run_record;
+struct user;
+struct users;
 struct waiter;
 
 /* What every job refers to, made once by the registry. */
 struct job_shared {
         const struct slow_work_ops *ops; /* what the pool does with a job (item.c) */
+        struct users *users;             /* the per-user limits its runs count against */
         struct envs envs;                /* loop */
         struct plugins plugins;          /* loop */
         struct run_context run;          /* the runners' */
+};
+
+/* A job's place in a per-user table (users.c); user is fixed while the job is live. */
+struct job_user_link {
+        struct user *user;       /* its owner's entry (NULL: not counted) */
+        struct job *next, *prev; /* that owner's live jobs */
+        bool listed;             /* its run is held back on that owner's list */
 };
 
 struct job {
@@ -91,8 +101,10 @@ struct job {
         pthread_mutex_t run_lock;
         int kick_fd;          /* under run_lock: the run's eventfd, -1 between runs */
         unsigned cancelling;  /* atomic: cancels in progress; a run seeing it stops */
-        bool held;            /* atomic: its run waits on the gate (pending, not queued) */
+        bool held;            /* atomic: its run waits, on the gate or for its owner's turn
+                               * (pending, not queued) */
         bool gate_listed;     /* loop: on the registry's gate */
+        struct job_user_link user_link; /* loop: in the registry's per-user limits */
         struct suspend suspend; /* its run's processes stopped (suspend, continue) */
 
         struct run_record *last; /* loop: the last finished run */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,7 @@ void registry_add(struct registry *reg, struct job *job)
         job->live = true;
         job->queue->njobs++;
         reg->njobs++;
+        users_add(&reg->users, job);
         if (job->persist)
                 job->handles++;
 }
@@ -110,6 +112,7 @@ static void retire(struct registry *reg, struct job *job)
         job->live = false;
         job->queue->njobs--;
         reg->njobs--;
+        users_remove(&reg->users, job);
         schedule_remove(&reg->schedule, job);
         /* At shutdown what leaves the tables is not done: queued and delayed jobs stay on disk. */
         if (!__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
@@ -342,6 +345,14 @@ static void record_ended_before_start(struct registry *reg, struct job *job, con
                 registry_notify(reg, job, record_state_after_run(job), rec);
 }
 
+/* The job's run no longer waits on the gate or for its owner's turn: whether it did. */
+static bool drop_held(struct registry *reg, struct job *job)
+{
+        bool gated = gate_drop(&reg->gate, job);
+
+        return users_drop(&reg->users, job) || gated;
+}
+
 /* The job's cancels that waited for its run are through once the pool is done with the run. */
 static void finish_cancels(struct registry *reg, struct job *job)
 {
@@ -353,7 +364,7 @@ static void finish_cancels(struct registry *reg, struct job *job)
                 __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
         /* The run it waited for was held back and did not start, or a retry of it was planned
          * meanwhile. */
-        if (gate_drop(&reg->gate, job) || job->retry_due) {
+        if (drop_held(reg, job) || job->retry_due) {
                 job->retry_due = false;
                 record_ended_before_start(reg, job, "cancelled");
         }
@@ -380,9 +391,9 @@ int registry_cancel(struct registry *reg, struct job *job, struct conn *c, json_
                 return 1;
         }
         __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
-        /* Held back (for space, a pause, other jobs, or a retry's turn): dropped like a queued
-         * run. */
-        if (gate_drop(&reg->gate, job) || deps_drop(&reg->deps, job) || job->retry_due) {
+        /* Held back (for space, a pause, its owner's turn, other jobs, or a retry's turn):
+         * dropped like a queued run. */
+        if (drop_held(reg, job) || deps_drop(&reg->deps, job) || job->retry_due) {
                 job->retry_due = false;
                 was_queued = dropped = true;
         }
@@ -533,8 +544,8 @@ int registry_enqueue(struct registry *reg, struct job *job, double delay, const 
         bool running = slow_work_is_executing(&job->dw.work);
         int r;
 
-        /* Its run is held back (free space, a pause), waits for other jobs or for its retry's
-         * turn, and will run then. */
+        /* Its run is held back (free space, a pause, its owner's turn), waits for other jobs or
+         * for its retry's turn, and will run then. */
         if (__atomic_load_n(&job->held, __ATOMIC_ACQUIRE) || job->waiting ||
             job->retry_due) {
                 *ret_extra = "coalesced";
@@ -697,6 +708,13 @@ int registry_schedule(struct registry *reg, struct job *job)
 }
 
 /* What the pool's threads tell: a run started or ended, or the pool let go of the job. */
+/* A run past its start has ended, or was held back: one less in progress for the pauses. */
+static void run_done(struct registry *reg, struct job *job)
+{
+        pause_run_done(&reg->pause);
+        pause_run_done(&job->queue->pause);
+}
+
 static void on_event(void *data, struct event *e)
 {
         struct registry *reg = data;
@@ -715,13 +733,16 @@ static void on_event(void *data, struct event *e)
                 registry_run_ended(reg, job, e->rec);
                 e->rec = NULL;
                 registry_notify(reg, job, record_state_after_run(job), job->last);
-                pause_run_done(&reg->pause);
-                pause_run_done(&job->queue->pause);
+                users_run_ended(&reg->users, job);
+                run_done(reg, job);
                 break;
         case EVENT_HELD:
                 gate_hold(&reg->gate, job);
-                pause_run_done(&reg->pause);
-                pause_run_done(&job->queue->pause);
+                run_done(reg, job);
+                break;
+        case EVENT_HELD_USER:
+                users_hold(&reg->users, job);
+                run_done(reg, job);
                 break;
         case EVENT_RELEASED:
                 break;
@@ -730,8 +751,8 @@ static void on_event(void *data, struct event *e)
         registry_check_idle(reg, job);
 }
 
-/* There is room again, or the pause is over: a run that was held back is queued again, as the
- * same attempt. */
+/* There is room again, the pause is over, or its owner's turn has come: a run that was held back
+ * is queued again, as the same attempt. */
 static void release_held(void *data, struct job *job)
 {
         int r = registry_queue_run(data, job, 0);
@@ -782,6 +803,11 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
         pause_init(&reg->pause, NULL, reg->store);
+        users_init(&reg->users, offsetof(struct job, user_link), &reg->shared.run.stopping,
+                   release_held, reg);
+        users_set_limits(&reg->users, config->settings->max_queued_per_user,
+                         config->settings->max_running_per_user);
+        reg->shared.users = &reg->users;
         deps_init(&reg->deps, on_resolved, on_deps_changed, reg);
         r = schedule_init(&reg->schedule, config->loop, on_tick, reg);
         if (r < 0)
@@ -825,6 +851,7 @@ void registry_close_events(struct registry *reg)
         events_flush(&reg->events);
         events_close(&reg->events);
         gate_close(&reg->gate);
+        users_close(&reg->users);
         pause_close(&reg->pause);
         for (struct queue *q = reg->queues; q; q = q->next)
                 pause_close(&q->pause);
@@ -839,6 +866,7 @@ void registry_free(struct registry *reg)
                 registry_forget(reg, reg->clients->conn);
         deps_free(&reg->deps);
         schedule_close(&reg->schedule);
+        users_close(&reg->users);
         for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
                 while (reg->by_id[i]) {
                         struct job *job = reg->by_id[i];

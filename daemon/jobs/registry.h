@@ -24,6 +24,7 @@
 #include "jobs/pause.h"
 #include "jobs/queue.h"
 #include "jobs/schedule.h"
+#include "jobs/users.h"
 #include "methods.h"
 #include "store/history.h"
 
@@ -54,6 +55,7 @@ struct registry {
         struct history history;
         struct gate gate; /* runs held back: for free space, or paused */
         struct pause pause;
+        struct users users;       /* per-user limits, and runs held back by them */
         struct deps deps;         /* jobs waiting for others to end */
         struct schedule schedule; /* recurring jobs */
         struct job *by_id[REGISTRY_BUCKETS], *by_key[REGISTRY_BUCKETS];

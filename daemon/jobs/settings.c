@@ -21,6 +21,7 @@ int registry_apply_settings(struct registry *reg, const struct sw_settings *s)
         __atomic_store_n(&reg->shared.run.log_budget, s->max_log_bytes_per_user, __ATOMIC_RELAXED);
         __atomic_store_n(&reg->shared.run.min_free_space, s->min_free_space, __ATOMIC_RELAXED);
         __atomic_store(&reg->shared.run.kill_grace, &s->kill_grace, __ATOMIC_RELAXED);
+        users_set_limits(&reg->users, s->max_queued_per_user, s->max_running_per_user);
         return 0;
 }
 

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-user limits: max-queued-per-user and max-running-per-user over one set of jobs (the
+ * daemon's; a queue could have a table of its own). For each owner: the live jobs, whose queued
+ * ones a submit near the limit counts; the runs in progress, a slot taken on the pool thread
+ * below the limit and given back on the loop when the run ends; and the runs held back over it
+ * (pending), queued again, oldest job first, as that user's runs end or the limit is raised.
+ * Loop thread only, but for users_take_run.
+ */
+#ifndef SLOWWORKD_USERS_H
+#define SLOWWORKD_USERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define USERS_BUCKETS 256
+
+struct job;
+struct user;
+
+struct users {
+        struct user *buckets[USERS_BUCKETS];
+        int64_t max_queued, max_running; /* atomic; 0: no limit */
+        size_t link;                     /* where a job keeps its struct job_user_link */
+        size_t nheld;                    /* every user's runs held back */
+        const bool *stopping;            /* atomic: shutting down, nothing is released */
+        /* A held run may start now: queue it. */
+        void (*release)(void *data, struct job *job);
+        void *data;
+};
+
+/* link: offsetof(struct job, the job_user_link this table uses). */
+void users_init(struct users *u, size_t link, const bool *stopping,
+                void (*release)(void *data, struct job *job), void *data);
+/* Raised limits let held runs go, as many as there is room for now. */
+void users_set_limits(struct users *u, int64_t max_queued, int64_t max_running);
+int64_t users_max_queued(const struct users *u);
+
+/* A live job is counted under its owner, until users_remove. */
+void users_add(struct users *u, struct job *job);
+void users_remove(struct users *u, struct job *job);
+/* Whether the owner may have one more job queued, below max-queued-per-user; if not, how many
+ * are: the owner's live jobs that are pending (queued, delayed, held back, due to retry) or
+ * waiting for other jobs, not running, not idle. They are counted only when the owner has as
+ * many live jobs as the limit. */
+bool users_may_queue(const struct users *u, uid_t owner, int64_t *ret_queued);
+
+/* Pool thread: a slot among its owner's runs, if that keeps them within max-running-per-user,
+ * or whatever the limit (always: a run being cancelled or stopped, which goes to its runner).
+ * Every slot taken is given back by users_run_ended. */
+bool users_take_run(struct users *u, struct job *job, bool always);
+/* The job's run has ended: its slot goes back, and the owner's oldest held run may go. */
+void users_run_ended(struct users *u, struct job *job);
+/* Its run did not get a slot (held is set): it waits, unless that was undone meanwhile
+ * (users_drop) or there is room again. */
+void users_hold(struct users *u, struct job *job);
+/* The job's run no longer waits (a cancel): whether it did, or was about to. */
+bool users_drop(struct users *u, struct job *job);
+/* Drops every held run (they stay pending on disk). */
+void users_close(struct users *u);
+
+#endif
