@@ -53,6 +53,8 @@ enum {
         OPT_MAX_THREADS,
         OPT_VSLOW_PERCENTAGE,
         OPT_IDLE_TIMEOUT,
+        OPT_MAX_QUEUED_PER_USER,
+        OPT_MAX_RUNNING_PER_USER,
         OPT_FAILED,
         OPT_OUTCOME,
         OPT_SINCE,
@@ -106,6 +108,8 @@ static const struct option_def option_defs[] = {
     {OPT_MAX_THREADS, "max-threads", "N", "the queue's threads at most (1: one job at a time)"},
     {OPT_VSLOW_PERCENTAGE, "vslow-percentage", "N", "the share of its threads very slow jobs get"},
     {OPT_IDLE_TIMEOUT, "idle-timeout", "S", "idle threads above min-threads go after S seconds"},
+    {OPT_MAX_QUEUED_PER_USER, "max-queued-per-user", "N", "a user's jobs queued in it at most"},
+    {OPT_MAX_RUNNING_PER_USER, "max-running-per-user", "N", "a user's jobs running in it at most"},
     {OPT_FAILED, "failed", NULL, "only runs that did not succeed (any outcome but succeeded)"},
     {OPT_OUTCOME, "outcome", "O", "only runs with this outcome (failed, killed, timed-out, ...)"},
     {OPT_SINCE, "since", "WHEN", "only runs that ended since: 30m, 2h, 1d ago, or a local time"},
@@ -141,8 +145,9 @@ static const int enqueue_options[] = {OPT_KEY, OPT_QUEUE, 0};
 static const int log_options[] = {OPT_FOLLOW, 0};
 static const int set_options[] = {OPT_RUNTIME, OPT_QUEUE, 0};
 static const int queue_only_options[] = {OPT_QUEUE, 0};
-static const int queue_options[] = {OPT_MIN_THREADS, OPT_MAX_THREADS, OPT_VSLOW_PERCENTAGE,
-                                    OPT_IDLE_TIMEOUT, 0};
+static const int queue_options[] = {OPT_MIN_THREADS,         OPT_MAX_THREADS,
+                                    OPT_VSLOW_PERCENTAGE,    OPT_IDLE_TIMEOUT,
+                                    OPT_MAX_QUEUED_PER_USER, OPT_MAX_RUNNING_PER_USER, 0};
 static const int history_options[] = {OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
 static const int list_options[] = {OPT_ALL, OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
 static const int pause_options[] = {OPT_DRAIN, OPT_QUEUE, 0};
@@ -175,6 +180,7 @@ static const struct command commands[] = {
      "change settings (of a queue), all or nothing"},
     {"queue", 1, 2, queue_options, false, cmd_queue,
      "add Q [--max-threads N] [--min-threads N] [--vslow-percentage N] [--idle-timeout S]\n"
+     "                     [--max-queued-per-user N] [--max-running-per-user N]\n"
      "       slowctl queue rm Q\n"
      "       slowctl queue ls",
      "add, remove or list the named queues"},
@@ -470,6 +476,8 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
         case OPT_MAX_THREADS:
         case OPT_VSLOW_PERCENTAGE:
         case OPT_IDLE_TIMEOUT:
+        case OPT_MAX_QUEUED_PER_USER:
+        case OPT_MAX_RUNNING_PER_USER:
                 return add_queue_setting(x, o, find_def(code)->name, arg);
         case OPT_FAILED:
                 o->failed = true;

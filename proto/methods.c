@@ -219,6 +219,8 @@ const struct sw_param sw_queue_add_params[] = {
     {"max-threads", SW_P_INT, QUEUE(settings.max_threads), false, 1, 255},
     {"vslow-percentage", SW_P_INT, QUEUE(settings.vslow_percentage), false, 1, 99},
     {"idle-timeout", SW_P_SECONDS, QUEUE(settings.idle_timeout), false, 0.001, 86400},
+    {"max-queued-per-user", SW_P_INT, QUEUE(settings.max_queued_per_user), false, 0, 10000000},
+    {"max-running-per-user", SW_P_INT, QUEUE(settings.max_running_per_user), false, 0, 1000000},
     {.name = NULL},
 };
 _Static_assert(offsetof(struct sw_queue_params, settings) == 0,
@@ -235,6 +237,10 @@ json_object *sw_queue_settings_to_json(const struct sw_queue_settings *s)
         json_object_object_add(o, "max-threads", json_object_new_int64(s->max_threads));
         json_object_object_add(o, "vslow-percentage", json_object_new_int64(s->vslow_percentage));
         json_object_object_add(o, "idle-timeout", json_object_new_double(s->idle_timeout));
+        json_object_object_add(o, "max-queued-per-user",
+                               json_object_new_int64(s->max_queued_per_user));
+        json_object_object_add(o, "max-running-per-user",
+                               json_object_new_int64(s->max_running_per_user));
         return o;
 }
 

@@ -166,6 +166,7 @@ json_object *sw_settings_to_json(const struct sw_settings *s);
 struct sw_queue_settings {
         int64_t min_threads, max_threads, vslow_percentage;
         double idle_timeout; /* seconds */
+        int64_t max_queued_per_user, max_running_per_user; /* in the queue (0: no limit) */
 };
 extern const struct sw_param *const sw_queue_settings_params;
 /* {"min-threads": N, ...}: a queue's settings by name; NULL on ENOMEM. */

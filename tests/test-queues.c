@@ -174,6 +174,59 @@ START_TEST(a_one_thread_queue_never_runs_two_jobs_while_default_runs_four)
 }
 END_TEST
 
+START_TEST(a_queues_per_user_limits_bind_in_that_queue_only)
+{
+        char one[PATH_MAX], all[PATH_MAX], msg[256];
+        int64_t ids[6];
+        json_object *q;
+        int fd, runs;
+
+        daemon_start(&d, "--min-threads", "3", "--max-threads", "3", NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "queue.add",
+                  "{\"name\":\"gpu\",\"max-threads\":3,\"max-running-per-user\":1}");
+        call_done(fd, "queue.add", "{\"name\":\"small\",\"max-queued-per-user\":2}");
+        q = call_ok(fd, "settings.get", "{\"queue\":\"gpu\"}");
+        ck_assert_int_eq(int_member(q, "max-running-per-user"), 1);
+        json_object_put(q);
+        snprintf(one, sizeof(one), "%s/gpu.times", d.dir);
+        snprintf(all, sizeof(all), "%s/default.times", d.dir);
+        for (int i = 0; i < 3; i++)
+                ids[i] = timed_job(fd, "gpu", one, 0.3);
+        for (int i = 3; i < 6; i++)
+                ids[i] = timed_job(fd, "default", all, 0.6);
+        for (int i = 0; i < 6; i++)
+                json_object_put(job_wait(fd, ids[i]));
+        ck_assert_int_eq(most_at_once(one, &runs), 1);
+        ck_assert_int_eq(runs, 3);
+        ck_assert_int_eq(most_at_once(all, &runs), 3);
+        /* The queued limit of one queue refuses there, naming it, and nowhere else. */
+        job_submit(fd, "{\"queue\":\"small\",\"command\":\"true\",\"delay\":60}");
+        job_submit(fd, "{\"queue\":\"small\",\"command\":\"true\",\"delay\":60}");
+        ck_assert_int_eq(call_error(fd, "submit",
+                                    "{\"queue\":\"small\",\"command\":\"true\",\"delay\":60}", msg,
+                                    sizeof(msg)),
+                         -32004);
+        ck_assert_msg(strstr(msg, "has 2 jobs queued in queue small"), "%s", msg);
+        job_submit(fd, "{\"command\":\"true\",\"delay\":60}");
+        /* Lifted at run time, kept across a restart. */
+        call_done(fd, "settings.set", "{\"queue\":\"small\",\"max-queued-per-user\":3}");
+        job_submit(fd, "{\"queue\":\"small\",\"command\":\"true\",\"delay\":60}");
+        close(fd);
+        kill_hard(&d);
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(setting_of(fd, "small", "max-queued-per-user"), 3);
+        ck_assert_int_eq(setting_of(fd, "gpu", "max-running-per-user"), 1);
+        ck_assert_int_eq(call_error(fd, "submit",
+                                    "{\"queue\":\"small\",\"command\":\"true\",\"delay\":60}", msg,
+                                    sizeof(msg)),
+                         -32004);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(one_queues_settings_change_at_run_time_without_touching_anothers)
 {
         json_object *r;
@@ -597,6 +650,7 @@ int main(void)
 
         tcase_set_timeout(tc, 120);
         tcase_add_test(tc, a_one_thread_queue_never_runs_two_jobs_while_default_runs_four);
+        tcase_add_test(tc, a_queues_per_user_limits_bind_in_that_queue_only);
         tcase_add_test(tc, one_queues_settings_change_at_run_time_without_touching_anothers);
         tcase_add_test(tc, a_restart_keeps_queues_their_settings_pause_and_jobs);
         tcase_add_test(tc, a_paused_queue_holds_only_its_own_jobs);

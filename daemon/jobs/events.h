@@ -15,6 +15,7 @@ enum event_type {
         EVENT_ENDED,     /* a run ended, with its record */
         EVENT_HELD,      /* a run did not start: paused, or too little free space (held is set) */
         EVENT_HELD_USER, /* a run did not start: its owner has max-running-per-user (held set) */
+        EVENT_HELD_QUEUE_USER, /* the same in its queue (it took a slot of the daemon's limit) */
 };
 
 struct event {

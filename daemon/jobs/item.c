@@ -63,6 +63,10 @@ static void item_execute(struct slow_work *work)
                 hold(job, EVENT_HELD_USER);
                 return;
         }
+        if (!users_take_run(&job->queue->users, job, must_go(job))) {
+                hold(job, EVENT_HELD_QUEUE_USER);
+                return;
+        }
         rec = job->plugin_entry ? plugin_run(job) : shell_run(job);
         if (rec)
                 record_measure_log(rec, ctx->log_dir_fd);

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "jobs/job.h"
-#include "jobs/queue.h"
 #include "store/run-record.h"
 #include "util/cron.h"
 #include "util/strv.h"
@@ -348,7 +347,6 @@ json_object *job_to_json(struct job *job)
         json_object_object_add(o, "name", job->name ? json_object_new_string(job->name) : NULL);
         json_object_object_add(o, "key", job->key ? json_object_new_string(job->key) : NULL);
         json_object_object_add(o, "owner", json_object_new_int64(job->owner));
-        json_object_object_add(o, "queue", json_object_new_string(job->queue->name));
         json_object_object_add(o, "refs", json_object_new_int(__atomic_load_n(&job->refs,
                                                                                 __ATOMIC_RELAXED)));
         json_object_object_add(o, "handles", json_object_new_int((int)job->handles));

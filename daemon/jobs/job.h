@@ -104,7 +104,8 @@ struct job {
         bool held;            /* atomic: its run waits, on the gate or for its owner's turn
                                * (pending, not queued) */
         bool gate_listed;     /* loop: on the registry's gate */
-        struct job_user_link user_link; /* loop: in the registry's per-user limits */
+        struct job_user_link user_link;       /* loop: in the registry's per-user limits */
+        struct job_user_link queue_user_link; /* loop: in its queue's */
         struct suspend suspend; /* its run's processes stopped (suspend, continue) */
 
         struct run_record *last; /* loop: the last finished run */

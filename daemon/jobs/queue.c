@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/job.h"
 #include "jobs/queue.h"
 #include "util/settings.h"
 
 int queue_new(const char *name, const struct sw_queue_settings *s, struct store *store,
+              const bool *stopping, void (*release)(void *data, struct job *job), void *data,
               struct queue **ret)
 {
         struct slow_work_settings ps = settings_for_pool(s);
@@ -22,6 +25,8 @@ int queue_new(const char *name, const struct sw_queue_settings *s, struct store 
         }
         q->settings = *s;
         pause_init(&q->pause, q->name, store);
+        users_init(&q->users, offsetof(struct job, queue_user_link), stopping, release, data);
+        users_set_limits(&q->users, s->max_queued_per_user, s->max_running_per_user);
         r = slow_work_pool_new(&ps, &q->pool);
         if (r < 0) {
                 queue_free(q);
@@ -36,9 +41,11 @@ int queue_configure(struct queue *q, const struct sw_queue_settings *s)
         struct slow_work_settings ps = settings_for_pool(s);
         int r = slow_work_pool_configure(q->pool, &ps);
 
-        if (r == 0)
-                q->settings = *s;
-        return r;
+        if (r < 0)
+                return r;
+        q->settings = *s;
+        users_set_limits(&q->users, s->max_queued_per_user, s->max_running_per_user);
+        return 0;
 }
 
 void queue_free_pool(struct queue *q)
@@ -54,6 +61,7 @@ void queue_free(struct queue *q)
         if (q->pool)
                 queue_free_pool(q);
         pause_close(&q->pause);
+        users_close(&q->users);
         json_object_put(q->kept);
         free(q->name);
         free(q);

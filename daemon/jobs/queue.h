@@ -11,9 +11,11 @@
 #include <stddef.h>
 
 #include "jobs/pause.h"
+#include "jobs/users.h"
 #include "methods.h"
 #include "slowwork.h"
 
+struct job;
 struct store;
 
 struct queue {
@@ -23,11 +25,13 @@ struct queue {
         struct sw_queue_settings settings; /* in force */
         json_object *kept; /* what queue.add and settings.set gave it, as the state database keeps it */
         struct pause pause;
-        size_t njobs; /* its live jobs */
+        struct users users; /* its per-user limits, over its own jobs */
+        size_t njobs;       /* its live jobs */
 };
 
-/* Starts its pool: 0, or -errno. */
+/* Starts its pool: 0, or -errno. stopping and release are its per-user limits' (users_init). */
 int queue_new(const char *name, const struct sw_queue_settings *s, struct store *store,
+              const bool *stopping, void (*release)(void *data, struct job *job), void *data,
               struct queue **ret);
 /* All or nothing: 0, or -EINVAL with nothing changed. */
 int queue_configure(struct queue *q, const struct sw_queue_settings *s);

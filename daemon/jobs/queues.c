@@ -66,7 +66,8 @@ static int make(struct registry *reg, const char *name, const struct sw_queue_se
                 json_object *kept, struct queue **ret)
 {
         struct queue **tail = &reg->queues, *q;
-        int r = queue_new(name, s, reg->store, &q);
+        int r = queue_new(name, s, reg->store, &reg->shared.run.stopping, registry_release_held,
+                          reg, &q);
 
         if (r < 0)
                 return log_error_errno(r, "Failed to start the pool of queue %s: %m", name);
@@ -304,4 +305,13 @@ json_object *registry_queue_json(struct registry *reg, struct queue *q)
         json_object_object_add(o, "paused", json_object_new_boolean(pause_is_on(&q->pause)));
         json_object_object_add(o, "jobs", json_object_new_int64((int64_t)q->njobs));
         return o;
+}
+
+int64_t registry_waiting_for_turn(struct registry *reg, struct queue *q)
+{
+        size_t n = q ? q->users.nheld : reg->users.nheld;
+
+        for (struct queue *each = reg->queues; !q && each; each = each->next)
+                n += each->users.nheld;
+        return (int64_t)n;
 }

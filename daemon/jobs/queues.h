@@ -44,6 +44,8 @@ void registry_queue_stats(struct registry *reg, struct queue *q, struct slow_wor
 /* The runs of the queue's jobs (q NULL: of every queue's) held back for space alone, not by the
  * daemon's pause or their queue's. */
 int64_t registry_waiting_for_space(struct registry *reg, struct queue *q);
+/* The runs held back by a per-user limit: the queue's own (q), or every one (q NULL). */
+int64_t registry_waiting_for_turn(struct registry *reg, struct queue *q);
 /* A queue for a restored job whose queue is not declared: made with the defaults. */
 struct queue *registry_restore_queue(struct registry *reg, const char *name);
 

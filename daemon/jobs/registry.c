@@ -85,6 +85,7 @@ void registry_add(struct registry *reg, struct job *job)
         job->queue->njobs++;
         reg->njobs++;
         users_add(&reg->users, job);
+        users_add(&job->queue->users, job);
         if (job->persist)
                 job->handles++;
 }
@@ -113,6 +114,7 @@ static void retire(struct registry *reg, struct job *job)
         job->queue->njobs--;
         reg->njobs--;
         users_remove(&reg->users, job);
+        users_remove(&job->queue->users, job);
         schedule_remove(&reg->schedule, job);
         /* At shutdown what leaves the tables is not done: queued and delayed jobs stay on disk. */
         if (!__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
@@ -348,9 +350,9 @@ static void record_ended_before_start(struct registry *reg, struct job *job, con
 /* The job's run no longer waits on the gate or for its owner's turn: whether it did. */
 static bool drop_held(struct registry *reg, struct job *job)
 {
-        bool gated = gate_drop(&reg->gate, job);
+        bool gated = gate_drop(&reg->gate, job), queue_held = users_drop(&job->queue->users, job);
 
-        return users_drop(&reg->users, job) || gated;
+        return users_drop(&reg->users, job) || gated || queue_held;
 }
 
 /* The job's cancels that waited for its run are through once the pool is done with the run. */
@@ -734,6 +736,7 @@ static void on_event(void *data, struct event *e)
                 e->rec = NULL;
                 registry_notify(reg, job, record_state_after_run(job), job->last);
                 users_run_ended(&reg->users, job);
+                users_run_ended(&job->queue->users, job);
                 run_done(reg, job);
                 break;
         case EVENT_HELD:
@@ -744,6 +747,12 @@ static void on_event(void *data, struct event *e)
                 users_hold(&reg->users, job);
                 run_done(reg, job);
                 break;
+        case EVENT_HELD_QUEUE_USER:
+                /* The slot it took of the daemon's limit goes back first. */
+                users_run_ended(&reg->users, job);
+                users_hold(&job->queue->users, job);
+                run_done(reg, job);
+                break;
         case EVENT_RELEASED:
                 break;
         }
@@ -751,9 +760,7 @@ static void on_event(void *data, struct event *e)
         registry_check_idle(reg, job);
 }
 
-/* There is room again, the pause is over, or its owner's turn has come: a run that was held back
- * is queued again, as the same attempt. */
-static void release_held(void *data, struct job *job)
+void registry_release_held(void *data, struct job *job)
 {
         int r = registry_queue_run(data, job, 0);
 
@@ -799,12 +806,12 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         r = events_init(&reg->events, config->loop, on_event, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the job events: %m");
-        r = gate_init(&reg->gate, config->loop, &reg->shared.run, release_held, reg);
+        r = gate_init(&reg->gate, config->loop, &reg->shared.run, registry_release_held, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
         pause_init(&reg->pause, NULL, reg->store);
         users_init(&reg->users, offsetof(struct job, user_link), &reg->shared.run.stopping,
-                   release_held, reg);
+                   registry_release_held, reg);
         users_set_limits(&reg->users, config->settings->max_queued_per_user,
                          config->settings->max_running_per_user);
         reg->shared.users = &reg->users;
@@ -812,7 +819,8 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         r = schedule_init(&reg->schedule, config->loop, on_tick, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the recurring jobs' timer: %m");
-        r = queue_new(SW_QUEUE_DEFAULT, &qs, reg->store, &reg->queues);
+        r = queue_new(SW_QUEUE_DEFAULT, &qs, reg->store, &reg->shared.run.stopping,
+                      registry_release_held, reg, &reg->queues);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the thread pool: %m");
         reg->file_queues = config->file_queues ? json_object_get(config->file_queues) : NULL;
@@ -853,8 +861,10 @@ void registry_close_events(struct registry *reg)
         gate_close(&reg->gate);
         users_close(&reg->users);
         pause_close(&reg->pause);
-        for (struct queue *q = reg->queues; q; q = q->next)
+        for (struct queue *q = reg->queues; q; q = q->next) {
                 pause_close(&q->pause);
+                users_close(&q->users);
+        }
         schedule_close(&reg->schedule);
 }
 
@@ -867,6 +877,8 @@ void registry_free(struct registry *reg)
         deps_free(&reg->deps);
         schedule_close(&reg->schedule);
         users_close(&reg->users);
+        for (struct queue *q = reg->queues; q; q = q->next)
+                users_close(&q->users);
         for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
                 while (reg->by_id[i]) {
                         struct job *job = reg->by_id[i];

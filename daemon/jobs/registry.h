@@ -127,6 +127,9 @@ int registry_wait_for(struct registry *reg, struct job *job, const int64_t *afte
                       const int64_t *after_any);
 /* A recurring job ticks from now on (its first tick from now, unless it has one). */
 int registry_schedule(struct registry *reg, struct job *job);
+/* A run held back (by a pause, for space, for its owner's turn) may start: it is queued again, as
+ * the same attempt (the gate's and the per-user limits' release). */
+void registry_release_held(void *data, struct job *job);
 /* Writes the job's row, or its state (NULL: its own), and notes which write holds it. */
 void registry_save_job(struct registry *reg, struct job *job);
 void registry_save_state(struct registry *reg, struct job *job, const char *state);

@@ -210,7 +210,7 @@ static void handle_stats(struct registry *reg, struct conn *c, union params *p, 
         json_object_object_add(
             o, "waiting_for_space", json_object_new_int64(registry_waiting_for_space(reg, q)));
         json_object_object_add(o, "waiting_for_turn",
-                               json_object_new_int64((int64_t)reg->users.nheld));
+                               json_object_new_int64(registry_waiting_for_turn(reg, q)));
         json_object_object_add(o, "paused", json_object_new_boolean(pause_is_on(pause)));
         json_object_object_add(o, "items_run", json_object_new_int64((int64_t)st.items_run));
         json_object_object_add(

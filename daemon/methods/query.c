@@ -31,11 +31,12 @@ static json_object *status_from_history(const struct run_record *rec, int64_t id
         return o;
 }
 
-/* A live job: job_to_json's, and whether its run is suspended. */
+/* A live job: job_to_json's, its queue, and whether its run is suspended. */
 static json_object *live_status(struct job *job)
 {
         json_object *o = job_to_json(job);
 
+        json_object_object_add(o, "queue", json_object_new_string(job->queue->name));
         json_object_object_add(o, "suspended",
                                json_object_new_boolean(suspend_is_on(&job->suspend)));
         return o;

@@ -37,16 +37,26 @@ static void enqueue_reply(struct registry *reg, struct conn *c, struct job *job,
 
 /* Whether the owner may have one more job queued (max-queued-per-user): false with the busy
  * error in r if not. */
-static bool queued_room(struct registry *reg, uid_t owner, struct reply *r)
+static bool queued_room(struct registry *reg, struct queue *queue, uid_t owner, struct reply *r)
 {
         int64_t n;
 
-        if (users_may_queue(&reg->users, owner, &n))
-                return true;
-        reply_error(r, SW_E_BUSY, "user %u has %lld job%s queued: max-queued-per-user is %lld",
-                    (unsigned)owner, (long long)n, n == 1 ? "" : "s",
-                    (long long)users_max_queued(&reg->users));
-        return false;
+        if (!users_may_queue(&reg->users, owner, &n)) {
+                reply_error(r, SW_E_BUSY,
+                            "user %u has %lld job%s queued: max-queued-per-user is %lld",
+                            (unsigned)owner, (long long)n, n == 1 ? "" : "s",
+                            (long long)users_max_queued(&reg->users));
+                return false;
+        }
+        if (!users_may_queue(&queue->users, owner, &n)) {
+                reply_error(r, SW_E_BUSY,
+                            "user %u has %lld job%s queued in queue %s: its max-queued-per-user "
+                            "is %lld",
+                            (unsigned)owner, (long long)n, n == 1 ? "" : "s", queue->name,
+                            (long long)users_max_queued(&queue->users));
+                return false;
+        }
+        return true;
 }
 
 static int deps_code(int e)
@@ -112,7 +122,7 @@ static void submit_again(struct registry *reg, struct conn *c, struct job *job,
                 return;
         }
         /* One that is not idle coalesces, or runs once more: it is queued already, or running. */
-        if (job_idle(job) && !queued_room(reg, job->owner, r))
+        if (job_idle(job) && !queued_room(reg, job->queue, job->owner, r))
                 return;
         if (p->hold && registry_hold(reg, c, job) < 0) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
@@ -199,7 +209,7 @@ static void handle_submit(struct registry *reg, struct conn *c, union params *pa
                 submit_again(reg, c, job, p, r);
                 return;
         }
-        if (!queued_room(reg, c->uid, r))
+        if (!queued_room(reg, queue, c->uid, r))
                 return;
         e = job_new(&reg->shared, c->uid, queue, p, &limits, &job, err, sizeof(err));
         if (e == -ENOMEM) {
@@ -263,7 +273,7 @@ static void handle_enqueue(struct registry *reg, struct conn *c, union params *p
                             (long long)p->id, job->queue->name);
                 return;
         }
-        if (job_idle(job) && !queued_room(reg, job->owner, r))
+        if (job_idle(job) && !queued_room(reg, job->queue, job->owner, r))
                 return;
         enqueue_reply(reg, c, job, 0, r);
 }

@@ -28,6 +28,8 @@ struct sw_queue_settings settings_queue_part(const struct sw_settings *s)
             .max_threads = s->max_threads,
             .vslow_percentage = s->vslow_percentage,
             .idle_timeout = s->idle_timeout,
+            .max_queued_per_user = s->max_queued_per_user,
+            .max_running_per_user = s->max_running_per_user,
         };
 }
 

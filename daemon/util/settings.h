@@ -12,7 +12,8 @@
 void settings_default(struct sw_settings *s);
 /* Checks a whole set of settings: 0 or -EINVAL. */
 int settings_validate(const struct sw_settings *s);
-/* The default queue's part of them: its threads. */
+/* The default queue's part of them: its threads, and the per-user limits (the daemon's, which
+ * count every queue's jobs, so the default queue's own never bind before them). */
 struct sw_queue_settings settings_queue_part(const struct sw_settings *s);
 /* A named queue's settings before any file line or queue.add says otherwise. */
 struct sw_queue_settings settings_queue_default(void);
