@@ -110,7 +110,8 @@ _slowctl()
                         COMPREPLY=($(compgen -W "add rm ls --help" -- "$cur"))
                 elif [[ ${words[command_index + 1]} == add && $cur == -* ]]; then
                         COMPREPLY=($(compgen -W "--min-threads --max-threads --vslow-percentage
-                                --idle-timeout" -- "$cur"))
+                                --idle-timeout --max-queued-per-user --max-running-per-user" \
+                                -- "$cur"))
                 fi
                 ;;
         log)

@@ -101,6 +101,8 @@ complete -c slowctl -n "__fish_seen_subcommand_from queue" -l min-threads -x -d 
 complete -c slowctl -n "__fish_seen_subcommand_from queue" -l max-threads -x -d "the queue's threads at most"
 complete -c slowctl -n "__fish_seen_subcommand_from queue" -l vslow-percentage -x -d "the share very slow jobs get"
 complete -c slowctl -n "__fish_seen_subcommand_from queue" -l idle-timeout -x -d "idle threads go after S seconds"
+complete -c slowctl -n "__fish_seen_subcommand_from queue" -l max-queued-per-user -x -d "a user's jobs queued in it at most"
+complete -c slowctl -n "__fish_seen_subcommand_from queue" -l max-running-per-user -x -d "a user's jobs running in it at most"
 complete -c slowctl -n "__fish_seen_subcommand_from log" -s f -l follow -d "keep printing while the job runs"
 complete -c slowctl -n "__fish_seen_subcommand_from get; and test (__slowctl_args_after get) -eq 0" -a "(__slowctl_settings)" -d setting
 complete -c slowctl -n "__fish_seen_subcommand_from set" -l runtime -d "change the running daemon only"
