@@ -92,7 +92,7 @@ START_TEST(settings_get_shows_defaults_and_flags)
         json_object *reply = client_call(fd, "settings.get", NULL);
         json_object *s = reply_result(reply);
 
-        ck_assert_int_eq(json_object_object_length(s), 17);
+        ck_assert_int_eq(json_object_object_length(s), 19);
         ck_assert_int_eq(result_int(reply, "min-threads"), 2);
         ck_assert_int_eq(result_int(reply, "max-threads"), 6); /* from --max-threads 6 */
         ck_assert_int_eq(result_int(reply, "vslow-percentage"), 50);
@@ -111,6 +111,9 @@ START_TEST(settings_get_shows_defaults_and_flags)
         ck_assert_int_eq(result_int(reply, "max-connections-per-user"), 64);
         ck_assert_int_eq(result_int(reply, "max-log-bytes-per-user"), 1073741824);
         ck_assert_int_eq(result_int(reply, "min-free-space"), 5);
+        ck_assert_str_eq(str_member(s, "metrics-file"), ""); /* no file */
+        ck_assert_double_eq(json_object_get_double(json_object_object_get(s, "metrics-interval")),
+                            15.0);
         json_object_put(reply);
         close(fd);
 }

@@ -32,7 +32,10 @@ void registry_keep_settings(struct registry *reg, const struct sw_settings *old)
         {
                 if (json_object_equal(value, json_object_object_get(before, name)))
                         continue;
-                store_put_setting(reg->store, name, json_object_get_double(value));
+                if (json_object_is_type(value, json_type_string))
+                        store_put_setting_text(reg->store, name, json_object_get_string(value));
+                else
+                        store_put_setting(reg->store, name, json_object_get_double(value));
                 json_object_object_add(reg->kept, name, json_object_get(value));
         }
         json_object_put(before);
@@ -71,7 +74,7 @@ void registry_overlay_kept(struct registry *reg, const struct config *flags, str
         json_object_put(overlay);
 }
 
-static void load_setting(void *data, const char *name, double value)
+static void load_setting(void *data, const char *name, double value, const char *text)
 {
         struct registry *reg = data;
         json_object *v;
@@ -80,8 +83,12 @@ static void load_setting(void *data, const char *name, double value)
                 pause_restore(&reg->pause, value != 0);
                 return;
         }
-        v = value == (double)(int64_t)value ? json_object_new_int64((int64_t)value)
-                                            : json_object_new_double(value);
+        if (text)
+                v = json_object_new_string(text);
+        else if (value == (double)(int64_t)value)
+                v = json_object_new_int64((int64_t)value);
+        else
+                v = json_object_new_double(value);
         json_object_object_add(reg->kept, name, v);
 }
 

@@ -62,15 +62,18 @@ static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
         return r;
 }
 
-int config_parse_setting(struct sw_settings *s, const char *name, const char *value, char *err,
-                         size_t errlen)
+/* A value's text as JSON: a path as it is, anything else as a number. 0, or -EINVAL or
+ * -ENOMEM with err saying why. */
+static int value_json(const struct sw_param *p, const char *value, json_object **ret, char *err,
+                      size_t errlen)
 {
         json_tokener *tok;
-        json_object *obj, *v;
-        int r;
+        json_object *v;
 
-        if (setting_index(name) < 0)
-                return fail(err, errlen, -EINVAL, "unknown setting \"%s\"", name);
+        if (p->type == SW_P_PATH) {
+                *ret = json_object_new_string(value);
+                return *ret ? 0 : fail(err, errlen, -ENOMEM, "out of memory");
+        }
         tok = json_tokener_new();
         if (!tok)
                 return fail(err, errlen, -ENOMEM, "out of memory");
@@ -86,8 +89,25 @@ int config_parse_setting(struct sw_settings *s, const char *name, const char *va
         if (!v ||
             !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))) {
                 json_object_put(v);
-                return fail(err, errlen, -EINVAL, "%s must be a number, not \"%s\"", name, value);
+                return fail(err, errlen, -EINVAL, "%s must be a number, not \"%s\"", p->name,
+                            value);
         }
+        *ret = v;
+        return 0;
+}
+
+int config_parse_setting(struct sw_settings *s, const char *name, const char *value, char *err,
+                         size_t errlen)
+{
+        int i = setting_index(name);
+        json_object *obj, *v;
+        int r;
+
+        if (i < 0)
+                return fail(err, errlen, -EINVAL, "unknown setting \"%s\"", name);
+        r = value_json(&sw_settings_params[i], value, &v, err, errlen);
+        if (r < 0)
+                return r;
         obj = json_object_new_object();
         if (!obj || json_object_object_add(obj, name, v) < 0) {
                 json_object_put(obj);
