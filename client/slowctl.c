@@ -164,6 +164,8 @@ static const struct command commands[] = {
      "a live view of the threads and the queue (q quits)"},
     {"rq", 0, 0, no_options, false, cmd_rq, "",
      "show the run queue as the kernel's /proc/slow_work_rq"},
+    {"metrics", 0, 0, no_options, false, cmd_metrics, "",
+     "print the metrics in Prometheus' text format"},
     {"pause", 0, 0, pause_options, false, cmd_pause, "[--wait]",
      "start no new job until resume (running ones go on)"},
     {"resume", 0, 0, no_options, false, cmd_resume, "", "start jobs again after pause"},

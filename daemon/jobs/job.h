@@ -69,6 +69,7 @@ struct job {
         int64_t qorder;   /* loop: when it was last queued, for the order after a restart */
         uint64_t saved_seq; /* loop: the state database write of its row's last change */
         double due;       /* loop: wall clock time a delayed enqueue is due, else 0 */
+        double queued_at; /* loop: wall clock its next run was queued (or is due); 0: none */
         struct waiter *waiters;   /* loop: wait requests, answered when it goes idle */
         struct waiter *cancels;   /* loop: cancel requests, answered when its run ends */
 

@@ -195,6 +195,7 @@ void registry_run_ended(struct registry *reg, struct job *job, struct run_record
         job->runs_ended++;
         if (!rec)
                 return;
+        metrics_run_ended(&reg->metrics, job, rec);
         /* Before the run is written: whoever hears of its end finds the logs it displaced gone. */
         log_budget_keep(&reg->history, reg->store, reg->settings.max_log_bytes_per_user, rec,
                         forget_last_log, reg);
@@ -507,6 +508,8 @@ int registry_queue_run(struct registry *reg, struct job *job, double delay)
 
                 job->qorder = ++reg->next_qorder;
                 job->due = delay > 0 ? (double)time(NULL) + delay : 0;
+                if (job->queued_at == 0)
+                        job->queued_at = delay > 0 ? run_wall_now() + delay : run_wall_now();
                 if (saved)
                         registry_save_state(reg, job, NULL);
         }
@@ -690,6 +693,7 @@ static void on_event(void *data, struct event *e)
 
         switch (e->type) {
         case EVENT_STARTED:
+                metrics_run_started(&reg->metrics, job);
                 if (!job_recurs(job))
                         job->next_run = 0; /* a retry's tick has come */
                 /* A plugin's runs are marked in the inflight file, which a crash keeps. */
@@ -769,6 +773,10 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         r = schedule_init(&reg->schedule, config->loop, on_tick, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the recurring jobs' timer: %m");
+        metrics_init(&reg->metrics);
+        r = metrics_file_init(&reg->metrics_file, config->loop);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the metrics file's timer: %m");
         r = slow_work_pool_new(&ps, &reg->pool);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the thread pool: %m");
@@ -808,6 +816,7 @@ void registry_close_events(struct registry *reg)
         gate_close(&reg->gate);
         pause_close(&reg->pause);
         schedule_close(&reg->schedule);
+        metrics_file_close(&reg->metrics_file);
 }
 
 void registry_free(struct registry *reg)
@@ -818,6 +827,7 @@ void registry_free(struct registry *reg)
                 registry_forget(reg, reg->clients->conn);
         deps_free(&reg->deps);
         schedule_close(&reg->schedule);
+        metrics_file_close(&reg->metrics_file);
         for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
                 while (reg->by_id[i]) {
                         struct job *job = reg->by_id[i];
@@ -841,4 +851,5 @@ void registry_free(struct registry *reg)
         json_object_put(reg->kept);
         history_free(&reg->history);
         plugins_free(&reg->shared.plugins);
+        metrics_free(&reg->metrics);
 }

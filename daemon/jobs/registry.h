@@ -21,6 +21,8 @@
 #include "jobs/inflight.h"
 #include "jobs/job.h"
 #include "jobs/gate.h"
+#include "jobs/metrics-file.h"
+#include "jobs/metrics.h"
 #include "jobs/pause.h"
 #include "jobs/schedule.h"
 #include "methods.h"
@@ -54,6 +56,8 @@ struct registry {
         struct pause pause;
         struct deps deps;         /* jobs waiting for others to end */
         struct schedule schedule; /* recurring jobs */
+        struct metrics metrics;
+        struct metrics_file metrics_file; /* its text comes from whoever sets render */
         struct job *by_id[REGISTRY_BUCKETS], *by_key[REGISTRY_BUCKETS];
         size_t njobs;
         int64_t next_id, next_qorder;

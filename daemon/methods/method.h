@@ -49,6 +49,7 @@ extern const struct method control_methods[]; /* wait, cancel, release */
 extern const struct method query_methods[];  /* status, list, subscribe, history */
 extern const struct method log_methods[];    /* log */
 extern const struct method flow_methods[];   /* pause, resume, suspend, continue */
+extern const struct method metrics_methods[]; /* metrics */
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
