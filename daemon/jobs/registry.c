@@ -788,6 +788,8 @@ void registry_stop_starting(struct registry *reg)
         __atomic_store_n(&reg->shared.run.stopping, true, __ATOMIC_RELEASE);
         /* No tick now: one missed while stopped makes its run at the next start. */
         schedule_stop(&reg->schedule);
+        /* The pool is freed off the loop next: nothing reads it from here on. */
+        metrics_file_set(&reg->metrics_file, NULL, 0);
         /* A suspended run would not end in stop-timeout: it is interrupted now. */
         for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
                 for (struct job *job = reg->by_id[i]; job; job = job->hnext)

@@ -13,7 +13,8 @@ int registry_apply_settings(struct registry *reg, const struct sw_settings *s)
 
         if (r < 0)
                 return r;
-        if (metrics_file_set(&reg->metrics_file, s->metrics_file, s->metrics_interval) < 0)
+        if (!__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE) &&
+            metrics_file_set(&reg->metrics_file, s->metrics_file, s->metrics_interval) < 0)
                 log_warning("Cannot write the metrics to %s: out of memory", s->metrics_file);
         reg->settings = *s;
         reg->settings.runtime = false;
