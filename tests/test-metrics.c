@@ -169,6 +169,30 @@ START_TEST(a_pending_job_cancelled_counts_as_cancelled_without_a_run_time)
 }
 END_TEST
 
+/* The start delay of a run held back by a pause counts from its submit, not from the resume. */
+START_TEST(a_run_held_by_a_pause_keeps_its_first_queueing_time)
+{
+        int64_t id;
+        char *text;
+
+        call_ok("pause", NULL);
+        id = job_submit(fd, "{\"command\":\"true\"}");
+        usleep(1200 * 1000);
+        call_ok("resume", NULL);
+        json_object_put(job_wait(fd, id));
+        text = metrics();
+        ck_assert(
+            sample(text, "slowwork_start_delay_seconds_count{queue=\"default\",class=\"slow\"}") ==
+            1);
+        ck_assert(sample(text, "slowwork_start_delay_seconds_bucket{queue=\"default\","
+                               "class=\"slow\",le=\"1\"}") == 0);
+        ck_assert(
+            sample(text, "slowwork_start_delay_seconds_sum{queue=\"default\",class=\"slow\"}") >=
+            1.2);
+        free(text);
+}
+END_TEST
+
 START_TEST(the_jobs_gauge_follows_pending_running_and_idle_jobs)
 {
         char *gate = fifo_make(d.dir, "gate"), cmd[512], *text;
@@ -428,6 +452,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, runs_are_counted_by_class_and_outcome_with_their_times);
         tcase_add_test(tc, a_pending_job_cancelled_counts_as_cancelled_without_a_run_time);
+        tcase_add_test(tc, a_run_held_by_a_pause_keeps_its_first_queueing_time);
         tcase_add_test(tc, the_jobs_gauge_follows_pending_running_and_idle_jobs);
         tcase_add_test(tc, every_family_has_help_and_type_and_settings_are_gauges);
         tcase_add_test(tc, the_connections_gauge_counts_clients);

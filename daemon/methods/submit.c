@@ -142,8 +142,7 @@ static bool job_limits(struct registry *reg, struct conn *c, const struct sw_sub
         return true;
 }
 
-static void submit(struct registry *reg, struct conn *c, union params *params,
-                          struct reply *r)
+static void submit(struct registry *reg, struct conn *c, union params *params, struct reply *r)
 {
         struct sw_submit_params *p = &params->submit;
         struct sw_limits limits;
