@@ -23,6 +23,7 @@
 #include "store/store.h"
 
 struct cron;
+struct metrics_queue;
 struct run_record;
 struct waiter;
 
@@ -70,6 +71,8 @@ struct job {
         uint64_t saved_seq; /* loop: the state database write of its row's last change */
         double due;       /* loop: wall clock time a delayed enqueue is due, else 0 */
         double queued_at; /* loop: wall clock its next run was queued (or is due); 0: none */
+        struct metrics_queue *counted_in; /* loop: where metrics count it (NULL: nowhere), */
+        int counted_state;                /* and under which of metrics_states */
         struct waiter *waiters;   /* loop: wait requests, answered when it goes idle */
         struct waiter *cancels;   /* loop: cancel requests, answered when its run ends */
 

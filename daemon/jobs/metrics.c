@@ -12,6 +12,8 @@ const double metrics_run_seconds_bounds[] = {0.01, 0.1, 0.5, 1,    5,     10,   
 const double metrics_start_delay_bounds[] = {0.001, 0.005, 0.01, 0.05, 0.1,  0.5, 1,
                                              5,     10,    60,   300,  3600, 0};
 
+const char *const metrics_states[] = {"pending", "running", "waiting", "idle", NULL};
+
 void metrics_init(struct metrics *m)
 {
         *m = (struct metrics){.start_time = (double)time(NULL)};
@@ -106,4 +108,33 @@ void metrics_run_ended(struct metrics *m, struct job *job, const struct run_reco
                 metrics_histogram_observe(
                     &q->run_seconds[rec->very_slow], metrics_run_seconds_bounds,
                     rec->ended > rec->started ? rec->ended - rec->started : 0);
+}
+
+static int state_index(const char *state)
+{
+        int i = 0;
+
+        while (metrics_states[i] && strcmp(metrics_states[i], state) != 0)
+                i++;
+        return i < METRICS_STATES ? i : -1;
+}
+
+void metrics_job_recount(struct metrics *m, struct job *job)
+{
+        struct metrics_queue *q = job->counted_in;
+        int state = job->live ? state_index(job_state(job)) : -1;
+
+        if (q && job->counted_state == state)
+                return;
+        if (q)
+                q->jobs[job->very_slow][job->counted_state]--;
+        job->counted_in = NULL;
+        if (state < 0)
+                return;
+        q = metrics_queue(m, metrics_queue_of(job));
+        if (!q)
+                return;
+        q->jobs[job->very_slow][state]++;
+        job->counted_in = q;
+        job->counted_state = state;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The counters behind the metrics method: submits, runs by queue, class and outcome, and the
- * histograms of run time and start delay (enqueue to start). Everything else the metrics show
- * is read when they are asked for. Loop thread only.
+ * The counters behind the metrics method: submits, runs by queue, class and outcome, the
+ * histograms of run time and start delay (enqueue to start), and the live jobs by state, kept as
+ * they change so that no call walks every job. Everything else the metrics show is read when
+ * they are asked for. Loop thread only.
  */
 #ifndef SLOWWORKD_METRICS_H
 #define SLOWWORKD_METRICS_H
@@ -15,6 +16,9 @@ struct run_record;
 
 #define METRICS_OUTCOMES 8  /* room for sw_outcomes[] */
 #define METRICS_BUCKETS  16 /* room for the longest list of bucket bounds */
+#define METRICS_STATES   4  /* job_state()'s: pending, running, waiting, idle */
+
+extern const char *const metrics_states[];
 
 /* A histogram as Prometheus counts it: observations at most each bound, all, and their sum. */
 struct metrics_histogram {
@@ -32,6 +36,7 @@ struct metrics_queue {
         char *name;
         uint64_t runs[2][METRICS_OUTCOMES];
         struct metrics_histogram run_seconds[2], start_delay[2];
+        int64_t jobs[2][METRICS_STATES]; /* live jobs by class and state */
         struct metrics_queue *next;
 };
 
@@ -55,5 +60,7 @@ void metrics_submitted(struct metrics *m);
 void metrics_run_started(struct metrics *m, struct job *job);
 /* A run ended, started or not: its outcome and, if it started, its time. */
 void metrics_run_ended(struct metrics *m, struct job *job, const struct run_record *rec);
+/* The job is counted under its state now (a job that is not live, under none). */
+void metrics_job_recount(struct metrics *m, struct job *job);
 
 #endif

@@ -75,6 +75,7 @@ void registry_add(struct registry *reg, struct job *job)
         reg->njobs++;
         if (job->persist)
                 job->handles++;
+        metrics_job_recount(&reg->metrics, job);
 }
 
 static void unlink_from(struct job **head, struct job *job, bool by_key)
@@ -95,6 +96,7 @@ static void retire(struct registry *reg, struct job *job)
         if (job->key)
                 unlink_from(&reg->by_key[bucket_of_key(job->owner, job->key)], job, true);
         job->live = false;
+        metrics_job_recount(&reg->metrics, job);
         reg->njobs--;
         schedule_remove(&reg->schedule, job);
         /* At shutdown what leaves the tables is not done: queued and delayed jobs stay on disk. */
@@ -280,6 +282,7 @@ static void start_retry(struct registry *reg, struct job *job)
 void registry_check_idle(struct registry *reg, struct job *job)
 {
         start_retry(reg, job);
+        metrics_job_recount(&reg->metrics, job);
         if (!job->live || !job_idle(job))
                 return;
         job_ref(job);
@@ -513,6 +516,7 @@ int registry_queue_run(struct registry *reg, struct job *job, double delay)
                 if (saved)
                         registry_save_state(reg, job, NULL);
         }
+        metrics_job_recount(&reg->metrics, job);
         return r;
 }
 

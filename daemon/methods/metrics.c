@@ -20,11 +20,9 @@ struct pool_view {
         struct slow_work_pool *pool;
         const struct sw_settings *settings;
         struct metrics_queue *counted;
-        uint64_t jobs[2][4]; /* by class and by job_state's index */
 };
 
 static const char *const classes[] = {"slow", "very-slow"};
-static const char *const states[] = {"pending", "running", "waiting", "idle"};
 /* The settings each queue has of its own. */
 static const char *const pool_settings[] = {"min-threads", "max-threads", "vslow-percentage",
                                             "idle-timeout", NULL};
@@ -51,22 +49,6 @@ static void histogram(FILE *f, const char *name, const char *labels,
         fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %llu\n", name, labels, (unsigned long long)h->count);
         fprintf(f, "%s_sum{%s} %.9g\n", name, labels, h->sum);
         fprintf(f, "%s_count{%s} %llu\n", name, labels, (unsigned long long)h->count);
-}
-
-static void count_jobs(struct registry *reg, struct pool_view *pools, size_t n)
-{
-        for (size_t b = 0; b < REGISTRY_BUCKETS; b++)
-                for (struct job *job = reg->by_id[b]; job; job = job->hnext) {
-                        const char *queue = metrics_queue_of(job), *state = job_state(job);
-                        size_t p = 0, s = 0;
-
-                        while (p < n && strcmp(pools[p].name, queue) != 0)
-                                p++;
-                        while (s < 4 && strcmp(states[s], state) != 0)
-                                s++;
-                        if (p < n && s < 4)
-                                pools[p].jobs[job->very_slow][s]++;
-                }
 }
 
 static void runs(FILE *f, const struct pool_view *pools, size_t n)
@@ -108,12 +90,12 @@ static void jobs_and_threads(FILE *f, const struct pool_view *pools, size_t n)
         family(f, "slowwork_jobs", "gauge", "Live jobs, by queue, class and state.");
         for (size_t p = 0; p < n; p++)
                 for (int c = 0; c < 2; c++)
-                        for (int s = 0; s < 4; s++)
+                        for (int s = 0; s < METRICS_STATES; s++)
                                 fprintf(f,
                                         "slowwork_jobs{queue=\"%s\",class=\"%s\",state=\"%s\"} "
-                                        "%llu\n",
-                                        pools[p].name, classes[c], states[s],
-                                        (unsigned long long)pools[p].jobs[c][s]);
+                                        "%lld\n",
+                                        pools[p].name, classes[c], metrics_states[s],
+                                        (long long)pools[p].counted->jobs[c][s]);
         family(f, "slowwork_threads", "gauge",
                "Threads of the queue's pool: idle, running a slow job, running a very slow one.");
         for (size_t p = 0; p < n; p++) {
@@ -211,7 +193,6 @@ char *metrics_text(struct registry *reg, const struct clients *clients)
         for (size_t p = 0; p < n; p++)
                 if (!(pools[p].counted = metrics_queue(&reg->metrics, pools[p].name)))
                         return NULL;
-        count_jobs(reg, pools, n);
         f = open_memstream(&text, &len);
         if (!f)
                 return NULL;
