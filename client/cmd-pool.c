@@ -77,6 +77,20 @@ int cmd_rq(struct ctl *x, const struct opts *o, int argc, char **argv)
         return EXIT_OK;
 }
 
+int cmd_metrics(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *result;
+        int r;
+
+        r = ctl_call(x, NULL, "metrics", NULL, &result);
+        if (r)
+                return r;
+        if (!x->json)
+                fputs(json_object_get_string(json_object_object_get(result, "text")), stdout);
+        json_object_put(result);
+        return EXIT_OK;
+}
+
 int cmd_stats(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         json_object *stats, *rq;

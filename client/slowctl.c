@@ -190,6 +190,8 @@ static const struct command commands[] = {
      "a live view of the threads and the queues (q quits)"},
     {"rq", 0, 0, queue_only_options, false, cmd_rq, "[--queue Q]",
      "show the run queue as the kernel's /proc/slow_work_rq"},
+    {"metrics", 0, 0, no_options, false, cmd_metrics, "",
+     "print the metrics in Prometheus' text format"},
     {"pause", 0, 0, pause_options, false, cmd_pause, "[--queue Q] [--wait]",
      "start no new job (of a queue) until resume (running ones go on)"},
     {"resume", 0, 0, queue_only_options, false, cmd_resume, "[--queue Q]",

@@ -91,6 +91,7 @@ int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_stats(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_top(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_rq(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_metrics(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_history(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_pause(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_resume(struct ctl *x, const struct opts *o, int argc, char **argv);

@@ -20,7 +20,8 @@ function __slowctl_settings
     test (count $names) -gt 0
     or set names min-threads max-threads vslow-percentage idle-timeout history-limit \
         log-limit kill-grace stop-timeout default-memory-max default-tasks-max \
-        default-cpu-weight default-nice default-open-files default-cpu-time
+        default-cpu-weight default-nice default-open-files default-cpu-time metrics-file \
+        metrics-interval
     printf '%s\n' $names
 end
 
@@ -32,7 +33,7 @@ function __slowctl_args_after
     math (count $args) - $i
 end
 
-set -l commands submit enqueue wait cancel release status list history log get set queue stats top rq pause resume suspend continue reload ping version
+set -l commands submit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue reload ping version
 
 complete -c slowctl -f
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d "the daemon's socket"
@@ -55,6 +56,7 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a queue -d "
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a stats -d "show the pool's statistics"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a top -d "a live view of the threads and the queue"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a rq -d "show the run queue as the kernel's /proc/slow_work_rq"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a metrics -d "print the metrics in Prometheus' text format"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a pause -d "start no new job until resume (running ones go on)"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a resume -d "start jobs again after pause"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a suspend -d "stop a running job's processes where they are"

@@ -49,6 +49,9 @@ static void usage(FILE *f)
               "  --default-memory-max BYTES, --default-tasks-max N, --default-cpu-weight N,\n"
               "  --default-nice N, --default-open-files N, --default-cpu-time SECONDS\n"
               "                            limits of a job that sets none (0: no limit)\n"
+              "  --metrics-file PATH       write the metrics there (Prometheus text) every\n"
+              "  --metrics-interval SECONDS\n"
+              "                            seconds (1..86400, 15); \"\": no file (default)\n"
               "  --help                    show this and exit\n"
               "  --version                 show the version and exit\n",
               f);
@@ -91,6 +94,8 @@ int main(int argc, char **argv)
             {"default-nice", required_argument, NULL, OPT_SETTING},
             {"default-open-files", required_argument, NULL, OPT_SETTING},
             {"default-cpu-time", required_argument, NULL, OPT_SETTING},
+            {"metrics-file", required_argument, NULL, OPT_SETTING},
+            {"metrics-interval", required_argument, NULL, OPT_SETTING},
             {"help", no_argument, NULL, OPT_HELP},
             {"version", no_argument, NULL, OPT_VERSION},
             {NULL, 0, NULL, 0},

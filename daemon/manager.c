@@ -14,6 +14,7 @@
 #include "jobs/settings.h"
 #include "manager.h"
 #include "methods/dispatch.h"
+#include "methods/metrics.h"
 #include "server/activation.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -76,6 +77,14 @@ static int on_reload_request(void *data, struct conn *c, json_object *id)
         struct manager *m = data;
 
         return reload_request(&m->reload, c, id);
+}
+
+/* The metrics file's text. */
+static char *render_metrics(void *data)
+{
+        struct manager *m = data;
+
+        return metrics_text(&m->registry, &m->clients);
 }
 
 /* A connection goes: the registry forgets its handles and subscription. */
@@ -197,6 +206,8 @@ int manager_new(const struct manager_options *o, struct manager **ret)
         };
         m->registry.reload = on_reload_request;
         m->registry.reload_data = m;
+        m->registry.metrics_file.render = render_metrics;
+        m->registry.metrics_file.data = m;
         *ret = m;
         return 0;
 fail:
@@ -241,6 +252,10 @@ int manager_start(struct manager *m)
         /* Read on this thread before the store's own thread uses the connection. */
         if (r == 0)
                 r = restore(&m->registry);
+        if (r == 0 && metrics_file_set(&m->registry.metrics_file,
+                                       m->registry.settings.metrics_file,
+                                       m->registry.settings.metrics_interval) < 0)
+                r = log_error_errno(-ENOMEM, "Failed to set up the metrics file: %m");
         if (r == 0) {
                 r = store_start(m->store, m->loop, on_commit, m);
                 if (r < 0)

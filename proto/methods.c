@@ -12,7 +12,7 @@ const char *const sw_methods[] = {
     "submit",  "enqueue",      "wait",         "cancel",  "release",   "status", "list",
     "log",     "settings.get", "settings.set", "stats",   "subscribe", "ping",   "version",
     "history", "pause",        "resume",       "suspend", "continue",  "queue.add",
-    "queue.remove", "queue.list", NULL,
+    "queue.remove", "queue.list", "metrics", NULL,
 };
 
 const struct sw_param sw_no_params[] = {
@@ -205,6 +205,8 @@ const struct sw_param sw_settings_params[] = {
     {"default-nice", SW_P_INT, SETTING(limits.nice), false, -20, 19},
     {"default-open-files", SW_P_INT, SETTING(limits.open_files), false, 0, 1048576},
     {"default-cpu-time", SW_P_INT, SETTING(limits.cpu_time), false, 0, YEAR_SECONDS},
+    {"metrics-file", SW_P_PATH, SETTING(metrics_file), false, 0, SW_SETTING_PATH_MAX},
+    {"metrics-interval", SW_P_SECONDS, SETTING(metrics_interval), false, 1, 86400},
     {"runtime", SW_P_BOOL, SETTING(runtime), false, 0, 0},
     {"queue", SW_P_STRING, SETTING(queue), false, 0, SW_QUEUE_NAME_MAX},
     {.name = NULL},
@@ -301,6 +303,8 @@ static json_object *row_json(const struct sw_param *p, const void *base)
 
         if (p->type == SW_P_SECONDS)
                 return json_object_new_double(*(const double *)field);
+        if (p->type == SW_P_PATH)
+                return json_object_new_string(field);
         return json_object_new_int64(*(const int64_t *)field);
 }
 

@@ -135,6 +135,9 @@ unsigned sw_outcome_bit(const char *name);
 /* An outcome or an array of them as a mask: 0, or SW_E_INVALID_PARAMS with errbuf. */
 int sw_outcomes_parse(json_object *obj, unsigned *ret_mask, char *errbuf, size_t errlen);
 
+/* The longest path a setting takes (metrics-file). */
+#define SW_SETTING_PATH_MAX 1024
+
 /* settings.set: pre-fill with the current values, then parse; every name is optional. */
 struct sw_settings {
         int64_t min_threads, max_threads, vslow_percentage;
@@ -147,12 +150,14 @@ struct sw_settings {
         int64_t max_queued_per_user;      /* a user's jobs queued at once (0: no limit) */
         int64_t max_running_per_user;     /* a user's runs at once (0: no limit) */
         struct sw_limits limits;          /* default-*: what a job that does not say gets */
+        char metrics_file[SW_SETTING_PATH_MAX + 1]; /* "": none */
+        double metrics_interval;                    /* seconds */
         bool runtime;                     /* settings.set only: do not persist the change */
         char *queue;                      /* settings.set only: the queue whose settings change */
 };
 /* The settings, then "runtime"; SW_SETTINGS_COUNT rows before it. */
 extern const struct sw_param sw_settings_params[];
-#define SW_SETTINGS_COUNT (13 + SW_LIMITS_COUNT)
+#define SW_SETTINGS_COUNT (15 + SW_LIMITS_COUNT)
 
 /* The settings.get result: every setting by its name (not "runtime"); NULL on ENOMEM. */
 json_object *sw_settings_to_json(const struct sw_settings *s);

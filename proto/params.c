@@ -78,7 +78,20 @@ static void field_clear(const struct sw_param *p, void *field)
                 free(*(int64_t **)field);
                 *(int64_t **)field = NULL;
                 break;
+        case SW_P_PATH:
+                *(char *)field = '\0';
+                break;
         }
+}
+
+/* Frees what a staged value holds: a field's, but a path's is its JSON string. */
+static void staged_clear(const struct sw_param *p, union value *v)
+{
+        if (p->type == SW_P_PATH) {
+                json_object_put(v->j);
+                v->j = NULL;
+        } else
+                field_clear(p, v);
 }
 
 static bool has_range(const struct sw_param *p)
@@ -143,6 +156,22 @@ static int convert_string(const struct sw_param *p, json_object *val, union valu
         v->s = strdup(json_object_get_string(val));
         if (!v->s)
                 return out_of_memory(errbuf, errlen);
+        return 0;
+}
+
+static int convert_path(const struct sw_param *p, json_object *val, union value *v, char *errbuf,
+                        size_t errlen)
+{
+        const char *path = json_object_get_string(val);
+
+        if (!is_plain_string(val) || (path[0] != '\0' && path[0] != '/'))
+                return invalid(errbuf, errlen,
+                               "parameter \"%s\" must be an absolute path, or \"\" for none",
+                               p->name);
+        if ((double)json_object_get_string_len(val) > p->max)
+                return invalid(errbuf, errlen, "parameter \"%s\" must be at most %.0f bytes long",
+                               p->name, p->max);
+        v->j = json_object_get(val);
         return 0;
 }
 
@@ -297,6 +326,8 @@ static int convert(const struct sw_param *p, json_object *val, union value *v, c
                 return 0;
         case SW_P_IDS:
                 return convert_ids(p, val, v, errbuf, errlen);
+        case SW_P_PATH:
+                return convert_path(p, val, v, errbuf, errlen);
         }
         return invalid(errbuf, errlen, "parameter \"%s\" has an unknown type", p->name);
 }
@@ -367,6 +398,11 @@ static void store(const struct sw_param *p, void *out, union value *v)
         case SW_P_IDS:
                 *(int64_t **)field = v->ids;
                 break;
+        case SW_P_PATH:
+                memcpy(field, json_object_get_string(v->j),
+                       (size_t)json_object_get_string_len(v->j) + 1);
+                json_object_put(v->j);
+                break;
         }
 }
 
@@ -402,7 +438,7 @@ int sw_params_parse(json_object *params, const struct sw_param *table, void *out
 out:
         for (i = 0; i < n; i++)
                 if (st[i].given)
-                        field_clear(&table[i], &st[i].v);
+                        staged_clear(&table[i], &st[i].v);
         free(st);
         return r;
 }

@@ -133,6 +133,23 @@ START_TEST(parse_reads_every_key)
 }
 END_TEST
 
+START_TEST(parse_takes_a_path_as_it_is)
+{
+        struct config_file cf;
+        char err[256];
+
+        defaults(&cf);
+        ck_assert_int_eq(parse("metrics-file = /var/lib/node exporter/slowwork.prom\n"
+                               "metrics-interval = 30\n",
+                               &cf, err, sizeof(err)),
+                         0);
+        ck_assert_str_eq(cf.settings.metrics_file, "/var/lib/node exporter/slowwork.prom");
+        ck_assert_double_eq(cf.settings.metrics_interval, 30.0);
+        ck_assert_int_eq(parse("metrics-file =  \"\"\n", &cf, err, sizeof(err)), -EINVAL);
+        ck_assert_str_eq(cf.settings.metrics_file, "/var/lib/node exporter/slowwork.prom");
+}
+END_TEST
+
 START_TEST(parse_leaves_unset_keys_alone)
 {
         struct config_file cf;
@@ -172,6 +189,8 @@ static const struct {
     {"default-open-files = 1.5", "parameter \"default-open-files\" must be an integer"},
     {"admin-group = no-such-group-slowwork", "admin-group: no group \"no-such-group-slowwork\""},
     {"socket-group = no-such-group-slowwork", "socket-group: no group"},
+    {"metrics-file = slowwork.prom", "parameter \"metrics-file\" must be an absolute path"},
+    {"metrics-interval = 0", "parameter \"metrics-interval\" must be between 1 and 86400"},
 };
 
 static void bad_text(char *buf, size_t len, const char *line)
@@ -609,6 +628,7 @@ static Suite *config_suite(void)
         int nbad = (int)(sizeof(bad_lines) / sizeof(bad_lines[0]));
 
         tcase_add_test(parser, parse_reads_every_key);
+        tcase_add_test(parser, parse_takes_a_path_as_it_is);
         tcase_add_test(parser, parse_leaves_unset_keys_alone);
         tcase_add_loop_test(parser, parse_rejects_a_bad_line_with_its_number, 0, nbad);
         suite_add_tcase(s, parser);

@@ -92,7 +92,7 @@ START_TEST(settings_get_shows_defaults_and_flags)
         json_object *reply = client_call(fd, "settings.get", NULL);
         json_object *s = reply_result(reply);
 
-        ck_assert_int_eq(json_object_object_length(s), 19);
+        ck_assert_int_eq(json_object_object_length(s), 21);
         ck_assert_int_eq(result_int(reply, "min-threads"), 2);
         ck_assert_int_eq(result_int(reply, "max-threads"), 6); /* from --max-threads 6 */
         ck_assert_int_eq(result_int(reply, "vslow-percentage"), 50);
@@ -113,6 +113,9 @@ START_TEST(settings_get_shows_defaults_and_flags)
         ck_assert_int_eq(result_int(reply, "min-free-space"), 5);
         ck_assert_int_eq(result_int(reply, "max-queued-per-user"), 0);
         ck_assert_int_eq(result_int(reply, "max-running-per-user"), 0);
+        ck_assert_str_eq(str_member(s, "metrics-file"), ""); /* no file */
+        ck_assert_double_eq(json_object_get_double(json_object_object_get(s, "metrics-interval")),
+                            15.0);
         json_object_put(reply);
         close(fd);
 }

@@ -1299,6 +1299,7 @@ static struct sw_settings current(void)
             .max_connections_per_user = 64,
             .max_log_bytes_per_user = 1073741824,
             .min_free_space = 5,
+            .metrics_interval = 15,
         };
         return s;
 }
@@ -1314,7 +1315,8 @@ static bool settings_eq(const struct sw_settings *a, const struct sw_settings *b
                a->min_free_space == b->min_free_space &&
                a->max_queued_per_user == b->max_queued_per_user &&
                a->max_running_per_user == b->max_running_per_user &&
-               a->runtime == b->runtime;
+               strcmp(a->metrics_file, b->metrics_file) == 0 &&
+               a->metrics_interval == b->metrics_interval && a->runtime == b->runtime;
 }
 
 START_TEST(settings_set_keeps_what_is_not_given)
@@ -1364,7 +1366,40 @@ START_TEST(settings_set_rejects_a_bad_value_whole)
         rejected("{\"max-running-per-user\":1.5}", sw_settings_params, &s, "must be an integer");
         rejected("{\"min-threads\":\"2\"}", sw_settings_params, &s, "must be an integer");
         rejected("{\"threads\":2}", sw_settings_params, &s, "unknown parameter \"threads\"");
+        rejected("{\"metrics-interval\":0.5}", sw_settings_params, &s, "between 1 and 86400");
+        rejected("{\"metrics-file\":\"m.prom\"}", sw_settings_params, &s,
+                 "parameter \"metrics-file\" must be an absolute path");
+        rejected("{\"max-threads\":3,\"metrics-file\":[\"/m\"]}", sw_settings_params, &s,
+                 "parameter \"metrics-file\" must be an absolute path");
         ck_assert(settings_eq(&s, &before));
+}
+END_TEST
+
+/* A path setting is copied into the settings, which are copied whole: no pointer to share. */
+START_TEST(settings_set_takes_a_path_in_place_up_to_its_limit)
+{
+        struct sw_settings s = current(), copy;
+        char text[SW_SETTING_PATH_MAX + 64], path[SW_SETTING_PATH_MAX + 2];
+
+        ck_assert_int_eq(params("{\"metrics-file\":\"/var/lib/prom/slowwork.prom\"}",
+                                sw_settings_params, &s),
+                         0);
+        ck_assert_str_eq(s.metrics_file, "/var/lib/prom/slowwork.prom");
+        copy = s;
+        ck_assert_int_eq(params("{\"metrics-file\":\"\"}", sw_settings_params, &s), 0);
+        ck_assert_str_eq(s.metrics_file, "");
+        ck_assert_str_eq(copy.metrics_file, "/var/lib/prom/slowwork.prom");
+        memset(path, 'a', sizeof(path) - 1);
+        path[0] = '/';
+        path[SW_SETTING_PATH_MAX] = '\0';
+        snprintf(text, sizeof(text), "{\"metrics-file\":\"%s\"}", path);
+        ck_assert_int_eq(params(text, sw_settings_params, &s), 0);
+        ck_assert_uint_eq(strlen(s.metrics_file), SW_SETTING_PATH_MAX);
+        path[SW_SETTING_PATH_MAX] = 'a';
+        path[SW_SETTING_PATH_MAX + 1] = '\0';
+        snprintf(text, sizeof(text), "{\"metrics-file\":\"%s\"}", path);
+        rejected(text, sw_settings_params, &s, "at most 1024 bytes");
+        ck_assert_uint_eq(strlen(s.metrics_file), SW_SETTING_PATH_MAX);
 }
 END_TEST
 
@@ -1429,7 +1464,8 @@ START_TEST(settings_to_json_has_every_name)
                                "\"default-memory-max\":0,"
                                "\"default-tasks-max\":0,\"default-cpu-weight\":0,"
                                "\"default-nice\":-3,\"default-open-files\":0,"
-                               "\"default-cpu-time\":0}}\n");
+                               "\"default-cpu-time\":0,\"metrics-file\":\"\","
+                               "\"metrics-interval\":15.0}}\n");
         free(line);
 }
 END_TEST
@@ -1453,7 +1489,7 @@ START_TEST(methods_table_lists_every_method)
             "status",    "list",         "log",        "stats",        "subscribe",
             "ping",      "version",      "settings.get", "settings.set", "history",
             "pause",     "resume",       "suspend",    "continue",     "queue.add",
-            "queue.remove", "queue.list",
+            "queue.remove", "queue.list",   "metrics",
         };
         const size_t nwant = sizeof(want) / sizeof(want[0]);
         size_t i, j, n = 0;
@@ -1616,6 +1652,7 @@ static Suite *proto_suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, settings_set_keeps_what_is_not_given);
         tcase_add_test(tc, settings_set_rejects_a_bad_value_whole);
+        tcase_add_test(tc, settings_set_takes_a_path_in_place_up_to_its_limit);
         tcase_add_test(tc, settings_to_json_has_every_name);
         tcase_add_test(tc, limits_parse_all_or_nothing_and_name_the_member);
         tcase_add_test(tc, settings_get_output_parses_back_as_settings_set_input);

@@ -169,6 +169,23 @@ START_TEST(a_one_thread_queue_never_runs_two_jobs_while_default_runs_four)
         ck_assert_int_eq(runs, 4);
         ck_assert_int_eq(most_at_once(cpu, &runs), 4);
         ck_assert_int_eq(runs, 8);
+        /* The metrics count each queue's runs, threads and settings under its name. */
+        {
+                json_object *m = call_ok(fd, "metrics", NULL);
+                const char *text = str_member(m, "text");
+                static const char *const want[] = {
+                    "slowwork_runs_total{queue=\"gpu\",class=\"slow\",outcome=\"succeeded\"} 4\n",
+                    "slowwork_runs_total{queue=\"default\",class=\"slow\",outcome=\"succeeded\"} 8\n",
+                    "slowwork_run_seconds_count{queue=\"gpu\",class=\"slow\"} 4\n",
+                    "slowwork_setting_max_threads{queue=\"gpu\"} 1\n",
+                    "slowwork_setting_max_threads{queue=\"default\"} 4\n",
+                    "slowwork_threads{queue=\"gpu\",state=\"idle\"} 1\n",
+                };
+
+                for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+                        ck_assert_msg(strstr(text, want[i]), "no \"%s\" in the metrics", want[i]);
+                json_object_put(m);
+        }
         close(fd);
         daemon_stop(&d);
 }

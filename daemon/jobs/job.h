@@ -24,6 +24,7 @@
 
 struct cron;
 struct queue;
+struct metrics_queue;
 struct run_record;
 struct user;
 struct users;
@@ -82,6 +83,9 @@ struct job {
         int64_t qorder;   /* loop: when it was last queued, for the order after a restart */
         uint64_t saved_seq; /* loop: the state database write of its row's last change */
         double due;       /* loop: wall clock time a delayed enqueue is due, else 0 */
+        double queued_at; /* loop: wall clock its next run was queued (or is due); 0: none */
+        struct metrics_queue *counted_in; /* loop: where metrics count it (NULL: nowhere), */
+        int counted_state;                /* and under which of metrics_states */
         struct waiter *waiters;   /* loop: wait requests, answered when it goes idle */
         struct waiter *cancels;   /* loop: cancel requests, answered when its run ends */
 

@@ -88,6 +88,7 @@ void registry_add(struct registry *reg, struct job *job)
         users_add(&job->queue->users, job);
         if (job->persist)
                 job->handles++;
+        metrics_job_recount(&reg->metrics, job);
 }
 
 static void unlink_from(struct job **head, struct job *job, bool by_key)
@@ -112,6 +113,7 @@ static void retire(struct registry *reg, struct job *job)
         job->onext = job->oprev = NULL;
         job->live = false;
         job->queue->njobs--;
+        metrics_job_recount(&reg->metrics, job);
         reg->njobs--;
         users_remove(&reg->users, job);
         users_remove(&job->queue->users, job);
@@ -214,6 +216,7 @@ void registry_run_ended(struct registry *reg, struct job *job, struct run_record
         job->runs_ended++;
         if (!rec)
                 return;
+        metrics_run_ended(&reg->metrics, job, rec);
         /* Before the run is written: whoever hears of its end finds the logs it displaced gone. */
         log_budget_keep(&reg->history, reg->store, reg->settings.max_log_bytes_per_user, rec,
                         forget_last_log, reg);
@@ -298,6 +301,7 @@ static void start_retry(struct registry *reg, struct job *job)
 void registry_check_idle(struct registry *reg, struct job *job)
 {
         start_retry(reg, job);
+        metrics_job_recount(&reg->metrics, job);
         if (!job->live || !job_idle(job))
                 return;
         job_ref(job);
@@ -534,9 +538,12 @@ int registry_queue_run(struct registry *reg, struct job *job, double delay)
 
                 job->qorder = ++reg->next_qorder;
                 job->due = delay > 0 ? (double)time(NULL) + delay : 0;
+                if (job->queued_at == 0)
+                        job->queued_at = delay > 0 ? run_wall_now() + delay : run_wall_now();
                 if (saved)
                         registry_save_state(reg, job, NULL);
         }
+        metrics_job_recount(&reg->metrics, job);
         return r;
 }
 
@@ -724,6 +731,7 @@ static void on_event(void *data, struct event *e)
 
         switch (e->type) {
         case EVENT_STARTED:
+                metrics_run_started(&reg->metrics, job);
                 if (!job_recurs(job))
                         job->next_run = 0; /* a retry's tick has come */
                 /* A plugin's runs are marked in the inflight file, which a crash keeps. */
@@ -819,6 +827,10 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         r = schedule_init(&reg->schedule, config->loop, on_tick, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the recurring jobs' timer: %m");
+        metrics_init(&reg->metrics);
+        r = metrics_file_init(&reg->metrics_file, config->loop);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the metrics file's timer: %m");
         r = queue_new(SW_QUEUE_DEFAULT, &qs, reg->store, &reg->shared.run.stopping,
                       registry_release_held, reg, &reg->queues);
         if (r < 0)
@@ -832,6 +844,8 @@ void registry_stop_starting(struct registry *reg)
         __atomic_store_n(&reg->shared.run.stopping, true, __ATOMIC_RELEASE);
         /* No tick now: one missed while stopped makes its run at the next start. */
         schedule_stop(&reg->schedule);
+        /* The pool is freed off the loop next: nothing reads it from here on. */
+        metrics_file_set(&reg->metrics_file, NULL, 0);
         /* A suspended run would not end in stop-timeout: it is interrupted now. */
         for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
                 for (struct job *job = reg->by_id[i]; job; job = job->hnext)
@@ -866,6 +880,7 @@ void registry_close_events(struct registry *reg)
                 users_close(&q->users);
         }
         schedule_close(&reg->schedule);
+        metrics_file_close(&reg->metrics_file);
 }
 
 void registry_free(struct registry *reg)
@@ -879,6 +894,7 @@ void registry_free(struct registry *reg)
         users_close(&reg->users);
         for (struct queue *q = reg->queues; q; q = q->next)
                 users_close(&q->users);
+        metrics_file_close(&reg->metrics_file);
         for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
                 while (reg->by_id[i]) {
                         struct job *job = reg->by_id[i];
@@ -910,4 +926,5 @@ void registry_free(struct registry *reg)
         json_object_put(reg->kept_queues);
         history_free(&reg->history);
         plugins_free(&reg->shared.plugins);
+        metrics_free(&reg->metrics);
 }

@@ -21,6 +21,8 @@
 #include "jobs/inflight.h"
 #include "jobs/job.h"
 #include "jobs/gate.h"
+#include "jobs/metrics-file.h"
+#include "jobs/metrics.h"
 #include "jobs/pause.h"
 #include "jobs/queue.h"
 #include "jobs/schedule.h"
@@ -58,6 +60,8 @@ struct registry {
         struct users users;       /* per-user limits, and runs held back by them */
         struct deps deps;         /* jobs waiting for others to end */
         struct schedule schedule; /* recurring jobs */
+        struct metrics metrics;
+        struct metrics_file metrics_file; /* its text comes from whoever sets render */
         struct job *by_id[REGISTRY_BUCKETS], *by_key[REGISTRY_BUCKETS];
         struct job *first, *last; /* the live jobs in the order of their ids */
         size_t njobs;

@@ -14,6 +14,9 @@ int registry_apply_settings(struct registry *reg, const struct sw_settings *s)
 
         if (r < 0)
                 return r;
+        if (!__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE) &&
+            metrics_file_set(&reg->metrics_file, s->metrics_file, s->metrics_interval) < 0)
+                log_warning("Cannot write the metrics to %s: out of memory", s->metrics_file);
         reg->settings = *s;
         reg->settings.runtime = false;
         reg->settings.queue = NULL; /* the request's */
@@ -35,7 +38,10 @@ void registry_keep_settings(struct registry *reg, const struct sw_settings *old)
         {
                 if (json_object_equal(value, json_object_object_get(before, name)))
                         continue;
-                store_put_setting(reg->store, name, json_object_get_double(value));
+                if (json_object_is_type(value, json_type_string))
+                        store_put_setting_text(reg->store, name, json_object_get_string(value));
+                else
+                        store_put_setting(reg->store, name, json_object_get_double(value));
                 json_object_object_add(reg->kept, name, json_object_get(value));
         }
         json_object_put(before);
@@ -74,7 +80,7 @@ void registry_overlay_kept(struct registry *reg, const struct config *flags, str
         json_object_put(overlay);
 }
 
-static void load_setting(void *data, const char *name, double value)
+static void load_setting(void *data, const char *name, double value, const char *text)
 {
         struct registry *reg = data;
         json_object *v;
@@ -87,8 +93,12 @@ static void load_setting(void *data, const char *name, double value)
                 registry_load_kept_queue(reg, name, value);
                 return;
         }
-        v = value == (double)(int64_t)value ? json_object_new_int64((int64_t)value)
-                                            : json_object_new_double(value);
+        if (text)
+                v = json_object_new_string(text);
+        else if (value == (double)(int64_t)value)
+                v = json_object_new_int64((int64_t)value);
+        else
+                v = json_object_new_double(value);
         json_object_object_add(reg->kept, name, v);
 }
 

@@ -54,6 +54,7 @@ extern const struct method query_methods[];  /* status, list, subscribe, history
 extern const struct method log_methods[];    /* log */
 extern const struct method flow_methods[];   /* pause, resume, suspend, continue */
 extern const struct method queue_methods[];  /* queue.add, queue.remove, queue.list */
+extern const struct method metrics_methods[]; /* metrics */
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

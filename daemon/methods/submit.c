@@ -169,8 +169,7 @@ static bool job_limits(struct registry *reg, struct conn *c, const struct sw_sub
         return true;
 }
 
-static void handle_submit(struct registry *reg, struct conn *c, union params *params,
-                          struct reply *r)
+static void submit(struct registry *reg, struct conn *c, union params *params, struct reply *r)
 {
         struct sw_submit_params *p = &params->submit;
         struct sw_limits limits;
@@ -243,6 +242,14 @@ static void handle_submit(struct registry *reg, struct conn *c, union params *pa
         registry_save_job(reg, job);
         /* One that ended at once (an after job had failed) goes, unless held. */
         registry_check_idle(reg, job);
+}
+
+static void handle_submit(struct registry *reg, struct conn *c, union params *params,
+                          struct reply *r)
+{
+        submit(reg, c, params, r);
+        if (!r->code)
+                metrics_submitted(&reg->metrics);
 }
 
 static void handle_enqueue(struct registry *reg, struct conn *c, union params *params,

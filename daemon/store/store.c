@@ -117,6 +117,7 @@ struct store {
         bool max_id_new;         /* under lock: since the last batch */
 
         uint64_t committed; /* atomic */
+        uint64_t errors;    /* atomic: reads and commits that failed */
         char *failure;      /* under lock */
         uv_async_t async;
         void (*on_commit)(void *data);
@@ -127,6 +128,7 @@ struct store {
 
 static int db_error(struct store *s, const char *what)
 {
+        __atomic_add_fetch(&s->errors, 1, __ATOMIC_RELAXED);
         log_error("State database %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
         return -EIO;
 }
@@ -475,6 +477,7 @@ static void *store_thread(void *arg)
                         struct timespec ts;
 
                         /* Kept, and tried again: what was accepted is not dropped. */
+                        __atomic_add_fetch(&s->errors, 1, __ATOMIC_RELAXED);
                         if (!s->failure)
                                 log_error("State database %s: cannot commit: %s (trying again "
                                           "every second)",
@@ -580,6 +583,11 @@ uint64_t store_queued(const struct store *s)
 uint64_t store_committed(const struct store *s)
 {
         return __atomic_load_n(&s->committed, __ATOMIC_ACQUIRE);
+}
+
+uint64_t store_errors(struct store *s)
+{
+        return __atomic_load_n(&s->errors, __ATOMIC_RELAXED);
 }
 
 bool store_failing(struct store *s, char *why, size_t len)
@@ -776,7 +784,17 @@ void store_delete_settings(struct store *s, const char *prefix)
         queue(s, op);
 }
 
-int store_load_settings(struct store *s, void (*cb)(void *data, const char *name, double value),
+void store_put_setting_text(struct store *s, const char *name, const char *text)
+{
+        struct op *op = op_new(STMT_PUT_SETTING);
+
+        put_text(op, name);
+        put_text(op, text);
+        queue(s, op);
+}
+
+int store_load_settings(struct store *s,
+                        void (*cb)(void *data, const char *name, double value, const char *text),
                         void *data)
 {
         sqlite3_stmt *st;
@@ -786,7 +804,10 @@ int store_load_settings(struct store *s, void (*cb)(void *data, const char *name
             SQLITE_OK)
                 return db_error(s, "cannot read the settings");
         while ((r = sqlite3_step(st)) == SQLITE_ROW)
-                cb(data, (const char *)sqlite3_column_text(st, 0), sqlite3_column_double(st, 1));
+                cb(data, (const char *)sqlite3_column_text(st, 0), sqlite3_column_double(st, 1),
+                   sqlite3_column_type(st, 1) == SQLITE_TEXT
+                       ? (const char *)sqlite3_column_text(st, 1)
+                       : NULL);
         sqlite3_finalize(st);
         return r == SQLITE_DONE ? 0 : db_error(s, "cannot read the settings");
 }

@@ -34,6 +34,8 @@ uint64_t store_queued(const struct store *s);
 uint64_t store_committed(const struct store *s);
 /* Whether the last commit failed (the database is failing until one works), and why. */
 bool store_failing(struct store *s, char *why, size_t len);
+/* How many reads and commits have failed since the start (a commit tried again counts again). */
+uint64_t store_errors(struct store *s);
 
 /* A job's row: what it runs (payload, environment, key, name, owner, class) and its state. */
 struct store_job_row {
@@ -65,9 +67,12 @@ void store_forget_log(struct store *s, int64_t id, int64_t run, const char *path
 void store_put_setting(struct store *s, const char *name, double value);
 /* The setting named prefix and those named "prefix/anything". */
 void store_delete_settings(struct store *s, const char *prefix);
+void store_put_setting_text(struct store *s, const char *name, const char *text);
 
-/* Reading back at start, before store_start(): each calls back once per row, in order. */
-int store_load_settings(struct store *s, void (*cb)(void *data, const char *name, double value),
+/* Reading back at start, before store_start(): each calls back once per row, in order. A
+ * setting kept as text comes with it (else text is NULL). */
+int store_load_settings(struct store *s,
+                        void (*cb)(void *data, const char *name, double value, const char *text),
                         void *data);
 int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
                     void *data);

@@ -61,13 +61,18 @@ static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
         return r;
 }
 
-/* A value's text as a JSON number: 0, or -errno with err saying why. */
-static int parse_number(const char *name, const char *value, json_object **ret, char *err,
-                        size_t errlen)
+/* A value's text as JSON: a path as it is, anything else as a number. 0, or -EINVAL or
+ * -ENOMEM with err saying why. */
+static int value_json(const struct sw_param *p, const char *value, json_object **ret, char *err,
+                      size_t errlen)
 {
         json_tokener *tok;
         json_object *v;
 
+        if (p->type == SW_P_PATH) {
+                *ret = json_object_new_string(value);
+                return *ret ? 0 : fail(err, errlen, -ENOMEM, "out of memory");
+        }
         tok = json_tokener_new();
         if (!tok)
                 return fail(err, errlen, -ENOMEM, "out of memory");
@@ -83,7 +88,8 @@ static int parse_number(const char *name, const char *value, json_object **ret, 
         if (!v ||
             !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))) {
                 json_object_put(v);
-                return fail(err, errlen, -EINVAL, "%s must be a number, not \"%s\"", name, value);
+                return fail(err, errlen, -EINVAL, "%s must be a number, not \"%s\"", p->name,
+                            value);
         }
         *ret = v;
         return 0;
@@ -92,12 +98,13 @@ static int parse_number(const char *name, const char *value, json_object **ret, 
 int config_parse_setting(struct sw_settings *s, const char *name, const char *value, char *err,
                          size_t errlen)
 {
+        int i = setting_index(name);
         json_object *obj, *v;
         int r;
 
-        if (setting_index(name) < 0)
+        if (i < 0)
                 return fail(err, errlen, -EINVAL, "unknown setting \"%s\"", name);
-        r = parse_number(name, value, &v, err, errlen);
+        r = value_json(&sw_settings_params[i], value, &v, err, errlen);
         if (r < 0)
                 return r;
         obj = json_object_new_object();
@@ -133,6 +140,7 @@ static int parse_queue_line(const char *key, const char *value, struct config_fi
         const char *name = key + strlen("queue."), *dot = strrchr(name, '.');
         char qname[SW_QUEUE_NAME_MAX + 1];
         struct sw_queue_settings scratch = {0};
+        const struct sw_param *row;
         json_object *q, *v, *one;
         int r;
 
@@ -151,7 +159,12 @@ static int parse_queue_line(const char *key, const char *value, struct config_fi
         q = json_object_object_get(next->queues, qname);
         if (q && json_object_object_get_ex(q, dot + 1, NULL))
                 return fail(msg, msglen, -EINVAL, "%s is set twice", key);
-        r = parse_number(key, value, &v, msg, msglen);
+        for (row = sw_queue_settings_params; row->name && strcmp(row->name, dot + 1) != 0; row++)
+                ;
+        if (!row->name)
+                return fail(msg, msglen, -EINVAL, "%s: %s is not a setting of a queue", key,
+                            dot + 1);
+        r = value_json(row, value, &v, msg, msglen);
         if (r < 0)
                 return r;
         one = json_object_new_object();

@@ -18,6 +18,7 @@ void settings_default(struct sw_settings *s)
             .max_connections_per_user = 64,
             .max_log_bytes_per_user = 1024 * 1024 * 1024,
             .min_free_space = 5,
+            .metrics_interval = 15.0,
         };
 }
 
