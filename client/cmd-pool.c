@@ -162,10 +162,12 @@ static void top_screen(struct ctl *x, json_object *stats, json_object *queues, b
                (long long)json_int(stats, "idle", 0),
                (long long)json_int(stats, "busy_very_slow", 0),
                (long long)json_int(stats, "very_slow_cap", 0));
-        printf("queued  slow %lld  very slow %lld  delayed %lld  waiting for space %lld\n",
+        printf("queued  slow %lld  very slow %lld  delayed %lld  waiting for turn %lld  "
+               "waiting for space %lld\n",
                (long long)json_int(stats, "queued_slow", 0),
                (long long)json_int(stats, "queued_very_slow", 0),
                (long long)json_int(stats, "delayed", 0),
+               (long long)json_int(stats, "waiting_for_turn", 0),
                (long long)json_int(stats, "waiting_for_space", 0));
         printf("runs done %lld%s\n\n", (long long)json_int(stats, "items_run", 0),
                json_object_get_boolean(json_object_object_get(stats, "paused"))
