@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registry's queues: "default" first, always there, its settings the daemon's min-threads,
- * max-threads, vslow-percentage and idle-timeout; then the named ones, made by queue.add, by the
+ * The registry's queues: "default" first, always there, its settings the daemon's of the same
+ * names (threads, very slow share, idle timeout, per-user limits); then the named ones, made by queue.add, by the
  * configuration file's "queue.NAME.SETTING" lines, or for a restored job whose queue is no longer
  * declared. A named queue's settings are a new queue's defaults, under the file's lines, under
  * what queue.add and settings.set gave it; those are kept in the state database among the kept
