@@ -212,10 +212,11 @@ const struct sw_param sw_settings_params[] = {
     {.name = NULL},
 };
 
-/* queue.add's table: the name, then a queue's settings (their ranges are those of the
+/* queue.add's table: the settings as an object, the name, then a queue's settings (their ranges are those of the
  * daemon's settings of the same names), which are also a table of their own. */
 #define QUEUE(field) offsetof(struct sw_queue_params, field)
 const struct sw_param sw_queue_add_params[] = {
+    {"settings", SW_P_JSON, QUEUE(nested), false, 0, 0},
     {"name", SW_P_STRING, QUEUE(name), true, 0, SW_QUEUE_NAME_MAX},
     {"min-threads", SW_P_INT, QUEUE(settings.min_threads), false, 1, 255},
     {"max-threads", SW_P_INT, QUEUE(settings.max_threads), false, 1, 255},
@@ -227,7 +228,7 @@ const struct sw_param sw_queue_add_params[] = {
 };
 _Static_assert(offsetof(struct sw_queue_params, settings) == 0,
                "the settings rows are a table of struct sw_queue_settings too");
-const struct sw_param *const sw_queue_settings_params = sw_queue_add_params + 1;
+const struct sw_param *const sw_queue_settings_params = sw_queue_add_params + 2;
 
 json_object *sw_queue_settings_to_json(const struct sw_queue_settings *s)
 {

@@ -185,6 +185,7 @@ int sw_queue_name_check(const char *param, const char *name, char *errbuf, size_
 struct sw_queue_params {
         struct sw_queue_settings settings; /* first */
         char *name;
+        json_object *nested; /* queue.add's "settings": the same, as an object (NULL: none) */
 };
 extern const struct sw_param sw_queue_add_params[];
 extern const struct sw_param sw_queue_name_params[];

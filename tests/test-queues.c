@@ -253,6 +253,9 @@ START_TEST(one_queues_settings_change_at_run_time_without_touching_anothers)
         fd = client_connect(d.sock);
         call_done(fd, "queue.add", "{\"name\":\"a\",\"max-threads\":2}");
         call_done(fd, "queue.add", "{\"name\":\"b\",\"max-threads\":3,\"idle-timeout\":2}");
+        /* The settings may also come as an object. */
+        call_done(fd, "queue.add", "{\"name\":\"c\",\"settings\":{\"max-threads\":2}}");
+        ck_assert_int_eq(setting_of(fd, "c", "max-threads"), 2);
         r = call_ok(fd, "settings.set", "{\"queue\":\"a\",\"max-threads\":5,\"min-threads\":2}");
         ck_assert_str_eq(str_member(r, "queue"), "a");
         ck_assert_int_eq(int_member(r, "max-threads"), 5);
@@ -387,6 +390,9 @@ START_TEST(bad_names_and_unknown_queues_are_refused_naming_the_field)
             {"queue.add", "{\"name\":\"x\",\"min-threads\":3,\"max-threads\":2}", "min-threads",
              -32602},
             {"queue.add", "{\"name\":\"x\",\"history-limit\":3}", "history-limit", -32602},
+            {"queue.add", "{\"name\":\"x\",\"settings\":5}", "settings", -32602},
+            {"queue.add", "{\"name\":\"x\",\"settings\":{\"max-threads\":0}}", "max-threads",
+             -32602},
             {"queue.add", "{\"name\":\"gpu\"}", "gpu", -32003},
             {"queue.add", "{\"name\":\"default\"}", "default", -32003},
             {"queue.remove", "{\"name\":\"nope\"}", "name", -32602},

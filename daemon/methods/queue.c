@@ -15,15 +15,25 @@ static bool admin_only(struct conn *c, const char *what, struct reply *r)
         return false;
 }
 
-/* The request's params but the one named skip: the settings given. */
-static json_object *given_settings(json_object *params, const char *skip)
+/* The settings given: the request's params but "name" and "settings", and the members of
+ * "settings" (an object); NULL and an error reply when it is not one. */
+static json_object *given_settings(json_object *params, json_object *nested, struct reply *r)
 {
-        json_object *given = json_object_new_object();
+        json_object *given;
 
+        if (nested && !json_object_is_type(nested, json_type_object)) {
+                reply_error(r, SW_E_INVALID_PARAMS, "parameter \"settings\" must be an object");
+                return NULL;
+        }
+        given = json_object_new_object();
         json_object_object_foreach(params, name, value)
         {
-                if (strcmp(name, skip) != 0)
+                if (strcmp(name, "name") != 0 && strcmp(name, "settings") != 0)
                         json_object_object_add(given, name, json_object_get(value));
+        }
+        if (nested) {
+                json_object_object_foreach(nested, key, v)
+                        json_object_object_add(given, key, json_object_get(v));
         }
         return given;
 }
@@ -41,7 +51,9 @@ static void handle_queue_add(struct registry *reg, struct conn *c, union params 
                 r->code = SW_E_INVALID_PARAMS;
                 return;
         }
-        given = given_settings(r->params, "name");
+        given = given_settings(r->params, p->queue.nested, r);
+        if (!given)
+                return;
         e = registry_add_queue(reg, p->queue.name, given, err, sizeof(err));
         json_object_put(given);
         if (e == -EEXIST)
