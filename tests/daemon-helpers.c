@@ -367,13 +367,52 @@ int64_t int_member(json_object *o, const char *name)
         return json_object_get_int64(v);
 }
 
-static json_object *call_ok(int fd, const char *method, const char *params)
+json_object *call_ok(int fd, const char *method, const char *params)
 {
         json_object *reply = client_call(fd, method, params);
-        json_object *result = json_object_get(reply_result(reply));
+        json_object *result;
 
+        ck_assert_msg(reply_code(reply) == 0, "%s %s failed: %s", method, params ? params : "",
+                      json_object_to_json_string(reply));
+        result = json_object_get(reply_result(reply));
         json_object_put(reply);
         return result;
+}
+
+int call_error(int fd, const char *method, const char *params, char *msg, size_t len)
+{
+        json_object *reply = client_call(fd, method, params);
+        json_object *error = json_object_object_get(reply, "error");
+        int code = reply_code(reply);
+
+        ck_assert_msg(code != 0, "%s %s did not fail", method, params ? params : "");
+        snprintf(msg, len, "%s", json_object_get_string(json_object_object_get(error, "message")));
+        json_object_put(reply);
+        return code;
+}
+
+void daemon_kill_hard(struct daemon *d)
+{
+        int status, fd, i;
+
+        ck_assert_int_eq(kill(d->pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
+        /* A job being spawned at the kill holds a copy of the listening socket until its
+         * closefrom(): the next daemon must not be taken for ready by talking to that one. */
+        for (i = 0; i < 2000 && (fd = client_connect(d->sock)) >= 0; i++) {
+                close(fd);
+                usleep(1000);
+        }
+        ck_assert_int_lt(i, 2000);
+}
+
+void daemon_stop_clean(struct daemon *d)
+{
+        int status;
+
+        ck_assert_int_eq(kill(d->pid, SIGTERM), 0);
+        ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 int64_t job_submit(int fd, const char *params_json)

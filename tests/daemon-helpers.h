@@ -32,6 +32,10 @@ int daemon_reap(struct daemon *d);
 int daemon_run_stderr(char **ret_err, const char *first, ...);
 /* SIGTERM, then checks that it exited with 0 and removed its socket. */
 void daemon_stop(struct daemon *d);
+/* SIGTERM, and checks that it exited with 0 (its folders stay, for a start again). */
+void daemon_stop_clean(struct daemon *d);
+/* SIGKILL, and waits until nothing answers on its socket any more (folders stay). */
+void daemon_kill_hard(struct daemon *d);
 bool daemon_alive(struct daemon *d);
 
 int client_connect(const char *sock); /* -1 with errno when nothing answers */
@@ -41,6 +45,10 @@ void client_send(int fd, const char *text); /* text and a newline */
 char *client_read_line(int fd);
 /* Sends a request and returns the reply object (which the caller puts). */
 json_object *client_call(int fd, const char *method, const char *params_json);
+/* The result of a call that must succeed (the caller puts it). */
+json_object *call_ok(int fd, const char *method, const char *params);
+/* The error code of a call that must fail, with its message in msg. */
+int call_error(int fd, const char *method, const char *params, char *msg, size_t len);
 /* The reply's error code, or 0 for a result. */
 int reply_code(json_object *reply);
 json_object *reply_result(json_object *reply);

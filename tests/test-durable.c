@@ -21,21 +21,6 @@
 
 static struct daemon d;
 
-static void kill_hard(struct daemon *dd)
-{
-        int status, fd, i;
-
-        ck_assert_int_eq(kill(dd->pid, SIGKILL), 0);
-        ck_assert_int_eq(waitpid(dd->pid, &status, 0), dd->pid);
-        /* A job being spawned at the kill holds a copy of the listening socket until its
-         * closefrom(): the next daemon must not be taken for ready by talking to that one. */
-        for (i = 0; i < 2000 && (fd = client_connect(dd->sock)) >= 0; i++) {
-                close(fd);
-                usleep(1000);
-        }
-        ck_assert_int_lt(i, 2000);
-}
-
 /* The next line as a reply object (which the caller puts). */
 static json_object *read_reply(int fd)
 {
@@ -148,7 +133,7 @@ START_TEST(a_crash_cuts_a_shell_run_which_runs_again_but_not_a_plugins)
         job_wait_state(fd, 1, "running");
         job_wait_state(fd, 2, "running");
         close(fd);
-        kill_hard(&d);
+        daemon_kill_hard(&d);
 
         daemon_start_again(&d, "--plugin-dir", PLUGINS_BUILT, NULL);
         fd = client_connect(d.sock);
@@ -236,7 +221,7 @@ START_TEST(a_kill_under_load_loses_no_acknowledged_job)
                         json_object_put(reply);
                         free(line);
                 }
-                kill_hard(&d);
+                daemon_kill_hard(&d);
                 close(fd);
 
                 daemon_start_again(&d, "--min-threads", "4", "--max-threads", "4", NULL);
@@ -411,7 +396,7 @@ START_TEST(a_full_state_folder_refuses_submits_and_loses_nothing_accepted)
         ck_assert_int_eq(job_submit(other, "{\"command\":\"true\",\"delay\":3600}"), 3);
         close(fd);
         close(other);
-        kill_hard(&d);
+        daemon_kill_hard(&d);
         daemon_start_again(&d, NULL);
         fd = client_connect(d.sock);
         for (i = 1; i <= 3; i++) {
@@ -452,7 +437,7 @@ START_TEST(settings_set_is_kept_unless_runtime_and_flags_still_win)
         ck_assert_int_eq(reply_code(reply), 0);
         json_object_put(reply);
         close(fd);
-        kill_hard(&d);
+        daemon_kill_hard(&d);
 
         daemon_start_again(&d, "--config", config, NULL);
         fd = client_connect(d.sock);
@@ -470,7 +455,7 @@ START_TEST(settings_set_is_kept_unless_runtime_and_flags_still_win)
         ck_assert_double_eq(setting(fd, "idle-timeout"), 9);
         ck_assert_double_eq(setting(fd, "max-threads"), 7);
         close(fd);
-        kill_hard(&d);
+        daemon_kill_hard(&d);
 
         daemon_start_again(&d, "--config", config, "--max-threads", "3", NULL);
         fd = client_connect(d.sock);
@@ -515,7 +500,7 @@ START_TEST(ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone)
         json_object_put(rec);
         ck_assert_int_eq(call_code(fd, "status", "{\"id\":2}"), -32001);
         close(fd);
-        kill_hard(&d);
+        daemon_kill_hard(&d);
 
         daemon_start_again(&d, "--history-limit", "1", NULL);
         fd = client_connect(d.sock);
@@ -624,7 +609,7 @@ START_TEST(a_crash_cut_run_keeps_its_start_and_is_logged)
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 2);
         json_object_put(job_wait(fd, 2));
         close(fd);
-        kill_hard(&d);
+        daemon_kill_hard(&d);
 
         said = start_again_saying();
         ck_assert_msg(strstr(said, "<4>slowworkd: Job 1: run 1 was interrupted by the last "
@@ -711,14 +696,14 @@ START_TEST(a_damaged_write_ahead_log_is_reported_at_start)
         ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
         daemon_start_again(&d, "--min-threads", "1", "--max-threads", "1", NULL);
         run_jobs(4);
-        kill_hard(&d);
+        daemon_kill_hard(&d);
 
         said = start_again_saying();
         ck_assert_msg(!strstr(said, "write-ahead log"), "after a plain crash slowworkd said: %s",
                       said);
         free(said);
         run_jobs(4);
-        kill_hard(&d);
+        daemon_kill_hard(&d);
 
         snprintf(wal, sizeof(wal), "%s/slowworkd.db-wal", d.state);
         damage_wal(wal);

@@ -36,32 +36,6 @@ static bool bool_member(json_object *o, const char *name)
         return json_object_get_boolean(v);
 }
 
-/* The result of a call that must succeed (the caller puts it). */
-static json_object *call_ok(int fd, const char *method, const char *params)
-{
-        json_object *reply = client_call(fd, method, params);
-        json_object *result;
-
-        ck_assert_msg(reply_code(reply) == 0, "%s failed: %s", method,
-                      json_object_to_json_string(reply));
-        result = json_object_get(reply_result(reply));
-        json_object_put(reply);
-        return result;
-}
-
-/* The error of a call that must fail: its code, with its message in msg. */
-static int call_error(int fd, const char *method, const char *params, char *msg, size_t len)
-{
-        json_object *reply = client_call(fd, method, params);
-        json_object *error = json_object_object_get(reply, "error");
-        int code = reply_code(reply);
-
-        ck_assert_msg(code != 0, "%s %s did not fail", method, params ? params : "");
-        snprintf(msg, len, "%s", json_object_get_string(json_object_object_get(error, "message")));
-        json_object_put(reply);
-        return code;
-}
-
 static bool stats_paused(int fd)
 {
         json_object *st = call_ok(fd, "stats", NULL);
@@ -303,28 +277,6 @@ START_TEST(a_resume_answers_a_drain_still_waiting)
 }
 END_TEST
 
-static void kill_hard(struct daemon *dd)
-{
-        int status, fd, i;
-
-        ck_assert_int_eq(kill(dd->pid, SIGKILL), 0);
-        ck_assert_int_eq(waitpid(dd->pid, &status, 0), dd->pid);
-        for (i = 0; i < 2000 && (fd = client_connect(dd->sock)) >= 0; i++) {
-                close(fd);
-                usleep(1000);
-        }
-        ck_assert_int_lt(i, 2000);
-}
-
-static void stop_clean(struct daemon *dd)
-{
-        int status;
-
-        ck_assert_int_eq(kill(dd->pid, SIGTERM), 0);
-        ck_assert_int_eq(waitpid(dd->pid, &status, 0), dd->pid);
-        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
 START_TEST(a_restart_or_a_crash_keeps_a_paused_daemon_paused)
 {
         json_object *rec;
@@ -337,7 +289,7 @@ START_TEST(a_restart_or_a_crash_keeps_a_paused_daemon_paused)
         id = job_submit(fd, "{\"command\":\"true\"}");
         close(fd);
 
-        stop_clean(&d);
+        daemon_stop_clean(&d);
         daemon_start_again(&d, NULL);
         fd = client_connect(d.sock);
         ck_assert(stats_paused(fd));
@@ -345,7 +297,7 @@ START_TEST(a_restart_or_a_crash_keeps_a_paused_daemon_paused)
         assert_not_started(fd, id);
         close(fd);
 
-        kill_hard(&d);
+        daemon_kill_hard(&d);
         daemon_start_again(&d, NULL);
         fd = client_connect(d.sock);
         ck_assert(stats_paused(fd));
@@ -358,7 +310,7 @@ START_TEST(a_restart_or_a_crash_keeps_a_paused_daemon_paused)
         json_object_put(rec);
         close(fd);
 
-        kill_hard(&d);
+        daemon_kill_hard(&d);
         daemon_start_again(&d, NULL);
         fd = client_connect(d.sock);
         ck_assert(!stats_paused(fd));

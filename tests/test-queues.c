@@ -13,35 +13,9 @@
 
 static struct daemon d;
 
-/* The result of a call that must succeed (the caller puts it). */
-static json_object *call_ok(int fd, const char *method, const char *params)
-{
-        json_object *reply = client_call(fd, method, params);
-        json_object *result;
-
-        ck_assert_msg(reply_code(reply) == 0, "%s %s failed: %s", method, params ? params : "",
-                      json_object_to_json_string(reply));
-        result = json_object_get(reply_result(reply));
-        json_object_put(reply);
-        return result;
-}
-
 static void call_done(int fd, const char *method, const char *params)
 {
         json_object_put(call_ok(fd, method, params));
-}
-
-/* The error of a call that must fail: its code, with its message in msg. */
-static int call_error(int fd, const char *method, const char *params, char *msg, size_t len)
-{
-        json_object *reply = client_call(fd, method, params);
-        json_object *error = json_object_object_get(reply, "error");
-        int code = reply_code(reply);
-
-        ck_assert_msg(code != 0, "%s %s did not fail", method, params ? params : "");
-        snprintf(msg, len, "%s", json_object_get_string(json_object_object_get(error, "message")));
-        json_object_put(reply);
-        return code;
 }
 
 /* The queue.list entry of a queue (the caller puts it), or NULL. */
@@ -81,19 +55,6 @@ static int64_t setting_of(int fd, const char *queue, const char *name)
         v = int_member(r, name);
         json_object_put(r);
         return v;
-}
-
-static void kill_hard(struct daemon *dd)
-{
-        int status, fd, i;
-
-        ck_assert_int_eq(kill(dd->pid, SIGKILL), 0);
-        ck_assert_int_eq(waitpid(dd->pid, &status, 0), dd->pid);
-        for (i = 0; i < 2000 && (fd = client_connect(dd->sock)) >= 0; i++) {
-                close(fd);
-                usleep(1000);
-        }
-        ck_assert_int_lt(i, 2000);
 }
 
 /* A job that appends "S <ns>" and "E <ns>" around a sleep to file. */
@@ -230,7 +191,7 @@ START_TEST(a_queues_per_user_limits_bind_in_that_queue_only)
         call_done(fd, "settings.set", "{\"queue\":\"small\",\"max-queued-per-user\":3}");
         job_submit(fd, "{\"queue\":\"small\",\"command\":\"true\",\"delay\":60}");
         close(fd);
-        kill_hard(&d);
+        daemon_kill_hard(&d);
         daemon_start_again(&d, NULL);
         fd = client_connect(d.sock);
         ck_assert_int_eq(setting_of(fd, "small", "max-queued-per-user"), 3);
@@ -305,7 +266,7 @@ START_TEST(a_restart_keeps_queues_their_settings_pause_and_jobs)
         ck_assert_int_ne(held, other);
         close(fd);
 
-        kill_hard(&d);
+        daemon_kill_hard(&d);
         daemon_start_again(&d, NULL);
         fd = client_connect(d.sock);
         ck_assert_int_eq(queue_count(fd), 2);
@@ -462,7 +423,7 @@ START_TEST(the_configuration_file_declares_queues_under_what_settings_set_kept)
         /* settings.set is kept, over the file's line. */
         call_done(fd, "settings.set", "{\"queue\":\"gpu\",\"max-threads\":4}");
         close(fd);
-        kill_hard(&d);
+        daemon_kill_hard(&d);
         daemon_start_again(&d, "--config", conf, NULL);
         fd = client_connect(d.sock);
         ck_assert_int_eq(setting_of(fd, "gpu", "max-threads"), 4);
@@ -525,7 +486,7 @@ START_TEST(a_restart_keeps_queues_whose_names_hold_dots)
         call_done(fd, "queue.remove", "{\"name\":\"io\"}");
         close(fd);
 
-        kill_hard(&d);
+        daemon_kill_hard(&d);
         daemon_start_again(&d, NULL);
         fd = client_connect(d.sock);
         ck_assert_int_eq(queue_count(fd), 4); /* default, gpu, gpu.0, io.slow */

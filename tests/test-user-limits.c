@@ -23,32 +23,6 @@ static double double_member(json_object *o, const char *name)
         return json_object_get_double(json_object_object_get(o, name));
 }
 
-/* The result of a call that must succeed (the caller puts it). */
-static json_object *call_ok(int fd, const char *method, const char *params)
-{
-        json_object *reply = client_call(fd, method, params);
-        json_object *result;
-
-        ck_assert_msg(reply_code(reply) == 0, "%s failed: %s", method,
-                      json_object_to_json_string(reply));
-        result = json_object_get(reply_result(reply));
-        json_object_put(reply);
-        return result;
-}
-
-/* The error of a call that must fail: its code, with its message in msg. */
-static int call_error(int fd, const char *method, const char *params, char *msg, size_t len)
-{
-        json_object *reply = client_call(fd, method, params);
-        json_object *error = json_object_object_get(reply, "error");
-        int code = reply_code(reply);
-
-        ck_assert_msg(code != 0, "%s %s did not fail", method, params ? params : "");
-        snprintf(msg, len, "%s", json_object_get_string(json_object_object_get(error, "message")));
-        json_object_put(reply);
-        return code;
-}
-
 static void set_setting(int fd, const char *name, int64_t value)
 {
         char params[128];
@@ -288,15 +262,6 @@ START_TEST(the_running_limit_changes_at_run_time)
 }
 END_TEST
 
-static void stop_clean(struct daemon *dd)
-{
-        int status;
-
-        ck_assert_int_eq(kill(dd->pid, SIGTERM), 0);
-        ck_assert_int_eq(waitpid(dd->pid, &status, 0), dd->pid);
-        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
 /* A held run is pending: a cancel answers at once, a restart queues it again (the kept limit
  * holds it back again), and it runs when its turn comes. */
 START_TEST(held_runs_cancel_at_once_and_survive_a_restart)
@@ -328,7 +293,7 @@ START_TEST(held_runs_cancel_at_once_and_survive_a_restart)
         wait_held(fd, 1);
         close(fd);
 
-        stop_clean(&d);
+        daemon_stop_clean(&d);
         daemon_start_again(&d, "--min-threads", "4", "--max-threads", "4", NULL);
         fd = client_connect(d.sock);
         /* Both are queued again: one runs first, the other is held. */
