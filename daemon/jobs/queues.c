@@ -121,7 +121,7 @@ int registry_add_queue(struct registry *reg, const char *name, json_object *give
         return 0;
 }
 
-int registry_set_queue(struct registry *reg, struct queue *q, json_object *given, bool kept,
+int registry_set_queue(struct registry *reg, struct queue *q, json_object *given, bool to_keep,
                        char *err, size_t errlen)
 {
         struct sw_queue_settings s;
@@ -131,7 +131,7 @@ int registry_set_queue(struct registry *reg, struct queue *q, json_object *given
                 snprintf(err, errlen, "the pool refused the settings");
                 r = -EINVAL;
         }
-        if (r == 0 && kept)
+        if (r == 0 && to_keep)
                 keep(reg, q, given);
         return r;
 }

@@ -23,7 +23,7 @@ struct queue *registry_find_queue(struct registry *reg, const char *name);
 int registry_add_queue(struct registry *reg, const char *name, json_object *given, char *err,
                        size_t errlen);
 /* settings.set of a named queue: 0, or -EINVAL (err says why) with nothing changed. */
-int registry_set_queue(struct registry *reg, struct queue *q, json_object *given, bool keep,
+int registry_set_queue(struct registry *reg, struct queue *q, json_object *given, bool to_keep,
                        char *err, size_t errlen);
 /* queue.remove of a named queue without jobs: it goes, with its kept rows. */
 void registry_remove_queue(struct registry *reg, struct queue *q);
