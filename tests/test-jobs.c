@@ -506,6 +506,48 @@ START_TEST(a_users_oldest_logs_go_to_keep_within_max_log_bytes_per_user)
 }
 END_TEST
 
+/* The budget counts the logs the history still names: those of runs the history-limit dropped
+ * count no more, so they never push out the logs that stay. */
+START_TEST(logs_beyond_the_history_limit_leave_the_budget)
+{
+        char logs[30][PATH_MAX];
+        json_object *rec;
+
+        set("{\"max-log-bytes-per-user\":20000,\"history-limit\":10}");
+        for (int i = 0; i < 30; i++) {
+                rec = run_writing(1500);
+                snprintf(logs[i], sizeof(logs[i]), "%s", str_member(rec, "log"));
+                json_object_put(rec);
+        }
+        ck_assert_msg(!file_exists(logs[0]), "a log beyond the history limit stayed");
+        /* 9 x 1500 + 6000 fit in 20000: the newest nine 1500-byte logs stay with the big one. */
+        rec = run_writing(6000);
+        for (int i = 21; i < 30; i++)
+                ck_assert_msg(file_exists(logs[i]), "run %d lost its log", i + 1);
+        ck_assert(file_exists(str_member(rec, "log")));
+        json_object_put(rec);
+}
+END_TEST
+
+/* A run that writes nothing has no log file; its log reads as empty and ended. */
+START_TEST(a_silent_run_makes_no_log_file)
+{
+        json_object *rec = job_wait(fd, job_submit(fd, "{\"command\":\"true\"}")), *reply;
+        char *log;
+
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        ck_assert_msg(!file_exists(str_member(rec, "log")), "a silent run made a log file");
+        log = job_log(fd, int_member(rec, "id"));
+        ck_assert_str_eq(log, "");
+        free(log);
+        reply = client_call(fd, "log", "{\"id\":1}");
+        ck_assert_int_eq(reply_code(reply), 0);
+        ck_assert(json_object_get_boolean(json_object_object_get(reply_result(reply), "eof")));
+        json_object_put(reply);
+        json_object_put(rec);
+}
+END_TEST
+
 START_TEST(bad_input_loses_no_accepted_job)
 {
         int64_t ids[20];
@@ -818,6 +860,8 @@ int main(void)
         tcase_add_test(tc, history_answers_after_the_job_is_gone_within_its_limit);
         tcase_add_test(tc, log_is_cut_at_the_log_limit);
         tcase_add_test(tc, a_users_oldest_logs_go_to_keep_within_max_log_bytes_per_user);
+        tcase_add_test(tc, logs_beyond_the_history_limit_leave_the_budget);
+        tcase_add_test(tc, a_silent_run_makes_no_log_file);
         tcase_add_test(tc, bad_input_loses_no_accepted_job);
         tcase_add_test(tc, subscribers_see_each_state_change);
         tcase_add_test(tc, replies_stay_utf8_where_text_is_cut);

@@ -31,7 +31,6 @@ struct plugin_run {
         struct run_record *rec;
         double deadline; /* monotonic seconds, 0: no timeout */
         struct run_log log;
-        int log_err; /* the log could not be opened: writes fail with it */
         int kick_fd; /* made by the first sleep */
 };
 
@@ -40,14 +39,9 @@ static struct plugin_run *run_of(struct slowwork_plugin_ctx *ctx)
         return (struct plugin_run *)ctx;
 }
 
-/* The log file is made by the first write: runs that log nothing cost no file. */
 static int api_log_write(struct slowwork_plugin_ctx *ctx, const void *data, size_t n)
 {
-        struct plugin_run *run = run_of(ctx);
-
-        if (run->log.fd < 0 && !run->log_err)
-                run->log_err = run_log_open(&run->log, run->rec->log);
-        return run->log_err ? run->log_err : run_log_write(&run->log, data, n);
+        return run_log_write(&run_of(ctx)->log, data, n);
 }
 
 static int api_log_vprintf(struct slowwork_plugin_ctx *ctx, const char *format, va_list ap)
@@ -151,7 +145,7 @@ struct run_record *plugin_run(struct job *job)
                 rec->ended = run_wall_now();
                 return rec;
         }
-        run_log_init(&run.log, &job->shared->run);
+        run_log_init(&run.log, &job->shared->run, rec->log);
         if (job->timeout > 0)
                 run.deadline = run_mono_now() + job->timeout;
         record_start(job, rec);

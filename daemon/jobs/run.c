@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "jobs/run.h"
+#include "util/log.h"
 
 static double now(clockid_t clock)
 {
@@ -46,22 +47,25 @@ bool run_space_low(int dir_fd, int64_t min_free)
         return (double)st.f_bavail * 100.0 < (double)min_free * (double)st.f_blocks;
 }
 
-void run_log_init(struct run_log *log, const struct run_context *ctx)
+void run_log_init(struct run_log *log, const struct run_context *ctx, const char *path)
 {
         int64_t limit = __atomic_load_n(&ctx->log_limit, __ATOMIC_RELAXED);
         int64_t budget = __atomic_load_n(&ctx->log_budget, __ATOMIC_RELAXED);
 
         *log = (struct run_log){
             .dir_fd = ctx->log_dir_fd,
+            .path = path,
             .fd = -1,
+            .uid = (uid_t)-1,
+            .gid = (gid_t)-1,
             .limit = budget < limit ? budget : limit,
             .min_free = __atomic_load_n(&ctx->min_free_space, __ATOMIC_RELAXED),
         };
 }
 
-int run_log_open(struct run_log *log, const char *path)
+static int make_file(struct run_log *log)
 {
-        const char *name = path ? strrchr(path, '/') : NULL;
+        const char *name = log->path ? strrchr(log->path, '/') : NULL;
 
         if (!name)
                 return -ENOMEM;
@@ -70,7 +74,18 @@ int run_log_open(struct run_log *log, const char *path)
                 return -errno;
         log->fd = openat(log->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                          0600);
-        return log->fd < 0 ? -errno : 0;
+        if (log->fd < 0)
+                return -errno;
+        if ((log->uid != (uid_t)-1 || log->gid != (gid_t)-1) &&
+            fchown(log->fd, log->uid, log->gid) < 0) {
+                int r = -errno;
+
+                close(log->fd);
+                log->fd = -1;
+                (void)unlinkat(log->dir_fd, name, 0);
+                return r;
+        }
+        return 0;
 }
 
 static int write_all(int fd, const char *data, size_t n)
@@ -98,6 +113,14 @@ int run_log_write(struct run_log *log, const void *data, size_t n)
 
         if (log->cut)
                 return 0;
+        if (log->fd < 0 && !log->err) {
+                log->err = make_file(log);
+                if (log->err)
+                        log_warning("Cannot make the log %s: %s", log->path ? log->path : "",
+                                    strerror(-log->err));
+        }
+        if (log->err)
+                return log->err;
         if (run_space_low(log->dir_fd, log->min_free)) {
                 n = 0;
                 note = full_note;

@@ -45,20 +45,23 @@ double run_kill_grace(const struct run_context *ctx);
 bool run_space_low(int dir_fd, int64_t min_free);
 
 /* A run's log file, cut at log-limit (or max-log-bytes-per-user, when smaller), or once its file
- * system is below min-free-space, with a note that says so. */
+ * system is below min-free-space, with a note that says so. The file is made by the first write:
+ * a run that writes nothing costs no file. */
 struct run_log {
-        int dir_fd; /* the logs folder */
-        int fd;     /* -1 until opened */
+        int dir_fd;       /* the logs folder */
+        const char *path; /* the file's, NULL: no log; its name is made in dir_fd */
+        int fd;           /* -1 until the first write */
+        int err;          /* the file could not be made: every write fails with it */
+        uid_t uid;        /* whom the file is given to when made; (uid_t)-1: the daemon keeps it */
+        gid_t gid;
         int64_t logged, limit;
         int64_t min_free; /* percent */
         bool cut;
 };
 
-void run_log_init(struct run_log *log, const struct run_context *ctx);
-/* Creates the file (mode 0600) in the logs folder, in place of whatever had its name (a link
- * is removed, never followed): 0 or -errno. */
-int run_log_open(struct run_log *log, const char *path);
-/* 0, or -errno. */
+void run_log_init(struct run_log *log, const struct run_context *ctx, const char *path);
+/* 0, or -errno. The first write makes the file (mode 0600) in the logs folder, in place of
+ * whatever had its name (a link is removed, never followed), and gives it to uid and gid. */
 int run_log_write(struct run_log *log, const void *data, size_t n);
 void run_log_close(struct run_log *log);
 

@@ -246,9 +246,9 @@ static bool runs_as_owner(struct job *job)
 
 /*
  * The owner's passwd entry and groups, looked up at each run so that a change to the user's groups
- * applies to the next run; and their log, which is theirs alone.
+ * applies to the next run; their log is theirs alone.
  */
-static int take_owner(struct job *job, int log_fd, struct user_creds **ret, char *note,
+static int take_owner(struct job *job, struct run_log *log, struct user_creds **ret, char *note,
                       size_t notelen)
 {
         int r = credentials_lookup_user(job->owner, ret);
@@ -262,12 +262,9 @@ static int take_owner(struct job *job, int log_fd, struct user_creds **ret, char
                          (long long)job->id, (unsigned)job->owner, strerror(-r));
                 log_warning("%s", note);
         }
-        if (fchown(log_fd, job->owner, r == 0 ? (*ret)->gid : (gid_t)-1) < 0 && r == 0) {
-                r = -errno;
-                snprintf(note, notelen, "cannot give the log to uid %u: %s", (unsigned)job->owner,
-                         strerror(-r));
-                *ret = user_creds_free(*ret);
-        }
+        log->uid = job->owner;
+        if (r == 0)
+                log->gid = (*ret)->gid;
         return r;
 }
 
@@ -324,7 +321,7 @@ struct run_record *shell_run(struct job *job)
                 return NULL;
         /* From now on a suspend is kept for the process, which comes in a moment. */
         suspend_begin(&job->suspend);
-        run_log_init(&run.log, &job->shared->run);
+        run_log_init(&run.log, &job->shared->run, rec->log);
 
         /* Published before stop_reason() is read: a cancel either is seen now, or kicks. */
         kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -341,9 +338,7 @@ struct run_record *shell_run(struct job *job)
         }
         record_start(job, rec);
         events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
-        r = run_log_open(&run.log, rec->log);
-        if (r == 0 && runs_as_owner(job))
-                r = take_owner(job, run.log.fd, &as, note, sizeof(note));
+        r = runs_as_owner(job) ? take_owner(job, &run.log, &as, note, sizeof(note)) : 0;
         if (r == 0 && pipe2(pipefd, O_CLOEXEC) < 0)
                 r = -errno;
         if (r == 0)
@@ -374,9 +369,8 @@ struct run_record *shell_run(struct job *job)
                         snprintf(note, sizeof(note), "cannot run %s: %s", job->argv[0],
                                  strerror(-r));
                 n = snprintf(line, sizeof(line), "slowworkd: %s\n", note);
-                if (run.log.fd >= 0)
-                        run_log_write(&run.log, line,
-                                      (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+                run_log_write(&run.log, line,
+                              (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
                 rec->outcome = "failed";
                 rec->exit_code = 127;
                 suspend_detach(&job->suspend);

@@ -29,7 +29,7 @@
 #include "jobs/spawn.h"
 #include "util/credentials.h"
 
-/* The child's stack: execvpe() keeps a PATH entry and, for a script without #!, a new argv there. */
+/* The child's stack, beside what execvpe() keeps there for a script without #!: a new argv. */
 #define STACK_SIZE (256 * 1024)
 
 /* The 32-bit ids of the architectures that also have 16-bit ones. */
@@ -219,6 +219,61 @@ static void find_libc_clone(void)
                 dlclose(libc);
 }
 
+/*
+ * The child's stack, one per calling thread, kept for its next spawn: a new mapping for every
+ * run cost a page fault per page touched and, when unmapped, a TLB flush on every CPU that runs
+ * a thread of the daemon. Its lowest page is a guard: a child that overflows it dies alone.
+ */
+struct child_stack {
+        void *base;
+        size_t size;
+};
+static pthread_key_t stack_key;
+static pthread_once_t stack_key_once = PTHREAD_ONCE_INIT;
+
+static void stack_free(void *p)
+{
+        struct child_stack *st = p;
+
+        munmap(st->base, st->size);
+        free(st);
+}
+
+static void stack_key_make(void)
+{
+        if (pthread_key_create(&stack_key, stack_free) != 0)
+                abort();
+}
+
+/* The top of a stack of at least size bytes above its guard, NULL when none can be had. */
+static void *stack_top(size_t size)
+{
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        struct child_stack *st;
+
+        pthread_once(&stack_key_once, stack_key_make);
+        size = (size + page - 1) / page * page + page;
+        st = pthread_getspecific(stack_key);
+        if (st && st->size >= size)
+                return (char *)st->base + st->size;
+        if (!st && !(st = calloc(1, sizeof(*st))))
+                return NULL;
+        if (st->base)
+                munmap(st->base, st->size);
+        st->size = size;
+        st->base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+        if (st->base == MAP_FAILED || mprotect(st->base, page, PROT_NONE) < 0) {
+                if (st->base != MAP_FAILED)
+                        munmap(st->base, size);
+                free(st);
+                pthread_setspecific(stack_key, NULL);
+                return NULL;
+        }
+        pthread_setspecific(stack_key, st);
+        return (char *)st->base + st->size;
+}
+
 /* What failed in the child, for the run's log. */
 static void describe(const struct spawn_params *p, const struct child *c, char *note,
                      size_t notelen)
@@ -256,6 +311,7 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t n
         struct child c = {.p = p};
         sigset_t all, old;
         void *stack;
+        size_t argc = 0;
         pid_t pid;
         int r = 0;
 
@@ -264,10 +320,11 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t n
                 c.envp = user_envp = user_env(p->envp, p->as, own);
         else
                 c.envp = p->envp ? p->envp : environ;
-        stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-        if (!c.envp || stack == MAP_FAILED) {
-                r = !c.envp ? -ENOMEM : -errno;
+        while (p->argv[argc])
+                argc++;
+        stack = stack_top(STACK_SIZE + (argc + 2) * sizeof(char *));
+        if (!c.envp || !stack) {
+                r = -ENOMEM;
                 goto out;
         }
         /* No signal handler of the daemon's may run in the child before it resets them. */
@@ -275,7 +332,7 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t n
         pthread_sigmask(SIG_SETMASK, &all, &old);
         /* Returns when the child has called exec, or has given up. */
         pthread_once(&libc_clone_once, find_libc_clone);
-        pid = libc_clone(child_main, (char *)stack + STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+        pid = libc_clone(child_main, stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
         if (pid < 0)
                 r = -errno;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -286,7 +343,6 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t n
         }
         if (r == 0)
                 *ret_pid = pid;
-        munmap(stack, STACK_SIZE);
 out:
         if (r < 0 && !note[0])
                 snprintf(note, notelen, "cannot run %s: %s", p->argv[0], strerror(-r));

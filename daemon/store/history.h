@@ -5,12 +5,21 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct run_record;
+
+/* The bytes of the logs that an owner's records in the history still name. */
+struct history_owner {
+        uid_t owner;
+        int64_t log_bytes;
+};
 
 struct history {
         struct run_record **ring;
         size_t size, start, n;
+        struct history_owner *owners; /* one per owner seen, in no order: there are few */
+        size_t nowners;
 };
 
 void history_free(struct history *h);
@@ -20,5 +29,9 @@ int history_add(struct history *h, struct run_record *rec, size_t limit);
 const struct run_record *history_last(const struct history *h, int64_t id);
 /* The i-th record, 0 the oldest (i < h->n). */
 struct run_record *history_at(const struct history *h, size_t i);
+/* The bytes of the logs that owner's records name, without a walk. */
+int64_t history_logged_by(const struct history *h, uid_t owner);
+/* The record (one of the history's) names its log no more. */
+void history_forget_log(struct history *h, struct run_record *rec);
 
 #endif
