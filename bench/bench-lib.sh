@@ -53,3 +53,23 @@ items_run() { "$slowctl" --json stats | sed 's/.*"items_run":\([0-9]*\).*/\1/'; 
 wait_items_run() { while [ "$(items_run)" -lt "$1" ]; do sleep 0.01; done; }
 # $1 lines of $2 (yes | head would die of SIGPIPE, which pipefail reports).
 repeat() { awk -v n="$1" -v s="$2" 'BEGIN { for (i = 0; i < n; i++) print s }'; }
+
+# target LABEL VALUE OP BOUND: prints the figure beside its target (OP is <=, <, >= or >) and
+# whether it was met; a miss makes bench_exit fail.
+missed=0
+target() {
+	local verdict=ok
+	if [ "$(echo "$2 $3 $4" | bc -l)" != 1 ]; then
+		verdict=MISSED
+		missed=$((missed + 1))
+	fi
+	printf '    %-44s %10.3f  (target %s %s)  %s\n' "$1" "$2" "$3" "$4" "$verdict"
+}
+# Ends the benchmark: non-zero when a target was missed.
+bench_exit() {
+	if [ "$missed" -gt 0 ]; then
+		echo "$name: $missed target(s) missed" >&2
+		exit 1
+	fi
+	exit 0
+}
