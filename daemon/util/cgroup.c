@@ -762,19 +762,29 @@ static int stat_value(int dir, const char *file, const char *key, uint64_t *ret_
 
 int cgroup_run_stats(struct cgroup_run *run, struct cgroup_stats *ret_stats)
 {
-        struct cgroup_stats st;
+        struct cgroup_stats st = {.cpu_usec = CGROUP_UNKNOWN,
+                                  .user_usec = CGROUP_UNKNOWN,
+                                  .system_usec = CGROUP_UNKNOWN};
+        char *cpu;
         int r;
 
-        /* Missing files mean unknown, unless the whole cgroup is gone. */
-        if (faccessat(run->fd, "cgroup.procs", F_OK, 0) < 0)
+        /* Missing files and keys mean unknown, unless the whole cgroup is gone. */
+        r = read_file_at(run->fd, "cpu.stat", &cpu);
+        if (r == -ENOENT && faccessat(run->fd, "cgroup.procs", F_OK, 0) < 0)
                 return -errno;
-        r = stat_value(run->fd, "cpu.stat", "usage_usec", &st.cpu_usec);
-        if (r >= 0)
-                r = stat_value(run->fd, "cpu.stat", "user_usec", &st.user_usec);
-        if (r >= 0)
-                r = stat_value(run->fd, "cpu.stat", "system_usec", &st.system_usec);
-        if (r >= 0)
-                r = stat_value(run->fd, "memory.peak", NULL, &st.memory_peak);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        if (r >= 0) {
+                const char *keys[] = {"usage_usec", "user_usec", "system_usec"};
+                uint64_t *values[] = {&st.cpu_usec, &st.user_usec, &st.system_usec};
+
+                for (int i = 0; i < 3 && (r >= 0 || r == -ENOENT); i++)
+                        r = keyed_value(cpu, keys[i], values[i]);
+                free(cpu);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+        }
+        r = stat_value(run->fd, "memory.peak", NULL, &st.memory_peak);
         if (r >= 0)
                 r = stat_value(run->fd, "memory.events", "oom_kill", &st.oom_kills);
         if (r < 0)
@@ -783,13 +793,18 @@ int cgroup_run_stats(struct cgroup_run *run, struct cgroup_stats *ret_stats)
         return 0;
 }
 
-/* Depth first: the kernel removes an empty cgroup with its files, but not one with children. */
+/* Depth first: the kernel removes an empty cgroup with its files, but not one with children;
+ * one without children (a run's, nearly always) goes at the first try. */
 static int remove_at(int parent, const char *name)
 {
         struct dirent *de;
         DIR *d;
         int fd, r = 0;
 
+        if (unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+                return 0;
+        if (errno != ENOTEMPTY && errno != EBUSY)
+                return -errno;
         fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return errno == ENOENT ? 0 : -errno;
