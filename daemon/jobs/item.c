@@ -14,7 +14,6 @@
 #include "jobs/pause.h"
 #include "jobs/queue.h"
 #include "jobs/plugin-run.h"
-#include "jobs/record.h"
 #include "jobs/run.h"
 #include "jobs/shell.h"
 #include "jobs/users.h"
@@ -68,8 +67,6 @@ static void item_execute(struct slow_work *work)
                 return;
         }
         rec = job->plugin_entry ? plugin_run(job) : shell_run(job);
-        if (rec)
-                record_measure_log(rec, ctx->log_dir_fd);
         events_post(ctx->events, EVENT_ENDED, job_ref(job), rec);
 }
 

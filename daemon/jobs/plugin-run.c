@@ -164,6 +164,7 @@ struct run_record *plugin_run(struct job *job)
                 pthread_mutex_unlock(&job->run_lock);
                 close(run.kick_fd);
         }
+        rec->log_bytes = run.log.size;
         run_log_close(&run.log);
         return rec;
 }

@@ -130,10 +130,15 @@ int run_log_write(struct run_log *log, const void *data, size_t n)
                 log->cut = true;
         }
         r = write_all(log->fd, data, n);
-        if (r == 0)
+        if (r == 0) {
                 log->logged += (int64_t)n;
-        if (log->cut && r == 0)
+                log->size += (int64_t)n;
+        }
+        if (log->cut && r == 0) {
                 r = write_all(log->fd, note, strlen(note));
+                if (r == 0)
+                        log->size += (int64_t)strlen(note);
+        }
         return r;
 }
 

@@ -54,8 +54,9 @@ struct run_log {
         int err;          /* the file could not be made: every write fails with it */
         uid_t uid;        /* whom the file is given to when made; (uid_t)-1: the daemon keeps it */
         gid_t gid;
-        int64_t logged, limit;
-        int64_t min_free; /* percent */
+        int64_t logged, limit; /* of the run's output */
+        int64_t size;          /* of the file: the output kept and the notes */
+        int64_t min_free;      /* percent */
         bool cut;
 };
 

@@ -386,6 +386,7 @@ struct run_record *shell_run(struct job *job)
         }
         if (pipefd[0] >= 0)
                 close(pipefd[0]);
+        rec->log_bytes = run.log.size;
         run_log_close(&run.log);
         rec->ended = run_wall_now();
         if (run.cgroup)

@@ -416,11 +416,13 @@ static int commit(struct store *s, const struct op *batch, int64_t prune_limit, 
 {
         const struct op *op;
         int r = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
-
         char **logs = NULL;
+        bool forgets = false;
 
-        for (op = batch; r == 0 && op; op = op->next)
+        for (op = batch; r == 0 && op; op = op->next) {
                 r = run_op(s, op);
+                forgets |= op->stmt == STMT_FORGET_LOG;
+        }
         if (r == 0 && prune_limit > 0)
                 r = prune(s, prune_limit, &logs);
         if (r == 0 && max_id > 0)
@@ -438,7 +440,7 @@ static int commit(struct store *s, const struct op *batch, int64_t prune_limit, 
         }
         free(logs);
         /* The logs the batch forgot go once no row names them. */
-        for (op = batch; r == 0 && op; op = op->next)
+        for (op = batch; r == 0 && forgets && op; op = op->next)
                 if (op->stmt == STMT_FORGET_LOG)
                         unlink(op->v[2].text);
         return r;
