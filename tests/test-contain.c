@@ -1,18 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a job can reach outside itself: the daemon's terminal, processes that leave its process
- * group or session, a run of its own after a crash; and runs where pidfd_open fails.
+ * group or session, a run of its own after a crash; and runs where pidfd_open or clone3 fails.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -198,15 +204,14 @@ static pid_t pid_in(const char *path)
         return 0;
 }
 
-START_TEST(a_run_sees_its_own_cgroup_which_goes_with_it)
+/* A daemon's first run sees its own cgroup, which is gone once the run has ended. */
+static void first_run_sees_its_own_cgroup(void)
 {
         char mount[512], path[1200], *log, *line;
         json_object *rec;
         int64_t id;
         int fd;
 
-        if (!has_cgroups())
-                return;
         daemon_start(&d, NULL);
         fd = client_connect(d.sock);
         id = job_submit(fd, "{\"command\":\"cat /proc/self/cgroup\"}");
@@ -223,6 +228,40 @@ START_TEST(a_run_sees_its_own_cgroup_which_goes_with_it)
         json_object_put(rec);
         close(fd);
         daemon_stop(&d);
+}
+
+START_TEST(a_run_sees_its_own_cgroup_which_goes_with_it)
+{
+        if (has_cgroups())
+                first_run_sees_its_own_cgroup();
+}
+END_TEST
+
+/* Where clone3() is refused as unknown (a seccomp filter such as Docker's, an old kernel), a run
+ * is put into its cgroup all the same, before it runs. The filter is this test process's, and the
+ * daemon's, which inherits it. */
+START_TEST(without_clone3_a_run_is_in_its_own_cgroup_all_the_same)
+{
+#ifdef __x86_64__
+        struct sock_filter code[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = {.len = sizeof(code) / sizeof(code[0]), .filter = code};
+
+        if (!has_cgroups())
+                return;
+        ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        ck_assert_int_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog), 0);
+        ck_assert_int_eq(syscall(SYS_clone3, NULL, 0), -1);
+        ck_assert_int_eq(errno, ENOSYS);
+        first_run_sees_its_own_cgroup();
+#endif
 }
 END_TEST
 
@@ -395,6 +434,7 @@ int main(void)
         tc = tcase_create("cgroups");
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, a_run_sees_its_own_cgroup_which_goes_with_it);
+        tcase_add_test(tc, without_clone3_a_run_is_in_its_own_cgroup_all_the_same);
         tcase_add_test(tc, a_contained_run_records_the_cpu_time_it_used);
         tcase_add_test(tc, escapes_from_the_process_group_are_stopped_by_cancel_and_timeout);
         tcase_add_test(tc, a_restart_after_a_crash_never_runs_a_job_beside_its_old_run);

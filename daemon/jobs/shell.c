@@ -352,6 +352,9 @@ struct run_record *shell_run(struct job *job)
                                                      .cwd = job->cwd,
                                                      .out_fd = pipefd[1],
                                                      .as = as,
+                                                     .cgroup_fd = run.cgroup
+                                                                      ? cgroup_run_fd(run.cgroup)
+                                                                      : -1,
                                                      .cgroup_procs_fd =
                                                          run.cgroup
                                                              ? cgroup_run_procs_fd(run.cgroup)

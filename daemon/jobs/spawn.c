@@ -7,6 +7,12 @@
  * its own stack and reads only what was made before the clone; it makes raw system calls only
  * (libc's setuid() would signal the daemon's threads, sanitizers' interceptors would run on the
  * calling thread's state), and reports a failure by writing it into the caller's memory.
+ *
+ * Where it can, the child is made by clone3() with CLONE_INTO_CGROUP, born in the run's cgroup:
+ * moving it there by a write to cgroup.procs waits for an RCU grace period (milliseconds, with
+ * the calling thread stopped). glibc does not export its clone3() wrapper, so ours is below for
+ * x86-64; elsewhere, or where clone3() is refused (old kernels, seccomp filters), the child is
+ * made by clone() and writes cgroup.procs itself.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -14,9 +20,11 @@
 #include <fcntl.h>
 #include <gnu/lib-names.h>
 #include <linux/keyctl.h>
+#include <linux/sched.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +39,9 @@
 
 /* The child's stack, beside what execvpe() keeps there for a script without #!: a new argv. */
 #define STACK_SIZE (256 * 1024)
+
+#define SYSCALL_STR_(n) #n
+#define SYSCALL_STR(n) SYSCALL_STR_(n)
 
 /* The 32-bit ids of the architectures that also have 16-bit ones. */
 #ifdef SYS_setresuid32
@@ -57,8 +68,9 @@ enum stage { STAGE_SETUP, STAGE_CGROUP, STAGE_LIMITS, STAGE_USER, STAGE_CWD, STA
 struct child {
         const struct spawn_params *p;
         char *const *envp;
-        int stage; /* written by the child when it fails */
-        int err;   /* 0: exec succeeded */
+        bool in_cgroup; /* born there: clone3() with CLONE_INTO_CGROUP */
+        int stage;      /* written by the child when it fails */
+        int err;        /* 0: exec succeeded */
 };
 
 /* dup2(), except that a descriptor already in place loses close-on-exec as a copy would. */
@@ -132,7 +144,8 @@ CHILD_CODE static int child_main(void *arg)
                 goto fail;
         /* Into the run cgroup while still privileged to, before anything of the job runs. */
         c->stage = STAGE_CGROUP;
-        if (p->cgroup_procs_fd >= 0 && syscall(SYS_write, p->cgroup_procs_fd, "0", 1) != 1)
+        if (p->cgroup_fd >= 0 && !c->in_cgroup &&
+            syscall(SYS_write, p->cgroup_procs_fd, "0", 1) != 1)
                 goto fail;
         c->stage = STAGE_LIMITS;
         if (p->limits && apply_limits(p->limits) < 0)
@@ -245,8 +258,8 @@ static void stack_key_make(void)
                 abort();
 }
 
-/* The top of a stack of at least size bytes above its guard, NULL when none can be had. */
-static void *stack_top(size_t size)
+/* A stack of at least size bytes above its guard, NULL when none can be had. */
+static struct child_stack *stack_get(size_t size)
 {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         struct child_stack *st;
@@ -255,7 +268,7 @@ static void *stack_top(size_t size)
         size = (size + page - 1) / page * page + page;
         st = pthread_getspecific(stack_key);
         if (st && st->size >= size)
-                return (char *)st->base + st->size;
+                return st;
         if (!st && !(st = calloc(1, sizeof(*st))))
                 return NULL;
         if (st->base)
@@ -271,8 +284,69 @@ static void *stack_top(size_t size)
                 return NULL;
         }
         pthread_setspecific(stack_key, st);
-        return (char *)st->base + st->size;
+        return st;
 }
+
+#if defined(__x86_64__) && defined(CLONE_INTO_CGROUP)
+/*
+ * clone3(args, size), the child calling fn(arg) on args->stack and exiting with what it returns,
+ * as glibc's own (sysdeps/unix/sysv/linux/x86_64/clone3.S): -errno on failure.
+ */
+long spawn_clone3(struct clone_args *args, size_t size, int (*fn)(void *), void *arg);
+__asm__(".text\n"
+        ".globl spawn_clone3\n"
+        ".hidden spawn_clone3\n"
+        ".type spawn_clone3, @function\n"
+        "spawn_clone3:\n"
+        "        mov %rcx, %r8\n" /* arg, in a register the system call keeps */
+        "        mov $" SYSCALL_STR(SYS_clone3) ", %eax\n"
+        "        syscall\n"
+        "        test %rax, %rax\n"
+        "        jz 1f\n"
+        "        ret\n"
+        "1:      xor %ebp, %ebp\n" /* the child, on its own stack: the outermost frame */
+        "        and $-16, %rsp\n"
+        "        mov %r8, %rdi\n"
+        "        call *%rdx\n"
+        "        mov %rax, %rdi\n"
+        "        mov $" SYSCALL_STR(SYS_exit) ", %eax\n"
+        "        syscall\n"
+        "        hlt\n"
+        ".size spawn_clone3, .-spawn_clone3\n");
+
+/* Whether clone3() may work here: not refused as unknown yet. */
+static bool clone3_known = true;
+
+/* The child, born in the run's cgroup (c->in_cgroup), or -errno when clone3() cannot do it. */
+static pid_t clone_into_cgroup(struct child *c, struct child_stack *st)
+{
+        struct clone_args args = {
+            .flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP,
+            .exit_signal = SIGCHLD,
+            .stack = (uint64_t)(uintptr_t)st->base,
+            .stack_size = st->size,
+            .cgroup = (uint64_t)c->p->cgroup_fd,
+        };
+        long pid;
+
+        if (!__atomic_load_n(&clone3_known, __ATOMIC_RELAXED))
+                return -ENOSYS;
+        c->in_cgroup = true;
+        pid = spawn_clone3(&args, sizeof(args), child_main, c);
+        if (pid == -ENOSYS || pid == -E2BIG)
+                __atomic_store_n(&clone3_known, false, __ATOMIC_RELAXED);
+        if (pid < 0)
+                c->in_cgroup = false;
+        return (pid_t)pid;
+}
+#else
+static pid_t clone_into_cgroup(struct child *c, struct child_stack *st)
+{
+        (void)c;
+        (void)st;
+        return -ENOSYS;
+}
+#endif
 
 /* What failed in the child, for the run's log. */
 static void describe(const struct spawn_params *p, const struct child *c, char *note,
@@ -310,7 +384,7 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t n
         char *own[3] = {NULL, NULL, NULL}, **user_envp = NULL;
         struct child c = {.p = p};
         sigset_t all, old;
-        void *stack;
+        struct child_stack *stack;
         size_t argc = 0;
         pid_t pid;
         int r = 0;
@@ -322,7 +396,7 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t n
                 c.envp = p->envp ? p->envp : environ;
         while (p->argv[argc])
                 argc++;
-        stack = stack_top(STACK_SIZE + (argc + 2) * sizeof(char *));
+        stack = stack_get(STACK_SIZE + (argc + 2) * sizeof(char *));
         if (!c.envp || !stack) {
                 r = -ENOMEM;
                 goto out;
@@ -331,10 +405,14 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t n
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
         /* Returns when the child has called exec, or has given up. */
-        pthread_once(&libc_clone_once, find_libc_clone);
-        pid = libc_clone(child_main, stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
-        if (pid < 0)
-                r = -errno;
+        pid = p->cgroup_fd >= 0 ? clone_into_cgroup(&c, stack) : -ENOSYS;
+        if (pid < 0) {
+                pthread_once(&libc_clone_once, find_libc_clone);
+                pid = libc_clone(child_main, (char *)stack->base + stack->size,
+                                 CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+                if (pid < 0)
+                        r = -errno;
+        }
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (r == 0 && c.err) {
                 waitpid(pid, NULL, 0);

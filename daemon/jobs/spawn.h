@@ -32,7 +32,8 @@ struct spawn_params {
         const char *cwd;
         int out_fd;                         /* the process's stdout and stderr */
         const struct user_creds *as;        /* NULL: as the daemon */
-        int cgroup_procs_fd;                /* the run cgroup's cgroup.procs, open for writing; -1 */
+        int cgroup_fd;                      /* the run cgroup, -1: none */
+        int cgroup_procs_fd;                /* its cgroup.procs, open for writing */
         const struct spawn_limits *limits; /* NULL: the daemon's own */
 };
 
