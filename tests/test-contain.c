@@ -204,7 +204,9 @@ static pid_t pid_in(const char *path)
         return 0;
 }
 
-/* A daemon's first run sees its own cgroup, which is gone once the run has ended. */
+/* A daemon's first run sees its own cgroup, which is gone once the run has ended; its second
+ * starts with no signal blocked or ignored, although the daemon was started with SIGUSR2 and
+ * SIGHUP ignored (as nohup would), and ignores SIGPIPE itself. */
 static void first_run_sees_its_own_cgroup(void)
 {
         char mount[512], path[1200], *log, *line;
@@ -212,7 +214,11 @@ static void first_run_sees_its_own_cgroup(void)
         int64_t id;
         int fd;
 
+        signal(SIGUSR2, SIG_IGN);
+        signal(SIGHUP, SIG_IGN);
         daemon_start(&d, NULL);
+        signal(SIGUSR2, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
         fd = client_connect(d.sock);
         id = job_submit(fd, "{\"command\":\"cat /proc/self/cgroup\"}");
         rec = job_wait(fd, id);
@@ -226,6 +232,11 @@ static void first_run_sees_its_own_cgroup(void)
         ck_assert_msg(access(path, F_OK) < 0 && errno == ENOENT, "%s is still there", path);
         free(log);
         json_object_put(rec);
+        id = job_submit(fd, "{\"command\":\"exec grep -E '^Sig(Blk|Ign):' /proc/self/status\"}");
+        json_object_put(job_wait(fd, id));
+        log = job_log(fd, id);
+        ck_assert_str_eq(log, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+        free(log);
         close(fd);
         daemon_stop(&d);
 }

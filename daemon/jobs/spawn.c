@@ -68,7 +68,8 @@ enum stage { STAGE_SETUP, STAGE_CGROUP, STAGE_LIMITS, STAGE_USER, STAGE_CWD, STA
 struct child {
         const struct spawn_params *p;
         char *const *envp;
-        bool in_cgroup; /* born there: clone3() with CLONE_INTO_CGROUP */
+        bool in_cgroup;   /* born there by clone3(), which also cleared its signal handlers */
+        uint64_t ignored; /* the signals ignored, bit sig - 1 */
         int stage;      /* written by the child when it fails */
         int err;        /* 0: exec succeeded */
 };
@@ -83,13 +84,15 @@ CHILD_CODE static long move_fd(int from, int to)
 
 /* Every signal's handling to the default, and none blocked. Raw: glibc's sigaction() refuses
  * the signals it keeps for itself (32 and 33), which may still be ignored from whoever started
- * the daemon. A kernel sigaction of zeros is SIG_DFL with no flags on every layout. */
-CHILD_CODE static long reset_signals(void)
+ * the daemon. A kernel sigaction of zeros is SIG_DFL with no flags on every layout. A child that
+ * clone3() cleared of handlers (CLONE_CLEAR_SIGHAND) has only the ignored signals to reset. */
+CHILD_CODE static long reset_signals(const struct child *c)
 {
         unsigned long zeros[8] = {0};
 
         for (int sig = 1; sig < NSIG; sig++)
-                if (sig != SIGKILL && sig != SIGSTOP)
+                if (sig != SIGKILL && sig != SIGSTOP &&
+                    (!c->in_cgroup || (c->ignored >> (sig - 1) & 1)))
                         syscall(SYS_rt_sigaction, sig, zeros, NULL, (size_t)_NSIG / 8);
         return syscall(SYS_rt_sigprocmask, SIG_SETMASK, zeros, NULL, (size_t)_NSIG / 8);
 }
@@ -135,7 +138,7 @@ CHILD_CODE static int child_main(void *arg)
         long null_fd;
 
         c->stage = STAGE_SETUP;
-        if (reset_signals() < 0 || syscall(SYS_setsid) < 0)
+        if (reset_signals(c) < 0 || syscall(SYS_setsid) < 0)
                 goto fail;
         if (move_fd(p->out_fd, 1) < 0 || move_fd(p->out_fd, 2) < 0)
                 goto fail;
@@ -287,7 +290,7 @@ static struct child_stack *stack_get(size_t size)
         return st;
 }
 
-#if defined(__x86_64__) && defined(CLONE_INTO_CGROUP)
+#if defined(__x86_64__) && defined(CLONE_INTO_CGROUP) && defined(CLONE_CLEAR_SIGHAND)
 /*
  * clone3(args, size), the child calling fn(arg) on args->stack and exiting with what it returns,
  * as glibc's own (sysdeps/unix/sysv/linux/x86_64/clone3.S): -errno on failure.
@@ -317,11 +320,29 @@ __asm__(".text\n"
 /* Whether clone3() may work here: not refused as unknown yet. */
 static bool clone3_known = true;
 
+/*
+ * The signals ignored when the first job started (by the daemon, SIGPIPE, or by whoever started
+ * it), which a job must not inherit. Signals a plugin ignores later stay ignored in the jobs that
+ * clone3() starts; handlers are cleared whoever set them.
+ */
+static uint64_t ignored_signals;
+static pthread_once_t ignored_once = PTHREAD_ONCE_INIT;
+
+static void find_ignored_signals(void)
+{
+        unsigned long old[4];
+
+        for (int sig = 1; sig < NSIG && sig <= 64; sig++)
+                if (syscall(SYS_rt_sigaction, sig, NULL, old, (size_t)_NSIG / 8) == 0 &&
+                    old[0] == (unsigned long)SIG_IGN)
+                        ignored_signals |= (uint64_t)1 << (sig - 1);
+}
+
 /* The child, born in the run's cgroup (c->in_cgroup), or -errno when clone3() cannot do it. */
 static pid_t clone_into_cgroup(struct child *c, struct child_stack *st)
 {
         struct clone_args args = {
-            .flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP,
+            .flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP | CLONE_CLEAR_SIGHAND,
             .exit_signal = SIGCHLD,
             .stack = (uint64_t)(uintptr_t)st->base,
             .stack_size = st->size,
@@ -331,6 +352,8 @@ static pid_t clone_into_cgroup(struct child *c, struct child_stack *st)
 
         if (!__atomic_load_n(&clone3_known, __ATOMIC_RELAXED))
                 return -ENOSYS;
+        pthread_once(&ignored_once, find_ignored_signals);
+        c->ignored = ignored_signals;
         c->in_cgroup = true;
         pid = spawn_clone3(&args, sizeof(args), child_main, c);
         if (pid == -ENOSYS || pid == -E2BIG)
