@@ -68,10 +68,10 @@ enum stage { STAGE_SETUP, STAGE_CGROUP, STAGE_LIMITS, STAGE_USER, STAGE_CWD, STA
 struct child {
         const struct spawn_params *p;
         char *const *envp;
-        bool in_cgroup;   /* born there by clone3(), which also cleared its signal handlers */
+        bool by_clone3;   /* born in its cgroup, its signal handlers cleared */
         uint64_t ignored; /* the signals ignored, bit sig - 1 */
-        int stage;      /* written by the child when it fails */
-        int err;        /* 0: exec succeeded */
+        int stage;        /* written by the child when it fails */
+        int err;          /* 0: exec succeeded */
 };
 
 /* dup2(), except that a descriptor already in place loses close-on-exec as a copy would. */
@@ -92,7 +92,7 @@ CHILD_CODE static long reset_signals(const struct child *c)
 
         for (int sig = 1; sig < NSIG; sig++)
                 if (sig != SIGKILL && sig != SIGSTOP &&
-                    (!c->in_cgroup || (c->ignored >> (sig - 1) & 1)))
+                    (!c->by_clone3 || (c->ignored >> (sig - 1) & 1)))
                         syscall(SYS_rt_sigaction, sig, zeros, NULL, (size_t)_NSIG / 8);
         return syscall(SYS_rt_sigprocmask, SIG_SETMASK, zeros, NULL, (size_t)_NSIG / 8);
 }
@@ -147,7 +147,7 @@ CHILD_CODE static int child_main(void *arg)
                 goto fail;
         /* Into the run cgroup while still privileged to, before anything of the job runs. */
         c->stage = STAGE_CGROUP;
-        if (p->cgroup_fd >= 0 && !c->in_cgroup &&
+        if (p->cgroup_fd >= 0 && !c->by_clone3 &&
             syscall(SYS_write, p->cgroup_procs_fd, "0", 1) != 1)
                 goto fail;
         c->stage = STAGE_LIMITS;
@@ -338,7 +338,7 @@ static void find_ignored_signals(void)
                         ignored_signals |= (uint64_t)1 << (sig - 1);
 }
 
-/* The child, born in the run's cgroup (c->in_cgroup), or -errno when clone3() cannot do it. */
+/* The child, born in the run's cgroup (c->by_clone3), or -errno when clone3() cannot make it. */
 static pid_t clone_into_cgroup(struct child *c, struct child_stack *st)
 {
         struct clone_args args = {
@@ -354,12 +354,12 @@ static pid_t clone_into_cgroup(struct child *c, struct child_stack *st)
                 return -ENOSYS;
         pthread_once(&ignored_once, find_ignored_signals);
         c->ignored = ignored_signals;
-        c->in_cgroup = true;
+        c->by_clone3 = true;
         pid = spawn_clone3(&args, sizeof(args), child_main, c);
         if (pid == -ENOSYS || pid == -E2BIG)
                 __atomic_store_n(&clone3_known, false, __ATOMIC_RELAXED);
         if (pid < 0)
-                c->in_cgroup = false;
+                c->by_clone3 = false;
         return (pid_t)pid;
 }
 #else
