@@ -69,31 +69,77 @@ static const char *arg_text(json_object *arg)
                    : "null";
 }
 
+/* The job's strings in one block: a shell job's argv (the array, then its strings), then the
+ * others; each member points into it, NULL for a string not given. */
+static int pack_strings(struct job *job, char *const *argv, const char *cwd, const char *summary,
+                        const char *name, const char *key, const char *entry, const char *arg)
+{
+        const char *in[] = {cwd, summary, name, key, entry, arg};
+        char **out[] = {&job->cwd, &job->summary, &job->name, &job->key, &job->entry,
+                        &job->arg_text};
+        size_t i, n = 0, size = 1;
+        char *at;
+
+        for (; argv && argv[n]; n++)
+                size += strlen(argv[n]) + 1;
+        if (argv)
+                size += (n + 1) * sizeof(char *);
+        for (i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+                size += in[i] ? strlen(in[i]) + 1 : 0;
+        job->strings = malloc(size);
+        if (!job->strings)
+                return -ENOMEM;
+        at = job->strings;
+        if (argv) {
+                job->argv = (char **)(void *)at;
+                at += (n + 1) * sizeof(char *);
+                for (i = 0; i < n; i++) {
+                        job->argv[i] = at;
+                        at = stpcpy(at, argv[i]) + 1;
+                }
+                job->argv[n] = NULL;
+        }
+        for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+                *out[i] = in[i] ? at : NULL;
+                if (in[i])
+                        at = stpcpy(at, in[i]) + 1;
+        }
+        return 0;
+}
+
 /* What a plugin job runs: its loaded entry point and its argument. */
 static int plugin_payload(struct job *job, const struct sw_submit_params *p, char *err,
                           size_t errlen)
 {
-        int r = plugins_get(&job->shared->plugins, p->plugin, p->entry, &job->plugin, &job->plugin_entry,
-                            err, errlen);
+        const char *text = arg_text(p->arg);
+        char *summary;
+        int r = plugins_get(&job->shared->plugins, p->plugin, p->entry, &job->plugin,
+                            &job->plugin_entry, err, errlen);
 
         if (r < 0)
                 return r;
-        job->entry = strdup(p->entry);
         job->arg = json_object_get(p->arg);
-        job->arg_text = strdup(arg_text(p->arg));
-        if (asprintf(&job->summary, "%s:%s%s%s", p->plugin, p->entry, p->arg ? " " : "",
-                     p->arg ? job->arg_text : "") < 0)
-                job->summary = NULL;
-        return job->entry && job->arg_text && job->summary ? 0 : -ENOMEM;
+        if (asprintf(&summary, "%s:%s%s%s", p->plugin, p->entry, p->arg ? " " : "",
+                     p->arg ? text : "") < 0)
+                return -ENOMEM;
+        r = pack_strings(job, NULL, NULL, summary, p->name, p->key, p->entry, text);
+        free(summary);
+        return r;
 }
 
 static int shell_payload(struct job *job, const struct sw_submit_params *p)
 {
-        job->argv = payload_argv(p);
+        char **argv = payload_argv(p);
+        char *joined = argv && !p->command ? strv_join(argv) : NULL;
+        int r = -ENOMEM;
+
         job->env = p->env ? envs_intern(&job->shared->envs, p->env) : NULL;
-        job->cwd = strdup(p->cwd ? p->cwd : "/");
-        job->summary = p->command ? strdup(p->command) : job->argv ? strv_join(job->argv) : NULL;
-        return job->argv && (!p->env || job->env) && job->cwd && job->summary ? 0 : -ENOMEM;
+        if (argv && (p->command || joined) && (!p->env || job->env))
+                r = pack_strings(job, argv, p->cwd ? p->cwd : "/", p->command ? p->command : joined,
+                                 p->name, p->key, NULL, NULL);
+        strv_free(argv);
+        free(joined);
+        return r;
 }
 
 /* What the job runs, as the state database keeps it: the submit's own params, parsed back by
@@ -139,9 +185,10 @@ static char *payload_json(const struct sw_submit_params *p, const struct sw_limi
         return text;
 }
 
-int job_new(struct job_shared *shared, uid_t owner, struct queue *queue,
-            const struct sw_submit_params *p, const struct sw_limits *limits, struct job **ret,
-            char *err, size_t errlen)
+/* A job; with its payload for its first row when it is a submit's. */
+static int make(struct job_shared *shared, uid_t owner, struct queue *queue,
+                const struct sw_submit_params *p, const struct sw_limits *limits, bool submitted,
+                struct job **ret, char *err, size_t errlen)
 {
         struct job *job;
         bool very_slow;
@@ -188,17 +235,31 @@ int job_new(struct job_shared *shared, uid_t owner, struct queue *queue,
         }
         if (job_recurs(job))
                 job->persist = true; /* kept until released, like persist */
-        job->name = p->name ? strdup(p->name) : NULL;
-        job->key = p->key ? strdup(p->key) : NULL;
-        job->payload = payload_json(p, &job->limits);
-        if (r == 0 && ((p->name && !job->name) || (p->key && !job->key) || !job->payload))
-                r = -ENOMEM;
+        if (r == 0 && submitted) {
+                job->payload = payload_json(p, &job->limits);
+                if (!job->payload)
+                        r = -ENOMEM;
+        }
         if (r < 0) {
                 job_unref(job);
                 return r;
         }
         *ret = job;
         return 0;
+}
+
+int job_new(struct job_shared *shared, uid_t owner, struct queue *queue,
+            const struct sw_submit_params *p, const struct sw_limits *limits, struct job **ret,
+            char *err, size_t errlen)
+{
+        return make(shared, owner, queue, p, limits, true, ret, err, errlen);
+}
+
+int job_new_restored(struct job_shared *shared, uid_t owner, struct queue *queue,
+                     const struct sw_submit_params *p, const struct sw_limits *limits,
+                     struct job **ret, char *err, size_t errlen)
+{
+        return make(shared, owner, queue, p, limits, false, ret, err, errlen);
 }
 
 struct job *job_ref(struct job *job)
@@ -213,16 +274,10 @@ void job_unref(struct job *job)
                 return;
         pthread_mutex_destroy(&job->run_lock);
         suspend_destroy(&job->suspend);
-        strv_free(job->argv);
         envs_unref(&job->shared->envs, job->env);
         plugins_put(&job->shared->plugins, job->plugin);
-        free(job->entry);
         json_object_put(job->arg);
-        free(job->arg_text);
-        free(job->cwd);
-        free(job->name);
-        free(job->key);
-        free(job->summary);
+        free(job->strings);
         free(job->payload);
         free(job->cron);
         free(job->cron_expr);

@@ -74,7 +74,9 @@ struct job {
         struct cron *cron;       /* its schedule; NULL for neither */
         char *cron_expr;         /* that schedule as given */
         char *summary;
-        char *payload; /* JSON: the above as the state database keeps it */
+        char *strings; /* the block argv, cwd, summary, name, key, entry and arg_text are in */
+        char *payload; /* JSON: the above as the state database keeps it, until its first row
+                        * is written (a restored job's row has it: NULL) */
 
         int refs;         /* atomic */
         unsigned handles; /* loop: hold handles, and the daemon's own for persist */
@@ -120,6 +122,10 @@ struct job {
 int job_new(struct job_shared *shared, uid_t owner, struct queue *queue,
             const struct sw_submit_params *p, const struct sw_limits *limits, struct job **ret,
             char *err, size_t errlen);
+/* The same for a job of the state database, whose row is written already. */
+int job_new_restored(struct job_shared *shared, uid_t owner, struct queue *queue,
+                     const struct sw_submit_params *p, const struct sw_limits *limits,
+                     struct job **ret, char *err, size_t errlen);
 struct job *job_ref(struct job *job);
 void job_unref(struct job *job);
 /* Whether a resubmit under the same key asks for the same work. */

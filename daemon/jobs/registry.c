@@ -152,6 +152,8 @@ void registry_save_job(struct registry *reg, struct job *job)
 
         job_row(job, NULL, &row);
         job->saved_seq = store_put_job(reg->store, &row, job->env);
+        free(job->payload); /* the state database has it now */
+        job->payload = NULL;
 }
 
 void registry_save_state(struct registry *reg, struct job *job, const char *state)
@@ -542,6 +544,23 @@ int registry_queue_run(struct registry *reg, struct job *job, double delay)
                         job->queued_at = delay > 0 ? run_wall_now() + delay : run_wall_now();
                 if (saved)
                         registry_save_state(reg, job, NULL);
+        }
+        metrics_job_recount(&reg->metrics, job);
+        return r;
+}
+
+int registry_restore_run(struct registry *reg, struct job *job, double delay)
+{
+        int r;
+
+        if (delay > 0)
+                r = slow_work_pool_enqueue_delayed(job->queue->pool, &job->dw,
+                                                   (unsigned long)(delay * 1000.0 + 0.5));
+        else
+                r = slow_work_pool_enqueue(job->queue->pool, &job->dw.work);
+        if (r == 0) {
+                job->due = delay > 0 ? (double)time(NULL) + delay : 0;
+                job->queued_at = delay > 0 ? run_wall_now() + delay : run_wall_now();
         }
         metrics_job_recount(&reg->metrics, job);
         return r;

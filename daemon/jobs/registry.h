@@ -119,6 +119,9 @@ int registry_enqueue(struct registry *reg, struct job *job, double delay, const 
 /* Into the pool as it is, the same attempt (a run a restart or the gate gives back), now or
  * after the delay; a run newly queued is kept in the job's row. 0 or -errno. */
 int registry_queue_run(struct registry *reg, struct job *job, double delay);
+/* A restored job whose row says pending goes back into the pool, now or after the delay, in the
+ * order of its row (restored in that order), which stays as it is. 0 or -errno. */
+int registry_restore_run(struct registry *reg, struct job *job, double delay);
 /* Whether a job of uid may wait for the jobs ids name (after, after_any), job (NULL for a new
  * one) among them: 0, or -ENOENT (no such job), -EPERM (another user's) or -ELOOP (a circle),
  * with err naming the param and the job. */

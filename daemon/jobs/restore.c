@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,7 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
         if (r == 0 && p.limits)
                 r = sw_limits_parse(p.limits, &limits, err, sizeof(err));
         if (r == 0) {
-                /* Borrowed for job_new(), given back before the params are cleared. */
+                /* Borrowed for job_new_restored(), given back before the params are cleared. */
                 p.class_name = row->very_slow ? (char *)"very-slow" : NULL;
                 p.env = row->env;
                 p.key = (char *)row->key;
@@ -121,8 +122,8 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
                 if (!queue)
                         queue = registry_restore_queue(reg, p.queue);
                 if (queue)
-                        r = job_new(&reg->shared, row->owner, queue, &p, &limits, ret, err,
-                                    sizeof(err));
+                        r = job_new_restored(&reg->shared, row->owner, queue, &p, &limits, ret,
+                                             err, sizeof(err));
                 else
                         r = snprintf(err, sizeof(err), "its queue cannot be made") < 0 ? -EIO
                                                                                      : -EINVAL;
@@ -274,7 +275,7 @@ static void restore_job(void *data, const struct store_job_row *row)
                 restore_interrupted(reg, job, row->started,
                                     left_by(rs, job->id, job->runs_started));
         else if (strcmp(row->state, "pending") == 0)
-                registry_queue_run(reg, job, row->due > now ? row->due - now : 0);
+                registry_restore_run(reg, job, row->due > now ? row->due - now : 0);
         else if (strcmp(row->state, "waiting") == 0) {
                 struct job **more = realloc(rs->waiting, (rs->nwaiting + 1) * sizeof(*more));
 
@@ -292,16 +293,6 @@ static void restore_job(void *data, const struct store_job_row *row)
         registry_check_idle(reg, job);
 }
 
-static void find_foreign(void *data, const struct store_job_row *row)
-{
-        struct restoring *rs = data;
-
-        if (!rs->foreign && row->owner != rs->reg->shared.run.uid) {
-                rs->foreign = row->id;
-                rs->foreign_owner = row->owner;
-        }
-}
-
 int restore(struct registry *reg)
 {
         struct restoring rs = {.reg = reg};
@@ -310,7 +301,8 @@ int restore(struct registry *reg)
         /* Only the system instance runs jobs of other users (as them): a user instance that
          * finds one refuses the database before anything of it runs. */
         if (!reg->shared.run.system) {
-                r = store_load_jobs(reg->store, find_foreign, &rs);
+                r = store_find_foreign_job(reg->store, reg->shared.run.uid, &rs.foreign,
+                                           &rs.foreign_owner);
                 if (r == 0 && rs.foreign) {
                         log_error("The state database holds job %lld of uid %u, another user: "
                                   "it is a system instance's (start slowworkd with --system), "
@@ -338,6 +330,8 @@ int restore(struct registry *reg)
         free(reg->crashed); /* the start's alone */
         reg->crashed = NULL;
         reg->ncrashed = 0;
+        /* What the reading took (rows, their JSON) goes back to the system, not kept as holes. */
+        malloc_trim(0);
         if (r == 0 && reg->njobs > 0)
                 log_info("Restored %zu job%s from the state database", reg->njobs,
                          reg->njobs == 1 ? "" : "s");

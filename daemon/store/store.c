@@ -825,10 +825,31 @@ static char **parse_env(const char *text)
         return vars;
 }
 
+int store_find_foreign_job(struct store *s, uid_t uid, int64_t *ret_id, uid_t *ret_owner)
+{
+        sqlite3_stmt *st;
+        int r;
+
+        if (sqlite3_prepare_v2(s->db, "SELECT id, owner FROM jobs WHERE owner != ? LIMIT 1", -1,
+                               &st, NULL) != SQLITE_OK)
+                return db_error(s, "cannot read the jobs");
+        sqlite3_bind_int64(st, 1, uid);
+        *ret_id = 0;
+        r = sqlite3_step(st);
+        if (r == SQLITE_ROW) {
+                *ret_id = sqlite3_column_int64(st, 0);
+                *ret_owner = (uid_t)sqlite3_column_int64(st, 1);
+        }
+        sqlite3_finalize(st);
+        return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : db_error(s, "cannot read the jobs");
+}
+
 int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
                     void *data)
 {
         sqlite3_stmt *st;
+        char **env = NULL;
+        int64_t env_id = 0;
         int r;
 
         if (sqlite3_prepare_v2(
@@ -844,7 +865,7 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
                     .owner = (uid_t)sqlite3_column_int64(st, 1),
                     .very_slow = sqlite3_column_int(st, 2),
                     .payload = (const char *)sqlite3_column_text(st, 3),
-                    .env = parse_env((const char *)sqlite3_column_text(st, 4)),
+
                     .key = (const char *)sqlite3_column_text(st, 5),
                     .name = (const char *)sqlite3_column_text(st, 6),
                     .persist = sqlite3_column_int(st, 7),
@@ -857,9 +878,16 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
                     .started = sqlite3_column_double(st, 14),
                 };
 
+                /* Jobs share their environments: each is parsed once in a run of rows. */
+                if (row.env_id != env_id || !env) {
+                        strv_free(env);
+                        env_id = row.env_id;
+                        env = parse_env((const char *)sqlite3_column_text(st, 4));
+                }
+                row.env = env;
                 cb(data, &row);
-                strv_free(row.env);
         }
+        strv_free(env);
         sqlite3_finalize(st);
         return r == SQLITE_DONE ? 0 : db_error(s, "cannot read the jobs");
 }
