@@ -220,7 +220,6 @@ static int make(struct job_shared *shared, uid_t owner, struct queue *queue,
         job->every = p->every;
         job->attempt = 1;
         job->kick_fd = -1;
-        pthread_mutex_init(&job->run_lock, NULL);
         suspend_init(&job->suspend);
         r = p->plugin ? plugin_payload(job, p, err, errlen) : shell_payload(job, p);
         if (r == 0 && p->cron) {
@@ -262,6 +261,17 @@ int job_new_restored(struct job_shared *shared, uid_t owner, struct queue *queue
         return make(shared, owner, queue, p, limits, false, ret, err, errlen);
 }
 
+#define RUN_LOCKS 64
+
+static pthread_mutex_t run_locks[RUN_LOCKS] = {
+    [0 ... RUN_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER,
+};
+
+pthread_mutex_t *job_run_lock(const struct job *job)
+{
+        return &run_locks[((uintptr_t)job / sizeof(*job)) % RUN_LOCKS];
+}
+
 struct job *job_ref(struct job *job)
 {
         __atomic_add_fetch(&job->refs, 1, __ATOMIC_RELAXED);
@@ -272,7 +282,6 @@ void job_unref(struct job *job)
 {
         if (!job || __atomic_sub_fetch(&job->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return;
-        pthread_mutex_destroy(&job->run_lock);
         suspend_destroy(&job->suspend);
         envs_unref(&job->shared->envs, job->env);
         plugins_put(&job->shared->plugins, job->plugin);
@@ -292,11 +301,11 @@ void job_kick(struct job *job)
 {
         uint64_t one = 1;
 
-        pthread_mutex_lock(&job->run_lock);
+        pthread_mutex_lock(job_run_lock(job));
         if (job->kick_fd >= 0 && write(job->kick_fd, &one, sizeof(one)) < 0) {
                 /* the counter is full: a kick is pending anyway */
         }
-        pthread_mutex_unlock(&job->run_lock);
+        pthread_mutex_unlock(job_run_lock(job));
 }
 
 bool job_same_payload(const struct job *job, const struct sw_submit_params *p)

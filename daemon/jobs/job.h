@@ -46,18 +46,17 @@ struct job_user_link {
         bool listed;             /* its run is held back on that owner's list */
 };
 
+/* Its 8-byte members first, then the 4-byte ones, then the flags: no padding between them. */
 struct job {
         struct delayed_slow_work dw; /* first: the pool's item */
         struct job_shared *shared;
         int64_t id;
-        uid_t owner;
         struct queue *queue; /* its pool, its pause; the queue has it counted while it is live */
         char *name, *key;
         struct job *hnext, *knext; /* the registry's tables */
         struct job *onext, *oprev; /* the registry's live jobs in the order of their ids */
 
         /* What it runs; fixed at the first submit. */
-        bool very_slow;
         char **argv; /* a shell job's */
         char *cwd;
         struct env_block *env; /* shared; NULL: the daemon's own environment */
@@ -78,44 +77,47 @@ struct job {
         char *payload; /* JSON: the above as the state database keeps it, until its first row
                         * is written (a restored job's row has it: NULL) */
 
-        int refs;         /* atomic */
-        unsigned handles; /* loop: hold handles, and the daemon's own for persist */
-        bool persist;
-        bool live;        /* loop: in the registry's tables */
         int64_t qorder;   /* loop: when it was last queued, for the order after a restart */
         uint64_t saved_seq; /* loop: the state database write of its row's last change */
         double due;       /* loop: wall clock time a delayed enqueue is due, else 0 */
         double queued_at; /* loop: wall clock its next run was queued (or is due); 0: none */
         struct metrics_queue *counted_in; /* loop: where metrics count it (NULL: nowhere), */
-        int counted_state;                /* and under which of metrics_states */
         struct waiter *waiters;   /* loop: wait requests, answered when it goes idle */
         struct waiter *cancels;   /* loop: cancel requests, answered when its run ends */
 
         /* Its flow (loop), kept in its row's flow column. */
         int64_t *after, *after_any; /* what it still waits for, 0-terminated (NULL: nothing) */
-        bool waiting;               /* out of the pool until they have ended */
-        bool retry_due;             /* a retry is queued once the pool lets go of the run */
         int64_t attempt;            /* atomic: the attempt the next run is (1 after a submit) */
         double next_run;            /* wall clock: a retry's or a recurring job's next tick */
-        unsigned visit;             /* the dependency walk that saw it last */
         char *flow;                 /* the above as JSON, for its row (NULL: none) */
 
         /* The run in progress: the runner's, read by the loop. */
         int64_t runs_started; /* atomic */
         double run_started;   /* atomic: the wall clock the last run started at */
-        pid_t pid;            /* atomic: the run's process group, 0 when none */
-        pthread_mutex_t run_lock;
-        int kick_fd;          /* under run_lock: the run's eventfd, -1 between runs */
-        unsigned cancelling;  /* atomic: cancels in progress; a run seeing it stops */
-        bool held;            /* atomic: its run waits, on the gate or for its owner's turn
-                               * (pending, not queued) */
-        bool gate_listed;     /* loop: on the registry's gate */
         struct job_user_link user_link;       /* loop: in the registry's per-user limits */
         struct job_user_link queue_user_link; /* loop: in its queue's */
         struct suspend suspend; /* its run's processes stopped (suspend, continue) */
 
         struct run_record *last; /* loop: the last finished run */
         int64_t runs_ended;      /* loop: runs whose end the loop has seen */
+
+        uid_t owner;
+        int refs;          /* atomic */
+        unsigned handles;  /* loop: hold handles, and the daemon's own for persist */
+        int counted_state; /* loop: under which of metrics_states metrics count it */
+        unsigned visit;    /* loop: the dependency walk that saw it last */
+        pid_t pid;         /* atomic: the run's process group, 0 when none */
+        int kick_fd;       /* under job_run_lock(): the run's eventfd, -1 between runs */
+        unsigned cancelling; /* atomic: cancels in progress; a run seeing it stops */
+
+        bool very_slow;   /* fixed at the first submit */
+        bool persist;
+        bool live;        /* loop: in the registry's tables */
+        bool waiting;     /* loop: out of the pool until what it waits for has ended */
+        bool retry_due;   /* loop: a retry is queued once the pool lets go of the run */
+        bool held;        /* atomic: its run waits, on the gate or for its owner's turn
+                           * (pending, not queued) */
+        bool gate_listed; /* loop: on the registry's gate */
 };
 
 /* In queue (p->queue names it); limits: a shell job's, with the defaults applied (NULL: none). */
@@ -127,6 +129,8 @@ int job_new_restored(struct job_shared *shared, uid_t owner, struct queue *queue
                      const struct sw_submit_params *p, const struct sw_limits *limits,
                      struct job **ret, char *err, size_t errlen);
 struct job *job_ref(struct job *job);
+/* The lock kick_fd is under: one of a few that jobs share (taken alone, never two at once). */
+pthread_mutex_t *job_run_lock(const struct job *job);
 void job_unref(struct job *job);
 /* Whether a resubmit under the same key asks for the same work. */
 bool job_same_payload(const struct job *job, const struct sw_submit_params *p);

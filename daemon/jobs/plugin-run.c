@@ -82,9 +82,9 @@ static int api_sleep(struct slowwork_plugin_ctx *ctx, double seconds)
                 if (run->kick_fd < 0)
                         return -errno;
                 /* Published before the reason is read: a cancel is either seen or kicks. */
-                pthread_mutex_lock(&run->job->run_lock);
+                pthread_mutex_lock(job_run_lock(run->job));
                 run->job->kick_fd = run->kick_fd;
-                pthread_mutex_unlock(&run->job->run_lock);
+                pthread_mutex_unlock(job_run_lock(run->job));
         }
         for (;;) {
                 struct pollfd pfd = {.fd = run->kick_fd, .events = POLLIN};
@@ -159,9 +159,9 @@ struct run_record *plugin_run(struct job *job)
         reason = api_stop_reason(&run.ctx);
         rec->outcome = reason ? reason : rec->exit_code == 0 ? "succeeded" : "failed";
         if (run.kick_fd >= 0) {
-                pthread_mutex_lock(&job->run_lock);
+                pthread_mutex_lock(job_run_lock(job));
                 job->kick_fd = -1;
-                pthread_mutex_unlock(&job->run_lock);
+                pthread_mutex_unlock(job_run_lock(job));
                 close(run.kick_fd);
         }
         run_log_close(&run.log);

@@ -231,9 +231,9 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
 
 static void end_run(struct job *job, int kick_fd)
 {
-        pthread_mutex_lock(&job->run_lock);
+        pthread_mutex_lock(job_run_lock(job));
         job->kick_fd = -1;
-        pthread_mutex_unlock(&job->run_lock);
+        pthread_mutex_unlock(job_run_lock(job));
         if (kick_fd >= 0)
                 close(kick_fd);
 }
@@ -325,9 +325,9 @@ struct run_record *shell_run(struct job *job)
 
         /* Published before stop_reason() is read: a cancel either is seen now, or kicks. */
         kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        pthread_mutex_lock(&job->run_lock);
+        pthread_mutex_lock(job_run_lock(job));
         job->kick_fd = kick_fd;
-        pthread_mutex_unlock(&job->run_lock);
+        pthread_mutex_unlock(job_run_lock(job));
         if (stop_reason(job) || kick_fd < 0) {
                 /* Cancelled or shut down before it could start. */
                 rec->outcome = kick_fd < 0 ? "failed" : stop_reason(job);

@@ -150,6 +150,13 @@ void users_remove(struct users *u, struct job *job)
         free(e);
 }
 
+size_t users_count(const struct users *u, uid_t owner)
+{
+        const struct user *e = find(u, owner);
+
+        return e ? e->njobs : 0;
+}
+
 bool users_may_queue(const struct users *u, uid_t owner, int64_t *ret_queued)
 {
         const struct user *e = find(u, owner);

@@ -41,6 +41,8 @@ int64_t users_max_queued(const struct users *u);
 /* A live job is counted under its owner, until users_remove. */
 void users_add(struct users *u, struct job *job);
 void users_remove(struct users *u, struct job *job);
+/* The owner's live jobs. */
+size_t users_count(const struct users *u, uid_t owner);
 /* Whether the owner may have one more job queued, below max-queued-per-user; if not, how many
  * are: the owner's live jobs that are pending (queued, delayed, held back, due to retry) or
  * waiting for other jobs, not running, not idle. They are counted only when the owner has as
