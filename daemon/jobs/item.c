@@ -67,7 +67,7 @@ static void item_execute(struct slow_work *work)
                 hold(job, EVENT_HELD_QUEUE_USER);
                 return;
         }
-        rec = job->plugin_entry ? plugin_run(job) : shell_run(job);
+        rec = job->x->plugin_entry ? plugin_run(job) : shell_run(job);
         if (rec)
                 record_measure_log(rec, ctx->log_dir_fd);
         events_post(ctx->events, EVENT_ENDED, job_ref(job), rec);

@@ -37,16 +37,40 @@ struct job_shared {
         struct envs envs;                /* loop */
         struct plugins plugins;          /* loop */
         struct run_context run;          /* the runners' */
+        struct job_extra *limits_alone;  /* loop: the extras jobs share, of limits alone */
 };
 
-/* A job's place in a per-user table (users.c); user is fixed while the job is live. */
+/* A job's place in a per-user table (users.c); user is fixed while the job is live. Whether its
+ * run is held back on that owner's list is a flag of the job's (users_init). */
 struct job_user_link {
         struct user *user;       /* its owner's entry (NULL: not counted) */
         struct job *next, *prev; /* that owner's live jobs */
-        bool listed;             /* its run is held back on that owner's list */
 };
 
-/* Its 8-byte members first, then the 4-byte ones, then the flags: no padding between them. */
+/* What few jobs have: limits, a timeout, retries, a schedule, a plugin's payload. Fixed at the
+ * first submit; jobs with none of it share job_no_extra, jobs with the same limits and nothing
+ * else one of job_shared's. */
+struct job_extra {
+        struct sw_limits limits; /* a shell job's, defaults applied; members may be unset */
+        double timeout;
+        int64_t retries;    /* runs again after failed, killed or timed-out, this often */
+        double retry_delay; /* before the first retry; doubled for each next one */
+        double every;       /* a recurring job's period, or */
+        struct cron *cron;  /* its schedule; NULL for neither */
+        char *cron_expr;    /* that schedule as given */
+        struct plugin *plugin; /* a plugin job's */
+        slowwork_plugin_entry *plugin_entry;
+        char *entry;
+        json_object *arg; /* loop: compared by later submits with its key */
+        char *arg_text;   /* what the entry point gets */
+        unsigned refs;    /* loop: the jobs that share it, one with limits alone; else 0 */
+        struct job_extra *next; /* loop: the shared ones (job_shared) */
+};
+
+extern const struct job_extra job_no_extra;
+
+/* Its 8-byte members first, then the 4-byte ones, then the flags: no padding between them; its
+ * strings last, in the same allocation. */
 struct job {
         struct delayed_slow_work dw; /* first: the pool's item */
         struct job_shared *shared;
@@ -60,20 +84,8 @@ struct job {
         char **argv; /* a shell job's */
         char *cwd;
         struct env_block *env; /* shared; NULL: the daemon's own environment */
-        struct plugin *plugin; /* or a plugin job's */
-        slowwork_plugin_entry *plugin_entry;
-        char *entry;
-        json_object *arg; /* loop: compared by later submits with its key */
-        char *arg_text;   /* what the entry point gets */
-        double timeout;
-        struct sw_limits limits; /* a shell job's, defaults applied; members may be unset */
-        int64_t retries;         /* runs again after failed, killed or timed-out, this often */
-        double retry_delay;      /* before the first retry; doubled for each next one */
-        double every;            /* a recurring job's period, or */
-        struct cron *cron;       /* its schedule; NULL for neither */
-        char *cron_expr;         /* that schedule as given */
+        const struct job_extra *x;
         char *summary;
-        char *strings; /* the block argv, cwd, summary, name, key, entry and arg_text are in */
         char *payload; /* JSON: the above as the state database keeps it, until its first row
                         * is written (a restored job's row has it: NULL) */
 
@@ -89,7 +101,6 @@ struct job {
         int64_t *after, *after_any; /* what it still waits for, 0-terminated (NULL: nothing) */
         int64_t attempt;            /* atomic: the attempt the next run is (1 after a submit) */
         double next_run;            /* wall clock: a retry's or a recurring job's next tick */
-        char *flow;                 /* the above as JSON, for its row (NULL: none) */
 
         /* The run in progress: the runner's, read by the loop. */
         int64_t runs_started; /* atomic */
@@ -118,6 +129,9 @@ struct job {
         bool held;        /* atomic: its run waits, on the gate or for its owner's turn
                            * (pending, not queued) */
         bool gate_listed; /* loop: on the registry's gate */
+        bool user_listed, queue_user_listed; /* loop: its run held back on the per-user lists */
+
+        char strings[]; /* argv's array and strings, cwd, summary, name and key point here */
 };
 
 /* In queue (p->queue names it); limits: a shell job's, with the defaults applied (NULL: none). */
@@ -143,7 +157,8 @@ bool job_idle(struct job *job);
 json_object *job_to_json(struct job *job);
 /* Whether the job recurs (every or cron). */
 bool job_recurs(const struct job *job);
-/* Its row in the state database, with state (NULL: its own). */
+/* Its row in the state database, with state (NULL: its own); job_row_free() once written. */
 void job_row(struct job *job, const char *state, struct store_job_row *ret);
+void job_row_free(struct store_job_row *row);
 
 #endif

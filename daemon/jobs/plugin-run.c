@@ -146,13 +146,13 @@ struct run_record *plugin_run(struct job *job)
                 return rec;
         }
         run_log_init(&run.log, &job->shared->run, rec->log);
-        if (job->timeout > 0)
-                run.deadline = run_mono_now() + job->timeout;
+        if (job->x->timeout > 0)
+                run.deadline = run_mono_now() + job->x->timeout;
         record_start(job, rec);
         events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
 
         slot = inflight_enter(job->shared->run.inflight, &(struct inflight_run){.id = job->id});
-        rec->exit_code = job->plugin_entry(&run.ctx, job->arg_text);
+        rec->exit_code = job->x->plugin_entry(&run.ctx, job->x->arg_text);
         inflight_leave(job->shared->run.inflight, slot);
 
         rec->ended = run_wall_now();

@@ -152,6 +152,7 @@ void registry_save_job(struct registry *reg, struct job *job)
 
         job_row(job, NULL, &row);
         job->saved_seq = store_put_job(reg->store, &row, job->env);
+        job_row_free(&row);
         free(job->payload); /* the state database has it now */
         job->payload = NULL;
 }
@@ -162,13 +163,14 @@ void registry_save_state(struct registry *reg, struct job *job, const char *stat
 
         job_row(job, state, &row);
         job->saved_seq = store_put_job_state(reg->store, &row);
+        job_row_free(&row);
 }
 
 /* Shutdown cut the run short, or kept it from starting: it runs again after a restart (a plugin
  * only when asked). */
 static void keep_for_restart(struct registry *reg, struct job *job, const struct run_record *rec)
 {
-        bool again = !job->plugin_entry || slow_work_is_pending(&job->dw.work);
+        bool again = !job->x->plugin_entry || slow_work_is_pending(&job->dw.work);
 
         if (rec->started == 0)
                 return;
@@ -197,12 +199,12 @@ static void plan_retry(struct job *job, const struct run_record *rec)
 {
         double delay;
 
-        if (rec->attempt > job->retries || slow_work_is_pending(&job->dw.work) ||
+        if (rec->attempt > job->x->retries || slow_work_is_pending(&job->dw.work) ||
             __atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) ||
             (strcmp(rec->outcome, "failed") != 0 && strcmp(rec->outcome, "killed") != 0 &&
              strcmp(rec->outcome, "timed-out") != 0))
                 return;
-        delay = fmin(job->retry_delay * ldexp(1.0, (int)fmin((double)rec->attempt - 1, 62)),
+        delay = fmin(job->x->retry_delay * ldexp(1.0, (int)fmin((double)rec->attempt - 1, 62)),
                      SW_RETRY_DELAY_CAP);
         job->retry_due = true;
         job->due = run_wall_now() + delay;
@@ -754,7 +756,7 @@ static void on_event(void *data, struct event *e)
                 if (!job_recurs(job))
                         job->next_run = 0; /* a retry's tick has come */
                 /* A plugin's runs are marked in the inflight file, which a crash keeps. */
-                if (!job->plugin_entry)
+                if (!job->x->plugin_entry)
                         registry_save_state(reg, job, NULL);
                 registry_notify(reg, job, "running", NULL);
                 break;
@@ -837,7 +839,8 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
         pause_init(&reg->pause, NULL, reg->store);
-        users_init(&reg->users, offsetof(struct job, user_link), &reg->shared.run.stopping,
+        users_init(&reg->users, offsetof(struct job, user_link), offsetof(struct job, user_listed),
+                   &reg->shared.run.stopping,
                    registry_release_held, reg);
         users_set_limits(&reg->users, config->settings->max_queued_per_user,
                          config->settings->max_running_per_user);

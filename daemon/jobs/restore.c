@@ -144,7 +144,7 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
  * not do it again on its own) or one whose leftovers live on. A held job waits for an enqueue. */
 static void restore_interrupted(struct registry *reg, struct job *job, double started, int left)
 {
-        bool held = job->plugin_entry || left < 0;
+        bool held = job->x->plugin_entry || left < 0;
         struct run_record *rec;
 
         job->runs_ended--;
@@ -165,7 +165,7 @@ static void restore_interrupted(struct registry *reg, struct job *job, double st
         log_warning("Job %lld: run %lld was interrupted by the last daemon's end, and is held "
                     "until enqueued again (%s)",
                     (long long)job->id, (long long)job->runs_started,
-                    job->plugin_entry ? "a plugin's run is not repeated on its own"
+                    job->x->plugin_entry ? "a plugin's run is not repeated on its own"
                                       : "the processes it left could not be stopped");
         if (!job->persist) {
                 job->persist = true;

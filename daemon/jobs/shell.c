@@ -169,7 +169,7 @@ int shell_watch_check(void)
 static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct run_record *rec)
 {
         struct job *job = run->job;
-        double deadline = job->timeout > 0 ? run_mono_now() + job->timeout : 0;
+        double deadline = job->x->timeout > 0 ? run_mono_now() + job->x->timeout : 0;
         int pidfd = (int)pidfd_open(pid, 0);
         bool out_open = true;
         siginfo_t info;
@@ -344,8 +344,8 @@ struct run_record *shell_run(struct job *job)
         if (r == 0)
                 run.cgroup = run_cgroup(job, rec->run);
         if (r == 0)
-                r = limits_apply_cgroup(&job->limits, run.cgroup, note, sizeof(note));
-        limits_for_spawn(&job->limits, runs_as_owner(job), &job->shared->run.jobs_nofile, &limits);
+                r = limits_apply_cgroup(&job->x->limits, run.cgroup, note, sizeof(note));
+        limits_for_spawn(&job->x->limits, runs_as_owner(job), &job->shared->run.jobs_nofile, &limits);
         if (r == 0)
                 r = spawn_job(&(struct spawn_params){.argv = job->argv,
                                                      .envp = job->env ? job->env->vars : NULL,

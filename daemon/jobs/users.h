@@ -24,6 +24,7 @@ struct users {
         struct user *buckets[USERS_BUCKETS];
         int64_t max_queued, max_running; /* atomic; 0: no limit */
         size_t link;                     /* where a job keeps its struct job_user_link */
+        size_t listed;                   /* and its bool: its run held back on a user's list */
         size_t nheld;                    /* every user's runs held back */
         const bool *stopping;            /* atomic: shutting down, nothing is released */
         /* A held run may start now: queue it. */
@@ -31,8 +32,8 @@ struct users {
         void *data;
 };
 
-/* link: offsetof(struct job, the job_user_link this table uses). */
-void users_init(struct users *u, size_t link, const bool *stopping,
+/* link: offsetof(struct job, the job_user_link this table uses); listed: of its flag. */
+void users_init(struct users *u, size_t link, size_t listed, const bool *stopping,
                 void (*release)(void *data, struct job *job), void *data);
 /* Raised limits let held runs go, as many as there is room for now. */
 void users_set_limits(struct users *u, int64_t max_queued, int64_t max_running);
