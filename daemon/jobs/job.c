@@ -255,28 +255,89 @@ static size_t strings_size(const struct strings *st)
 static void strings_pack(struct job *job, const struct strings *st)
 {
         const char *in[] = {st->cwd, st->summary, st->name, st->key};
-        char **out[] = {&job->cwd, &job->summary, &job->name, &job->key};
-        char *at = job->strings;
+        char *at = job->strings, **argv = (char **)(void *)job->strings;
         size_t i, n = 0;
 
         for (; st->argv && st->argv[n]; n++)
                 ;
         if (st->argv) {
-                job->argv = (char **)(void *)at;
                 at += (n + 1) * sizeof(char *);
                 for (i = 0; i < n; i++) {
-                        job->argv[i] = at;
+                        argv[i] = at;
                         at = stpcpy(at, st->argv[i]) + 1;
                 }
-                job->argv[n] = NULL;
+                argv[n] = NULL;
         }
-        for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
-                *out[i] = in[i] ? at : NULL;
+        for (i = 0; i < sizeof(in) / sizeof(in[0]); i++)
                 if (in[i])
                         at = stpcpy(at, in[i]) + 1;
-        }
-        if (!st->summary)
-                job->summary = job->argv[n - 1];
+        job->own_summary = st->summary;
+        job->has_name = st->name;
+        job->has_key = st->key;
+}
+
+char **job_argv(const struct job *job)
+{
+        return job->x->plugin ? NULL : (char **)(void *)job->strings;
+}
+
+const char *job_cwd(const struct job *job)
+{
+        char **argv = job_argv(job);
+        size_t n = 0;
+
+        if (!argv)
+                return NULL;
+        for (; argv[n]; n++)
+                ;
+        return n ? argv[n - 1] + strlen(argv[n - 1]) + 1
+                 : job->strings + sizeof(char *);
+}
+
+/* The string after s in the block. */
+static const char *next_string(const char *s)
+{
+        return s + strlen(s) + 1;
+}
+
+/* Where the strings after cwd start. */
+static const char *after_cwd(const struct job *job)
+{
+        const char *cwd = job_cwd(job);
+
+        return cwd ? next_string(cwd) : job->strings;
+}
+
+const char *job_summary(const struct job *job)
+{
+        char **argv = job_argv(job);
+        size_t n = 0;
+
+        if (job->own_summary)
+                return after_cwd(job);
+        for (; argv[n]; n++)
+                ;
+        return argv[n - 1];
+}
+
+const char *job_name(const struct job *job)
+{
+        const char *at = after_cwd(job);
+
+        if (!job->has_name)
+                return NULL;
+        return job->own_summary ? next_string(at) : at;
+}
+
+const char *job_key(const struct job *job)
+{
+        const char *at = after_cwd(job);
+
+        if (!job->has_key)
+                return NULL;
+        if (job->own_summary)
+                at = next_string(at);
+        return job->has_name ? next_string(at) : at;
 }
 
 static void strings_clear(struct strings *st)
@@ -415,7 +476,7 @@ bool job_same_payload(const struct job *job, const struct sw_submit_params *p)
                        strcmp(p->entry, job->x->entry) == 0 &&
                        json_object_equal(p->arg, job->x->arg);
         argv = payload_argv(p);
-        same = argv && strv_equal(argv, job->argv);
+        same = argv && strv_equal(argv, job_argv(job));
         strv_free(argv);
         return same;
 }
@@ -503,15 +564,17 @@ json_object *job_to_json(struct job *job)
                                json_object_new_string(job->very_slow ? "very-slow" : "slow"));
         json_object_object_add(o, "state", json_object_new_string(job_state(job)));
         json_object_object_add(o, "live", json_object_new_boolean(1));
-        json_object_object_add(o, "name", job->name ? json_object_new_string(job->name) : NULL);
-        json_object_object_add(o, "key", job->key ? json_object_new_string(job->key) : NULL);
+        json_object_object_add(o, "name", job->has_name ? json_object_new_string(job_name(job))
+                                                        : NULL);
+        json_object_object_add(o, "key", job->has_key ? json_object_new_string(job_key(job))
+                                                      : NULL);
         json_object_object_add(o, "owner", json_object_new_int64(job->owner));
         json_object_object_add(o, "refs", json_object_new_int(__atomic_load_n(&job->refs,
                                                                                 __ATOMIC_RELAXED)));
         json_object_object_add(o, "handles", json_object_new_int((int)job->handles));
         json_object_object_add(o, "runs", json_object_new_int64(__atomic_load_n(
                                               &job->runs_started, __ATOMIC_RELAXED)));
-        json_object_object_add(o, "command", json_object_new_string(job->summary));
+        json_object_object_add(o, "command", json_object_new_string(job_summary(job)));
         if (!job->x->plugin)
                 json_object_object_add(o, "limits", sw_limits_to_json(&job->x->limits));
         flow_to_json(job, o, true);
@@ -526,8 +589,8 @@ void job_row(struct job *job, const char *state, struct store_job_row *ret)
             .owner = job->owner,
             .very_slow = job->very_slow,
             .payload = job->payload,
-            .key = job->key,
-            .name = job->name,
+            .key = job_key(job),
+            .name = job_name(job),
             .persist = job->persist,
             .state = state ? state : job_state(job),
             .qorder = job->qorder,

@@ -76,16 +76,12 @@ struct job {
         struct job_shared *shared;
         int64_t id;
         struct queue *queue; /* its pool, its pause; the queue has it counted while it is live */
-        char *name, *key;
         struct job *hnext, *knext; /* the registry's tables */
         struct job *onext, *oprev; /* the registry's live jobs in the order of their ids */
 
-        /* What it runs; fixed at the first submit. */
-        char **argv; /* a shell job's */
-        char *cwd;
+        /* What it runs; fixed at the first submit (its strings last: job_argv() and others). */
         struct env_block *env; /* shared; NULL: the daemon's own environment */
         const struct job_extra *x;
-        char *summary;
         char *payload; /* JSON: the above as the state database keeps it, until its first row
                         * is written (a restored job's row has it: NULL) */
 
@@ -130,9 +126,20 @@ struct job {
                            * (pending, not queued) */
         bool gate_listed; /* loop: on the registry's gate */
         bool user_listed, queue_user_listed; /* loop: its run held back on the per-user lists */
+        bool own_summary, has_name, has_key; /* which of its strings it has */
 
-        char strings[]; /* argv's array and strings, cwd, summary, name and key point here */
+        /* A shell job's argv (the array, then its strings) and cwd; its summary (unless that
+         * is argv's last: a command, or a program alone), its name and key, if given. */
+        char strings[];
 };
+
+/* Its strings: a shell job's argv and cwd (a plugin job's: NULL), the summary status and
+ * records show, its name and key (NULL: none). */
+char **job_argv(const struct job *job);
+const char *job_cwd(const struct job *job);
+const char *job_summary(const struct job *job);
+const char *job_name(const struct job *job);
+const char *job_key(const struct job *job);
 
 /* In queue (p->queue names it); limits: a shell job's, with the defaults applied (NULL: none). */
 int job_new(struct job_shared *shared, uid_t owner, struct queue *queue,

@@ -57,7 +57,8 @@ struct job *registry_find_key(struct registry *reg, uid_t owner, const struct qu
         struct job *job;
 
         for (job = reg->by_key[bucket_of_key(owner, key)]; job; job = job->knext)
-                if (job->owner == owner && job->queue == queue && strcmp(job->key, key) == 0)
+                if (job->owner == owner && job->queue == queue && job->has_key &&
+                    strcmp(job_key(job), key) == 0)
                         return job;
         return NULL;
 }
@@ -69,8 +70,8 @@ void registry_add(struct registry *reg, struct job *job)
 
         job->hnext = reg->by_id[b];
         reg->by_id[b] = job;
-        if (job->key) {
-                b = bucket_of_key(job->owner, job->key);
+        if (job->has_key) {
+                b = bucket_of_key(job->owner, job_key(job));
                 job->knext = reg->by_key[b];
                 reg->by_key[b] = job;
         }
@@ -106,8 +107,8 @@ static void unlink_from(struct job **head, struct job *job, bool by_key)
 static void retire(struct registry *reg, struct job *job)
 {
         unlink_from(&reg->by_id[bucket_of_id(job->id)], job, false);
-        if (job->key)
-                unlink_from(&reg->by_key[bucket_of_key(job->owner, job->key)], job, true);
+        if (job->has_key)
+                unlink_from(&reg->by_key[bucket_of_key(job->owner, job_key(job))], job, true);
         *(job->oprev ? &job->oprev->onext : &reg->first) = job->onext;
         *(job->onext ? &job->onext->oprev : &reg->last) = job->oprev;
         job->onext = job->oprev = NULL;

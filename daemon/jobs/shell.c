@@ -347,9 +347,9 @@ struct run_record *shell_run(struct job *job)
                 r = limits_apply_cgroup(&job->x->limits, run.cgroup, note, sizeof(note));
         limits_for_spawn(&job->x->limits, runs_as_owner(job), &job->shared->run.jobs_nofile, &limits);
         if (r == 0)
-                r = spawn_job(&(struct spawn_params){.argv = job->argv,
+                r = spawn_job(&(struct spawn_params){.argv = job_argv(job),
                                                      .envp = job->env ? job->env->vars : NULL,
-                                                     .cwd = job->cwd,
+                                                     .cwd = job_cwd(job),
                                                      .out_fd = pipefd[1],
                                                      .as = as,
                                                      .cgroup_procs_fd =
@@ -366,7 +366,7 @@ struct run_record *shell_run(struct job *job)
                 int n;
 
                 if (!note[0])
-                        snprintf(note, sizeof(note), "cannot run %s: %s", job->argv[0],
+                        snprintf(note, sizeof(note), "cannot run %s: %s", job_argv(job)[0],
                                  strerror(-r));
                 n = snprintf(line, sizeof(line), "slowworkd: %s\n", note);
                 run_log_write(&run.log, line,
