@@ -63,6 +63,45 @@ struct job *registry_find_key(struct registry *reg, uid_t owner, const struct qu
         return NULL;
 }
 
+/* The count of live jobs in the job's block of ids goes up or down by one. */
+static void count_id(struct registry *reg, const struct job *job, int by)
+{
+        size_t b = (size_t)((uint64_t)job->id / REGISTRY_ID_BLOCK);
+
+        if (reg->id_blocks_lost)
+                return;
+        if (b >= reg->nid_blocks) {
+                size_t n = b + 1 > 2 * reg->nid_blocks ? b + 1 : 2 * reg->nid_blocks;
+                uint32_t *blocks = realloc(reg->id_blocks, n * sizeof(*blocks));
+
+                if (!blocks) {
+                        free(reg->id_blocks);
+                        reg->id_blocks = NULL;
+                        reg->nid_blocks = 0;
+                        reg->id_blocks_lost = true;
+                        return;
+                }
+                memset(blocks + reg->nid_blocks, 0, (n - reg->nid_blocks) * sizeof(*blocks));
+                reg->id_blocks = blocks;
+                reg->nid_blocks = n;
+        }
+        reg->id_blocks[b] += (uint32_t)by;
+}
+
+int64_t registry_count_before(struct registry *reg, const struct job *job)
+{
+        size_t b = (size_t)((uint64_t)job->id / REGISTRY_ID_BLOCK);
+        int64_t start = (int64_t)b * REGISTRY_ID_BLOCK, n = 0;
+
+        if (reg->id_blocks_lost)
+                return -1;
+        for (size_t i = 0; i < b && i < reg->nid_blocks; i++)
+                n += reg->id_blocks[i];
+        for (job = job->oprev; job && job->id >= start; job = job->oprev)
+                n++;
+        return n;
+}
+
 void registry_add(struct registry *reg, struct job *job)
 {
         unsigned b = bucket_of_id(job->id);
@@ -85,6 +124,7 @@ void registry_add(struct registry *reg, struct job *job)
         job->live = true;
         job->queue->njobs++;
         reg->njobs++;
+        count_id(reg, job, 1);
         users_add(&reg->users, job);
         users_add(&job->queue->users, job);
         if (job->persist)
@@ -113,6 +153,7 @@ static void retire(struct registry *reg, struct job *job)
         *(job->onext ? &job->onext->oprev : &reg->last) = job->oprev;
         job->onext = job->oprev = NULL;
         job->live = false;
+        count_id(reg, job, -1);
         job->queue->njobs--;
         metrics_job_recount(&reg->metrics, job);
         reg->njobs--;
@@ -948,6 +989,7 @@ void registry_free(struct registry *reg)
         json_object_put(reg->file_queues);
         json_object_put(reg->kept_queues);
         history_free(&reg->history);
+        free(reg->id_blocks);
         plugins_free(&reg->shared.plugins);
         metrics_free(&reg->metrics);
 }

@@ -34,6 +34,12 @@ struct restoring {
         uid_t foreign_owner;
         struct job **waiting; /* jobs that waited for others: looked at once all are back */
         size_t nwaiting;
+        /* The last payload read, parsed: the rows of jobs that run the same share it. */
+        char *payload;
+        struct sw_submit_params p;
+        struct sw_limits limits;
+        int parsed; /* 0, or why it could not be, with err */
+        char err[256];
 };
 
 static void restore_run(void *data, struct run_record *rec)
@@ -97,41 +103,64 @@ static bool plugin_crashed(const struct registry *reg, int64_t id)
         return false;
 }
 
-/* The job a row describes, made the way its submit made it. */
-static int job_from_row(struct registry *reg, const struct store_job_row *row, struct job **ret)
+/* A row's payload, parsed by the submit's own table, unless it is the last row's. */
+static void parse_payload(struct restoring *rs, const char *payload)
 {
-        struct sw_submit_params p = {0};
-        json_object *o = json_tokener_parse(row->payload);
-        char err[256] = "not JSON";
-        int r = o ? sw_params_parse(o, sw_submit_params, &p, err, sizeof(err)) : -EBADMSG;
-        struct sw_limits limits;
-        struct queue *queue;
+        json_object *o;
 
+        if (rs->payload && strcmp(rs->payload, payload) == 0)
+                return;
+        sw_params_clear(sw_submit_params, &rs->p);
+        rs->p = (struct sw_submit_params){0};
+        free(rs->payload);
+        rs->payload = strdup(payload);
+        snprintf(rs->err, sizeof(rs->err), "not JSON");
+        o = json_tokener_parse(payload);
+        rs->parsed = !rs->payload ? -ENOMEM
+                     : o ? sw_params_parse(o, sw_submit_params, &rs->p, rs->err, sizeof(rs->err))
+                         : -EBADMSG;
         /* As the submit resolved them; a job from before limits has none. */
-        sw_limits_unset(&limits);
-        if (r == 0 && p.limits)
-                r = sw_limits_parse(p.limits, &limits, err, sizeof(err));
+        sw_limits_unset(&rs->limits);
+        if (rs->parsed == 0 && rs->p.limits)
+                rs->parsed = sw_limits_parse(rs->p.limits, &rs->limits, rs->err, sizeof(rs->err));
+        json_object_put(o);
+        if (rs->parsed) {
+                free(rs->payload); /* parsed again for the next row: its error said again */
+                rs->payload = NULL;
+        }
+}
+
+/* The job a row describes, made the way its submit made it. */
+static int job_from_row(struct restoring *rs, const struct store_job_row *row, struct job **ret)
+{
+        struct registry *reg = rs->reg;
+        struct sw_submit_params *p = &rs->p;
+        char err[256];
+        struct queue *queue;
+        int r;
+
+        parse_payload(rs, row->payload);
+        r = rs->parsed;
+        snprintf(err, sizeof(err), "%s", rs->err);
         if (r == 0) {
                 /* Borrowed for job_new_restored(), given back before the params are cleared. */
-                p.class_name = row->very_slow ? (char *)"very-slow" : NULL;
-                p.env = row->env;
-                p.key = (char *)row->key;
-                p.name = (char *)row->name;
-                p.persist = row->persist;
-                queue = registry_find_queue(reg, p.queue);
+                p->class_name = row->very_slow ? (char *)"very-slow" : NULL;
+                p->env = row->env;
+                p->key = (char *)row->key;
+                p->name = (char *)row->name;
+                p->persist = row->persist;
+                queue = registry_find_queue(reg, p->queue);
                 if (!queue)
-                        queue = registry_restore_queue(reg, p.queue);
+                        queue = registry_restore_queue(reg, p->queue);
                 if (queue)
-                        r = job_new_restored(&reg->shared, row->owner, queue, &p, &limits, ret,
+                        r = job_new_restored(&reg->shared, row->owner, queue, p, &rs->limits, ret,
                                              err, sizeof(err));
                 else
                         r = snprintf(err, sizeof(err), "its queue cannot be made") < 0 ? -EIO
                                                                                      : -EINVAL;
-                p.class_name = p.key = p.name = NULL;
-                p.env = NULL;
+                p->class_name = p->key = p->name = NULL;
+                p->env = NULL;
         }
-        sw_params_clear(sw_submit_params, &p);
-        json_object_put(o);
         if (r)
                 log_error("Job %lld in the state database cannot be restored (%s); it stays "
                           "there",
@@ -252,7 +281,7 @@ static void restore_job(void *data, const struct store_job_row *row)
         double now = (double)time(NULL);
         struct job *job;
 
-        if (job_from_row(reg, row, &job) < 0)
+        if (job_from_row(rs, row, &job) < 0)
                 return;
         job->id = row->id;
         if (job->env && !job->env->store_id)
@@ -327,6 +356,8 @@ int restore(struct registry *reg)
         }
         free(rs.waiting);
         free(rs.leftovers);
+        free(rs.payload);
+        sw_params_clear(sw_submit_params, &rs.p);
         free(reg->crashed); /* the start's alone */
         reg->crashed = NULL;
         reg->ncrashed = 0;

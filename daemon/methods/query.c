@@ -122,6 +122,17 @@ static int64_t count_listed(struct registry *reg, struct conn *c, const struct s
         return owned == (int64_t)reg->njobs ? count_in_state(reg, state) : -1;
 }
 
+/* Whether the list shows every live job: no state asked for, and the client may see all and
+ * asks for all (an admin, or everyone's jobs are the owner's). */
+static bool lists_all(struct registry *reg, struct conn *c, const struct sw_list_params *p)
+{
+        uid_t owner = p->owner >= 0 ? (uid_t)p->owner : c->uid;
+
+        if (p->state || !registry_may_touch(c, owner))
+                return false;
+        return (p->owner < 0 && conn_is_admin(c)) || users_count(&reg->users, owner) == reg->njobs;
+}
+
 /* The listed jobs from the first up to job (included), walked back from it. */
 static int64_t listed_up_to(struct conn *c, const struct sw_list_params *p, struct job *job)
 {
@@ -130,6 +141,12 @@ static int64_t listed_up_to(struct conn *c, const struct sw_list_params *p, stru
         for (; job; job = job->oprev)
                 n += listed(c, p, job);
         return n;
+}
+
+/* Whether the live job's id is nearer the first's than the last's. */
+static bool nearer_first(struct registry *reg, const struct job *job)
+{
+        return (uint64_t)(job->id - reg->first->id) < (uint64_t)(reg->last->id - job->id);
 }
 
 /* The first live job after id: looked for from the nearer end of the list. */
@@ -152,15 +169,15 @@ static struct job *first_after(struct registry *reg, int64_t id)
 }
 
 /* A page of the live jobs the client may see, by id, and how many more there are: counted from
- * the counts the registry keeps, less those up to the page's end, which are walked from the
- * nearer end of the list when the page does not start at the first job. */
+ * the counts the registry keeps (of all, by owner, by state, by block of ids), less those up to
+ * the page's end; what no count tells is walked, from the nearer end of the list. */
 static void handle_list(struct registry *reg, struct conn *c, union params *params,
                         struct reply *r)
 {
         const struct sw_list_params *p = &params->list;
         struct job *job = NULL, *start;
         json_object *items;
-        int64_t n = 0, more = 0, total;
+        int64_t n = 0, more = 0, total, before;
         int state;
 
         for (state = 0; p->state && metrics_states[state] &&
@@ -182,11 +199,14 @@ static void handle_list(struct registry *reg, struct conn *c, union params *para
                         n++;
                 }
         total = job ? count_listed(reg, c, p, state) : -1;
+        before = job && lists_all(reg, c, p) ? registry_count_before(reg, job) : -1;
         if (!job)
                 more = 0;
         else if (total >= 0 && (!start || !start->oprev))
                 more = total - n;
-        else if (total >= 0 && (uint64_t)(job->id - reg->first->id) < (uint64_t)(reg->last->id - job->id))
+        else if (before >= 0)
+                more = (int64_t)reg->njobs - before;
+        else if (total >= 0 && nearer_first(reg, job))
                 more = total - listed_up_to(c, p, job->oprev);
         else
                 for (; job; job = job->onext)
