@@ -516,28 +516,34 @@ static json_object *ids_to_json(const int64_t *ids)
         return a;
 }
 
+/* A member of a job's JSON: its name is a literal, each given once. */
+static void add(json_object *o, const char *key, json_object *value)
+{
+        json_object_object_add_ex(o, key, value,
+                                  JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY);
+}
+
 /* What status shows of the job's flow (for_status), or its row keeps. */
 static void flow_to_json(struct job *job, json_object *o, bool for_status)
 {
         if (job->waiting) {
-                json_object_object_add(o, "after", ids_to_json(job->after));
-                json_object_object_add(o, "after_any", ids_to_json(job->after_any));
+                add(o, "after", ids_to_json(job->after));
+                add(o, "after_any", ids_to_json(job->after_any));
         }
         if (for_status || job->attempt > 1)
-                json_object_object_add(o, "attempt", json_object_new_int64(__atomic_load_n(
-                                                         &job->attempt, __ATOMIC_RELAXED)));
+                add(o, "attempt",
+                    json_object_new_int64(__atomic_load_n(&job->attempt, __ATOMIC_RELAXED)));
         if (job->next_run > 0 && (!for_status || job->retry_due || job_recurs(job) ||
                                   slow_work_is_pending(&job->dw.work)))
-                json_object_object_add(o, "next_run", json_object_new_double(job->next_run));
+                add(o, "next_run", json_object_new_double(job->next_run));
         if (for_status && job->x->retries > 0) {
-                json_object_object_add(o, "retries", json_object_new_int64(job->x->retries));
-                json_object_object_add(o, "retry_delay",
-                                       json_object_new_double(job->x->retry_delay));
+                add(o, "retries", json_object_new_int64(job->x->retries));
+                add(o, "retry_delay", json_object_new_double(job->x->retry_delay));
         }
         if (for_status && job->x->every > 0)
-                json_object_object_add(o, "every", json_object_new_double(job->x->every));
+                add(o, "every", json_object_new_double(job->x->every));
         if (for_status && job->x->cron_expr)
-                json_object_object_add(o, "cron", json_object_new_string(job->x->cron_expr));
+                add(o, "cron", json_object_new_string(job->x->cron_expr));
 }
 
 /* Its flow as its row keeps it: NULL when there is nothing to keep. */
@@ -559,26 +565,22 @@ json_object *job_to_json(struct job *job)
 {
         json_object *o = json_object_new_object();
 
-        json_object_object_add(o, "id", json_object_new_int64(job->id));
-        json_object_object_add(o, "class",
-                               json_object_new_string(job->very_slow ? "very-slow" : "slow"));
-        json_object_object_add(o, "state", json_object_new_string(job_state(job)));
-        json_object_object_add(o, "live", json_object_new_boolean(1));
-        json_object_object_add(o, "name", job->has_name ? json_object_new_string(job_name(job))
-                                                        : NULL);
-        json_object_object_add(o, "key", job->has_key ? json_object_new_string(job_key(job))
-                                                      : NULL);
-        json_object_object_add(o, "owner", json_object_new_int64(job->owner));
-        json_object_object_add(o, "refs", json_object_new_int(__atomic_load_n(&job->refs,
-                                                                                __ATOMIC_RELAXED)));
-        json_object_object_add(o, "handles", json_object_new_int((int)job->handles));
-        json_object_object_add(o, "runs", json_object_new_int64(__atomic_load_n(
-                                              &job->runs_started, __ATOMIC_RELAXED)));
-        json_object_object_add(o, "command", json_object_new_string(job_summary(job)));
+        add(o, "id", json_object_new_int64(job->id));
+        add(o, "class", json_object_new_string(job->very_slow ? "very-slow" : "slow"));
+        add(o, "state", json_object_new_string(job_state(job)));
+        add(o, "live", json_object_new_boolean(1));
+        add(o, "name", job->has_name ? json_object_new_string(job_name(job)) : NULL);
+        add(o, "key", job->has_key ? json_object_new_string(job_key(job)) : NULL);
+        add(o, "owner", json_object_new_int64(job->owner));
+        add(o, "refs", json_object_new_int(__atomic_load_n(&job->refs, __ATOMIC_RELAXED)));
+        add(o, "handles", json_object_new_int((int)job->handles));
+        add(o, "runs",
+            json_object_new_int64(__atomic_load_n(&job->runs_started, __ATOMIC_RELAXED)));
+        add(o, "command", json_object_new_string(job_summary(job)));
         if (!job->x->plugin)
-                json_object_object_add(o, "limits", sw_limits_to_json(&job->x->limits));
+                add(o, "limits", sw_limits_to_json(&job->x->limits));
         flow_to_json(job, o, true);
-        json_object_object_add(o, "last", job->last ? run_record_to_json(job->last) : NULL);
+        add(o, "last", job->last ? run_record_to_json(job->last) : NULL);
         return o;
 }
 

@@ -130,7 +130,7 @@ struct job {
 
         /* A shell job's argv (the array, then its strings) and cwd; its summary (unless that
          * is argv's last: a command, or a program alone), its name and key, if given. */
-        char strings[];
+        _Alignas(char *) char strings[];
 };
 
 /* Its strings: a shell job's argv and cwd (a plugin job's: NULL), the summary status and
