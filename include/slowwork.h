@@ -129,6 +129,9 @@ void slow_work_pool_settings(struct slow_work_pool *pool, struct slow_work_setti
 void slow_work_pool_stats(struct slow_work_pool *pool, struct slow_work_stats *ret_stats);
 int slow_work_pool_rq(struct slow_work_pool *pool, struct slow_work_rq_entry **ret_entries,
                       size_t *ret_n);
+/* The same with at most max_queued of the queued items (the first ones). */
+int slow_work_pool_rq_max(struct slow_work_pool *pool, size_t max_queued,
+                          struct slow_work_rq_entry **ret_entries, size_t *ret_n);
 
 int slow_work_settings_validate(const struct slow_work_settings *settings);
 unsigned slow_work_very_slow_cap(const struct slow_work_settings *settings);

@@ -4,6 +4,7 @@
  * in the layout of the kernel's /proc/slow_work_rq.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "pool-internal.h"
@@ -21,17 +22,20 @@ static void fill(struct slow_work_rq_entry *e, struct slow_work *work, int threa
                 work->ops->desc(work, e->desc, sizeof(e->desc));
 }
 
-int slow_work_pool_rq(struct slow_work_pool *pool, struct slow_work_rq_entry **ret_entries,
-                      size_t *ret_n)
+int slow_work_pool_rq_max(struct slow_work_pool *pool, size_t max_queued,
+                          struct slow_work_rq_entry **ret_entries, size_t *ret_n)
 {
         struct slow_work_rq_entry *entries;
         struct slow_work *work;
+        size_t n = 0, queued, running;
         uint64_t now;
-        size_t n = 0;
         unsigned i;
 
         pthread_mutex_lock(&pool->lock);
-        entries = calloc(pool->nalive + pool->slow.n + pool->vslow.n + 1, sizeof(*entries));
+        queued = pool->slow.n + pool->vslow.n;
+        if (queued > max_queued)
+                queued = max_queued;
+        entries = calloc(pool->nalive + queued + 1, sizeof(*entries));
         if (!entries) {
                 pthread_mutex_unlock(&pool->lock);
                 return -ENOMEM;
@@ -43,13 +47,20 @@ int slow_work_pool_rq(struct slow_work_pool *pool, struct slow_work_rq_entry **r
                 if (t->used && t->current)
                         fill(&entries[n++], t->current, (int)t->id, t->tid, now);
         }
-        for (work = pool->slow.head; work; work = work->next)
+        running = n;
+        for (work = pool->slow.head; work && n - running < queued; work = work->next)
                 fill(&entries[n++], work, -1, 0, now);
-        for (work = pool->vslow.head; work; work = work->next)
+        for (work = pool->vslow.head; work && n - running < queued; work = work->next)
                 fill(&entries[n++], work, -1, 0, now);
         pthread_mutex_unlock(&pool->lock);
 
         *ret_entries = entries;
         *ret_n = n;
         return 0;
+}
+
+int slow_work_pool_rq(struct slow_work_pool *pool, struct slow_work_rq_entry **ret_entries,
+                      size_t *ret_n)
+{
+        return slow_work_pool_rq_max(pool, SIZE_MAX, ret_entries, ret_n);
 }

@@ -110,9 +110,14 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
         st = job_status(fd, 6);
         ck_assert_str_eq(str_member(st, "state"), "pending"); /* still delayed */
         ck_assert_int_eq(int_member(st, "handles"), 1);
+        ck_assert_str_eq(str_member(st, "key"), "k");
         json_object_put(st);
         st = job_status(fd, 7); /* delayed, not held: kept all the same */
         ck_assert_str_eq(str_member(st, "state"), "pending");
+        /* The same payload as job 6's, read once: its own key (none) and handles. */
+        ck_assert_ptr_null(json_object_object_get(st, "key"));
+        ck_assert_int_eq(int_member(st, "handles"), 0);
+        ck_assert_str_eq(str_member(st, "command"), "true");
         json_object_put(st);
         /* Ids go on from where they were. */
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 8);

@@ -123,6 +123,42 @@ START_TEST(argv_runs_without_a_shell_with_cwd_env_and_no_stdin)
 }
 END_TEST
 
+/* What status shows of a job is what it was given: its name, key and command. */
+START_TEST(status_shows_the_name_key_and_command_given)
+{
+        static const struct {
+                const char *params, *name, *key, *command;
+        } cases[] = {
+            {"{\"argv\":[\"echo\",\"a b\",\"c\"],\"name\":\"n1\",\"key\":\"k1\",\"hold\":true}",
+             "n1", "k1", "echo a b c"},
+            {"{\"argv\":[\"true\"],\"key\":\"k2\",\"hold\":true}", NULL, "k2", "true"},
+            {"{\"command\":\"echo x | cat\",\"name\":\"n3\",\"hold\":true}", "n3", NULL,
+             "echo x | cat"},
+            {"{\"argv\":[\"true\"],\"cwd\":\"/tmp\",\"hold\":true}", NULL, NULL, "true"},
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                int64_t id = job_submit(fd, cases[i].params);
+                json_object *st, *v;
+
+                json_object_put(job_wait(fd, id));
+                st = job_status(fd, id);
+                v = json_object_object_get(st, "name");
+                if (cases[i].name)
+                        ck_assert_str_eq(json_object_get_string(v), cases[i].name);
+                else
+                        ck_assert_ptr_null(v);
+                v = json_object_object_get(st, "key");
+                if (cases[i].key)
+                        ck_assert_str_eq(json_object_get_string(v), cases[i].key);
+                else
+                        ck_assert_ptr_null(v);
+                ck_assert_str_eq(str_member(st, "command"), cases[i].command);
+                json_object_put(st);
+        }
+}
+END_TEST
+
 START_TEST(a_job_inherits_no_descriptor_but_its_three)
 {
         int64_t id = job_submit(fd, "{\"argv\":[\"ls\",\"/proc/self/fd\"]}");
@@ -846,6 +882,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, command_runs_and_wait_gives_its_exit_code);
         tcase_add_test(tc, argv_runs_without_a_shell_with_cwd_env_and_no_stdin);
+        tcase_add_test(tc, status_shows_the_name_key_and_command_given);
         tcase_add_test(tc, a_job_inherits_no_descriptor_but_its_three);
         tcase_add_test(tc, bad_submits_are_invalid_params_and_queue_nothing);
         tcase_add_test(tc, four_submits_of_a_running_key_give_two_runs);

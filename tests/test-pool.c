@@ -1038,6 +1038,16 @@ START_TEST(rule12_stats_count_threads_queues_and_runs)
         ck_assert_int_eq(strncmp(line, "vsq     - ", 10), 0);
         ck_assert_str_eq(line + strlen(line) - 6, "item 4");
         free(rq);
+        /* At most so many queued rows, the first ones; every executing one. */
+        ck_assert_int_eq(slow_work_pool_rq_max(pool, 2, &rq, &n), 0);
+        ck_assert_int_eq(n, 4);
+        ck_assert_int_ge(rq[1].thread, 0);
+        ck_assert_str_eq(rq[2].desc, "item 2");
+        ck_assert_str_eq(rq[3].desc, "item 3");
+        free(rq);
+        ck_assert_int_eq(slow_work_pool_rq_max(pool, 0, &rq, &n), 0);
+        ck_assert_int_eq(n, 2);
+        free(rq);
 
         gate_open(&gate);
         slow_work_pool_free(pool);

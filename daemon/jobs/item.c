@@ -66,7 +66,7 @@ static void item_execute(struct slow_work *work)
                 hold(job, EVENT_HELD_QUEUE_USER);
                 return;
         }
-        rec = job->plugin_entry ? plugin_run(job) : shell_run(job);
+        rec = job->x->plugin_entry ? plugin_run(job) : shell_run(job);
         events_post(ctx->events, EVENT_ENDED, job_ref(job), rec);
 }
 
@@ -76,7 +76,7 @@ static void item_desc(struct slow_work *work, char *buf, size_t len)
         struct job *job = (struct job *)work;
         size_t n;
 
-        snprintf(buf, len, "%lld: %s", (long long)job->id, job->name ? job->name : job->summary);
+        snprintf(buf, len, "%lld: %s", (long long)job->id, job->has_name ? job_name(job) : job_summary(job));
         n = strlen(buf);
         if (n > 0 && ((unsigned char)buf[n - 1] & 0x80)) {
                 while (n > 0 && ((unsigned char)buf[n - 1] & 0xc0) == 0x80)

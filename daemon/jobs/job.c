@@ -69,33 +69,6 @@ static const char *arg_text(json_object *arg)
                    : "null";
 }
 
-/* What a plugin job runs: its loaded entry point and its argument. */
-static int plugin_payload(struct job *job, const struct sw_submit_params *p, char *err,
-                          size_t errlen)
-{
-        int r = plugins_get(&job->shared->plugins, p->plugin, p->entry, &job->plugin, &job->plugin_entry,
-                            err, errlen);
-
-        if (r < 0)
-                return r;
-        job->entry = strdup(p->entry);
-        job->arg = json_object_get(p->arg);
-        job->arg_text = strdup(arg_text(p->arg));
-        if (asprintf(&job->summary, "%s:%s%s%s", p->plugin, p->entry, p->arg ? " " : "",
-                     p->arg ? job->arg_text : "") < 0)
-                job->summary = NULL;
-        return job->entry && job->arg_text && job->summary ? 0 : -ENOMEM;
-}
-
-static int shell_payload(struct job *job, const struct sw_submit_params *p)
-{
-        job->argv = payload_argv(p);
-        job->env = p->env ? envs_intern(&job->shared->envs, p->env) : NULL;
-        job->cwd = strdup(p->cwd ? p->cwd : "/");
-        job->summary = p->command ? strdup(p->command) : job->argv ? strv_join(job->argv) : NULL;
-        return job->argv && (!p->env || job->env) && job->cwd && job->summary ? 0 : -ENOMEM;
-}
-
 /* What the job runs, as the state database keeps it: the submit's own params, parsed back by
  * the same table after a restart (the environment has its own table, the class a column). */
 static char *payload_json(const struct sw_submit_params *p, const struct sw_limits *limits)
@@ -139,20 +112,272 @@ static char *payload_json(const struct sw_submit_params *p, const struct sw_limi
         return text;
 }
 
-int job_new(struct job_shared *shared, uid_t owner, struct queue *queue,
-            const struct sw_submit_params *p, const struct sw_limits *limits, struct job **ret,
-            char *err, size_t errlen)
+const struct job_extra job_no_extra = {
+    .limits = {SW_LIMIT_UNSET, SW_LIMIT_UNSET, SW_LIMIT_UNSET, SW_LIMIT_UNSET, SW_LIMIT_UNSET,
+               SW_LIMIT_UNSET},
+};
+
+/* The extra jobs share for these limits alone: NULL when out of memory. */
+static struct job_extra *limits_alone(struct job_shared *shared, const struct sw_limits *limits)
 {
-        struct job *job;
+        struct job_extra *x;
+
+        for (x = shared->limits_alone; x; x = x->next)
+                if (memcmp(&x->limits, limits, sizeof(*limits)) == 0) {
+                        x->refs++;
+                        return x;
+                }
+        x = calloc(1, sizeof(*x));
+        if (!x)
+                return NULL;
+        x->limits = *limits;
+        x->refs = 1;
+        x->next = shared->limits_alone;
+        shared->limits_alone = x;
+        return x;
+}
+
+static void extra_free(struct job_shared *shared, const struct job_extra *shared_x)
+{
+        struct job_extra *x = (struct job_extra *)shared_x, **p;
+
+        if (shared_x == &job_no_extra || (x->refs > 0 && --x->refs > 0))
+                return;
+        for (p = &shared->limits_alone; *p; p = &(*p)->next)
+                if (*p == x) {
+                        *p = x->next;
+                        break;
+                }
+        plugins_put(&shared->plugins, x->plugin);
+        json_object_put(x->arg);
+        free(x->entry);
+        free(x->arg_text);
+        free(x->cron);
+        free(x->cron_expr);
+        free((struct job_extra *)x);
+}
+
+/* The extra a submit asks for, or job_no_extra: 0, -ENOMEM, or -EINVAL with err said. */
+static int make_extra(struct job_shared *shared, const struct sw_submit_params *p,
+                      const struct sw_limits *limits, const struct job_extra **ret, char *err,
+                      size_t errlen)
+{
+        struct job_extra *x;
+        char why[192];
+        int r = 0;
+
+        *ret = &job_no_extra;
+        if (!p->plugin && p->timeout <= 0 && p->retries <= 0 && p->every <= 0 && !p->cron) {
+                if (!limits || memcmp(limits, &job_no_extra.limits, sizeof(*limits)) == 0)
+                        return 0;
+                *ret = limits_alone(shared, limits);
+                return *ret ? 0 : (*ret = &job_no_extra, -ENOMEM);
+        }
+        x = calloc(1, sizeof(*x));
+        if (!x)
+                return -ENOMEM;
+        *ret = x;
+        x->limits = limits && !p->plugin ? *limits : job_no_extra.limits;
+        x->timeout = p->timeout;
+        x->retries = p->retries;
+        x->retry_delay = p->retry_delay;
+        x->every = p->every;
+        if (p->plugin) {
+                r = plugins_get(&shared->plugins, p->plugin, p->entry, &x->plugin,
+                                &x->plugin_entry, err, errlen);
+                if (r < 0)
+                        return r;
+                x->arg = json_object_get(p->arg);
+                x->entry = strdup(p->entry);
+                x->arg_text = strdup(arg_text(p->arg));
+                if (!x->entry || !x->arg_text)
+                        return -ENOMEM;
+        }
+        if (p->cron) {
+                x->cron = malloc(sizeof(*x->cron));
+                x->cron_expr = strdup(p->cron);
+                if (!x->cron || !x->cron_expr)
+                        return -ENOMEM;
+                r = cron_parse(p->cron, x->cron, why, sizeof(why));
+                if (r == -EINVAL)
+                        snprintf(err, errlen, "\"cron\": %s", why);
+        }
+        return r;
+}
+
+/* What the job's strings are made of; summary NULL: argv's last (a command's, or argv alone). */
+struct strings {
+        char **argv;
+        const char *cwd, *summary, *name, *key;
+        char *owned; /* what summary was made into */
+};
+
+static int strings_of(const struct sw_submit_params *p, struct strings *ret)
+{
+        *ret = (struct strings){.name = p->name, .key = p->key};
+        if (p->plugin) {
+                if (asprintf(&ret->owned, "%s:%s%s%s", p->plugin, p->entry, p->arg ? " " : "",
+                             p->arg ? arg_text(p->arg) : "") < 0)
+                        return -ENOMEM;
+                ret->summary = ret->owned;
+                return 0;
+        }
+        ret->argv = payload_argv(p);
+        if (!ret->argv)
+                return -ENOMEM;
+        ret->cwd = p->cwd ? p->cwd : "/";
+        if (!p->command && !ret->argv[0])
+                ret->summary = "";
+        else if (!p->command && ret->argv[1]) {
+                ret->owned = strv_join(ret->argv);
+                if (!ret->owned)
+                        return -ENOMEM;
+                ret->summary = ret->owned;
+        }
+        return 0;
+}
+
+static size_t strings_size(const struct strings *st)
+{
+        const char *in[] = {st->cwd, st->summary, st->name, st->key};
+        size_t i, n = 0, size = 0;
+
+        for (; st->argv && st->argv[n]; n++)
+                size += strlen(st->argv[n]) + 1;
+        if (st->argv)
+                size += (n + 1) * sizeof(char *);
+        for (i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+                size += in[i] ? strlen(in[i]) + 1 : 0;
+        return size;
+}
+
+/* Into the job's own block: a shell job's argv (the array, then its strings), then the others. */
+static void strings_pack(struct job *job, const struct strings *st)
+{
+        const char *in[] = {st->cwd, st->summary, st->name, st->key};
+        char *at = job->strings, **argv = (char **)(void *)job->strings;
+        size_t i, n = 0;
+
+        for (; st->argv && st->argv[n]; n++)
+                ;
+        if (st->argv) {
+                at += (n + 1) * sizeof(char *);
+                for (i = 0; i < n; i++) {
+                        argv[i] = at;
+                        at = stpcpy(at, st->argv[i]) + 1;
+                }
+                argv[n] = NULL;
+        }
+        for (i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+                if (in[i])
+                        at = stpcpy(at, in[i]) + 1;
+        job->own_summary = st->summary;
+        job->has_name = st->name;
+        job->has_key = st->key;
+}
+
+char **job_argv(const struct job *job)
+{
+        return job->x->plugin ? NULL : (char **)(void *)job->strings;
+}
+
+const char *job_cwd(const struct job *job)
+{
+        char **argv = job_argv(job);
+        size_t n = 0;
+
+        if (!argv)
+                return NULL;
+        for (; argv[n]; n++)
+                ;
+        return n ? argv[n - 1] + strlen(argv[n - 1]) + 1
+                 : job->strings + sizeof(char *);
+}
+
+/* The string after s in the block. */
+static const char *next_string(const char *s)
+{
+        return s + strlen(s) + 1;
+}
+
+/* Where the strings after cwd start. */
+static const char *after_cwd(const struct job *job)
+{
+        const char *cwd = job_cwd(job);
+
+        return cwd ? next_string(cwd) : job->strings;
+}
+
+const char *job_summary(const struct job *job)
+{
+        char **argv = job_argv(job);
+        size_t n = 0;
+
+        if (job->own_summary)
+                return after_cwd(job);
+        for (; argv[n]; n++)
+                ;
+        return argv[n - 1];
+}
+
+const char *job_name(const struct job *job)
+{
+        const char *at = after_cwd(job);
+
+        if (!job->has_name)
+                return NULL;
+        return job->own_summary ? next_string(at) : at;
+}
+
+const char *job_key(const struct job *job)
+{
+        const char *at = after_cwd(job);
+
+        if (!job->has_key)
+                return NULL;
+        if (job->own_summary)
+                at = next_string(at);
+        return job->has_name ? next_string(at) : at;
+}
+
+static void strings_clear(struct strings *st)
+{
+        strv_free(st->argv);
+        free(st->owned);
+}
+
+/* A job; with its payload for its first row when it is a submit's. */
+static int make(struct job_shared *shared, uid_t owner, struct queue *queue,
+                const struct sw_submit_params *p, const struct sw_limits *limits, bool submitted,
+                struct job **ret, char *err, size_t errlen)
+{
+        const struct job_extra *x = &job_no_extra;
+        struct env_block *env = NULL;
+        struct strings st;
+        struct job *job = NULL;
         bool very_slow;
         int r;
 
         r = payload_check(p, &very_slow, err, errlen);
         if (r < 0)
                 return r;
-        job = calloc(1, sizeof(*job));
-        if (!job)
-                return -ENOMEM;
+        r = strings_of(p, &st);
+        if (r == 0)
+                r = make_extra(shared, p, limits, &x, err, errlen);
+        if (r == 0 && !p->plugin && p->env) {
+                env = envs_intern(&shared->envs, p->env);
+                r = env ? 0 : -ENOMEM;
+        }
+        if (r == 0) {
+                job = calloc(1, sizeof(*job) + strings_size(&st));
+                r = job ? 0 : -ENOMEM;
+        }
+        if (r < 0) {
+                strings_clear(&st);
+                extra_free(shared, x);
+                envs_unref(&shared->envs, env);
+                return r;
+        }
         if (very_slow)
                 delayed_vslow_work_init(&job->dw, shared->ops);
         else
@@ -162,43 +387,48 @@ int job_new(struct job_shared *shared, uid_t owner, struct queue *queue,
         job->owner = owner;
         job->queue = queue;
         job->very_slow = very_slow;
-        job->timeout = p->timeout;
-        if (limits && !p->plugin)
-                job->limits = *limits;
-        else
-                sw_limits_unset(&job->limits);
-        job->persist = p->persist;
-        job->retries = p->retries;
-        job->retry_delay = p->retry_delay;
-        job->every = p->every;
+        job->x = x;
+        job->env = env;
+        strings_pack(job, &st);
+        strings_clear(&st);
+        job->persist = p->persist || job_recurs(job); /* a recurring one: until released */
         job->attempt = 1;
         job->kick_fd = -1;
-        pthread_mutex_init(&job->run_lock, NULL);
         suspend_init(&job->suspend);
-        r = p->plugin ? plugin_payload(job, p, err, errlen) : shell_payload(job, p);
-        if (r == 0 && p->cron) {
-                char why[192];
-
-                job->cron = malloc(sizeof(*job->cron));
-                job->cron_expr = strdup(p->cron);
-                r = !job->cron || !job->cron_expr ? -ENOMEM
-                                                  : cron_parse(p->cron, job->cron, why, sizeof(why));
-                if (r == -EINVAL)
-                        snprintf(err, errlen, "\"cron\": %s", why);
-        }
-        if (job_recurs(job))
-                job->persist = true; /* kept until released, like persist */
-        job->name = p->name ? strdup(p->name) : NULL;
-        job->key = p->key ? strdup(p->key) : NULL;
-        job->payload = payload_json(p, &job->limits);
-        if (r == 0 && ((p->name && !job->name) || (p->key && !job->key) || !job->payload))
-                r = -ENOMEM;
-        if (r < 0) {
-                job_unref(job);
-                return r;
+        if (submitted) {
+                job->payload = payload_json(p, &x->limits);
+                if (!job->payload) {
+                        job_unref(job);
+                        return -ENOMEM;
+                }
         }
         *ret = job;
         return 0;
+}
+
+int job_new(struct job_shared *shared, uid_t owner, struct queue *queue,
+            const struct sw_submit_params *p, const struct sw_limits *limits, struct job **ret,
+            char *err, size_t errlen)
+{
+        return make(shared, owner, queue, p, limits, true, ret, err, errlen);
+}
+
+int job_new_restored(struct job_shared *shared, uid_t owner, struct queue *queue,
+                     const struct sw_submit_params *p, const struct sw_limits *limits,
+                     struct job **ret, char *err, size_t errlen)
+{
+        return make(shared, owner, queue, p, limits, false, ret, err, errlen);
+}
+
+#define RUN_LOCKS 64
+
+static pthread_mutex_t run_locks[RUN_LOCKS] = {
+    [0 ... RUN_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER,
+};
+
+pthread_mutex_t *job_run_lock(const struct job *job)
+{
+        return &run_locks[((uintptr_t)job / sizeof(*job)) % RUN_LOCKS];
 }
 
 struct job *job_ref(struct job *job)
@@ -211,24 +441,12 @@ void job_unref(struct job *job)
 {
         if (!job || __atomic_sub_fetch(&job->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return;
-        pthread_mutex_destroy(&job->run_lock);
         suspend_destroy(&job->suspend);
-        strv_free(job->argv);
         envs_unref(&job->shared->envs, job->env);
-        plugins_put(&job->shared->plugins, job->plugin);
-        free(job->entry);
-        json_object_put(job->arg);
-        free(job->arg_text);
-        free(job->cwd);
-        free(job->name);
-        free(job->key);
-        free(job->summary);
+        extra_free(job->shared, job->x);
         free(job->payload);
-        free(job->cron);
-        free(job->cron_expr);
         free(job->after);
         free(job->after_any);
-        free(job->flow);
         run_record_free(job->last);
         free(job);
 }
@@ -237,11 +455,11 @@ void job_kick(struct job *job)
 {
         uint64_t one = 1;
 
-        pthread_mutex_lock(&job->run_lock);
+        pthread_mutex_lock(job_run_lock(job));
         if (job->kick_fd >= 0 && write(job->kick_fd, &one, sizeof(one)) < 0) {
                 /* the counter is full: a kick is pending anyway */
         }
-        pthread_mutex_unlock(&job->run_lock);
+        pthread_mutex_unlock(job_run_lock(job));
 }
 
 bool job_same_payload(const struct job *job, const struct sw_submit_params *p)
@@ -251,20 +469,21 @@ bool job_same_payload(const struct job *job, const struct sw_submit_params *p)
         char err[8];
 
         if (payload_check(p, &very_slow, err, sizeof(err)) < 0 || very_slow != job->very_slow ||
-            !p->plugin != !job->plugin)
+            !p->plugin != !job->x->plugin)
                 return false;
-        if (job->plugin)
-                return strcmp(p->plugin, job->plugin->name) == 0 &&
-                       strcmp(p->entry, job->entry) == 0 && json_object_equal(p->arg, job->arg);
+        if (job->x->plugin)
+                return strcmp(p->plugin, job->x->plugin->name) == 0 &&
+                       strcmp(p->entry, job->x->entry) == 0 &&
+                       json_object_equal(p->arg, job->x->arg);
         argv = payload_argv(p);
-        same = argv && strv_equal(argv, job->argv);
+        same = argv && strv_equal(argv, job_argv(job));
         strv_free(argv);
         return same;
 }
 
 bool job_recurs(const struct job *job)
 {
-        return job->every > 0 || job->cron;
+        return job->x->every > 0 || job->x->cron;
 }
 
 bool job_idle(struct job *job)
@@ -297,85 +516,95 @@ static json_object *ids_to_json(const int64_t *ids)
         return a;
 }
 
+/* A member of a job's JSON: its name is a literal, each given once. */
+static void add(json_object *o, const char *key, json_object *value)
+{
+        json_object_object_add_ex(o, key, value,
+                                  JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY);
+}
+
 /* What status shows of the job's flow (for_status), or its row keeps. */
 static void flow_to_json(struct job *job, json_object *o, bool for_status)
 {
         if (job->waiting) {
-                json_object_object_add(o, "after", ids_to_json(job->after));
-                json_object_object_add(o, "after_any", ids_to_json(job->after_any));
+                add(o, "after", ids_to_json(job->after));
+                add(o, "after_any", ids_to_json(job->after_any));
         }
         if (for_status || job->attempt > 1)
-                json_object_object_add(o, "attempt", json_object_new_int64(__atomic_load_n(
-                                                         &job->attempt, __ATOMIC_RELAXED)));
+                add(o, "attempt",
+                    json_object_new_int64(__atomic_load_n(&job->attempt, __ATOMIC_RELAXED)));
         if (job->next_run > 0 && (!for_status || job->retry_due || job_recurs(job) ||
                                   slow_work_is_pending(&job->dw.work)))
-                json_object_object_add(o, "next_run", json_object_new_double(job->next_run));
-        if (for_status && job->retries > 0) {
-                json_object_object_add(o, "retries", json_object_new_int64(job->retries));
-                json_object_object_add(o, "retry_delay", json_object_new_double(job->retry_delay));
+                add(o, "next_run", json_object_new_double(job->next_run));
+        if (for_status && job->x->retries > 0) {
+                add(o, "retries", json_object_new_int64(job->x->retries));
+                add(o, "retry_delay", json_object_new_double(job->x->retry_delay));
         }
-        if (for_status && job->every > 0)
-                json_object_object_add(o, "every", json_object_new_double(job->every));
-        if (for_status && job->cron_expr)
-                json_object_object_add(o, "cron", json_object_new_string(job->cron_expr));
+        if (for_status && job->x->every > 0)
+                add(o, "every", json_object_new_double(job->x->every));
+        if (for_status && job->x->cron_expr)
+                add(o, "cron", json_object_new_string(job->x->cron_expr));
 }
 
 /* Its flow as its row keeps it: NULL when there is nothing to keep. */
-static void flow_text(struct job *job)
+static char *flow_text(struct job *job)
 {
         json_object *o;
+        char *text;
 
-        free(job->flow);
-        job->flow = NULL;
         if (!job->waiting && job->attempt <= 1 && job->next_run <= 0)
-                return;
+                return NULL;
         o = json_object_new_object();
         flow_to_json(job, o, false);
-        job->flow = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+        text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
         json_object_put(o);
+        return text;
 }
 
 json_object *job_to_json(struct job *job)
 {
         json_object *o = json_object_new_object();
 
-        json_object_object_add(o, "id", json_object_new_int64(job->id));
-        json_object_object_add(o, "class",
-                               json_object_new_string(job->very_slow ? "very-slow" : "slow"));
-        json_object_object_add(o, "state", json_object_new_string(job_state(job)));
-        json_object_object_add(o, "live", json_object_new_boolean(1));
-        json_object_object_add(o, "name", job->name ? json_object_new_string(job->name) : NULL);
-        json_object_object_add(o, "key", job->key ? json_object_new_string(job->key) : NULL);
-        json_object_object_add(o, "owner", json_object_new_int64(job->owner));
-        json_object_object_add(o, "refs", json_object_new_int(__atomic_load_n(&job->refs,
-                                                                                __ATOMIC_RELAXED)));
-        json_object_object_add(o, "handles", json_object_new_int((int)job->handles));
-        json_object_object_add(o, "runs", json_object_new_int64(__atomic_load_n(
-                                              &job->runs_started, __ATOMIC_RELAXED)));
-        json_object_object_add(o, "command", json_object_new_string(job->summary));
-        if (!job->plugin)
-                json_object_object_add(o, "limits", sw_limits_to_json(&job->limits));
+        add(o, "id", json_object_new_int64(job->id));
+        add(o, "class", json_object_new_string(job->very_slow ? "very-slow" : "slow"));
+        add(o, "state", json_object_new_string(job_state(job)));
+        add(o, "live", json_object_new_boolean(1));
+        add(o, "name", job->has_name ? json_object_new_string(job_name(job)) : NULL);
+        add(o, "key", job->has_key ? json_object_new_string(job_key(job)) : NULL);
+        add(o, "owner", json_object_new_int64(job->owner));
+        add(o, "refs", json_object_new_int(__atomic_load_n(&job->refs, __ATOMIC_RELAXED)));
+        add(o, "handles", json_object_new_int((int)job->handles));
+        add(o, "runs",
+            json_object_new_int64(__atomic_load_n(&job->runs_started, __ATOMIC_RELAXED)));
+        add(o, "command", json_object_new_string(job_summary(job)));
+        if (!job->x->plugin)
+                add(o, "limits", sw_limits_to_json(&job->x->limits));
         flow_to_json(job, o, true);
-        json_object_object_add(o, "last", job->last ? run_record_to_json(job->last) : NULL);
+        add(o, "last", job->last ? run_record_to_json(job->last) : NULL);
         return o;
 }
 
 void job_row(struct job *job, const char *state, struct store_job_row *ret)
 {
-        flow_text(job);
         *ret = (struct store_job_row){
             .id = job->id,
             .owner = job->owner,
             .very_slow = job->very_slow,
             .payload = job->payload,
-            .key = job->key,
-            .name = job->name,
+            .key = job_key(job),
+            .name = job_name(job),
             .persist = job->persist,
             .state = state ? state : job_state(job),
             .qorder = job->qorder,
             .due = job->due,
             .runs = __atomic_load_n(&job->runs_started, __ATOMIC_RELAXED),
-            .flow = job->flow,
+            .flow = flow_text(job),
         };
         __atomic_load(&job->run_started, &ret->started, __ATOMIC_RELAXED);
+}
+
+void job_row_free(struct store_job_row *row)
+{
+        free((char *)row->flow);
+        row->flow = NULL;
 }

@@ -37,90 +37,121 @@ struct job_shared {
         struct envs envs;                /* loop */
         struct plugins plugins;          /* loop */
         struct run_context run;          /* the runners' */
+        struct job_extra *limits_alone;  /* loop: the extras jobs share, of limits alone */
 };
 
-/* A job's place in a per-user table (users.c); user is fixed while the job is live. */
+/* A job's place in a per-user table (users.c); user is fixed while the job is live. Whether its
+ * run is held back on that owner's list is a flag of the job's (users_init). */
 struct job_user_link {
         struct user *user;       /* its owner's entry (NULL: not counted) */
         struct job *next, *prev; /* that owner's live jobs */
-        bool listed;             /* its run is held back on that owner's list */
 };
 
-struct job {
-        struct delayed_slow_work dw; /* first: the pool's item */
-        struct job_shared *shared;
-        int64_t id;
-        uid_t owner;
-        struct queue *queue; /* its pool, its pause; the queue has it counted while it is live */
-        char *name, *key;
-        struct job *hnext, *knext; /* the registry's tables */
-        struct job *onext, *oprev; /* the registry's live jobs in the order of their ids */
-
-        /* What it runs; fixed at the first submit. */
-        bool very_slow;
-        char **argv; /* a shell job's */
-        char *cwd;
-        struct env_block *env; /* shared; NULL: the daemon's own environment */
-        struct plugin *plugin; /* or a plugin job's */
+/* What few jobs have: limits, a timeout, retries, a schedule, a plugin's payload. Fixed at the
+ * first submit; jobs with none of it share job_no_extra, jobs with the same limits and nothing
+ * else one of job_shared's. */
+struct job_extra {
+        struct sw_limits limits; /* a shell job's, defaults applied; members may be unset */
+        double timeout;
+        int64_t retries;    /* runs again after failed, killed or timed-out, this often */
+        double retry_delay; /* before the first retry; doubled for each next one */
+        double every;       /* a recurring job's period, or */
+        struct cron *cron;  /* its schedule; NULL for neither */
+        char *cron_expr;    /* that schedule as given */
+        struct plugin *plugin; /* a plugin job's */
         slowwork_plugin_entry *plugin_entry;
         char *entry;
         json_object *arg; /* loop: compared by later submits with its key */
         char *arg_text;   /* what the entry point gets */
-        double timeout;
-        struct sw_limits limits; /* a shell job's, defaults applied; members may be unset */
-        int64_t retries;         /* runs again after failed, killed or timed-out, this often */
-        double retry_delay;      /* before the first retry; doubled for each next one */
-        double every;            /* a recurring job's period, or */
-        struct cron *cron;       /* its schedule; NULL for neither */
-        char *cron_expr;         /* that schedule as given */
-        char *summary;
-        char *payload; /* JSON: the above as the state database keeps it */
+        unsigned refs;    /* loop: the jobs that share it, one with limits alone; else 0 */
+        struct job_extra *next; /* loop: the shared ones (job_shared) */
+};
 
-        int refs;         /* atomic */
-        unsigned handles; /* loop: hold handles, and the daemon's own for persist */
-        bool persist;
-        bool live;        /* loop: in the registry's tables */
+extern const struct job_extra job_no_extra;
+
+/* Its 8-byte members first, then the 4-byte ones, then the flags: no padding between them; its
+ * strings last, in the same allocation. */
+struct job {
+        struct delayed_slow_work dw; /* first: the pool's item */
+        struct job_shared *shared;
+        int64_t id;
+        struct queue *queue; /* its pool, its pause; the queue has it counted while it is live */
+        struct job *hnext, *knext; /* the registry's tables */
+        struct job *onext, *oprev; /* the registry's live jobs in the order of their ids */
+
+        /* What it runs; fixed at the first submit (its strings last: job_argv() and others). */
+        struct env_block *env; /* shared; NULL: the daemon's own environment */
+        const struct job_extra *x;
+        char *payload; /* JSON: the above as the state database keeps it, until its first row
+                        * is written (a restored job's row has it: NULL) */
+
         int64_t qorder;   /* loop: when it was last queued, for the order after a restart */
         uint64_t saved_seq; /* loop: the state database write of its row's last change */
         double due;       /* loop: wall clock time a delayed enqueue is due, else 0 */
         double queued_at; /* loop: wall clock its next run was queued (or is due); 0: none */
         struct metrics_queue *counted_in; /* loop: where metrics count it (NULL: nowhere), */
-        int counted_state;                /* and under which of metrics_states */
         struct waiter *waiters;   /* loop: wait requests, answered when it goes idle */
         struct waiter *cancels;   /* loop: cancel requests, answered when its run ends */
 
         /* Its flow (loop), kept in its row's flow column. */
         int64_t *after, *after_any; /* what it still waits for, 0-terminated (NULL: nothing) */
-        bool waiting;               /* out of the pool until they have ended */
-        bool retry_due;             /* a retry is queued once the pool lets go of the run */
         int64_t attempt;            /* atomic: the attempt the next run is (1 after a submit) */
         double next_run;            /* wall clock: a retry's or a recurring job's next tick */
-        unsigned visit;             /* the dependency walk that saw it last */
-        char *flow;                 /* the above as JSON, for its row (NULL: none) */
 
         /* The run in progress: the runner's, read by the loop. */
         int64_t runs_started; /* atomic */
         double run_started;   /* atomic: the wall clock the last run started at */
-        pid_t pid;            /* atomic: the run's process group, 0 when none */
-        pthread_mutex_t run_lock;
-        int kick_fd;          /* under run_lock: the run's eventfd, -1 between runs */
-        unsigned cancelling;  /* atomic: cancels in progress; a run seeing it stops */
-        bool held;            /* atomic: its run waits, on the gate or for its owner's turn
-                               * (pending, not queued) */
-        bool gate_listed;     /* loop: on the registry's gate */
         struct job_user_link user_link;       /* loop: in the registry's per-user limits */
         struct job_user_link queue_user_link; /* loop: in its queue's */
         struct suspend suspend; /* its run's processes stopped (suspend, continue) */
 
         struct run_record *last; /* loop: the last finished run */
         int64_t runs_ended;      /* loop: runs whose end the loop has seen */
+
+        uid_t owner;
+        int refs;          /* atomic */
+        unsigned handles;  /* loop: hold handles, and the daemon's own for persist */
+        int counted_state; /* loop: under which of metrics_states metrics count it */
+        unsigned visit;    /* loop: the dependency walk that saw it last */
+        pid_t pid;         /* atomic: the run's process group, 0 when none */
+        int kick_fd;       /* under job_run_lock(): the run's eventfd, -1 between runs */
+        unsigned cancelling; /* atomic: cancels in progress; a run seeing it stops */
+
+        bool very_slow;   /* fixed at the first submit */
+        bool persist;
+        bool live;        /* loop: in the registry's tables */
+        bool waiting;     /* loop: out of the pool until what it waits for has ended */
+        bool retry_due;   /* loop: a retry is queued once the pool lets go of the run */
+        bool held;        /* atomic: its run waits, on the gate or for its owner's turn
+                           * (pending, not queued) */
+        bool gate_listed; /* loop: on the registry's gate */
+        bool user_listed, queue_user_listed; /* loop: its run held back on the per-user lists */
+        bool own_summary, has_name, has_key; /* which of its strings it has */
+
+        /* A shell job's argv (the array, then its strings) and cwd; its summary (unless that
+         * is argv's last: a command, or a program alone), its name and key, if given. */
+        _Alignas(char *) char strings[];
 };
+
+/* Its strings: a shell job's argv and cwd (a plugin job's: NULL), the summary status and
+ * records show, its name and key (NULL: none). */
+char **job_argv(const struct job *job);
+const char *job_cwd(const struct job *job);
+const char *job_summary(const struct job *job);
+const char *job_name(const struct job *job);
+const char *job_key(const struct job *job);
 
 /* In queue (p->queue names it); limits: a shell job's, with the defaults applied (NULL: none). */
 int job_new(struct job_shared *shared, uid_t owner, struct queue *queue,
             const struct sw_submit_params *p, const struct sw_limits *limits, struct job **ret,
             char *err, size_t errlen);
+/* The same for a job of the state database, whose row is written already. */
+int job_new_restored(struct job_shared *shared, uid_t owner, struct queue *queue,
+                     const struct sw_submit_params *p, const struct sw_limits *limits,
+                     struct job **ret, char *err, size_t errlen);
 struct job *job_ref(struct job *job);
+/* The lock kick_fd is under: one of a few that jobs share (taken alone, never two at once). */
+pthread_mutex_t *job_run_lock(const struct job *job);
 void job_unref(struct job *job);
 /* Whether a resubmit under the same key asks for the same work. */
 bool job_same_payload(const struct job *job, const struct sw_submit_params *p);
@@ -133,7 +164,8 @@ bool job_idle(struct job *job);
 json_object *job_to_json(struct job *job);
 /* Whether the job recurs (every or cron). */
 bool job_recurs(const struct job *job);
-/* Its row in the state database, with state (NULL: its own). */
+/* Its row in the state database, with state (NULL: its own); job_row_free() once written. */
 void job_row(struct job *job, const char *state, struct store_job_row *ret);
+void job_row_free(struct store_job_row *row);
 
 #endif

@@ -82,9 +82,9 @@ static int api_sleep(struct slowwork_plugin_ctx *ctx, double seconds)
                 if (run->kick_fd < 0)
                         return -errno;
                 /* Published before the reason is read: a cancel is either seen or kicks. */
-                pthread_mutex_lock(&run->job->run_lock);
+                pthread_mutex_lock(job_run_lock(run->job));
                 run->job->kick_fd = run->kick_fd;
-                pthread_mutex_unlock(&run->job->run_lock);
+                pthread_mutex_unlock(job_run_lock(run->job));
         }
         for (;;) {
                 struct pollfd pfd = {.fd = run->kick_fd, .events = POLLIN};
@@ -146,22 +146,22 @@ struct run_record *plugin_run(struct job *job)
                 return rec;
         }
         run_log_init(&run.log, &job->shared->run, rec->log);
-        if (job->timeout > 0)
-                run.deadline = run_mono_now() + job->timeout;
+        if (job->x->timeout > 0)
+                run.deadline = run_mono_now() + job->x->timeout;
         record_start(job, rec);
         events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
 
         slot = inflight_enter(job->shared->run.inflight, &(struct inflight_run){.id = job->id});
-        rec->exit_code = job->plugin_entry(&run.ctx, job->arg_text);
+        rec->exit_code = job->x->plugin_entry(&run.ctx, job->x->arg_text);
         inflight_leave(job->shared->run.inflight, slot);
 
         rec->ended = run_wall_now();
         reason = api_stop_reason(&run.ctx);
         rec->outcome = reason ? reason : rec->exit_code == 0 ? "succeeded" : "failed";
         if (run.kick_fd >= 0) {
-                pthread_mutex_lock(&job->run_lock);
+                pthread_mutex_lock(job_run_lock(job));
                 job->kick_fd = -1;
-                pthread_mutex_unlock(&job->run_lock);
+                pthread_mutex_unlock(job_run_lock(job));
                 close(run.kick_fd);
         }
         rec->log_bytes = run.log.size;

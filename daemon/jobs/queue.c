@@ -25,7 +25,8 @@ int queue_new(const char *name, const struct sw_queue_settings *s, struct store 
         }
         q->settings = *s;
         pause_init(&q->pause, q->name, store);
-        users_init(&q->users, offsetof(struct job, queue_user_link), stopping, release, data);
+        users_init(&q->users, offsetof(struct job, queue_user_link),
+                   offsetof(struct job, queue_user_listed), stopping, release, data);
         users_set_limits(&q->users, s->max_queued_per_user, s->max_running_per_user);
         r = slow_work_pool_new(&ps, &q->pool);
         if (r < 0) {

@@ -33,7 +33,7 @@ static struct run_record *record_new(struct job *job, int64_t run, bool has_log)
         rec->cpu_time = -1;
         rec->memory_peak = -1;
         rec->attempt = __atomic_load_n(&job->attempt, __ATOMIC_ACQUIRE);
-        rec->summary = strdup(job->summary);
+        rec->summary = strdup(job_summary(job));
         rec->log = has_log ? record_log_path(job->shared->run.log_dir, job->id, run) : NULL;
         if (!rec->summary || (has_log && !rec->log)) {
                 run_record_free(rec);

@@ -57,9 +57,49 @@ struct job *registry_find_key(struct registry *reg, uid_t owner, const struct qu
         struct job *job;
 
         for (job = reg->by_key[bucket_of_key(owner, key)]; job; job = job->knext)
-                if (job->owner == owner && job->queue == queue && strcmp(job->key, key) == 0)
+                if (job->owner == owner && job->queue == queue && job->has_key &&
+                    strcmp(job_key(job), key) == 0)
                         return job;
         return NULL;
+}
+
+/* The count of live jobs in the job's block of ids goes up or down by one. */
+static void count_id(struct registry *reg, const struct job *job, int by)
+{
+        size_t b = (size_t)((uint64_t)job->id / REGISTRY_ID_BLOCK);
+
+        if (reg->id_blocks_lost)
+                return;
+        if (b >= reg->nid_blocks) {
+                size_t n = b + 1 > 2 * reg->nid_blocks ? b + 1 : 2 * reg->nid_blocks;
+                uint32_t *blocks = realloc(reg->id_blocks, n * sizeof(*blocks));
+
+                if (!blocks) {
+                        free(reg->id_blocks);
+                        reg->id_blocks = NULL;
+                        reg->nid_blocks = 0;
+                        reg->id_blocks_lost = true;
+                        return;
+                }
+                memset(blocks + reg->nid_blocks, 0, (n - reg->nid_blocks) * sizeof(*blocks));
+                reg->id_blocks = blocks;
+                reg->nid_blocks = n;
+        }
+        reg->id_blocks[b] += (uint32_t)by;
+}
+
+int64_t registry_count_before(struct registry *reg, const struct job *job)
+{
+        size_t b = (size_t)((uint64_t)job->id / REGISTRY_ID_BLOCK);
+        int64_t start = (int64_t)b * REGISTRY_ID_BLOCK, n = 0;
+
+        if (reg->id_blocks_lost)
+                return -1;
+        for (size_t i = 0; i < b && i < reg->nid_blocks; i++)
+                n += reg->id_blocks[i];
+        for (job = job->oprev; job && job->id >= start; job = job->oprev)
+                n++;
+        return n;
 }
 
 void registry_add(struct registry *reg, struct job *job)
@@ -69,8 +109,8 @@ void registry_add(struct registry *reg, struct job *job)
 
         job->hnext = reg->by_id[b];
         reg->by_id[b] = job;
-        if (job->key) {
-                b = bucket_of_key(job->owner, job->key);
+        if (job->has_key) {
+                b = bucket_of_key(job->owner, job_key(job));
                 job->knext = reg->by_key[b];
                 reg->by_key[b] = job;
         }
@@ -84,6 +124,7 @@ void registry_add(struct registry *reg, struct job *job)
         job->live = true;
         job->queue->njobs++;
         reg->njobs++;
+        count_id(reg, job, 1);
         users_add(&reg->users, job);
         users_add(&job->queue->users, job);
         if (job->persist)
@@ -106,12 +147,13 @@ static void unlink_from(struct job **head, struct job *job, bool by_key)
 static void retire(struct registry *reg, struct job *job)
 {
         unlink_from(&reg->by_id[bucket_of_id(job->id)], job, false);
-        if (job->key)
-                unlink_from(&reg->by_key[bucket_of_key(job->owner, job->key)], job, true);
+        if (job->has_key)
+                unlink_from(&reg->by_key[bucket_of_key(job->owner, job_key(job))], job, true);
         *(job->oprev ? &job->oprev->onext : &reg->first) = job->onext;
         *(job->onext ? &job->onext->oprev : &reg->last) = job->oprev;
         job->onext = job->oprev = NULL;
         job->live = false;
+        count_id(reg, job, -1);
         job->queue->njobs--;
         metrics_job_recount(&reg->metrics, job);
         reg->njobs--;
@@ -152,6 +194,9 @@ void registry_save_job(struct registry *reg, struct job *job)
 
         job_row(job, NULL, &row);
         job->saved_seq = store_put_job(reg->store, &row, job->env);
+        job_row_free(&row);
+        free(job->payload); /* the state database has it now */
+        job->payload = NULL;
 }
 
 void registry_save_state(struct registry *reg, struct job *job, const char *state)
@@ -160,13 +205,14 @@ void registry_save_state(struct registry *reg, struct job *job, const char *stat
 
         job_row(job, state, &row);
         job->saved_seq = store_put_job_state(reg->store, &row);
+        job_row_free(&row);
 }
 
 /* Shutdown cut the run short, or kept it from starting: it runs again after a restart (a plugin
  * only when asked). */
 static void keep_for_restart(struct registry *reg, struct job *job, const struct run_record *rec)
 {
-        bool again = !job->plugin_entry || slow_work_is_pending(&job->dw.work);
+        bool again = !job->x->plugin_entry || slow_work_is_pending(&job->dw.work);
 
         if (rec->started == 0)
                 return;
@@ -195,12 +241,12 @@ static void plan_retry(struct job *job, const struct run_record *rec)
 {
         double delay;
 
-        if (rec->attempt > job->retries || slow_work_is_pending(&job->dw.work) ||
+        if (rec->attempt > job->x->retries || slow_work_is_pending(&job->dw.work) ||
             __atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) ||
             (strcmp(rec->outcome, "failed") != 0 && strcmp(rec->outcome, "killed") != 0 &&
              strcmp(rec->outcome, "timed-out") != 0))
                 return;
-        delay = fmin(job->retry_delay * ldexp(1.0, (int)fmin((double)rec->attempt - 1, 62)),
+        delay = fmin(job->x->retry_delay * ldexp(1.0, (int)fmin((double)rec->attempt - 1, 62)),
                      SW_RETRY_DELAY_CAP);
         job->retry_due = true;
         job->due = run_wall_now() + delay;
@@ -547,6 +593,23 @@ int registry_queue_run(struct registry *reg, struct job *job, double delay)
         return r;
 }
 
+int registry_restore_run(struct registry *reg, struct job *job, double delay)
+{
+        int r;
+
+        if (delay > 0)
+                r = slow_work_pool_enqueue_delayed(job->queue->pool, &job->dw,
+                                                   (unsigned long)(delay * 1000.0 + 0.5));
+        else
+                r = slow_work_pool_enqueue(job->queue->pool, &job->dw.work);
+        if (r == 0) {
+                job->due = delay > 0 ? (double)time(NULL) + delay : 0;
+                job->queued_at = delay > 0 ? run_wall_now() + delay : run_wall_now();
+        }
+        metrics_job_recount(&reg->metrics, job);
+        return r;
+}
+
 int registry_enqueue(struct registry *reg, struct job *job, double delay, const char **ret_extra)
 {
         bool pending = slow_work_is_pending(&job->dw.work);
@@ -735,7 +798,7 @@ static void on_event(void *data, struct event *e)
                 if (!job_recurs(job))
                         job->next_run = 0; /* a retry's tick has come */
                 /* A plugin's runs are marked in the inflight file, which a crash keeps. */
-                if (!job->plugin_entry)
+                if (!job->x->plugin_entry)
                         registry_save_state(reg, job, NULL);
                 registry_notify(reg, job, "running", NULL);
                 break;
@@ -818,7 +881,8 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
         pause_init(&reg->pause, NULL, reg->store);
-        users_init(&reg->users, offsetof(struct job, user_link), &reg->shared.run.stopping,
+        users_init(&reg->users, offsetof(struct job, user_link), offsetof(struct job, user_listed),
+                   &reg->shared.run.stopping,
                    registry_release_held, reg);
         users_set_limits(&reg->users, config->settings->max_queued_per_user,
                          config->settings->max_running_per_user);
@@ -925,6 +989,7 @@ void registry_free(struct registry *reg)
         json_object_put(reg->file_queues);
         json_object_put(reg->kept_queues);
         history_free(&reg->history);
+        free(reg->id_blocks);
         plugins_free(&reg->shared.plugins);
         metrics_free(&reg->metrics);
 }

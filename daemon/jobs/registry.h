@@ -31,6 +31,7 @@
 #include "store/history.h"
 
 #define REGISTRY_BUCKETS 4096
+#define REGISTRY_ID_BLOCK 4096 /* ids counted together, for registry_count_before() */
 
 struct conn;
 
@@ -65,6 +66,9 @@ struct registry {
         struct job *by_id[REGISTRY_BUCKETS], *by_key[REGISTRY_BUCKETS];
         struct job *first, *last; /* the live jobs in the order of their ids */
         size_t njobs;
+        uint32_t *id_blocks; /* live jobs by id / REGISTRY_ID_BLOCK (NULL: out of memory once) */
+        size_t nid_blocks;
+        bool id_blocks_lost;
         int64_t next_id, next_qorder;
         struct client *clients;
         struct inflight_run *crashed; /* start: the runs the last daemon died running */
@@ -105,6 +109,9 @@ struct job *registry_find(struct registry *reg, int64_t id);
 /* A live job by its owner's key in the queue. */
 struct job *registry_find_key(struct registry *reg, uid_t owner, const struct queue *queue,
                               const char *key);
+/* How many live jobs have a lower id than the live job: -1 when that is not known (out of
+ * memory once). Costs a sum over the blocks of ids and a walk within the job's block. */
+int64_t registry_count_before(struct registry *reg, const struct job *job);
 /* The job enters the tables, which take the caller's reference (and persist's handle). */
 void registry_add(struct registry *reg, struct job *job);
 /* Whether the client may see and act on what this user owns: the owner, and admins. */
@@ -119,6 +126,9 @@ int registry_enqueue(struct registry *reg, struct job *job, double delay, const 
 /* Into the pool as it is, the same attempt (a run a restart or the gate gives back), now or
  * after the delay; a run newly queued is kept in the job's row. 0 or -errno. */
 int registry_queue_run(struct registry *reg, struct job *job, double delay);
+/* A restored job whose row says pending goes back into the pool, now or after the delay, in the
+ * order of its row (restored in that order), which stays as it is. 0 or -errno. */
+int registry_restore_run(struct registry *reg, struct job *job, double delay);
 /* Whether a job of uid may wait for the jobs ids name (after, after_any), job (NULL for a new
  * one) among them: 0, or -ENOENT (no such job), -EPERM (another user's) or -ELOOP (a circle),
  * with err naming the param and the job. */

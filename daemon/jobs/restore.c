@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,12 @@ struct restoring {
         uid_t foreign_owner;
         struct job **waiting; /* jobs that waited for others: looked at once all are back */
         size_t nwaiting;
+        /* The last payload read, parsed: the rows of jobs that run the same share it. */
+        char *payload;
+        struct sw_submit_params p;
+        struct sw_limits limits;
+        int parsed; /* 0, or why it could not be, with err */
+        char err[256];
 };
 
 static void restore_run(void *data, struct run_record *rec)
@@ -96,41 +103,64 @@ static bool plugin_crashed(const struct registry *reg, int64_t id)
         return false;
 }
 
-/* The job a row describes, made the way its submit made it. */
-static int job_from_row(struct registry *reg, const struct store_job_row *row, struct job **ret)
+/* A row's payload, parsed by the submit's own table, unless it is the last row's. */
+static void parse_payload(struct restoring *rs, const char *payload)
 {
-        struct sw_submit_params p = {0};
-        json_object *o = json_tokener_parse(row->payload);
-        char err[256] = "not JSON";
-        int r = o ? sw_params_parse(o, sw_submit_params, &p, err, sizeof(err)) : -EBADMSG;
-        struct sw_limits limits;
-        struct queue *queue;
+        json_object *o;
 
+        if (rs->payload && strcmp(rs->payload, payload) == 0)
+                return;
+        sw_params_clear(sw_submit_params, &rs->p);
+        rs->p = (struct sw_submit_params){0};
+        free(rs->payload);
+        rs->payload = strdup(payload);
+        snprintf(rs->err, sizeof(rs->err), "not JSON");
+        o = json_tokener_parse(payload);
+        rs->parsed = !rs->payload ? -ENOMEM
+                     : o ? sw_params_parse(o, sw_submit_params, &rs->p, rs->err, sizeof(rs->err))
+                         : -EBADMSG;
         /* As the submit resolved them; a job from before limits has none. */
-        sw_limits_unset(&limits);
-        if (r == 0 && p.limits)
-                r = sw_limits_parse(p.limits, &limits, err, sizeof(err));
+        sw_limits_unset(&rs->limits);
+        if (rs->parsed == 0 && rs->p.limits)
+                rs->parsed = sw_limits_parse(rs->p.limits, &rs->limits, rs->err, sizeof(rs->err));
+        json_object_put(o);
+        if (rs->parsed) {
+                free(rs->payload); /* parsed again for the next row: its error said again */
+                rs->payload = NULL;
+        }
+}
+
+/* The job a row describes, made the way its submit made it. */
+static int job_from_row(struct restoring *rs, const struct store_job_row *row, struct job **ret)
+{
+        struct registry *reg = rs->reg;
+        struct sw_submit_params *p = &rs->p;
+        char err[256];
+        struct queue *queue;
+        int r;
+
+        parse_payload(rs, row->payload);
+        r = rs->parsed;
+        snprintf(err, sizeof(err), "%s", rs->err);
         if (r == 0) {
-                /* Borrowed for job_new(), given back before the params are cleared. */
-                p.class_name = row->very_slow ? (char *)"very-slow" : NULL;
-                p.env = row->env;
-                p.key = (char *)row->key;
-                p.name = (char *)row->name;
-                p.persist = row->persist;
-                queue = registry_find_queue(reg, p.queue);
+                /* Borrowed for job_new_restored(), given back before the params are cleared. */
+                p->class_name = row->very_slow ? (char *)"very-slow" : NULL;
+                p->env = row->env;
+                p->key = (char *)row->key;
+                p->name = (char *)row->name;
+                p->persist = row->persist;
+                queue = registry_find_queue(reg, p->queue);
                 if (!queue)
-                        queue = registry_restore_queue(reg, p.queue);
+                        queue = registry_restore_queue(reg, p->queue);
                 if (queue)
-                        r = job_new(&reg->shared, row->owner, queue, &p, &limits, ret, err,
-                                    sizeof(err));
+                        r = job_new_restored(&reg->shared, row->owner, queue, p, &rs->limits, ret,
+                                             err, sizeof(err));
                 else
                         r = snprintf(err, sizeof(err), "its queue cannot be made") < 0 ? -EIO
                                                                                      : -EINVAL;
-                p.class_name = p.key = p.name = NULL;
-                p.env = NULL;
+                p->class_name = p->key = p->name = NULL;
+                p->env = NULL;
         }
-        sw_params_clear(sw_submit_params, &p);
-        json_object_put(o);
         if (r)
                 log_error("Job %lld in the state database cannot be restored (%s); it stays "
                           "there",
@@ -143,7 +173,7 @@ static int job_from_row(struct registry *reg, const struct store_job_row *row, s
  * not do it again on its own) or one whose leftovers live on. A held job waits for an enqueue. */
 static void restore_interrupted(struct registry *reg, struct job *job, double started, int left)
 {
-        bool held = job->plugin_entry || left < 0;
+        bool held = job->x->plugin_entry || left < 0;
         struct run_record *rec;
 
         job->runs_ended--;
@@ -164,7 +194,7 @@ static void restore_interrupted(struct registry *reg, struct job *job, double st
         log_warning("Job %lld: run %lld was interrupted by the last daemon's end, and is held "
                     "until enqueued again (%s)",
                     (long long)job->id, (long long)job->runs_started,
-                    job->plugin_entry ? "a plugin's run is not repeated on its own"
+                    job->x->plugin_entry ? "a plugin's run is not repeated on its own"
                                       : "the processes it left could not be stopped");
         if (!job->persist) {
                 job->persist = true;
@@ -251,7 +281,7 @@ static void restore_job(void *data, const struct store_job_row *row)
         double now = (double)time(NULL);
         struct job *job;
 
-        if (job_from_row(reg, row, &job) < 0)
+        if (job_from_row(rs, row, &job) < 0)
                 return;
         job->id = row->id;
         if (job->env && !job->env->store_id)
@@ -274,7 +304,7 @@ static void restore_job(void *data, const struct store_job_row *row)
                 restore_interrupted(reg, job, row->started,
                                     left_by(rs, job->id, job->runs_started));
         else if (strcmp(row->state, "pending") == 0)
-                registry_queue_run(reg, job, row->due > now ? row->due - now : 0);
+                registry_restore_run(reg, job, row->due > now ? row->due - now : 0);
         else if (strcmp(row->state, "waiting") == 0) {
                 struct job **more = realloc(rs->waiting, (rs->nwaiting + 1) * sizeof(*more));
 
@@ -292,16 +322,6 @@ static void restore_job(void *data, const struct store_job_row *row)
         registry_check_idle(reg, job);
 }
 
-static void find_foreign(void *data, const struct store_job_row *row)
-{
-        struct restoring *rs = data;
-
-        if (!rs->foreign && row->owner != rs->reg->shared.run.uid) {
-                rs->foreign = row->id;
-                rs->foreign_owner = row->owner;
-        }
-}
-
 int restore(struct registry *reg)
 {
         struct restoring rs = {.reg = reg};
@@ -310,7 +330,8 @@ int restore(struct registry *reg)
         /* Only the system instance runs jobs of other users (as them): a user instance that
          * finds one refuses the database before anything of it runs. */
         if (!reg->shared.run.system) {
-                r = store_load_jobs(reg->store, find_foreign, &rs);
+                r = store_find_foreign_job(reg->store, reg->shared.run.uid, &rs.foreign,
+                                           &rs.foreign_owner);
                 if (r == 0 && rs.foreign) {
                         log_error("The state database holds job %lld of uid %u, another user: "
                                   "it is a system instance's (start slowworkd with --system), "
@@ -335,9 +356,13 @@ int restore(struct registry *reg)
         }
         free(rs.waiting);
         free(rs.leftovers);
+        free(rs.payload);
+        sw_params_clear(sw_submit_params, &rs.p);
         free(reg->crashed); /* the start's alone */
         reg->crashed = NULL;
         reg->ncrashed = 0;
+        /* What the reading took (rows, their JSON) goes back to the system, not kept as holes. */
+        malloc_trim(0);
         if (r == 0 && reg->njobs > 0)
                 log_info("Restored %zu job%s from the state database", reg->njobs,
                          reg->njobs == 1 ? "" : "s");

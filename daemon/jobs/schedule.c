@@ -13,9 +13,9 @@ double schedule_next(const struct job *job, double after)
 {
         time_t t;
 
-        if (job->every > 0)
-                return after + job->every;
-        t = cron_next(job->cron, (time_t)floor(after));
+        if (job->x->every > 0)
+                return after + job->x->every;
+        t = cron_next(job->x->cron, (time_t)floor(after));
         return t < 0 ? 0 : (double)t;
 }
 
@@ -59,10 +59,10 @@ static void on_tick(uv_timer_t *timer)
                         struct job *job = s->jobs[i];
 
                         /* every keeps its phase; however many ticks were missed, one run. */
-                        job->next_run = job->every > 0
-                                            ? job->next_run + job->every *
+                        job->next_run = job->x->every > 0
+                                            ? job->next_run + job->x->every *
                                                                  (floor((now - job->next_run) /
-                                                                        job->every) +
+                                                                        job->x->every) +
                                                                   1)
                                             : schedule_next(job, now);
                         due[ndue++] = job_ref(s->jobs[i]);

@@ -169,7 +169,7 @@ int shell_watch_check(void)
 static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct run_record *rec)
 {
         struct job *job = run->job;
-        double deadline = job->timeout > 0 ? run_mono_now() + job->timeout : 0;
+        double deadline = job->x->timeout > 0 ? run_mono_now() + job->x->timeout : 0;
         int pidfd = (int)pidfd_open(pid, 0);
         bool out_open = true;
         siginfo_t info;
@@ -231,9 +231,9 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
 
 static void end_run(struct job *job, int kick_fd)
 {
-        pthread_mutex_lock(&job->run_lock);
+        pthread_mutex_lock(job_run_lock(job));
         job->kick_fd = -1;
-        pthread_mutex_unlock(&job->run_lock);
+        pthread_mutex_unlock(job_run_lock(job));
         if (kick_fd >= 0)
                 close(kick_fd);
 }
@@ -325,9 +325,9 @@ struct run_record *shell_run(struct job *job)
 
         /* Published before stop_reason() is read: a cancel either is seen now, or kicks. */
         kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        pthread_mutex_lock(&job->run_lock);
+        pthread_mutex_lock(job_run_lock(job));
         job->kick_fd = kick_fd;
-        pthread_mutex_unlock(&job->run_lock);
+        pthread_mutex_unlock(job_run_lock(job));
         if (stop_reason(job) || kick_fd < 0) {
                 /* Cancelled or shut down before it could start. */
                 rec->outcome = kick_fd < 0 ? "failed" : stop_reason(job);
@@ -344,12 +344,12 @@ struct run_record *shell_run(struct job *job)
         if (r == 0)
                 run.cgroup = run_cgroup(job, rec->run);
         if (r == 0)
-                r = limits_apply_cgroup(&job->limits, run.cgroup, note, sizeof(note));
-        limits_for_spawn(&job->limits, runs_as_owner(job), &job->shared->run.jobs_nofile, &limits);
+                r = limits_apply_cgroup(&job->x->limits, run.cgroup, note, sizeof(note));
+        limits_for_spawn(&job->x->limits, runs_as_owner(job), &job->shared->run.jobs_nofile, &limits);
         if (r == 0)
-                r = spawn_job(&(struct spawn_params){.argv = job->argv,
+                r = spawn_job(&(struct spawn_params){.argv = job_argv(job),
                                                      .envp = job->env ? job->env->vars : NULL,
-                                                     .cwd = job->cwd,
+                                                     .cwd = job_cwd(job),
                                                      .out_fd = pipefd[1],
                                                      .as = as,
                                                      .cgroup_fd = run.cgroup
@@ -369,7 +369,7 @@ struct run_record *shell_run(struct job *job)
                 int n;
 
                 if (!note[0])
-                        snprintf(note, sizeof(note), "cannot run %s: %s", job->argv[0],
+                        snprintf(note, sizeof(note), "cannot run %s: %s", job_argv(job)[0],
                                  strerror(-r));
                 n = snprintf(line, sizeof(line), "slowworkd: %s\n", note);
                 run_log_write(&run.log, line,

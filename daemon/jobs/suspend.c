@@ -1,21 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 
 #include "jobs/run.h"
 #include "jobs/suspend.h"
 #include "util/cgroup.h"
 
+#define SUSPEND_LOCKS 64
+
+/* The locks suspends share: each is taken alone, never two at once. */
+static pthread_mutex_t locks[SUSPEND_LOCKS] = {
+    [0 ... SUSPEND_LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static pthread_mutex_t *lock_of(const struct suspend *s)
+{
+        return &locks[((uintptr_t)s / 64) % SUSPEND_LOCKS];
+}
+
 void suspend_init(struct suspend *s)
 {
         *s = (struct suspend){0};
-        pthread_mutex_init(&s->lock, NULL);
 }
 
 void suspend_destroy(struct suspend *s)
 {
         cgroup_run_unref(s->cgroup);
-        pthread_mutex_destroy(&s->lock);
 }
 
 /* Under the lock. */
@@ -28,28 +39,28 @@ static int set_stopped(struct suspend *s, bool stopped)
 
 void suspend_begin(struct suspend *s)
 {
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(lock_of(s));
         s->starting = true;
         s->on = false;
         s->total = 0;
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(lock_of(s));
 }
 
 void suspend_attach(struct suspend *s, struct cgroup_run *cgroup, pid_t pid)
 {
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(lock_of(s));
         s->cgroup = cgroup ? cgroup_run_ref(cgroup) : NULL;
         s->pid = pid;
         s->starting = false;
         /* Suspended while it started: stopped before it runs much further. */
         if (s->on && set_stopped(s, true) < 0)
                 s->on = false;
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(lock_of(s));
 }
 
 void suspend_detach(struct suspend *s)
 {
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(lock_of(s));
         if (s->pid > 0 && s->on) {
                 set_stopped(s, false);
                 s->total += run_mono_now() - s->since;
@@ -58,7 +69,7 @@ void suspend_detach(struct suspend *s)
         s->starting = false;
         s->pid = 0;
         s->cgroup = cgroup_run_unref(s->cgroup);
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(lock_of(s));
 }
 
 double suspend_deadline(struct suspend *s, double deadline)
@@ -67,9 +78,9 @@ double suspend_deadline(struct suspend *s, double deadline)
 
         if (deadline <= 0)
                 return 0;
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(lock_of(s));
         moved = s->on ? 0 : deadline + s->total;
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(lock_of(s));
         return moved;
 }
 
@@ -77,7 +88,7 @@ static int change(struct suspend *s, bool stop)
 {
         int r;
 
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(lock_of(s));
         if (s->pid <= 0 && !s->starting)
                 r = -ESRCH;
         else if (s->on == stop)
@@ -96,7 +107,7 @@ static int change(struct suspend *s, bool stop)
                         r = 1;
                 }
         }
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(lock_of(s));
         return r;
 }
 
@@ -114,8 +125,8 @@ bool suspend_is_on(struct suspend *s)
 {
         bool on;
 
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(lock_of(s));
         on = s->on;
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(lock_of(s));
         return on;
 }

@@ -16,7 +16,6 @@
 struct cgroup_run;
 
 struct suspend {
-        pthread_mutex_t lock;
         struct cgroup_run *cgroup; /* the run's (a reference), NULL: its process group only */
         pid_t pid;                 /* the run's process group; 0: nothing to suspend */
         bool starting;             /* a run is starting: its processes are not in hand yet */

@@ -21,6 +21,11 @@ static struct job_user_link *link_of(const struct users *u, struct job *job)
         return (struct job_user_link *)((char *)job + u->link);
 }
 
+static bool *listed_of(const struct users *u, struct job *job)
+{
+        return (bool *)((char *)job + u->listed);
+}
+
 static struct user **bucket(struct users *u, uid_t uid)
 {
         return &u->buckets[uid % USERS_BUCKETS];
@@ -36,10 +41,14 @@ static struct user *find(const struct users *u, uid_t uid)
         return NULL;
 }
 
-void users_init(struct users *u, size_t link, const bool *stopping,
+void users_init(struct users *u, size_t link, size_t listed, const bool *stopping,
                 void (*release)(void *data, struct job *job), void *data)
 {
-        *u = (struct users){.link = link, .stopping = stopping, .release = release, .data = data};
+        *u = (struct users){.link = link,
+                            .listed = listed,
+                            .stopping = stopping,
+                            .release = release,
+                            .data = data};
 }
 
 int64_t users_max_queued(const struct users *u)
@@ -82,7 +91,7 @@ static void release(struct users *u, struct user *e, size_t n)
         e->nheld -= n;
         u->nheld -= n;
         for (size_t i = 0; i < n; i++) {
-                link_of(u, jobs[i])->listed = false;
+                *listed_of(u, jobs[i]) = false;
                 __atomic_store_n(&jobs[i]->held, false, __ATOMIC_RELEASE);
                 u->release(u->data, jobs[i]);
                 job_unref(jobs[i]);
@@ -150,6 +159,13 @@ void users_remove(struct users *u, struct job *job)
         free(e);
 }
 
+size_t users_count(const struct users *u, uid_t owner)
+{
+        const struct user *e = find(u, owner);
+
+        return e ? e->njobs : 0;
+}
+
 bool users_may_queue(const struct users *u, uid_t owner, int64_t *ret_queued)
 {
         const struct user *e = find(u, owner);
@@ -215,7 +231,7 @@ static int add_held(struct users *u, struct user *e, struct job *job)
         e->held[i] = job_ref(job);
         e->nheld++;
         u->nheld++;
-        link_of(u, job)->listed = true;
+        *listed_of(u, job) = true;
         return 0;
 }
 
@@ -223,7 +239,7 @@ void users_hold(struct users *u, struct job *job)
 {
         struct user *e = link_of(u, job)->user;
 
-        if (!__atomic_load_n(&job->held, __ATOMIC_ACQUIRE) || link_of(u, job)->listed)
+        if (!__atomic_load_n(&job->held, __ATOMIC_ACQUIRE) || *listed_of(u, job))
                 return;
         /* A run of the user ended, or the limit went up, since the slot was refused. */
         if (room(u, e) > 0 || add_held(u, e, job) < 0) {
@@ -238,13 +254,13 @@ bool users_drop(struct users *u, struct job *job)
         bool held = __atomic_exchange_n(&job->held, false, __ATOMIC_ACQ_REL);
         struct user *e = l->user;
 
-        for (size_t i = 0; l->listed && i < e->nheld; i++)
+        for (size_t i = 0; *listed_of(u, job) && i < e->nheld; i++)
                 if (e->held[i] == job) {
                         memmove(e->held + i, e->held + i + 1,
                                 (e->nheld - i - 1) * sizeof(*e->held));
                         e->nheld--;
                         u->nheld--;
-                        l->listed = false;
+                        *listed_of(u, job) = false;
                         job_unref(job); /* not the last: the caller has one */
                         return true;
                 }
@@ -256,7 +272,7 @@ void users_close(struct users *u)
         for (size_t b = 0; b < USERS_BUCKETS; b++)
                 for (struct user *e = u->buckets[b]; e; e = e->next) {
                         for (size_t i = 0; i < e->nheld; i++) {
-                                link_of(u, e->held[i])->listed = false;
+                                *listed_of(u, e->held[i]) = false;
                                 job_unref(e->held[i]);
                         }
                         e->nheld = 0;

@@ -24,6 +24,7 @@ struct users {
         struct user *buckets[USERS_BUCKETS];
         int64_t max_queued, max_running; /* atomic; 0: no limit */
         size_t link;                     /* where a job keeps its struct job_user_link */
+        size_t listed;                   /* and its bool: its run held back on a user's list */
         size_t nheld;                    /* every user's runs held back */
         const bool *stopping;            /* atomic: shutting down, nothing is released */
         /* A held run may start now: queue it. */
@@ -31,8 +32,8 @@ struct users {
         void *data;
 };
 
-/* link: offsetof(struct job, the job_user_link this table uses). */
-void users_init(struct users *u, size_t link, const bool *stopping,
+/* link: offsetof(struct job, the job_user_link this table uses); listed: of its flag. */
+void users_init(struct users *u, size_t link, size_t listed, const bool *stopping,
                 void (*release)(void *data, struct job *job), void *data);
 /* Raised limits let held runs go, as many as there is room for now. */
 void users_set_limits(struct users *u, int64_t max_queued, int64_t max_running);
@@ -41,6 +42,8 @@ int64_t users_max_queued(const struct users *u);
 /* A live job is counted under its owner, until users_remove. */
 void users_add(struct users *u, struct job *job);
 void users_remove(struct users *u, struct job *job);
+/* The owner's live jobs. */
+size_t users_count(const struct users *u, uid_t owner);
 /* Whether the owner may have one more job queued, below max-queued-per-user; if not, how many
  * are: the owner's live jobs that are pending (queued, delayed, held back, due to retry) or
  * waiting for other jobs, not running, not idle. They are counted only when the owner has as

@@ -156,13 +156,16 @@ static json_object *rq_entry_to_json(const struct slow_work_rq_entry *e, const c
         return o;
 }
 
+/* The rows of a queue's run queue stats shows at most besides the running ones. */
+#define RQ_QUEUED_MAX 1000
+
 /* The rows of the queue's run queue the client may see, onto list: 0, or -ENOMEM. */
 static int add_rq(struct registry *reg, struct conn *c, struct queue *q, json_object *list)
 {
         struct slow_work_rq_entry *rq;
         size_t n, i;
 
-        if (slow_work_pool_rq(q->pool, &rq, &n) < 0)
+        if (slow_work_pool_rq_max(q->pool, RQ_QUEUED_MAX, &rq, &n) < 0)
                 return -ENOMEM;
         for (i = 0; i < n; i++)
                 if (registry_may_see_rq_entry(reg, c, &rq[i]))

@@ -75,7 +75,7 @@ static void change(struct registry *reg, struct conn *c, int64_t id, bool stop, 
 
         if (!job)
                 return;
-        if (job->plugin_entry) {
+        if (job->x->plugin_entry) {
                 reply_error(r, SW_E_CONFLICT,
                             "job %lld is a plugin job, which runs inside the daemon: it cannot be "
                             "suspended",

@@ -91,37 +91,129 @@ static bool listed(struct conn *c, const struct sw_list_params *p, struct job *j
                (!p->state || strcmp(job_state(job), p->state) == 0);
 }
 
-/* A page of the live jobs the client may see, by id, and how many more there are. */
+/* The live jobs in a state (-1: any), as the metrics count them. */
+static int64_t count_in_state(struct registry *reg, int state)
+{
+        int64_t n = 0;
+
+        if (state < 0)
+                return (int64_t)reg->njobs;
+        for (const struct metrics_queue *q = reg->metrics.queues; q; q = q->next)
+                n += q->jobs[0][state] + q->jobs[1][state];
+        return n;
+}
+
+/* How many live jobs the list matches in all, from the counts kept, without a walk: -1 when no
+ * count tells (a state and an owner, another than every live job's). */
+static int64_t count_listed(struct registry *reg, struct conn *c, const struct sw_list_params *p,
+                            int state)
+{
+        bool any_owner = p->owner < 0 && conn_is_admin(c);
+        uid_t owner = p->owner >= 0 ? (uid_t)p->owner : c->uid;
+        int64_t owned;
+
+        if (!registry_may_touch(c, owner))
+                return 0;
+        if (any_owner)
+                return count_in_state(reg, state);
+        owned = (int64_t)users_count(&reg->users, owner);
+        if (state < 0)
+                return owned;
+        return owned == (int64_t)reg->njobs ? count_in_state(reg, state) : -1;
+}
+
+/* Whether the list shows every live job: no state asked for, and the client may see all and
+ * asks for all (an admin, or everyone's jobs are the owner's). */
+static bool lists_all(struct registry *reg, struct conn *c, const struct sw_list_params *p)
+{
+        uid_t owner = p->owner >= 0 ? (uid_t)p->owner : c->uid;
+
+        if (p->state || !registry_may_touch(c, owner))
+                return false;
+        return (p->owner < 0 && conn_is_admin(c)) || users_count(&reg->users, owner) == reg->njobs;
+}
+
+/* The listed jobs from the first up to job (included), walked back from it. */
+static int64_t listed_up_to(struct conn *c, const struct sw_list_params *p, struct job *job)
+{
+        int64_t n = 0;
+
+        for (; job; job = job->oprev)
+                n += listed(c, p, job);
+        return n;
+}
+
+/* Whether the live job's id is nearer the first's than the last's. */
+static bool nearer_first(struct registry *reg, const struct job *job)
+{
+        return (uint64_t)(job->id - reg->first->id) < (uint64_t)(reg->last->id - job->id);
+}
+
+/* The first live job after id: looked for from the nearer end of the list. */
+static struct job *first_after(struct registry *reg, int64_t id)
+{
+        struct job *job = id ? registry_find(reg, id) : NULL;
+
+        if (job)
+                return job->onext;
+        if (!reg->first || id < reg->first->id)
+                return reg->first;
+        if (id - reg->first->id < reg->last->id - id) {
+                for (job = reg->first; job && job->id <= id; job = job->onext)
+                        ;
+                return job;
+        }
+        for (job = reg->last; job && job->id > id; job = job->oprev)
+                ;
+        return job ? job->onext : reg->first;
+}
+
+/* A page of the live jobs the client may see, by id, and how many more there are: counted from
+ * the counts the registry keeps (of all, by owner, by state, by block of ids), less those up to
+ * the page's end; what no count tells is walked, from the nearer end of the list. */
 static void handle_list(struct registry *reg, struct conn *c, union params *params,
                         struct reply *r)
 {
         const struct sw_list_params *p = &params->list;
-        static const char *const states[] = {"pending", "running", "waiting", "idle"};
-        struct job *job = p->after_id ? registry_find(reg, p->after_id) : NULL;
+        struct job *job = NULL, *start;
         json_object *items;
-        int64_t n = 0, more = 0;
-        size_t i;
+        int64_t n = 0, more = 0, total, before;
+        int state;
 
-        for (i = 0; p->state && i < 4 && strcmp(p->state, states[i]) != 0; i++)
+        for (state = 0; p->state && metrics_states[state] &&
+                        strcmp(p->state, metrics_states[state]) != 0;
+             state++)
                 ;
-        if (i == 4) {
+        if (p->state && !metrics_states[state]) {
                 reply_error(r, SW_E_INVALID_PARAMS,
                             "parameter \"state\" must be pending, running, waiting or idle");
                 return;
         }
-        if (job)
-                job = job->onext;
-        else
-                for (job = reg->first; job && job->id <= p->after_id; job = job->onext)
-                        ;
+        if (!p->state)
+                state = -1;
+        start = first_after(reg, p->after_id);
         items = json_object_new_array();
-        for (; job && (p->limit == 0 || n < p->limit); job = job->onext)
+        for (job = start; job && (p->limit == 0 || n < p->limit); job = job->onext)
                 if (listed(c, p, job)) {
                         json_object_array_add(items, live_status(job));
                         n++;
                 }
-        for (; job; job = job->onext)
-                more += listed(c, p, job);
+        total = job ? count_listed(reg, c, p, state) : -1;
+        before = job && lists_all(reg, c, p) ? registry_count_before(reg, job) : -1;
+        if (!job)
+                more = 0;
+        else if (total >= 0 && (!start || !start->oprev))
+                more = total - n;
+        else if (before >= 0)
+                more = (int64_t)reg->njobs - before;
+        else if (total >= 0 && nearer_first(reg, job))
+                more = total - listed_up_to(c, p, job->oprev);
+        else
+                for (; job; job = job->onext)
+                        more += listed(c, p, job);
+        /* The counts are the loop's: a run started on a pool thread is counted once heard of. */
+        if (more < 0)
+                more = 0;
         r->result = json_object_new_object();
         json_object_object_add(r->result, "items", items);
         json_object_object_add(r->result, "more", json_object_new_int64(more));

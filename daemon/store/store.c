@@ -84,18 +84,23 @@ static const char *const stmt_sql[STMT_MAX] = {
 
 #define OP_VALUES_MAX 16
 
+#define OP_SPARE_MAX 4096 /* ops kept for reuse: a burst's, never the heap's holes between jobs */
+
 struct value {
         enum { V_NULL, V_INT, V_REAL, V_TEXT } type;
         int64_t i;
         double d;
-        char *text; /* owned */
+        size_t text; /* where in the op's buf */
 };
 
+/* A write; made on the loop, run and then kept for reuse by the store's thread. */
 struct op {
         struct op *next;
         enum stmt stmt;
         int n;
         struct value v[OP_VALUES_MAX];
+        char *buf; /* its texts */
+        size_t buf_len, buf_size;
 };
 
 struct store {
@@ -109,6 +114,8 @@ struct store {
         pthread_mutex_t lock;
         pthread_cond_t cond;
         struct op *head, **tail; /* under lock: queued, not yet taken */
+        struct op *spare;        /* under lock: committed, for reuse */
+        size_t nspare;
         uint64_t queued;         /* under lock: ops queued */
         bool stop;               /* under lock */
         int64_t history_limit;   /* under lock: for pruning */
@@ -349,7 +356,7 @@ static int run_op(struct store *s, const struct op *op)
                 else if (v->type == V_REAL)
                         sqlite3_bind_double(st, i + 1, v->d);
                 else if (v->type == V_TEXT)
-                        sqlite3_bind_text(st, i + 1, v->text, -1, SQLITE_STATIC);
+                        sqlite3_bind_text(st, i + 1, op->buf + v->text, -1, SQLITE_STATIC);
                 else
                         sqlite3_bind_null(st, i + 1);
         }
@@ -390,11 +397,29 @@ static void free_ops(struct op *op)
         while (op) {
                 struct op *next = op->next;
 
-                for (int i = 0; i < op->n; i++)
-                        free(op->v[i].text);
+                free(op->buf);
                 free(op);
                 op = next;
         }
+}
+
+/* Store thread: a committed batch is kept for reuse, up to OP_SPARE_MAX ops. */
+static void spare_ops(struct store *s, struct op *batch)
+{
+        struct op *rest = NULL;
+
+        pthread_mutex_lock(&s->lock);
+        while (batch && s->nspare < OP_SPARE_MAX) {
+                struct op *next = batch->next;
+
+                batch->next = s->spare;
+                s->spare = batch;
+                s->nspare++;
+                batch = next;
+        }
+        rest = batch;
+        pthread_mutex_unlock(&s->lock);
+        free_ops(rest);
 }
 
 /* Store thread: one transaction for the whole batch; why it failed in *why. */
@@ -442,7 +467,7 @@ static int commit(struct store *s, const struct op *batch, int64_t prune_limit, 
         /* The logs the batch forgot go once no row names them. */
         for (op = batch; r == 0 && forgets && op; op = op->next)
                 if (op->stmt == STMT_FORGET_LOG)
-                        unlink(op->v[2].text);
+                        unlink(op->buf + op->v[2].text);
         return r;
 }
 
@@ -511,7 +536,7 @@ static void *store_thread(void *arg)
                 s->failure = NULL;
                 __atomic_store_n(&s->committed, last, __ATOMIC_RELEASE);
                 pthread_mutex_unlock(&s->lock);
-                free_ops(batch);
+                spare_ops(s, batch);
                 uv_async_send(&s->async);
                 pthread_mutex_lock(&s->lock);
         }
@@ -565,6 +590,7 @@ void store_free(struct store *s)
         if (!s)
                 return;
         free_ops(s->head);
+        free_ops(s->spare);
         for (i = 0; i < STMT_MAX; i++)
                 sqlite3_finalize(s->stmts[i]);
         sqlite3_close(s->db);
@@ -604,16 +630,34 @@ bool store_failing(struct store *s, char *why, size_t len)
         return failing;
 }
 
-/* Loop thread: a new write. Out of memory here is fatal: an accepted job must not be lost. */
-static struct op *op_new(enum stmt stmt)
+static void out_of_memory(void)
 {
-        struct op *op = calloc(1, sizeof(*op));
+        log_error("Out of memory for the state database");
+        abort();
+}
 
-        if (!op) {
-                log_error("Out of memory for the state database");
-                abort();
+/* Loop thread: a new write, a spare one if there is one. Out of memory here is fatal: an
+ * accepted job must not be lost. */
+static struct op *op_new(struct store *s, enum stmt stmt)
+{
+        struct op *op;
+
+        pthread_mutex_lock(&s->lock);
+        op = s->spare;
+        if (op) {
+                s->spare = op->next;
+                s->nspare--;
         }
+        pthread_mutex_unlock(&s->lock);
+        if (!op)
+                op = calloc(1, sizeof(*op));
+        if (!op)
+                out_of_memory();
+        op->next = NULL;
         op->stmt = stmt;
+        op->n = 0;
+        op->buf_len = 0;
+        memset(op->v, 0, sizeof(op->v));
         return op;
 }
 
@@ -630,15 +674,26 @@ static void put_real(struct op *op, double d)
 static void put_text(struct op *op, const char *text)
 {
         struct value *v = &op->v[op->n++];
+        size_t len = text ? strlen(text) + 1 : 0;
 
         if (!text)
                 return;
-        v->type = V_TEXT;
-        v->text = strdup(text);
-        if (!v->text) {
-                log_error("Out of memory for the state database");
-                abort();
+        if (op->buf_len + len > op->buf_size) {
+                size_t size = op->buf_size ? op->buf_size : 256;
+                char *buf;
+
+                while (size < op->buf_len + len)
+                        size *= 2;
+                buf = realloc(op->buf, size);
+                if (!buf)
+                        out_of_memory();
+                op->buf = buf;
+                op->buf_size = size;
         }
+        v->type = V_TEXT;
+        v->text = op->buf_len;
+        memcpy(op->buf + op->buf_len, text, len);
+        op->buf_len += len;
 }
 
 static void queue(struct store *s, struct op *op)
@@ -667,7 +722,7 @@ static void put_env(struct store *s, struct env_block *env)
         vars = json_object_new_array();
         for (v = env->vars; *v; v++)
                 json_object_array_add(vars, json_object_new_string(*v));
-        op = op_new(STMT_PUT_ENV);
+        op = op_new(s, STMT_PUT_ENV);
         put_int(op, env->store_id);
         put_text(op, json_object_to_json_string_ext(vars, JSON_C_TO_STRING_PLAIN));
         json_object_put(vars);
@@ -692,7 +747,7 @@ uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct 
 
         if (env)
                 put_env(s, env);
-        op = op_new(STMT_PUT_JOB);
+        op = op_new(s, STMT_PUT_JOB);
         put_int(op, row->id);
         put_int(op, row->owner);
         put_int(op, row->very_slow);
@@ -710,7 +765,7 @@ uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct 
 
 uint64_t store_put_job_state(struct store *s, const struct store_job_row *row)
 {
-        struct op *op = op_new(STMT_PUT_JOB_STATE);
+        struct op *op = op_new(s, STMT_PUT_JOB_STATE);
 
         put_int(op, row->id);
         put_state(op, row);
@@ -720,7 +775,7 @@ uint64_t store_put_job_state(struct store *s, const struct store_job_row *row)
 
 void store_delete_job(struct store *s, int64_t id)
 {
-        struct op *op = op_new(STMT_DELETE_JOB);
+        struct op *op = op_new(s, STMT_DELETE_JOB);
 
         put_int(op, id);
         queue(s, op);
@@ -728,7 +783,7 @@ void store_delete_job(struct store *s, int64_t id)
 
 void store_add_run(struct store *s, const struct run_record *rec, int64_t history_limit)
 {
-        struct op *op = op_new(STMT_ADD_RUN);
+        struct op *op = op_new(s, STMT_ADD_RUN);
 
         put_int(op, rec->id);
         put_int(op, rec->run);
@@ -761,7 +816,7 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
 
 void store_forget_log(struct store *s, int64_t id, int64_t run, const char *path)
 {
-        struct op *op = op_new(STMT_FORGET_LOG);
+        struct op *op = op_new(s, STMT_FORGET_LOG);
 
         put_int(op, id);
         put_int(op, run);
@@ -771,7 +826,7 @@ void store_forget_log(struct store *s, int64_t id, int64_t run, const char *path
 
 void store_put_setting(struct store *s, const char *name, double value)
 {
-        struct op *op = op_new(STMT_PUT_SETTING);
+        struct op *op = op_new(s, STMT_PUT_SETTING);
 
         put_text(op, name);
         put_real(op, value);
@@ -780,7 +835,7 @@ void store_put_setting(struct store *s, const char *name, double value)
 
 void store_delete_settings(struct store *s, const char *prefix)
 {
-        struct op *op = op_new(STMT_DELETE_SETTINGS);
+        struct op *op = op_new(s, STMT_DELETE_SETTINGS);
 
         put_text(op, prefix);
         queue(s, op);
@@ -788,7 +843,7 @@ void store_delete_settings(struct store *s, const char *prefix)
 
 void store_put_setting_text(struct store *s, const char *name, const char *text)
 {
-        struct op *op = op_new(STMT_PUT_SETTING);
+        struct op *op = op_new(s, STMT_PUT_SETTING);
 
         put_text(op, name);
         put_text(op, text);
@@ -827,10 +882,31 @@ static char **parse_env(const char *text)
         return vars;
 }
 
+int store_find_foreign_job(struct store *s, uid_t uid, int64_t *ret_id, uid_t *ret_owner)
+{
+        sqlite3_stmt *st;
+        int r;
+
+        if (sqlite3_prepare_v2(s->db, "SELECT id, owner FROM jobs WHERE owner != ? LIMIT 1", -1,
+                               &st, NULL) != SQLITE_OK)
+                return db_error(s, "cannot read the jobs");
+        sqlite3_bind_int64(st, 1, uid);
+        *ret_id = 0;
+        r = sqlite3_step(st);
+        if (r == SQLITE_ROW) {
+                *ret_id = sqlite3_column_int64(st, 0);
+                *ret_owner = (uid_t)sqlite3_column_int64(st, 1);
+        }
+        sqlite3_finalize(st);
+        return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : db_error(s, "cannot read the jobs");
+}
+
 int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
                     void *data)
 {
         sqlite3_stmt *st;
+        char **env = NULL;
+        int64_t env_id = 0;
         int r;
 
         if (sqlite3_prepare_v2(
@@ -846,7 +922,7 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
                     .owner = (uid_t)sqlite3_column_int64(st, 1),
                     .very_slow = sqlite3_column_int(st, 2),
                     .payload = (const char *)sqlite3_column_text(st, 3),
-                    .env = parse_env((const char *)sqlite3_column_text(st, 4)),
+
                     .key = (const char *)sqlite3_column_text(st, 5),
                     .name = (const char *)sqlite3_column_text(st, 6),
                     .persist = sqlite3_column_int(st, 7),
@@ -859,9 +935,16 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
                     .started = sqlite3_column_double(st, 14),
                 };
 
+                /* Jobs share their environments: each is parsed once in a run of rows. */
+                if (row.env_id != env_id || !env) {
+                        strv_free(env);
+                        env_id = row.env_id;
+                        env = parse_env((const char *)sqlite3_column_text(st, 4));
+                }
+                row.env = env;
                 cb(data, &row);
-                strv_free(row.env);
         }
+        strv_free(env);
         sqlite3_finalize(st);
         return r == SQLITE_DONE ? 0 : db_error(s, "cannot read the jobs");
 }

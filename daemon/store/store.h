@@ -74,6 +74,8 @@ void store_put_setting_text(struct store *s, const char *name, const char *text)
 int store_load_settings(struct store *s,
                         void (*cb)(void *data, const char *name, double value, const char *text),
                         void *data);
+/* A job of another owner than uid, if there is one: its id (0: none) and owner. */
+int store_find_foreign_job(struct store *s, uid_t uid, int64_t *ret_id, uid_t *ret_owner);
 int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
                     void *data);
 /* The newest `limit` runs, oldest first; the callback takes the record over. */
