@@ -498,6 +498,33 @@ START_TEST(submit_stdin_gives_an_id_per_line_in_order_and_runs_them_all)
 }
 END_TEST
 
+START_TEST(submit_stdin_jobs_see_the_callers_environment)
+{
+        char *line, *save = NULL, *out;
+        struct run r;
+        int n = 0;
+
+        ck_assert_int_eq(setenv("STDIN_ENV_OF_TEST", "seen here", 1), 0);
+        ctl(&r, "echo \"$STDIN_ENV_OF_TEST\"\nprintf '%s\\n' \"$STDIN_ENV_OF_TEST\"\n", "submit",
+            "--stdin", NULL);
+        ck_assert_int_eq(unsetenv("STDIN_ENV_OF_TEST"), 0);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                struct run w;
+
+                n++;
+                ctl(&w, NULL, "wait", line, NULL);
+                ck_assert_int_eq(w.status, 0);
+                run_free(&w);
+                out = ctl_ok("log", line, NULL);
+                ck_assert_str_eq(out, "seen here\n");
+                free(out);
+        }
+        ck_assert_int_eq(n, 2);
+        run_free(&r);
+}
+END_TEST
+
 /* The column where the header's word starts, or ends for a column aligned to the right. */
 static void check_column(char **rows, int n, const char *word, bool right)
 {
@@ -1513,6 +1540,7 @@ int main(void)
         tcase_add_test(tc, one_argument_is_a_shell_command_several_are_argv);
         tcase_add_test(tc, submit_sends_the_current_directory_or_cwd);
         tcase_add_test(tc, submit_stdin_gives_an_id_per_line_in_order_and_runs_them_all);
+        tcase_add_test(tc, submit_stdin_jobs_see_the_callers_environment);
         tcase_add_test(tc, list_shows_aligned_columns_with_a_header);
         tcase_add_test(tc, log_prints_the_output_and_follows_a_running_job);
         tcase_add_test(tc, cancel_of_a_running_sleep_makes_wait_say_cancelled);
