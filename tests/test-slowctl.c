@@ -1472,6 +1472,65 @@ START_TEST(library_pipelined_requests_are_answered_in_order)
 }
 END_TEST
 
+/* How many live items list shows. */
+static size_t live_items(struct sw_client *c)
+{
+        json_object *result;
+        size_t n;
+
+        ck_assert_int_eq(sw_client_call(c, "list", NULL, &result, NULL), 0);
+        n = json_object_array_length(json_object_object_get(result, "items"));
+        json_object_put(result);
+        return n;
+}
+
+START_TEST(library_queued_requests_go_out_at_a_flush_or_a_receive)
+{
+        struct sw_client_error err;
+        size_t before;
+        struct sw_client *c, *other;
+        int64_t sent[3000], id;
+        json_object *result;
+        char name[32];
+        int i;
+
+        ck_assert_int_eq(sw_client_connect(NULL, &c), 0);
+        ck_assert_int_eq(sw_client_connect(NULL, &other), 0);
+        /* Queued: the daemon has not seen it, until the flush. */
+        before = live_items(other);
+        result = json_object_new_object();
+        json_object_object_add(result, "command", json_object_new_string("true"));
+        json_object_object_add(result, "delay", json_object_new_int(3600));
+        ck_assert_int_eq(sw_client_queue(c, "submit", result, &sent[0]), 0);
+        usleep(100 * 1000);
+        ck_assert_uint_eq(live_items(other), before);
+        ck_assert_int_eq(sw_client_flush(c), 0);
+        ck_assert_int_eq(sw_client_receive(c, &result, &err, &id), 0);
+        ck_assert_int_eq(id, sent[0]);
+        json_object_put(result);
+        ck_assert_uint_eq(live_items(other), before + 1);
+        /* More than the client keeps (64 KiB) and more than the daemon reads ahead: all answered,
+         * in order, the rest written by the receives. */
+        for (i = 0; i < 3000; i++) {
+                json_object *p = json_object_new_object();
+
+                snprintf(name, sizeof(name), "queued-%d", i);
+                json_object_object_add(p, "command", json_object_new_string("true"));
+                json_object_object_add(p, "name", json_object_new_string(name));
+                json_object_object_add(p, "delay", json_object_new_int(3600));
+                ck_assert_int_eq(sw_client_queue(c, "submit", p, &sent[i]), 0);
+        }
+        for (i = 0; i < 3000; i++) {
+                ck_assert_int_eq(sw_client_receive(c, &result, &err, &id), 0);
+                ck_assert_int_eq(id, sent[i]);
+                json_object_put(result);
+        }
+        ck_assert_uint_eq(sw_client_outstanding(c), 0);
+        sw_client_free(c);
+        sw_client_free(other);
+}
+END_TEST
+
 START_TEST(library_receive_gives_notifications_with_id_minus_1)
 {
         struct sw_client_error err;
@@ -1563,6 +1622,7 @@ int main(void)
         tcase_add_test(tc, pause_wait_returns_once_the_running_job_ended);
         tcase_add_test(tc, suspend_and_continue_say_what_the_job_is_now);
         tcase_add_test(tc, library_pipelined_requests_are_answered_in_order);
+        tcase_add_test(tc, library_queued_requests_go_out_at_a_flush_or_a_receive);
         tcase_add_test(tc, library_receive_gives_notifications_with_id_minus_1);
         tcase_add_test(tc, library_connect_resolves_the_socket_path);
         tcase_add_test(tc, without_a_user_instance_slowctl_falls_back_to_the_systems);
