@@ -345,19 +345,39 @@ static json_object *reply_new(json_object *id)
         return obj;
 }
 
+/* The text of each, joined, as a line; NULL on allocation failure. */
+static char *join_line(const char *const *parts, size_t n)
+{
+        size_t len[8], total = 2, i;
+        char *line, *p;
+
+        for (i = 0; i < n; i++)
+                total += len[i] = strlen(parts[i]);
+        line = p = malloc(total);
+        if (!line)
+                return NULL;
+        for (i = 0; i < n; i++) {
+                memcpy(p, parts[i], len[i]);
+                p += len[i];
+        }
+        memcpy(p, "\n", 2);
+        return line;
+}
+
+/* Made from the text of id and result, without an object around them: the reply to every
+ * request, so the one most made. */
 char *sw_result_line(json_object *id, json_object *result)
 {
-        json_object *obj = reply_new(id);
+        const char *parts[] = {"{\"jsonrpc\":\"2.0\",\"id\":", NULL, ",\"result\":", NULL, "}"};
+        char *line = NULL;
 
-        if (!obj) {
-                json_object_put(result);
-                return NULL;
-        }
-        if (add(obj, "result", result) < 0) {
-                json_object_put(obj);
-                return NULL;
-        }
-        return finish(obj);
+        parts[1] = json_object_to_json_string_ext(id, TO_STRING_FLAGS);
+        parts[3] = parts[1] ? json_object_to_json_string_ext(result, TO_STRING_FLAGS) : NULL;
+        if (parts[3])
+                line = join_line(parts, sizeof(parts) / sizeof(parts[0]));
+        json_object_put(id);
+        json_object_put(result);
+        return line;
 }
 
 static json_object *error_new(int code, const char *message)
