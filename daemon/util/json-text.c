@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: MIT */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,10 +93,16 @@ void json_text_string(struct json_text *t, const char *s)
 
 void json_text_int(struct json_text *t, int64_t v)
 {
-        char buf[24];
+        uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+        char buf[24], *p = buf + sizeof(buf);
 
+        do
+                *--p = (char)('0' + u % 10);
+        while ((u /= 10) > 0);
+        if (v < 0)
+                *--p = '-';
         separate(t);
-        json_text_raw(t, buf, (size_t)snprintf(buf, sizeof(buf), "%" PRId64, v));
+        json_text_raw(t, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 void json_text_double(struct json_text *t, double v)
