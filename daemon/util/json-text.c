@@ -5,34 +5,42 @@
 
 #include "util/json-text.h"
 
-void json_text_raw(struct json_text *t, const char *s, size_t n)
+/* Room for n more bytes and the NUL at the end: false when there is none to be had. */
+static bool reserve(struct json_text *t, size_t n)
 {
-        if (t->failed)
-                return;
-        if (t->len + n + 1 > t->size) {
-                size_t size = t->size ? t->size : 256;
-                char *p;
+        size_t size;
+        char *p;
 
-                while (size < t->len + n + 1)
-                        size *= 2;
-                p = realloc(t->s, size);
-                if (!p) {
-                        t->failed = true;
-                        return;
-                }
-                t->s = p;
-                t->size = size;
+        if (t->failed)
+                return false;
+        if (t->len + n + 1 <= t->size)
+                return true;
+        for (size = t->size ? t->size : 256; size < t->len + n + 1; size *= 2)
+                ;
+        p = realloc(t->s, size);
+        if (!p) {
+                t->failed = true;
+                return false;
         }
-        memcpy(t->s + t->len, s, n);
-        t->len += n;
-        t->s[t->len] = '\0';
+        t->s = p;
+        t->size = size;
+        return true;
 }
 
-/* A comma, unless the value is the first of its object or array. */
+void json_text_raw(struct json_text *t, const char *s, size_t n)
+{
+        if (!reserve(t, n))
+                return;
+        memcpy(t->s + t->len, s, n);
+        t->len += n;
+}
+
+/* A comma, unless the value is the first of its object or array, or a member's value. */
 static void separate(struct json_text *t)
 {
-        if (t->len > 0 && t->s[t->len - 1] != '{' && t->s[t->len - 1] != '[' &&
-            t->s[t->len - 1] != ':')
+        char last = t->len > 0 ? t->s[t->len - 1] : '[';
+
+        if (last != '{' && last != '[' && last != ':')
                 json_text_raw(t, ",", 1);
 }
 
@@ -50,32 +58,34 @@ void json_text_close(struct json_text *t, char c)
 /* s quoted: '"', '\\' and control characters escaped, the rest (UTF-8) as it is. */
 static void quoted(struct json_text *t, const char *s)
 {
-        const char *run = s;
-        char esc[8];
+        size_t n = strlen(s), i;
+        char *p;
 
-        json_text_raw(t, "\"", 1);
-        for (; *s; s++) {
-                unsigned char c = (unsigned char)*s;
+        if (!reserve(t, 6 * n + 2))
+                return;
+        p = t->s + t->len;
+        *p++ = '"';
+        for (i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)s[i];
 
-                if (c >= 0x20 && c != '"' && c != '\\')
-                        continue;
-                json_text_raw(t, run, (size_t)(s - run));
-                run = s + 1;
-                if (c == '"' || c == '\\') {
-                        esc[0] = '\\';
-                        esc[1] = (char)c;
-                        json_text_raw(t, esc, 2);
+                if (c >= 0x20 && c != '"' && c != '\\') {
+                        *p++ = (char)c;
+                } else if (c == '"' || c == '\\') {
+                        *p++ = '\\';
+                        *p++ = (char)c;
                 } else if (c == '\n') {
-                        json_text_raw(t, "\\n", 2);
+                        *p++ = '\\';
+                        *p++ = 'n';
                 } else if (c == '\t') {
-                        json_text_raw(t, "\\t", 2);
+                        *p++ = '\\';
+                        *p++ = 't';
                 } else {
-                        snprintf(esc, sizeof(esc), "\\u%04x", c);
-                        json_text_raw(t, esc, 6);
+                        snprintf(p, 7, "\\u%04x", c);
+                        p += 6;
                 }
         }
-        json_text_raw(t, run, (size_t)(s - run));
-        json_text_raw(t, "\"", 1);
+        *p++ = '"';
+        t->len = (size_t)(p - t->s);
 }
 
 void json_text_name(struct json_text *t, const char *name)
@@ -115,11 +125,11 @@ void json_text_double(struct json_text *t, double v)
 
 char *json_text_end(struct json_text *t)
 {
-        if (!t->failed && !t->s)
-                json_text_raw(t, "", 0);
-        if (t->failed) {
+        if (!reserve(t, 0)) {
                 free(t->s);
                 t->s = NULL;
+                return NULL;
         }
+        t->s[t->len] = '\0';
         return t->s;
 }
