@@ -388,8 +388,9 @@ END_TEST
 START_TEST(a_payload_is_kept_exactly_through_a_crash)
 {
         static const char *const params[] = {
-            "{\"command\":\"echo \\\"q\\\\b\\\"\\n\\tx\\u0001\\u001f \u00e9 \\u2603 \\ud83d\\ude00 /\","
-            "\"delay\":3600,\"timeout\":0.1,\"retries\":2,\"retry_delay\":0.3,\"limits\":{\"nice\":3}}",
+            "{\"command\":\"echo \\\"q\\\\b\\\"\\n\\tx\\u0001\\u001f \u00e9 \\u2603 "
+            "\\ud83d\\ude00 /\",\"delay\":3600,\"timeout\":0.1,\"retries\":2,"
+            "\"retry_delay\":0.3,\"limits\":{\"nice\":3}}",
             "{\"argv\":[\"a\\\"b\",\"c\\\\d\",\"\"],\"delay\":3600,\"cwd\":\"/tmp\"}",
             "{\"command\":\"true\",\"every\":3600.5,\"queue\":\"default\"}",
         };

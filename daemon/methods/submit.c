@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* submit (with keys: coalesced or deferred), enqueue, and env.set (the connection's environment). */
+/* submit (with keys: coalesced or deferred), enqueue, and env.set (a connection's environment). */
 #include <errno.h>
 #include <string.h>
 

@@ -27,7 +27,7 @@ struct clients {
         bool system;         /* every user may connect, not only the daemon's own and root */
         gid_t admin_gid;     /* members are admins; (gid_t)-1: none */
         const struct sw_settings *settings; /* in force: max-connections-per-user */
-        struct envs *envs;   /* where the connections' environments are shared */
+        struct envs *envs;                  /* where the connections' environments are shared */
         struct conn *head;
         unsigned n;          /* connections, but for those being refused */
         uint64_t refusal_logged;    /* uv_now() when a refusal was last logged */
