@@ -525,6 +525,71 @@ START_TEST(submit_stdin_jobs_see_the_callers_environment)
 }
 END_TEST
 
+/* A daemon from before env.set, for one connection: env.set is no method; each submit is
+ * answered, and the child's exit status is how many submits came without "env". */
+static pid_t old_daemon(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        pid_t pid;
+
+        ck_assert_uint_lt(strlen(path), sizeof(sa.sun_path));
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+        ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        ck_assert_int_eq(listen(lfd, 1), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int c = accept(lfd, NULL, NULL), without_env = 0, job = 0;
+                char *line, reply[256];
+
+                while (c >= 0 && (line = client_read_line(c))) {
+                        json_object *req = json_tokener_parse(line), *params;
+                        const char *method = str_member(req, "method");
+                        int64_t id = int_member(req, "id");
+
+                        params = json_object_object_get(req, "params");
+                        if (strcmp(method, "submit") == 0) {
+                                without_env += !json_object_object_get(params, "env");
+                                snprintf(reply, sizeof(reply),
+                                         "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":"
+                                         "{\"id\":%d,\"state\":\"pending\"}}",
+                                         (long long)id, ++job);
+                        } else {
+                                snprintf(reply, sizeof(reply),
+                                         "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":"
+                                         "-32601,\"message\":\"no method \\\"%s\\\"\"}}",
+                                         (long long)id, method);
+                        }
+                        client_send(c, reply);
+                        json_object_put(req);
+                        free(line);
+                }
+                _exit(without_env);
+        }
+        close(lfd);
+        return pid;
+}
+
+START_TEST(submit_stdin_sends_the_environment_with_each_job_to_a_daemon_without_env_set)
+{
+        char path[PATH_MAX];
+        struct run r;
+        int status;
+        pid_t pid;
+
+        snprintf(path, sizeof(path), "%s/old.sock", d.dir);
+        pid = old_daemon(path);
+        ctl(&r, "true\ntrue\ntrue\n", "--socket", path, "submit", "--stdin", NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_str_eq(r.out, "1\n2\n3\n");
+        run_free(&r);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0); /* every submit had its env */
+}
+END_TEST
+
 /* The column where the header's word starts, or ends for a column aligned to the right. */
 static void check_column(char **rows, int n, const char *word, bool right)
 {
@@ -1600,6 +1665,8 @@ int main(void)
         tcase_add_test(tc, submit_sends_the_current_directory_or_cwd);
         tcase_add_test(tc, submit_stdin_gives_an_id_per_line_in_order_and_runs_them_all);
         tcase_add_test(tc, submit_stdin_jobs_see_the_callers_environment);
+        tcase_add_test(tc,
+                       submit_stdin_sends_the_environment_with_each_job_to_a_daemon_without_env_set);
         tcase_add_test(tc, list_shows_aligned_columns_with_a_header);
         tcase_add_test(tc, log_prints_the_output_and_follows_a_running_job);
         tcase_add_test(tc, cancel_of_a_running_sleep_makes_wait_say_cancelled);
