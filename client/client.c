@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The client library: a socket, a line splitter for what the daemon writes, and request ids
- * counted from 1. Writing waits for the socket, and reads what the daemon sends meanwhile into
- * the splitter, so that a client pipelining many requests never deadlocks with a daemon that
- * waits for it to read.
+ * The client library: a socket, a line splitter for what the daemon writes, requests queued
+ * until WRITE_CHUNK bytes of them are written at once, and request ids counted from 1. Writing
+ * waits for the socket, and reads what the daemon sends meanwhile into the splitter, so that a
+ * client pipelining many requests never deadlocks with a daemon that waits for it to read.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,11 +20,14 @@
 #include "slowwork-client.h"
 
 #define READ_CHUNK 65536
+#define WRITE_CHUNK 65536
 
 struct sw_client {
         int fd;
         char *socket_path;
         struct sw_lines in;
+        char *out; /* requests queued, not yet written */
+        size_t out_len, out_size;
         bool eof;
         int64_t next_id;
         unsigned outstanding;
@@ -122,6 +125,7 @@ struct sw_client *sw_client_free(struct sw_client *c)
         if (c->fd >= 0)
                 close(c->fd);
         sw_lines_free(&c->in);
+        free(c->out);
         free(c->socket_path);
         free(c);
         return NULL;
@@ -189,11 +193,22 @@ static int write_all(struct sw_client *c, const char *data, size_t len)
         return 0;
 }
 
-int sw_client_send(struct sw_client *c, const char *method, json_object *params, int64_t *ret_id)
+int sw_client_flush(struct sw_client *c)
+{
+        int r;
+
+        if (c->fd < 0)
+                return -ENOTCONN;
+        r = write_all(c, c->out, c->out_len);
+        c->out_len = 0;
+        return r;
+}
+
+int sw_client_queue(struct sw_client *c, const char *method, json_object *params, int64_t *ret_id)
 {
         int64_t id = c->next_id;
+        size_t len;
         char *line;
-        int r;
 
         if (c->fd < 0) {
                 json_object_put(params);
@@ -202,15 +217,33 @@ int sw_client_send(struct sw_client *c, const char *method, json_object *params,
         line = sw_request_line(method, params, id);
         if (!line)
                 return -ENOMEM;
-        r = write_all(c, line, strlen(line));
+        len = strlen(line);
+        if (c->out_len + len > c->out_size) {
+                size_t size = c->out_len + len > WRITE_CHUNK ? c->out_len + len : WRITE_CHUNK;
+                char *out = realloc(c->out, size);
+
+                if (!out) {
+                        free(line);
+                        return -ENOMEM;
+                }
+                c->out = out;
+                c->out_size = size;
+        }
+        memcpy(c->out + c->out_len, line, len);
+        c->out_len += len;
         free(line);
-        if (r < 0)
-                return r;
         c->next_id++;
         c->outstanding++;
         if (ret_id)
                 *ret_id = id;
-        return 0;
+        return c->out_len >= WRITE_CHUNK ? sw_client_flush(c) : 0;
+}
+
+int sw_client_send(struct sw_client *c, const char *method, json_object *params, int64_t *ret_id)
+{
+        int r = sw_client_queue(c, method, params, ret_id);
+
+        return r < 0 ? r : sw_client_flush(c);
 }
 
 static void set_error(struct sw_client_error *e, const struct sw_reply *reply)
@@ -236,7 +269,9 @@ static int next_reply(struct sw_client *c, struct sw_reply *ret)
                 if (r < 0)
                         return r;
                 if (r == 0) {
-                        r = fill(c, true);
+                        r = c->out_len > 0 ? sw_client_flush(c) : 0;
+                        if (r == 0)
+                                r = fill(c, true);
                         if (r < 0)
                                 return r;
                         continue;

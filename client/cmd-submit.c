@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * submit: one job from the command line, or one per line of standard input, pipelined over one
- * connection with at most STDIN_INFLIGHT requests unanswered.
+ * connection with at most STDIN_INFLIGHT requests unanswered (the environment sent once, by
+ * env.set, where the daemon knows that method).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -294,6 +295,32 @@ static bool blank(const char *s)
         return true;
 }
 
+/* Sends common's env once for the connection, and takes it out of common; a daemon without
+ * env.set keeps getting it with every job. 0, or an exit status. */
+static int env_once(struct ctl *x, json_object *common)
+{
+        struct sw_client_error err;
+        json_object *env, *p, *result;
+        int r;
+
+        if (!json_object_object_get_ex(common, "env", &env))
+                return 0;
+        p = json_object_new_object();
+        if (!p || add(p, "env", json_object_get(env)) < 0) {
+                json_object_put(p);
+                return ctl_error(x, "out of memory");
+        }
+        r = ctl_try(x, NULL, "env.set", p, &result, &err);
+        if (r)
+                return r;
+        if (!result && err.code != SW_E_NO_METHOD)
+                return ctl_error(x, "submit: %s", err.message);
+        if (result)
+                json_object_object_del(common, "env");
+        json_object_put(result);
+        return 0;
+}
+
 static int submit_stdin(struct ctl *x, const struct opts *o)
 {
         struct batch b = {.first_request = -1};
@@ -310,6 +337,8 @@ static int submit_stdin(struct ctl *x, const struct opts *o)
         if (r)
                 return r;
         r = ctl_connect(x);
+        if (!r)
+                r = env_once(x, common);
         while (!r && (len = getline(&line, &size, stdin)) >= 0) {
                 lineno++;
                 if (len > 0 && line[len - 1] == '\n')

@@ -120,7 +120,7 @@ int ctl_send(struct ctl *x, const char *method, json_object *params, int64_t *re
                 json_object_put(params);
                 return r;
         }
-        r = sw_client_send(x->client, method, params, ret_id);
+        r = sw_client_queue(x->client, method, params, ret_id);
         return r < 0 ? ctl_transport_error(x, NULL, r) : 0;
 }
 

@@ -60,7 +60,8 @@ int ctl_try(struct ctl *x, const char *what, const char *method, json_object *pa
             json_object **ret_result, struct sw_client_error *err);
 int ctl_call(struct ctl *x, const char *what, const char *method, json_object *params,
              json_object **ret_result);
-/* Sends a request, pipelined; 0 or an exit status, the message printed. */
+/* Queues a request, pipelined (written at the next ctl_receive() at the latest); 0 or an exit
+ * status, the message printed. */
 int ctl_send(struct ctl *x, const char *method, json_object *params, int64_t *ret_id);
 /* Receives a reply as sw_client_receive() does; a transport failure's message is printed. */
 int ctl_receive(struct ctl *x, json_object **ret_result, struct sw_client_error *err,

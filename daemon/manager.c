@@ -188,6 +188,7 @@ int manager_new(const struct manager_options *o, struct manager **ret)
             .system = o->system,
             .admin_gid = o->file.admin_gid,
             .settings = &m->registry.settings,
+            .envs = &m->registry.shared.envs,
             .on_line = dispatch_line,
             .on_close = on_conn_close,
             .data = &m->registry,

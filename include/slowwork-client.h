@@ -65,6 +65,14 @@ int sw_client_call(struct sw_client *c, const char *method, json_object *params,
  * Errors as for sw_client_call(); after -E2BIG the reply that was too large is lost.
  */
 int sw_client_send(struct sw_client *c, const char *method, json_object *params, int64_t *ret_id);
+/*
+ * The same, but the request may wait in the client, with others, until 64 KiB of them are
+ * written at once, or until sw_client_flush(), sw_client_send() or a sw_client_receive() that
+ * finds no reply waiting writes them: fewer writes for a client sending many requests. Requests
+ * still queued when the client is freed are not sent.
+ */
+int sw_client_queue(struct sw_client *c, const char *method, json_object *params, int64_t *ret_id);
+int sw_client_flush(struct sw_client *c);
 int sw_client_receive(struct sw_client *c, json_object **ret_result,
                       struct sw_client_error *ret_error, int64_t *ret_id);
 /* Requests sent and not yet answered. */

@@ -6,6 +6,7 @@
  * the line is scanned by RFC 8259 (json.c), and only then read by json-c.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,42 @@ static bool all_space(const char *s, size_t n)
         return true;
 }
 
+static pthread_key_t tokener_key;
+static pthread_once_t tokener_once = PTHREAD_ONCE_INIT;
+
+static void tokener_free(void *tok)
+{
+        json_tokener_free(tok);
+}
+
+static void tokener_key_make(void)
+{
+        if (pthread_key_create(&tokener_key, tokener_free) != 0)
+                abort();
+}
+
+/* The calling thread's tokener, reset; freed when the thread ends. NULL when out of memory. */
+static json_tokener *tokener(void)
+{
+        json_tokener *tok;
+
+        pthread_once(&tokener_once, tokener_key_make);
+        tok = pthread_getspecific(tokener_key);
+        if (tok) {
+                json_tokener_reset(tok);
+                return tok;
+        }
+        tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+        if (tok && pthread_setspecific(tokener_key, tok) != 0) {
+                json_tokener_free(tok);
+                return NULL;
+        }
+        /* parse_line checks UTF-8 first, more strictly than json-c would. */
+        if (tok)
+                json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+        return tok;
+}
+
 /* One JSON value that must take the whole line; *ret is NULL for JSON null. SW_E_INVALID_REQUEST
  * for a duplicate or NUL-holding member name; *ret_scan says where the top-level "id" is. */
 static int parse_line(const char *line, size_t len, size_t max, json_object **ret,
@@ -103,11 +140,9 @@ static int parse_line(const char *line, size_t len, size_t max, json_object **re
         if (r)
                 return r;
 
-        tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+        tok = tokener();
         if (!tok)
                 return seterr(errbuf, errlen, -ENOMEM, "out of memory");
-        /* UTF-8 is checked above, more strictly than json-c would. */
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
         obj = json_tokener_parse_ex(tok, line, (int)len);
         e = json_tokener_get_error(tok);
         end = json_tokener_get_parse_end(tok);
@@ -117,7 +152,6 @@ static int parse_line(const char *line, size_t len, size_t max, json_object **re
                 e = json_tokener_get_error(tok);
                 end = len;
         }
-        json_tokener_free(tok);
         if (e != json_tokener_success)
                 return seterr(errbuf, errlen, SW_E_PARSE, "invalid JSON: %s at byte %zu",
                               json_tokener_error_desc(e), end);
@@ -311,19 +345,39 @@ static json_object *reply_new(json_object *id)
         return obj;
 }
 
+/* The text of each, joined, as a line; NULL on allocation failure. */
+static char *join_line(const char *const *parts, size_t n)
+{
+        size_t len[8], total = 2, i;
+        char *line, *p;
+
+        for (i = 0; i < n; i++)
+                total += len[i] = strlen(parts[i]);
+        line = p = malloc(total);
+        if (!line)
+                return NULL;
+        for (i = 0; i < n; i++) {
+                memcpy(p, parts[i], len[i]);
+                p += len[i];
+        }
+        memcpy(p, "\n", 2);
+        return line;
+}
+
+/* Made from the text of id and result, without an object around them: the reply to every
+ * request, so the one most made. */
 char *sw_result_line(json_object *id, json_object *result)
 {
-        json_object *obj = reply_new(id);
+        const char *parts[] = {"{\"jsonrpc\":\"2.0\",\"id\":", NULL, ",\"result\":", NULL, "}"};
+        char *line = NULL;
 
-        if (!obj) {
-                json_object_put(result);
-                return NULL;
-        }
-        if (add(obj, "result", result) < 0) {
-                json_object_put(obj);
-                return NULL;
-        }
-        return finish(obj);
+        parts[1] = json_object_to_json_string_ext(id, TO_STRING_FLAGS);
+        parts[3] = parts[1] ? json_object_to_json_string_ext(result, TO_STRING_FLAGS) : NULL;
+        if (parts[3])
+                line = join_line(parts, sizeof(parts) / sizeof(parts[0]));
+        json_object_put(id);
+        json_object_put(result);
+        return line;
 }
 
 static json_object *error_new(int code, const char *message)

@@ -12,7 +12,7 @@ const char *const sw_methods[] = {
     "submit",  "enqueue",      "wait",         "cancel",  "release",   "status", "list",
     "log",     "settings.get", "settings.set", "stats",   "subscribe", "ping",   "version",
     "history", "pause",        "resume",       "suspend", "continue",  "queue.add",
-    "queue.remove", "queue.list", "metrics", NULL,
+    "queue.remove", "queue.list", "metrics", "env.set", NULL,
 };
 
 const struct sw_param sw_no_params[] = {
@@ -43,6 +43,11 @@ const struct sw_param sw_submit_params[] = {
     {"every", SW_P_SECONDS, SUBMIT(every), false, 1, YEAR_SECONDS},
     {"cron", SW_P_STRING, SUBMIT(cron), false, 0, 256},
     {"queue", SW_P_STRING, SUBMIT(queue), false, 0, SW_QUEUE_NAME_MAX},
+    {.name = NULL},
+};
+
+const struct sw_param sw_env_set_params[] = {
+    {"env", SW_P_ENV, offsetof(struct sw_env_set_params, env), true, 0, 0},
     {.name = NULL},
 };
 

@@ -11,7 +11,7 @@
 
 #define SW_JSON_INT_MAX 9007199254740991.0 /* 2^53 - 1: the largest integer a double holds */
 
-/* The 22 method names, NULL-terminated. */
+/* The 24 method names, NULL-terminated. */
 extern const char *const sw_methods[];
 
 /* Methods without params: list, stats, ping, version, subscribe, settings.get, resume. */
@@ -45,6 +45,12 @@ struct sw_submit_params {
 #define SW_RETRY_DELAY_DEFAULT 1.0
 #define SW_RETRY_DELAY_CAP 3600.0 /* the longest back-off */
 extern const struct sw_param sw_submit_params[];
+
+/* env.set: the connection's environment for its later submits without "env" (required). */
+struct sw_env_set_params {
+        char **env; /* "KEY=VALUE" */
+};
+extern const struct sw_param sw_env_set_params[];
 
 /*
  * A job's limits ("limits" of submit, the default-* settings). SW_LIMIT_UNSET: not given; 0: no

@@ -353,6 +353,81 @@ START_TEST(a_submit_is_answered_only_once_its_job_is_on_disk)
 }
 END_TEST
 
+START_TEST(jobs_submitted_after_env_set_keep_its_environment_through_a_crash)
+{
+        json_object *reply, *rec;
+        char *log;
+        int fd, i;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        json_object_put(call_ok(fd, "pause", NULL)); /* what comes next stays queued */
+        json_object_put(call_ok(fd, "env.set", "{\"env\":{\"A\":\"kept\",\"PATH\":\"/bin\"}}"));
+        for (i = 0; i < 3; i++)
+                client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\","
+                                "\"params\":{\"command\":\"echo \\\"$A\\\"\"}}");
+        for (i = 0; i < 3; i++) {
+                reply = read_reply(fd);
+                ck_assert_int_eq(int_member(reply_result(reply), "id"), i + 1);
+                json_object_put(reply);
+        }
+        close(fd);
+        daemon_kill_hard(&d);
+
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        json_object_put(call_ok(fd, "resume", NULL));
+        for (i = 1; i <= 3; i++) {
+                rec = job_wait(fd, i);
+                ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+                json_object_put(rec);
+                log = job_log(fd, i);
+                ck_assert_str_eq(log, "kept\n");
+                free(log);
+        }
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_payload_is_kept_exactly_through_a_crash)
+{
+        static const char *const params[] = {
+            "{\"command\":\"echo \\\"q\\\\b\\\"\\n\\tx\\u0001\\u001f \u00e9 \\u2603 "
+            "\\ud83d\\ude00 /\",\"delay\":3600,\"timeout\":0.1,\"retries\":2,"
+            "\"retry_delay\":0.3,\"limits\":{\"nice\":3}}",
+            "{\"argv\":[\"a\\\"b\",\"c\\\\d\",\"\"],\"delay\":3600,\"cwd\":\"/tmp\"}",
+            "{\"command\":\"true\",\"every\":3600.5,\"queue\":\"default\"}",
+        };
+        json_object *before[3], *after;
+        int fd, i;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        for (i = 0; i < 3; i++) {
+                ck_assert_int_eq(job_submit(fd, params[i]), i + 1);
+                before[i] = job_status(fd, i + 1);
+        }
+        close(fd);
+        daemon_kill_hard(&d);
+
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        for (i = 0; i < 3; i++) {
+                after = job_status(fd, i + 1);
+                json_object_object_del(before[i], "refs");
+                json_object_object_del(after, "refs");
+                ck_assert_msg(json_object_equal(before[i], after), "%s\nbecame\n%s",
+                              json_object_to_json_string(before[i]),
+                              json_object_to_json_string(after));
+                json_object_put(before[i]);
+                json_object_put(after);
+        }
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 /* The daemon's files may not grow beyond `bytes` (RLIMIT_FSIZE), as on a full disk. */
 static void limit_file_size(pid_t pid, rlim_t bytes)
 {
@@ -734,6 +809,8 @@ int main(void)
         tcase_add_test(tc, a_plugin_that_crashes_the_daemon_does_not_run_again_on_its_own);
         tcase_add_test(tc, a_kill_under_load_loses_no_acknowledged_job);
         tcase_add_test(tc, a_submit_is_answered_only_once_its_job_is_on_disk);
+        tcase_add_test(tc, jobs_submitted_after_env_set_keep_its_environment_through_a_crash);
+        tcase_add_test(tc, a_payload_is_kept_exactly_through_a_crash);
         tcase_add_test(tc, a_full_state_folder_refuses_submits_and_loses_nothing_accepted);
         tcase_add_test(tc, settings_set_is_kept_unless_runtime_and_flags_still_win);
         tcase_add_test(tc, a_damaged_database_stops_the_start_and_stays_as_it_was);

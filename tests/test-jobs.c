@@ -159,6 +159,91 @@ START_TEST(status_shows_the_name_key_and_command_given)
 }
 END_TEST
 
+/* What /usr/bin/env prints in a job submitted on connection c with the submit's own params. */
+static char *env_of_job(int c, const char *extra)
+{
+        char params[256], *log;
+        int64_t id;
+
+        snprintf(params, sizeof(params), "{\"argv\":[\"/usr/bin/env\"]%s}", extra);
+        id = job_submit(c, params);
+        json_object_put(job_wait(c, id));
+        log = job_log(c, id);
+        return log;
+}
+
+START_TEST(env_set_is_the_environment_of_the_connections_later_submits)
+{
+        json_object *res;
+        int other;
+        char *log;
+
+        res = call_ok(fd, "env.set", "{\"env\":{\"A\":\"one two\",\"PATH\":\"/usr/bin:/bin\"}}");
+        ck_assert_int_eq(int_member(res, "vars"), 2);
+        json_object_put(res);
+        log = env_of_job(fd, "");
+        ck_assert_str_eq(log, "A=one two\nPATH=/usr/bin:/bin\n");
+        free(log);
+        /* A command's shell sees it too. */
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"echo \\\"$A\\\"\",\"key\":\"k\"}"), 2);
+        json_object_put(job_wait(fd, 2));
+        log = job_log(fd, 2);
+        ck_assert_str_eq(log, "one two\n");
+        free(log);
+
+        /* A submit's own env wins. */
+        log = env_of_job(fd, ",\"env\":{\"B\":\"own\"}");
+        ck_assert_str_eq(log, "B=own\n");
+        free(log);
+
+        /* Another connection does not see it: its jobs get the daemon's environment. */
+        other = client_connect(d.sock);
+        ck_assert_int_ge(other, 0);
+        log = env_of_job(other, "");
+        ck_assert_ptr_null(strstr(log, "A=one two"));
+        ck_assert_ptr_nonnull(strstr(log, "PATH="));
+        free(log);
+        close(other);
+
+        /* A later env.set replaces it; an empty one leaves the jobs no variable at all. */
+        json_object_put(call_ok(fd, "env.set", "{\"env\":{\"C\":\"three\"}}"));
+        log = env_of_job(fd, "");
+        ck_assert_str_eq(log, "C=three\n");
+        free(log);
+        res = call_ok(fd, "env.set", "{\"env\":{}}");
+        ck_assert_int_eq(int_member(res, "vars"), 0);
+        json_object_put(res);
+        log = env_of_job(fd, "");
+        ck_assert_str_eq(log, "");
+        free(log);
+}
+END_TEST
+
+START_TEST(bad_env_set_params_are_invalid_params_and_change_nothing)
+{
+        static const char *const bad[][2] = {
+            {NULL, "missing parameter \"env\""},
+            {"{}", "missing parameter \"env\""},
+            {"{\"env\":\"A=1\"}", "parameter \"env\" must be an object of strings"},
+            {"{\"env\":{\"A\":1}}", "parameter \"env\" must be an object of strings"},
+            {"{\"env\":{\"\":\"x\"}}", "parameter \"env\": invalid variable name \"\""},
+            {"{\"env\":{\"A=B\":\"x\"}}", "parameter \"env\": invalid variable name \"A=B\""},
+            {"{\"env\":{\"A\":\"x\"},\"vars\":1}", "unknown parameter \"vars\""},
+        };
+        char msg[256], *log;
+        size_t i;
+
+        json_object_put(call_ok(fd, "env.set", "{\"env\":{\"KEPT\":\"yes\"}}"));
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ck_assert_int_eq(call_error(fd, "env.set", bad[i][0], msg, sizeof(msg)), -32602);
+                ck_assert_str_eq(msg, bad[i][1]);
+        }
+        log = env_of_job(fd, "");
+        ck_assert_str_eq(log, "KEPT=yes\n");
+        free(log);
+}
+END_TEST
+
 START_TEST(a_job_inherits_no_descriptor_but_its_three)
 {
         int64_t id = job_submit(fd, "{\"argv\":[\"ls\",\"/proc/self/fd\"]}");
@@ -883,6 +968,8 @@ int main(void)
         tcase_add_test(tc, command_runs_and_wait_gives_its_exit_code);
         tcase_add_test(tc, argv_runs_without_a_shell_with_cwd_env_and_no_stdin);
         tcase_add_test(tc, status_shows_the_name_key_and_command_given);
+        tcase_add_test(tc, env_set_is_the_environment_of_the_connections_later_submits);
+        tcase_add_test(tc, bad_env_set_params_are_invalid_params_and_change_nothing);
         tcase_add_test(tc, a_job_inherits_no_descriptor_but_its_three);
         tcase_add_test(tc, bad_submits_are_invalid_params_and_queue_nothing);
         tcase_add_test(tc, four_submits_of_a_running_key_give_two_runs);

@@ -138,6 +138,22 @@ START_TEST(an_entry_point_runs_logs_and_gets_its_arg)
 }
 END_TEST
 
+START_TEST(a_connections_env_set_is_not_a_plugin_jobs)
+{
+        json_object *rec;
+        int64_t id;
+
+        json_object_put(call_ok(fd, "env.set", "{\"env\":{\"A\":\"b\"}}"));
+        id = job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"hello\"}");
+        rec = wait_record(id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        /* A plugin job's own env is still refused. */
+        submit_refused("{\"plugin\":\"hello\",\"entry\":\"hello\",\"env\":{\"A\":\"b\"}}", -32602,
+                       "a plugin job takes no");
+}
+END_TEST
+
 START_TEST(the_return_value_is_the_exit_code_and_no_arg_is_null)
 {
         int64_t failed = job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"exit_with\",\"arg\":7}");
@@ -481,6 +497,7 @@ int main(void)
         tcase_add_test(tc, an_entry_point_runs_logs_and_gets_its_arg);
         tcase_add_test(tc, cancels_of_plugins_that_ignore_them_park_no_thread);
         tcase_add_test(tc, the_return_value_is_the_exit_code_and_no_arg_is_null);
+        tcase_add_test(tc, a_connections_env_set_is_not_a_plugin_jobs);
         tcase_add_test(tc, a_key_coalesces_plugin_runs_and_refuses_another_arg);
         tcase_add_test(tc, cancel_is_seen_by_the_plugin_and_recorded);
         tcase_add_test(tc, a_timeout_is_seen_or_recorded_when_the_plugin_returns);

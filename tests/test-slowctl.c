@@ -498,6 +498,98 @@ START_TEST(submit_stdin_gives_an_id_per_line_in_order_and_runs_them_all)
 }
 END_TEST
 
+START_TEST(submit_stdin_jobs_see_the_callers_environment)
+{
+        char *line, *save = NULL, *out;
+        struct run r;
+        int n = 0;
+
+        ck_assert_int_eq(setenv("STDIN_ENV_OF_TEST", "seen here", 1), 0);
+        ctl(&r, "echo \"$STDIN_ENV_OF_TEST\"\nprintf '%s\\n' \"$STDIN_ENV_OF_TEST\"\n", "submit",
+            "--stdin", NULL);
+        ck_assert_int_eq(unsetenv("STDIN_ENV_OF_TEST"), 0);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                struct run w;
+
+                n++;
+                ctl(&w, NULL, "wait", line, NULL);
+                ck_assert_int_eq(w.status, 0);
+                run_free(&w);
+                out = ctl_ok("log", line, NULL);
+                ck_assert_str_eq(out, "seen here\n");
+                free(out);
+        }
+        ck_assert_int_eq(n, 2);
+        run_free(&r);
+}
+END_TEST
+
+/* A daemon from before env.set, for one connection: env.set is no method; each submit is
+ * answered, and the child's exit status is how many submits came without "env". */
+static pid_t old_daemon(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        pid_t pid;
+
+        ck_assert_uint_lt(strlen(path), sizeof(sa.sun_path));
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+        ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        ck_assert_int_eq(listen(lfd, 1), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int c = accept(lfd, NULL, NULL), without_env = 0, job = 0;
+                char *line, reply[256];
+
+                while (c >= 0 && (line = client_read_line(c))) {
+                        json_object *req = json_tokener_parse(line), *params;
+                        const char *method = str_member(req, "method");
+                        int64_t id = int_member(req, "id");
+
+                        params = json_object_object_get(req, "params");
+                        if (strcmp(method, "submit") == 0) {
+                                without_env += !json_object_object_get(params, "env");
+                                snprintf(reply, sizeof(reply),
+                                         "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":"
+                                         "{\"id\":%d,\"state\":\"pending\"}}",
+                                         (long long)id, ++job);
+                        } else {
+                                snprintf(reply, sizeof(reply),
+                                         "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"error\":{\"code\":"
+                                         "-32601,\"message\":\"no method \\\"%s\\\"\"}}",
+                                         (long long)id, method);
+                        }
+                        client_send(c, reply);
+                        json_object_put(req);
+                        free(line);
+                }
+                _exit(without_env);
+        }
+        close(lfd);
+        return pid;
+}
+
+START_TEST(submit_stdin_sends_the_environment_with_each_job_to_a_daemon_without_env_set)
+{
+        char path[PATH_MAX];
+        struct run r;
+        int status;
+        pid_t pid;
+
+        snprintf(path, sizeof(path), "%s/old.sock", d.dir);
+        pid = old_daemon(path);
+        ctl(&r, "true\ntrue\ntrue\n", "--socket", path, "submit", "--stdin", NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_str_eq(r.out, "1\n2\n3\n");
+        run_free(&r);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 0); /* every submit had its env */
+}
+END_TEST
+
 /* The column where the header's word starts, or ends for a column aligned to the right. */
 static void check_column(char **rows, int n, const char *word, bool right)
 {
@@ -1445,6 +1537,65 @@ START_TEST(library_pipelined_requests_are_answered_in_order)
 }
 END_TEST
 
+/* How many live items list shows. */
+static size_t live_items(struct sw_client *c)
+{
+        json_object *result;
+        size_t n;
+
+        ck_assert_int_eq(sw_client_call(c, "list", NULL, &result, NULL), 0);
+        n = json_object_array_length(json_object_object_get(result, "items"));
+        json_object_put(result);
+        return n;
+}
+
+START_TEST(library_queued_requests_go_out_at_a_flush_or_a_receive)
+{
+        struct sw_client_error err;
+        size_t before;
+        struct sw_client *c, *other;
+        int64_t sent[3000], id;
+        json_object *result;
+        char name[32];
+        int i;
+
+        ck_assert_int_eq(sw_client_connect(NULL, &c), 0);
+        ck_assert_int_eq(sw_client_connect(NULL, &other), 0);
+        /* Queued: the daemon has not seen it, until the flush. */
+        before = live_items(other);
+        result = json_object_new_object();
+        json_object_object_add(result, "command", json_object_new_string("true"));
+        json_object_object_add(result, "delay", json_object_new_int(3600));
+        ck_assert_int_eq(sw_client_queue(c, "submit", result, &sent[0]), 0);
+        usleep(100 * 1000);
+        ck_assert_uint_eq(live_items(other), before);
+        ck_assert_int_eq(sw_client_flush(c), 0);
+        ck_assert_int_eq(sw_client_receive(c, &result, &err, &id), 0);
+        ck_assert_int_eq(id, sent[0]);
+        json_object_put(result);
+        ck_assert_uint_eq(live_items(other), before + 1);
+        /* More than the client keeps (64 KiB) and more than the daemon reads ahead: all answered,
+         * in order, the rest written by the receives. */
+        for (i = 0; i < 3000; i++) {
+                json_object *p = json_object_new_object();
+
+                snprintf(name, sizeof(name), "queued-%d", i);
+                json_object_object_add(p, "command", json_object_new_string("true"));
+                json_object_object_add(p, "name", json_object_new_string(name));
+                json_object_object_add(p, "delay", json_object_new_int(3600));
+                ck_assert_int_eq(sw_client_queue(c, "submit", p, &sent[i]), 0);
+        }
+        for (i = 0; i < 3000; i++) {
+                ck_assert_int_eq(sw_client_receive(c, &result, &err, &id), 0);
+                ck_assert_int_eq(id, sent[i]);
+                json_object_put(result);
+        }
+        ck_assert_uint_eq(sw_client_outstanding(c), 0);
+        sw_client_free(c);
+        sw_client_free(other);
+}
+END_TEST
+
 START_TEST(library_receive_gives_notifications_with_id_minus_1)
 {
         struct sw_client_error err;
@@ -1513,6 +1664,9 @@ int main(void)
         tcase_add_test(tc, one_argument_is_a_shell_command_several_are_argv);
         tcase_add_test(tc, submit_sends_the_current_directory_or_cwd);
         tcase_add_test(tc, submit_stdin_gives_an_id_per_line_in_order_and_runs_them_all);
+        tcase_add_test(tc, submit_stdin_jobs_see_the_callers_environment);
+        tcase_add_test(tc,
+                       submit_stdin_sends_the_environment_with_each_job_to_a_daemon_without_env_set);
         tcase_add_test(tc, list_shows_aligned_columns_with_a_header);
         tcase_add_test(tc, log_prints_the_output_and_follows_a_running_job);
         tcase_add_test(tc, cancel_of_a_running_sleep_makes_wait_say_cancelled);
@@ -1535,6 +1689,7 @@ int main(void)
         tcase_add_test(tc, pause_wait_returns_once_the_running_job_ended);
         tcase_add_test(tc, suspend_and_continue_say_what_the_job_is_now);
         tcase_add_test(tc, library_pipelined_requests_are_answered_in_order);
+        tcase_add_test(tc, library_queued_requests_go_out_at_a_flush_or_a_receive);
         tcase_add_test(tc, library_receive_gives_notifications_with_id_minus_1);
         tcase_add_test(tc, library_connect_resolves_the_socket_path);
         tcase_add_test(tc, without_a_user_instance_slowctl_falls_back_to_the_systems);

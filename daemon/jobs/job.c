@@ -9,6 +9,7 @@
 #include "jobs/job.h"
 #include "store/run-record.h"
 #include "util/cron.h"
+#include "util/json-text.h"
 #include "util/strv.h"
 
 /* The argv a submit asks for: its own, or the shell's for a command. */
@@ -69,47 +70,82 @@ static const char *arg_text(json_object *arg)
                    : "null";
 }
 
+/* The members of limits that are set. */
+static void limits_text(struct json_text *t, const struct sw_limits *limits)
+{
+        json_text_open(t, '{');
+        for (const struct sw_param *p = sw_limits_params; p->name; p++) {
+                int64_t v = *(const int64_t *)((const char *)limits + p->offset);
+
+                if (v != SW_LIMIT_UNSET) {
+                        json_text_name(t, p->name);
+                        json_text_int(t, v);
+                }
+        }
+        json_text_close(t, '}');
+}
+
 /* What the job runs, as the state database keeps it: the submit's own params, parsed back by
  * the same table after a restart (the environment has its own table, the class a column). */
 static char *payload_json(const struct sw_submit_params *p, const struct sw_limits *limits)
 {
-        json_object *o = json_object_new_object(), *argv;
-        char *text;
+        struct json_text t = {0};
 
-        if (p->command)
-                json_object_object_add(o, "command", json_object_new_string(p->command));
+        json_text_open(&t, '{');
+        if (p->command) {
+                json_text_name(&t, "command");
+                json_text_string(&t, p->command);
+        }
         if (p->argv) {
-                argv = json_object_new_array();
+                json_text_name(&t, "argv");
+                json_text_open(&t, '[');
                 for (char **a = p->argv; *a; a++)
-                        json_object_array_add(argv, json_object_new_string(*a));
-                json_object_object_add(o, "argv", argv);
+                        json_text_string(&t, *a);
+                json_text_close(&t, ']');
         }
-        if (p->cwd)
-                json_object_object_add(o, "cwd", json_object_new_string(p->cwd));
-        if (p->timeout > 0)
-                json_object_object_add(o, "timeout", json_object_new_double(p->timeout));
+        if (p->cwd) {
+                json_text_name(&t, "cwd");
+                json_text_string(&t, p->cwd);
+        }
+        if (p->timeout > 0) {
+                json_text_name(&t, "timeout");
+                json_text_double(&t, p->timeout);
+        }
         /* Every limit, defaults included: a restart must not give the job other ones. */
-        if (!p->plugin)
-                json_object_object_add(o, "limits", sw_limits_to_json(limits));
+        if (!p->plugin) {
+                json_text_name(&t, "limits");
+                limits_text(&t, limits);
+        }
         if (p->retries > 0) {
-                json_object_object_add(o, "retries", json_object_new_int64(p->retries));
-                json_object_object_add(o, "retry_delay", json_object_new_double(p->retry_delay));
+                json_text_name(&t, "retries");
+                json_text_int(&t, p->retries);
+                json_text_name(&t, "retry_delay");
+                json_text_double(&t, p->retry_delay);
         }
-        if (p->every > 0)
-                json_object_object_add(o, "every", json_object_new_double(p->every));
-        if (p->cron)
-                json_object_object_add(o, "cron", json_object_new_string(p->cron));
-        if (p->queue && strcmp(p->queue, SW_QUEUE_DEFAULT) != 0)
-                json_object_object_add(o, "queue", json_object_new_string(p->queue));
+        if (p->every > 0) {
+                json_text_name(&t, "every");
+                json_text_double(&t, p->every);
+        }
+        if (p->cron) {
+                json_text_name(&t, "cron");
+                json_text_string(&t, p->cron);
+        }
+        if (p->queue && strcmp(p->queue, SW_QUEUE_DEFAULT) != 0) {
+                json_text_name(&t, "queue");
+                json_text_string(&t, p->queue);
+        }
         if (p->plugin) {
-                json_object_object_add(o, "plugin", json_object_new_string(p->plugin));
-                json_object_object_add(o, "entry", json_object_new_string(p->entry));
-                json_object_object_add(o, "arg", json_object_get(p->arg));
+                const char *arg = arg_text(p->arg);
+
+                json_text_name(&t, "plugin");
+                json_text_string(&t, p->plugin);
+                json_text_name(&t, "entry");
+                json_text_string(&t, p->entry);
+                json_text_name(&t, "arg");
+                json_text_raw(&t, arg, strlen(arg));
         }
-        text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                            JSON_C_TO_STRING_NOSLASHESCAPE));
-        json_object_put(o);
-        return text;
+        json_text_close(&t, '}');
+        return json_text_end(&t);
 }
 
 const struct job_extra job_no_extra = {

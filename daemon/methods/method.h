@@ -27,6 +27,7 @@ union params {
         struct sw_queue_params queue;
         struct sw_queue_opt_params queue_opt;
         struct sw_list_params list;
+        struct sw_env_set_params env_set;
 };
 
 /* What a handler returns: a result, or an error code and message. */
@@ -48,7 +49,7 @@ struct method {
 };
 
 extern const struct method daemon_methods[]; /* ping, version, settings.*, stats, reload */
-extern const struct method submit_methods[]; /* submit, enqueue */
+extern const struct method submit_methods[]; /* submit, enqueue, env.set */
 extern const struct method control_methods[]; /* wait, cancel, release */
 extern const struct method query_methods[];  /* status, list, subscribe, history */
 extern const struct method log_methods[];    /* log */

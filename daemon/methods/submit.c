@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* submit (with keys: coalesced or deferred) and enqueue. */
+/* submit (with keys: coalesced or deferred), enqueue, and env.set (a connection's environment). */
 #include <errno.h>
 #include <string.h>
 
@@ -223,6 +223,8 @@ static void submit(struct registry *reg, struct conn *c, union params *params, s
                 job_unref(job);
                 return;
         }
+        if (!job->x->plugin && !p->env && c->env)
+                job->env = envs_ref(c->env);
         job->id = ++reg->next_id;
         registry_add(reg, job);
         if (p->hold && registry_hold(reg, c, job) < 0)
@@ -285,6 +287,25 @@ static void handle_enqueue(struct registry *reg, struct conn *c, union params *p
         enqueue_reply(reg, c, job, 0, r);
 }
 
+static void handle_env_set(struct registry *reg, struct conn *c, union params *params,
+                           struct reply *r)
+{
+        char **vars = params->env_set.env;
+        struct env_block *env = envs_intern(&reg->shared.envs, vars);
+        size_t n = 0;
+
+        if (!env) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        envs_unref(&reg->shared.envs, c->env);
+        c->env = env;
+        while (vars[n])
+                n++;
+        r->result = json_object_new_object();
+        json_object_object_add(r->result, "vars", json_object_new_int64((int64_t)n));
+}
+
 static void submit_prefill(struct registry *reg, union params *params)
 {
         (void)reg;
@@ -294,5 +315,6 @@ static void submit_prefill(struct registry *reg, union params *params)
 const struct method submit_methods[] = {
     {"submit", sw_submit_params, submit_prefill, handle_submit},
     {"enqueue", sw_enqueue_params, NULL, handle_enqueue},
+    {"env.set", sw_env_set_params, NULL, handle_env_set},
     {NULL, NULL, NULL, NULL},
 };

@@ -49,6 +49,7 @@ void conn_unref(struct conn *c)
         if (--c->refs > 0)
                 return;
         drop_held(c);
+        envs_unref(c->clients->envs, c->env);
         free(c->held);
         sw_lines_free(&c->in);
         free(c);

@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "proto.h"
+#include "store/envs.h"
 
 #define CONN_OUT_SOFT (64u * 1024)        /* unsent replies beyond which requests wait */
 #define CONN_READ_AHEAD (64u * 1024)      /* requests read meanwhile, at most */
@@ -26,6 +27,7 @@ struct clients {
         bool system;         /* every user may connect, not only the daemon's own and root */
         gid_t admin_gid;     /* members are admins; (gid_t)-1: none */
         const struct sw_settings *settings; /* in force: max-connections-per-user */
+        struct envs *envs;                  /* where the connections' environments are shared */
         struct conn *head;
         unsigned n;          /* connections, but for those being refused */
         uint64_t refusal_logged;    /* uv_now() when a refusal was last logged */
@@ -67,6 +69,7 @@ struct conn {
         size_t nheld, held_size, held_len;
         bool batching;      /* requests are being handled: write their replies together after */
         bool heavy;         /* has held much: the heap is trimmed when it goes */
+        struct env_block *env; /* env.set's: the environment of its submits without one */
         void *data;         /* whoever reads its requests keeps what it knows of it here */
 };
 

@@ -50,6 +50,12 @@ struct env_block *envs_intern(struct envs *envs, char *const *vars)
         return b;
 }
 
+struct env_block *envs_ref(struct env_block *block)
+{
+        block->refs++;
+        return block;
+}
+
 void envs_unref(struct envs *envs, struct env_block *block)
 {
         struct env_block **p;

@@ -25,6 +25,8 @@ struct envs {
 
 /* The shared copy of vars (a new reference), or NULL when out of memory. */
 struct env_block *envs_intern(struct envs *envs, char *const *vars);
+/* One more reference to block. */
+struct env_block *envs_ref(struct env_block *block);
 void envs_unref(struct envs *envs, struct env_block *block);
 
 #endif
