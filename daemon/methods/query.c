@@ -177,7 +177,7 @@ static void handle_list(struct registry *reg, struct conn *c, union params *para
         const struct sw_list_params *p = &params->list;
         struct job *job = NULL, *start;
         json_object *items;
-        int64_t n = 0, more = 0, total, before;
+        int64_t n = 0, more = 0, total, all, before;
         int state;
 
         for (state = 0; p->state && metrics_states[state] &&
@@ -192,13 +192,19 @@ static void handle_list(struct registry *reg, struct conn *c, union params *para
         if (!p->state)
                 state = -1;
         start = first_after(reg, p->after_id);
+        total = count_listed(reg, c, p, state);
+        /* From the first job on, the walk stops once it has found as many as are counted. */
+        if (start && start->oprev)
+                all = -1;
+        else
+                all = total;
         items = json_object_new_array();
-        for (job = start; job && (p->limit == 0 || n < p->limit); job = job->onext)
+        for (job = start; job && (p->limit == 0 || n < p->limit) && (all < 0 || n < all);
+             job = job->onext)
                 if (listed(c, p, job)) {
                         json_object_array_add(items, live_status(job));
                         n++;
                 }
-        total = job ? count_listed(reg, c, p, state) : -1;
         before = job && lists_all(reg, c, p) ? registry_count_before(reg, job) : -1;
         if (!job)
                 more = 0;
