@@ -126,6 +126,22 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
 }
 END_TEST
 
+/* Waits until the job's running process or plugin has written what (its pool thread may say
+ * "running" a moment before the run is under way). */
+static void wait_logged(int fd, int64_t id, const char *what)
+{
+        for (int i = 0; i < 2000; i++) {
+                char *log = job_log(fd, id);
+                bool found = strstr(log, what) != NULL;
+
+                free(log);
+                if (found)
+                        return;
+                usleep(10000);
+        }
+        ck_abort_msg("job %lld never logged \"%s\"", (long long)id, what);
+}
+
 START_TEST(a_crash_cuts_a_shell_run_which_runs_again_but_not_a_plugins)
 {
         json_object *st;
@@ -133,10 +149,10 @@ START_TEST(a_crash_cuts_a_shell_run_which_runs_again_but_not_a_plugins)
 
         daemon_start(&d, "--plugin-dir", PLUGINS_BUILT, NULL);
         fd = client_connect(d.sock);
-        ck_assert_int_eq(job_submit(fd, "{\"command\":\"sleep 30\"}"), 1);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"echo started; sleep 30\"}"), 1);
         ck_assert_int_eq(job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"until_stopped\"}"), 2);
-        job_wait_state(fd, 1, "running");
-        job_wait_state(fd, 2, "running");
+        wait_logged(fd, 1, "started");
+        wait_logged(fd, 2, "waiting");
         close(fd);
         daemon_kill_hard(&d);
 
