@@ -172,18 +172,31 @@ static char *env_of_job(int c, const char *extra)
         return log;
 }
 
+/* env.set on connection c, which says it set vars variables. */
+static void env_set(int c, const char *params, int vars)
+{
+        json_object *res = call_ok(c, "env.set", params);
+
+        ck_assert_int_eq(int_member(res, "vars"), vars);
+        json_object_put(res);
+}
+
+/* A job on connection c with the submit's own params prints the environment want. */
+static void expect_env(int c, const char *extra, const char *want)
+{
+        char *log = env_of_job(c, extra);
+
+        ck_assert_str_eq(log, want);
+        free(log);
+}
+
 START_TEST(env_set_is_the_environment_of_the_connections_later_submits)
 {
-        json_object *res;
         int other;
         char *log;
 
-        res = call_ok(fd, "env.set", "{\"env\":{\"A\":\"one two\",\"PATH\":\"/usr/bin:/bin\"}}");
-        ck_assert_int_eq(int_member(res, "vars"), 2);
-        json_object_put(res);
-        log = env_of_job(fd, "");
-        ck_assert_str_eq(log, "A=one two\nPATH=/usr/bin:/bin\n");
-        free(log);
+        env_set(fd, "{\"env\":{\"A\":\"one two\",\"PATH\":\"/usr/bin:/bin\"}}", 2);
+        expect_env(fd, "", "A=one two\nPATH=/usr/bin:/bin\n");
         /* A command's shell sees it too. */
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"echo \\\"$A\\\"\",\"key\":\"k\"}"), 2);
         json_object_put(job_wait(fd, 2));
@@ -192,9 +205,7 @@ START_TEST(env_set_is_the_environment_of_the_connections_later_submits)
         free(log);
 
         /* A submit's own env wins. */
-        log = env_of_job(fd, ",\"env\":{\"B\":\"own\"}");
-        ck_assert_str_eq(log, "B=own\n");
-        free(log);
+        expect_env(fd, ",\"env\":{\"B\":\"own\"}", "B=own\n");
 
         /* Another connection does not see it: its jobs get the daemon's environment. */
         other = client_connect(d.sock);
@@ -206,16 +217,10 @@ START_TEST(env_set_is_the_environment_of_the_connections_later_submits)
         close(other);
 
         /* A later env.set replaces it; an empty one leaves the jobs no variable at all. */
-        json_object_put(call_ok(fd, "env.set", "{\"env\":{\"C\":\"three\"}}"));
-        log = env_of_job(fd, "");
-        ck_assert_str_eq(log, "C=three\n");
-        free(log);
-        res = call_ok(fd, "env.set", "{\"env\":{}}");
-        ck_assert_int_eq(int_member(res, "vars"), 0);
-        json_object_put(res);
-        log = env_of_job(fd, "");
-        ck_assert_str_eq(log, "");
-        free(log);
+        env_set(fd, "{\"env\":{\"C\":\"three\"}}", 1);
+        expect_env(fd, "", "C=three\n");
+        env_set(fd, "{\"env\":{}}", 0);
+        expect_env(fd, "", "");
 }
 END_TEST
 
@@ -230,17 +235,15 @@ START_TEST(bad_env_set_params_are_invalid_params_and_change_nothing)
             {"{\"env\":{\"A=B\":\"x\"}}", "parameter \"env\": invalid variable name \"A=B\""},
             {"{\"env\":{\"A\":\"x\"},\"vars\":1}", "unknown parameter \"vars\""},
         };
-        char msg[256], *log;
+        char msg[256];
         size_t i;
 
-        json_object_put(call_ok(fd, "env.set", "{\"env\":{\"KEPT\":\"yes\"}}"));
+        env_set(fd, "{\"env\":{\"KEPT\":\"yes\"}}", 1);
         for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 ck_assert_int_eq(call_error(fd, "env.set", bad[i][0], msg, sizeof(msg)), -32602);
                 ck_assert_str_eq(msg, bad[i][1]);
         }
-        log = env_of_job(fd, "");
-        ck_assert_str_eq(log, "KEPT=yes\n");
-        free(log);
+        expect_env(fd, "", "KEPT=yes\n");
 }
 END_TEST
 

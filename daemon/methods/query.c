@@ -194,10 +194,7 @@ static void handle_list(struct registry *reg, struct conn *c, union params *para
         start = first_after(reg, p->after_id);
         total = count_listed(reg, c, p, state);
         /* From the first job on, the walk stops once it has found as many as are counted. */
-        if (start && start->oprev)
-                all = -1;
-        else
-                all = total;
+        all = start && start->oprev ? -1 : total;
         items = json_object_new_array();
         for (job = start; job && (p->limit == 0 || n < p->limit) && (all < 0 || n < all);
              job = job->onext)
