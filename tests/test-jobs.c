@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Shell jobs through a real slowworkd: runs, logs, keys, handles, cancel, timeout, history. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -57,6 +58,11 @@ static bool live(int64_t id)
 
         json_object_put(st);
         return is_live;
+}
+
+static int strcmp_ptr(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 static bool process_gone(pid_t pid)
@@ -119,6 +125,98 @@ START_TEST(argv_runs_without_a_shell_with_cwd_env_and_no_stdin)
         json_object_put(job_wait(fd, id));
         log = job_log(fd, id);
         ck_assert_str_eq(log, "a;b $HOME\n");
+        free(log);
+}
+END_TEST
+
+/* The log of a command run in d.dir with env (a JSON object's members), once it succeeded or
+ * ended with exit_code. */
+static char *run_in_dir(const char *command, const char *env, int exit_code)
+{
+        char params[1024];
+        json_object *rec;
+        int64_t id;
+
+        snprintf(params, sizeof(params), "{\"command\":\"%s\",\"cwd\":\"%s\",\"env\":{%s}}",
+                 command, d.dir, env);
+        id = job_submit(fd, params);
+        rec = job_wait(fd, id);
+        ck_assert_msg(int_member(rec, "exit_code") == exit_code, "%s: %s", command,
+                      json_object_to_json_string(rec));
+        json_object_put(rec);
+        return job_log(fd, id);
+}
+
+/* The lines of text, sorted, one string. */
+static char *sorted_lines(const char *text)
+{
+        char *copy = strdup(text), *lines[64], *out, *save = NULL;
+        size_t n = 0, size = strlen(text) + 2;
+
+        for (char *l = strtok_r(copy, "\n", &save); l && n < 64; l = strtok_r(NULL, "\n", &save))
+                lines[n++] = l;
+        qsort(lines, n, sizeof(*lines), strcmp_ptr);
+        out = calloc(1, size);
+        for (size_t i = 0; i < n; i++) {
+                strcat(out, lines[i]);
+                strcat(out, "\n");
+        }
+        free(copy);
+        return out;
+}
+
+/* A command that is only words is started without /bin/sh, exactly as the shell would start it:
+ * its environment (with PWD, which dash sets), a script without #!, a name not found, a builtin. */
+START_TEST(a_plain_command_starts_as_the_shell_would_start_it)
+{
+        char env[512], want[PATH_MAX + 64], *log, *plain, *shell;
+        int script;
+
+        snprintf(env, sizeof(env), "\"PATH\":\"/usr/bin:/bin\",\"PWD\":\"%s\",\"A\":\"1 2\"",
+                 d.dir);
+        /* Without the shell: the daemon is the process's parent. */
+        log = run_in_dir("grep PPid /proc/self/status", env, 0);
+        snprintf(want, sizeof(want), "PPid:\t%d\n", (int)d.pid);
+        ck_assert_str_eq(log, want);
+        free(log);
+        /* The environment the shell would give it (the ';' makes the shell run it). */
+        log = run_in_dir("env", env, 0);
+        plain = sorted_lines(log);
+        free(log);
+        log = run_in_dir("env;", env, 0);
+        shell = sorted_lines(log);
+        free(log);
+        ck_assert_str_eq(plain, shell);
+        snprintf(want, sizeof(want), "A=1 2\nPATH=/usr/bin:/bin\nPWD=%s\n", d.dir);
+        ck_assert_str_eq(plain, want);
+        free(plain);
+        free(shell);
+        /* Without PWD the shell sets it. */
+        log = run_in_dir("env", "\"PATH\":\"/usr/bin:/bin\"", 0);
+        snprintf(want, sizeof(want), "PATH=/usr/bin:/bin\nPWD=%s\n", d.dir);
+        plain = sorted_lines(log);
+        ck_assert_str_eq(plain, want);
+        free(plain);
+        free(log);
+
+        /* A file without #! is a script for the shell. */
+        snprintf(want, sizeof(want), "%s/noshebang", d.dir);
+        script = open(want, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        ck_assert_int_ge(script, 0);
+        ck_assert_int_eq(write(script, "echo from a script\n", 19), 19);
+        close(script);
+        log = run_in_dir("./noshebang", env, 0);
+        ck_assert_str_eq(log, "from a script\n");
+        free(log);
+        /* Not found: the shell's message and exit code. */
+        log = run_in_dir("no-such-program-here x", env, 127);
+        ck_assert_msg(strstr(log, "no-such-program-here: not found"), "log: %s", log);
+        free(log);
+        /* A builtin with arguments is the shell's: /bin/true would print its --help. */
+        log = run_in_dir("true --help", env, 0);
+        ck_assert_str_eq(log, "");
+        free(log);
+        log = run_in_dir("false", env, 1);
         free(log);
 }
 END_TEST
@@ -970,6 +1068,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, command_runs_and_wait_gives_its_exit_code);
         tcase_add_test(tc, argv_runs_without_a_shell_with_cwd_env_and_no_stdin);
+        tcase_add_test(tc, a_plain_command_starts_as_the_shell_would_start_it);
         tcase_add_test(tc, status_shows_the_name_key_and_command_given);
         tcase_add_test(tc, env_set_is_the_environment_of_the_connections_later_submits);
         tcase_add_test(tc, bad_env_set_params_are_invalid_params_and_change_nothing);

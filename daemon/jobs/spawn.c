@@ -13,6 +13,9 @@
  * the calling thread stopped). glibc does not export its clone3() wrapper, so ours is below for
  * x86-64; elsewhere, or where clone3() is refused (old kernels, seccomp filters), the child is
  * made by clone() and writes cgroup.procs itself.
+ *
+ * A shell command that the shell would only look up and start is started without it
+ * (plain-command.c); the shell gets it when that lookup finds nothing to run.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -34,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "jobs/plain-command.h"
 #include "jobs/spawn.h"
 #include "util/credentials.h"
 
@@ -68,6 +72,7 @@ enum stage { STAGE_SETUP, STAGE_CGROUP, STAGE_LIMITS, STAGE_USER, STAGE_CWD, STA
 struct child {
         const struct spawn_params *p;
         char *const *envp;
+        const struct plain_command *plain; /* tried before the shell, when not NULL */
         bool by_clone3;   /* born in its cgroup, its signal handlers cleared */
         uint64_t ignored; /* the signals ignored, bit sig - 1 */
         int stage;        /* written by the child when it fails */
@@ -165,6 +170,10 @@ CHILD_CODE static int child_main(void *arg)
         if (syscall(SYS_close_range, 3u, ~0u, 0) < 0)
                 goto fail;
         c->stage = STAGE_EXEC;
+        /* A file that is no program the shell would run as a script: the shell's, then. */
+        for (char *const *f = c->plain ? c->plain->paths : NULL; f && *f; f++)
+                if (execve(*f, c->plain->argv, c->envp) < 0 && errno == ENOEXEC)
+                        break;
         execvpe(p->argv[0], p->argv, c->envp);
 fail:
         c->err = errno ? errno : EIO;
@@ -406,6 +415,7 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t n
 {
         char *own[3] = {NULL, NULL, NULL}, **user_envp = NULL;
         struct child c = {.p = p};
+        struct plain_command plain = {NULL, NULL};
         sigset_t all, old;
         struct child_stack *stack;
         size_t argc = 0;
@@ -419,6 +429,9 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t n
                 c.envp = p->envp ? p->envp : environ;
         while (p->argv[argc])
                 argc++;
+        if (argc == 3 && strcmp(p->argv[0], "/bin/sh") == 0 && strcmp(p->argv[1], "-c") == 0 &&
+            c.envp && plain_command_parse(p->argv[2], c.envp, p->cwd, &plain))
+                c.plain = &plain;
         stack = stack_get(STACK_SIZE + (argc + 2) * sizeof(char *));
         if (!c.envp || !stack) {
                 r = -ENOMEM;
@@ -447,6 +460,7 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t n
 out:
         if (r < 0 && !note[0])
                 snprintf(note, notelen, "cannot run %s: %s", p->argv[0], strerror(-r));
+        free(plain.argv);
         free(own[0]);
         free(own[1]);
         free(own[2]);
