@@ -169,7 +169,8 @@ static char *sorted_lines(const char *text)
  * its environment (with PWD, which dash sets), a script without #!, a name not found, a builtin. */
 START_TEST(a_plain_command_starts_as_the_shell_would_start_it)
 {
-        char env[512], want[PATH_MAX + 64], *log, *plain, *shell;
+        char env[512], want[PATH_MAX + 600], *log, *plain, *shell;
+        json_object *rec;
         int script;
 
         snprintf(env, sizeof(env), "\"PATH\":\"/usr/bin:/bin\",\"PWD\":\"%s\",\"A\":\"1 2\"",
@@ -208,6 +209,18 @@ START_TEST(a_plain_command_starts_as_the_shell_would_start_it)
         log = run_in_dir("./noshebang", env, 0);
         ck_assert_str_eq(log, "from a script\n");
         free(log);
+        /* The program is the run's process: a signal that ends it is the run's end. */
+        snprintf(want, sizeof(want), "%s/selfkill", d.dir);
+        script = open(want, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        ck_assert_int_ge(script, 0);
+        ck_assert_int_eq(write(script, "#!/bin/sh\nkill -ABRT $$\n", 24), 24);
+        close(script);
+        snprintf(want, sizeof(want), "{\"command\":\"./selfkill\",\"cwd\":\"%s\",\"env\":{%s}}",
+                 d.dir, env);
+        rec = job_wait(fd, job_submit(fd, want));
+        ck_assert_str_eq(outcome(rec), "killed");
+        ck_assert_int_eq(int_member(rec, "signal"), SIGABRT);
+        json_object_put(rec);
         /* Not found: the shell's message and exit code. */
         log = run_in_dir("no-such-program-here x", env, 127);
         ck_assert_msg(strstr(log, "no-such-program-here: not found"), "log: %s", log);
