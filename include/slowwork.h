@@ -124,6 +124,13 @@ void slow_work_pool_free(struct slow_work_pool *pool);
 int slow_work_pool_enqueue(struct slow_work_pool *pool, struct slow_work *work);
 int slow_work_pool_enqueue_delayed(struct slow_work_pool *pool, struct delayed_slow_work *dwork,
                                    unsigned long delay_ms);
+/* Not the kernel's slow work, but its block layer's plugging: while a pool is plugged, items
+ * enqueued into it are queued as ever (pending; a thread that ends a run takes them) but wake or
+ * start no thread. The last unplug wakes or starts threads for all that is queued. For a burst of
+ * enqueues from one thread, so that it wakes the threads once rather than once an item; plugs
+ * nest. */
+void slow_work_pool_plug(struct slow_work_pool *pool);
+void slow_work_pool_unplug(struct slow_work_pool *pool);
 int slow_work_pool_configure(struct slow_work_pool *pool, const struct slow_work_settings *settings);
 void slow_work_pool_settings(struct slow_work_pool *pool, struct slow_work_settings *ret_settings);
 void slow_work_pool_stats(struct slow_work_pool *pool, struct slow_work_stats *ret_stats);

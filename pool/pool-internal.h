@@ -36,6 +36,7 @@ struct slow_work_pool {
         unsigned nthreads; /* threads counted against max-threads */
         unsigned nidle;    /* waiting on work_cond, not yet sent a wake-up or an exit */
         unsigned nwoken;   /* wake-ups sent that no waiting thread has taken yet */
+        unsigned plugged;  /* plugs not yet unplugged: no thread is woken or started */
         unsigned ncoming;  /* threads woken or started that have not yet looked for work */
         unsigned nwaiters; /* cancellers waiting for a run to end */
         struct slow_work_settings settings;

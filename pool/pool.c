@@ -25,6 +25,15 @@
  * threads woke to find their items taken by busy ones: the benchmark saw 5 to 9 context switches
  * per thousand items; now 0.1 to 0.3.)
  *
+ * A producer with a burst of items can plug the pool: the items are queued (and taken by threads
+ * that end a run) but nobody is woken until the last unplug, which kicks once for all of them.
+ * Where the items take microseconds, as the daemon's no-op plugin runs do, threads that finish
+ * faster than items come go idle after each one, and each enqueue woke one: a futex wake on the
+ * producer's side and a wait and a context switch on the thread's, more than the item. The
+ * daemon plugs a pool from its first enqueue in a loop iteration to the iteration's end; 100,000
+ * no-op plugin runs took 25% less of its CPU (138 to 159 ticks against 184 to 209) and ran at
+ * 82,000 to 97,000 a second against 71,000 to 75,000 (three runs each, interleaved).
+ *
  * An idle thread above min-threads waits until its idle deadline, at or below it until woken;
  * the choice is made again after every wake-up, so no wait is ever on a deadline that has passed
  * and an idle pool costs no CPU (#9). Which waiter a signal wakes is the condition's business, so
@@ -203,9 +212,12 @@ static int start_worker(struct slow_work_pool *pool)
         return 0;
 }
 
-/* Wakes idle threads, or starts new ones up to max-threads, for the items nobody comes for. */
+/* Wakes idle threads, or starts new ones up to max-threads, for the items nobody comes for;
+ * once unplugged. */
 void pool_kick(struct slow_work_pool *pool)
 {
+        if (pool->plugged)
+                return;
         while (runnable(pool) > pool->ncoming) {
                 if (pool->nidle) {
                         if (pool->nwoken)
@@ -512,6 +524,21 @@ out:
         pool_disown(work);
         pthread_mutex_unlock(&pool->lock);
         return r;
+}
+
+void slow_work_pool_plug(struct slow_work_pool *pool)
+{
+        pthread_mutex_lock(&pool->lock);
+        pool->plugged++;
+        pthread_mutex_unlock(&pool->lock);
+}
+
+void slow_work_pool_unplug(struct slow_work_pool *pool)
+{
+        pthread_mutex_lock(&pool->lock);
+        if (pool->plugged && --pool->plugged == 0)
+                pool_kick(pool);
+        pthread_mutex_unlock(&pool->lock);
 }
 
 int slow_work_pool_enqueue(struct slow_work_pool *pool, struct slow_work *work)

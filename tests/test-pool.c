@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pool-helpers.h"
 #include "run-suite.h"
@@ -393,6 +394,61 @@ START_TEST(rule8_a_burst_wakes_every_idle_thread)
         WAIT_FOR(ev_running == 4);
         ck_assert_int_eq(pool_stats(pool).busy, 4);
         gate_open(&gate);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+/* Nothing woken or started for 100 ms: the plugged items are still queued. */
+static void assert_plugged(struct slow_work_pool *pool, unsigned threads, unsigned queued)
+{
+        struct slow_work_stats st;
+
+        usleep(100000);
+        st = pool_stats(pool);
+        ck_assert_uint_eq(st.threads, threads);
+        ck_assert_uint_eq(st.busy, 0);
+        ck_assert_uint_eq(st.queued_slow, queued);
+        ev_lock();
+        ck_assert_int_eq(ev_running, 0);
+        ev_unlock();
+}
+
+START_TEST(plugged_items_wake_and_start_threads_at_the_last_unplug)
+{
+        struct slow_work_pool *pool = pool_with(2, 4, 50, 5000);
+        struct gate gate = {false};
+        struct titem t[4];
+
+        POLL_FOR(pool_stats(pool).idle == 2);
+        slow_work_pool_plug(pool);
+        slow_work_pool_plug(pool);
+        enqueue_gated(pool, t, 4, 0, false, &gate);
+        ck_assert(slow_work_is_pending(W(&t[0])));
+        assert_plugged(pool, 2, 4);
+        slow_work_pool_unplug(pool); /* plugs nest */
+        assert_plugged(pool, 2, 4);
+        slow_work_pool_unplug(pool);
+        WAIT_FOR(ev_running == 4);
+        ck_assert_uint_eq(pool_stats(pool).threads, 4);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+}
+END_TEST
+
+START_TEST(a_thread_that_ends_a_run_takes_plugged_items)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate first = {false}, next = {true};
+        struct titem a, b;
+
+        run_gated(pool, &a, 1, false, &first);
+        slow_work_pool_plug(pool);
+        titem_init(&b, 2, false, pool);
+        b.gate = &next;
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&b)), 0);
+        gate_open(&first);
+        WAIT_FOR(b.runs == 1);
+        slow_work_pool_unplug(pool);
         slow_work_pool_free(pool);
 }
 END_TEST
@@ -1142,6 +1198,8 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule8_grows_on_demand_up_to_max);
         tcase_add_test(tc, rule8_idle_thread_takes_work_before_a_new_one_starts);
         tcase_add_test(tc, rule8_a_burst_wakes_every_idle_thread);
+        tcase_add_test(tc, plugged_items_wake_and_start_threads_at_the_last_unplug);
+        tcase_add_test(tc, a_thread_that_ends_a_run_takes_plugged_items);
         tcase_add_test(tc, rule8_idle_threads_above_min_exit_after_timeout);
         tcase_add_test(tc, rule8_grows_when_every_idle_thread_is_taken);
         tcase_add_test(tc, rule8_idle_pool_at_min_threads_uses_no_cpu);

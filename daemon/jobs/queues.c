@@ -147,6 +147,7 @@ void registry_remove_queue(struct registry *reg, struct queue *q)
         snprintf(row, sizeof(row), "queue.%s", q->name);
         store_delete_settings(reg->store, row);
         log_info("Queue %s removed", q->name);
+        burst_end(&reg->burst);
         queue_free(q);
 }
 

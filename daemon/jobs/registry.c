@@ -566,6 +566,16 @@ void registry_notify(struct registry *reg, struct job *job, const char *state,
         }
 }
 
+/* Into the job's pool, now (plugged for the rest of the burst) or after the delay. */
+static int pool_enqueue(struct registry *reg, struct job *job, double delay)
+{
+        if (delay > 0)
+                return slow_work_pool_enqueue_delayed(job->queue->pool, &job->dw,
+                                                      (unsigned long)(delay * 1000.0 + 0.5));
+        burst_add(&reg->burst, job->queue->pool);
+        return slow_work_pool_enqueue(job->queue->pool, &job->dw.work);
+}
+
 int registry_queue_run(struct registry *reg, struct job *job, double delay)
 {
         bool pending = slow_work_is_pending(&job->dw.work);
@@ -574,11 +584,7 @@ int registry_queue_run(struct registry *reg, struct job *job, double delay)
         /* The pool is being freed off the loop, or is gone: nothing more is queued. */
         if (__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
                 return -ESHUTDOWN;
-        if (delay > 0)
-                r = slow_work_pool_enqueue_delayed(job->queue->pool, &job->dw,
-                                                   (unsigned long)(delay * 1000.0 + 0.5));
-        else
-                r = slow_work_pool_enqueue(job->queue->pool, &job->dw.work);
+        r = pool_enqueue(reg, job, delay);
         if (r == 0 && !pending) {
                 bool saved = job->qorder != 0; /* a new job's row is written after this */
 
@@ -597,11 +603,7 @@ int registry_restore_run(struct registry *reg, struct job *job, double delay)
 {
         int r;
 
-        if (delay > 0)
-                r = slow_work_pool_enqueue_delayed(job->queue->pool, &job->dw,
-                                                   (unsigned long)(delay * 1000.0 + 0.5));
-        else
-                r = slow_work_pool_enqueue(job->queue->pool, &job->dw.work);
+        r = pool_enqueue(reg, job, delay);
         if (r == 0) {
                 job->due = delay > 0 ? (double)time(NULL) + delay : 0;
                 job->queued_at = delay > 0 ? run_wall_now() + delay : run_wall_now();
@@ -877,6 +879,9 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         r = events_init(&reg->events, config->loop, on_event, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the job events: %m");
+        r = burst_init(&reg->burst, config->loop);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the job events: %m");
         r = gate_init(&reg->gate, config->loop, &reg->shared.run, registry_release_held, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
@@ -906,6 +911,8 @@ int registry_init(struct registry *reg, const struct registry_config *config)
 void registry_stop_starting(struct registry *reg)
 {
         __atomic_store_n(&reg->shared.run.stopping, true, __ATOMIC_RELEASE);
+        /* The pools are freed off the loop next, and nothing is queued from here on. */
+        burst_end(&reg->burst);
         /* No tick now: one missed while stopped makes its run at the next start. */
         schedule_stop(&reg->schedule);
         /* The pool is freed off the loop next: nothing reads it from here on. */
@@ -936,6 +943,7 @@ void registry_close_events(struct registry *reg)
 {
         events_flush(&reg->events);
         events_close(&reg->events);
+        burst_close(&reg->burst);
         gate_close(&reg->gate);
         users_close(&reg->users);
         pause_close(&reg->pause);

@@ -17,6 +17,7 @@
 
 #include "jobs/contain.h"
 #include "jobs/deps.h"
+#include "jobs/burst.h"
 #include "jobs/events.h"
 #include "jobs/inflight.h"
 #include "jobs/job.h"
@@ -53,6 +54,7 @@ struct registry {
         json_object *kept; /* settings.set's changes, as the state database keeps them */
         struct job_shared shared;
         struct events events;
+        struct burst burst; /* the pools this loop iteration has enqueued into, plugged */
         struct contain contain;
         struct inflight inflight;
         struct history history;
