@@ -165,13 +165,25 @@ static char *sorted_lines(const char *text)
         return out;
 }
 
+/* An executable file in d.dir. */
+static void write_script(const char *name, const char *text)
+{
+        char path[PATH_MAX];
+        int f;
+
+        snprintf(path, sizeof(path), "%s/%s", d.dir, name);
+        f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        ck_assert_int_ge(f, 0);
+        ck_assert_int_eq(write(f, text, strlen(text)), (ssize_t)strlen(text));
+        close(f);
+}
+
 /* A command that is only words is started without /bin/sh, exactly as the shell would start it:
  * its environment (with PWD, which dash sets), a script without #!, a name not found, a builtin. */
 START_TEST(a_plain_command_starts_as_the_shell_would_start_it)
 {
         char env[512], want[PATH_MAX + 600], *log, *plain, *shell;
         json_object *rec;
-        int script;
 
         snprintf(env, sizeof(env), "\"PATH\":\"/usr/bin:/bin\",\"PWD\":\"%s\",\"A\":\"1 2\"",
                  d.dir);
@@ -201,20 +213,12 @@ START_TEST(a_plain_command_starts_as_the_shell_would_start_it)
         free(log);
 
         /* A file without #! is a script for the shell. */
-        snprintf(want, sizeof(want), "%s/noshebang", d.dir);
-        script = open(want, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-        ck_assert_int_ge(script, 0);
-        ck_assert_int_eq(write(script, "echo from a script\n", 19), 19);
-        close(script);
+        write_script("noshebang", "echo from a script\n");
         log = run_in_dir("./noshebang", env, 0);
         ck_assert_str_eq(log, "from a script\n");
         free(log);
         /* The program is the run's process: a signal that ends it is the run's end. */
-        snprintf(want, sizeof(want), "%s/selfkill", d.dir);
-        script = open(want, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-        ck_assert_int_ge(script, 0);
-        ck_assert_int_eq(write(script, "#!/bin/sh\nkill -ABRT $$\n", 24), 24);
-        close(script);
+        write_script("selfkill", "#!/bin/sh\nkill -ABRT $$\n");
         snprintf(want, sizeof(want), "{\"command\":\"./selfkill\",\"cwd\":\"%s\",\"env\":{%s}}",
                  d.dir, env);
         rec = job_wait(fd, job_submit(fd, want));
