@@ -610,12 +610,22 @@ END_TEST
 
 START_TEST(a_second_daemon_on_the_same_state_folder_is_refused)
 {
-        char sock[PATH_MAX + 8];
+        char sock[PATH_MAX + 8], state[PATH_MAX + 8], *err;
         int fd;
 
         daemon_start(&d, NULL);
         snprintf(sock, sizeof(sock), "%s/other.sock", d.dir);
         ck_assert_int_eq(daemon_run_status_beside(&d, "--socket", sock, NULL), 1);
+        if (daemon_store()) {
+                /* In PostgreSQL, one daemon per schema, whatever its state folder. */
+                snprintf(state, sizeof(state), "%s/other-state", d.dir);
+                ck_assert_int_eq(daemon_run_stderr(&err, "--socket", sock, "--state-dir", state,
+                                                   "--store", daemon_store(), "--store-schema",
+                                                   d.schema, NULL),
+                                 1);
+                ck_assert_msg(strstr(err, d.schema), "slowworkd said: %s", err);
+                free(err);
+        }
         fd = client_connect(d.sock);
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 1);
         close(fd);
