@@ -95,10 +95,45 @@ static void wait_ready(struct daemon *d)
         ck_abort_msg("slowworkd did not answer on %s", d->sock);
 }
 
+const char *daemon_store(void)
+{
+        const char *store = getenv("SLOWWORK_TEST_STORE");
+
+        return store && *store ? store : NULL;
+}
+
+void skipped_with_postgresql(const char *test, const char *why)
+{
+        size_t len = strlen(test);
+
+        if (len > 3 && strcmp(test + len - 3, "_fn") == 0) /* START_TEST's name for it */
+                len -= 3;
+        fprintf(stderr, "skipped with PostgreSQL: %.*s: %s\n", (int)len, test, why);
+}
+
+/* The arguments for d's state: its folder, and its own schema in a PostgreSQL store (made on its
+ * first start). */
+static int state_args(struct daemon *d, char **argv, int n)
+{
+        static int started;
+
+        argv[n++] = (char *)"--state-dir";
+        argv[n++] = d->state;
+        if (daemon_store()) {
+                if (!d->schema[0])
+                        snprintf(d->schema, sizeof(d->schema), "t_%d_%d", (int)getpid(), ++started);
+                argv[n++] = (char *)"--store";
+                argv[n++] = (char *)daemon_store();
+                argv[n++] = (char *)"--store-schema";
+                argv[n++] = d->schema;
+        }
+        return n;
+}
+
 static void start(struct daemon *d, bool with_socket, va_list ap)
 {
-        char *argv[32] = {(char *)SLOWWORKD, (char *)"--state-dir", d->state}, mount[512];
-        int n = 3;
+        char *argv[32] = {(char *)SLOWWORKD}, mount[512];
+        int n = state_args(d, argv, 1);
 
         if (with_socket) {
                 argv[n++] = (char *)"--socket";
@@ -119,6 +154,7 @@ void daemon_start(struct daemon *d, ...)
         ck_assert_ptr_nonnull(mkdtemp(d->dir));
         snprintf(d->sock, sizeof(d->sock), "%s/sock", d->dir);
         snprintf(d->state, sizeof(d->state), "%s/state", d->dir);
+        d->schema[0] = '\0';
         d->own_dir = true;
         va_start(ap, d);
         start(d, true, ap);
@@ -147,24 +183,42 @@ void daemon_start_default(struct daemon *d)
 {
         snprintf(d->sock, sizeof(d->sock), "%s/slowwork/slowworkd.sock", getenv("XDG_RUNTIME_DIR"));
         snprintf(d->state, sizeof(d->state), "%s/state", getenv("XDG_RUNTIME_DIR"));
+        d->schema[0] = '\0';
         d->own_dir = false;
         start_plain(d, NULL);
+}
+
+/* Runs slowworkd with argv, its output dropped, and returns its exit status. */
+static int run_status(char **argv)
+{
+        pid_t pid = spawn(argv, true);
+        int status;
+
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        return WEXITSTATUS(status);
 }
 
 int daemon_run_status(const char *first, ...)
 {
         char *argv[32] = {(char *)SLOWWORKD, (char *)first};
         va_list ap;
-        int status;
-        pid_t pid;
 
         va_start(ap, first);
         collect_args(argv, 2, 32, ap);
         va_end(ap);
-        pid = spawn(argv, true);
-        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-        ck_assert(WIFEXITED(status));
-        return WEXITSTATUS(status);
+        return run_status(argv);
+}
+
+int daemon_run_status_beside(struct daemon *d, ...)
+{
+        char *argv[32] = {(char *)SLOWWORKD};
+        va_list ap;
+
+        va_start(ap, d);
+        collect_args(argv, state_args(d, argv, 1), 32, ap);
+        va_end(ap);
+        return run_status(argv);
 }
 
 int daemon_run_stderr(char **ret_err, const char *first, ...)

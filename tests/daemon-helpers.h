@@ -15,7 +15,26 @@ struct daemon {
         char dir[64];
         char sock[PATH_MAX];
         char state[PATH_MAX]; /* --state-dir, removed with the daemon */
+        char schema[32];      /* --store-schema, with a PostgreSQL store */
 };
+
+/*
+ * The job database: with SLOWWORK_TEST_STORE set (a PostgreSQL conninfo, as tests/pg-server run
+ * sets it), every daemon gets --store with it and a --store-schema of its own (a daemon started
+ * again keeps its schema, as it keeps its state folder); unset, each keeps its SQLite file in its
+ * state folder, as by default. daemon_store() is SLOWWORK_TEST_STORE, or NULL.
+ */
+const char *daemon_store(void);
+/* For a case that needs the SQLite file itself: with a PostgreSQL store, says so and why on one
+ * line, and returns from the case. */
+#define SKIP_UNLESS_SQLITE(why)                                                                    \
+        do {                                                                                       \
+                if (daemon_store()) {                                                              \
+                        skipped_with_postgresql(__func__, why);                                    \
+                        return;                                                                    \
+                }                                                                                  \
+        } while (0)
+void skipped_with_postgresql(const char *test, const char *why);
 
 /* Starts slowworkd --socket DIR/sock with the extra arguments (NULL-terminated) and returns
  * once it answers. */
@@ -26,6 +45,8 @@ void daemon_start_again(struct daemon *d, ...);
 void daemon_start_default(struct daemon *d);
 /* Runs slowworkd with the arguments and returns its exit status, for ones that must fail. */
 int daemon_run_status(const char *first, ...);
+/* The same beside d: on its state folder and its schema of the job database. */
+int daemon_run_status_beside(struct daemon *d, ...);
 /* Waits for it to exit and removes its folders: the wait status. */
 int daemon_reap(struct daemon *d);
 /* The same, with what it wrote to stderr in *ret_err (the caller frees it). */

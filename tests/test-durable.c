@@ -331,6 +331,7 @@ START_TEST(a_submit_is_answered_only_once_its_job_is_on_disk)
         sqlite3 *db;
         json_object *reply;
 
+        SKIP_UNLESS_SQLITE("it holds the SQLite file's write lock");
         daemon_start(&d, "--min-threads", "1", "--max-threads", "1", "--stop-timeout", "0", NULL);
         fd = client_connect(d.sock);
         other = client_connect(d.sock);
@@ -459,6 +460,7 @@ START_TEST(a_full_state_folder_refuses_submits_and_loses_nothing_accepted)
         json_object *reply = NULL;
         int fd, other, i;
 
+        SKIP_UNLESS_SQLITE("it fills the state folder, where the SQLite file is");
         daemon_start(&d, NULL);
         fd = client_connect(d.sock);
         other = client_connect(d.sock);
@@ -608,12 +610,22 @@ END_TEST
 
 START_TEST(a_second_daemon_on_the_same_state_folder_is_refused)
 {
-        char sock[PATH_MAX + 8];
+        char sock[PATH_MAX + 8], state[PATH_MAX + 8], *err;
         int fd;
 
         daemon_start(&d, NULL);
         snprintf(sock, sizeof(sock), "%s/other.sock", d.dir);
-        ck_assert_int_eq(daemon_run_status("--socket", sock, "--state-dir", d.state, NULL), 1);
+        ck_assert_int_eq(daemon_run_status_beside(&d, "--socket", sock, NULL), 1);
+        if (daemon_store()) {
+                /* In PostgreSQL, one daemon per schema, whatever its state folder. */
+                snprintf(state, sizeof(state), "%s/other-state", d.dir);
+                ck_assert_int_eq(daemon_run_stderr(&err, "--socket", sock, "--state-dir", state,
+                                                   "--store", daemon_store(), "--store-schema",
+                                                   d.schema, NULL),
+                                 1);
+                ck_assert_msg(strstr(err, d.schema), "slowworkd said: %s", err);
+                free(err);
+        }
         fd = client_connect(d.sock);
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 1);
         close(fd);
@@ -626,6 +638,7 @@ START_TEST(a_damaged_database_stops_the_start_and_stays_as_it_was)
         char dir[64], db[96], sock[96], cmd[128];
         struct stat before, after;
 
+        SKIP_UNLESS_SQLITE("it damages the SQLite file");
         make_state(dir, sizeof(dir), db, sizeof(db));
         snprintf(sock, sizeof(sock), "%s/sock", dir);
         write_file(db, "this is not a database, and must not be replaced by an empty one\n");
@@ -643,6 +656,7 @@ START_TEST(a_database_from_a_newer_version_is_refused)
         char dir[64], db[96], sock[96], cmd[128];
         sqlite3 *s;
 
+        SKIP_UNLESS_SQLITE("it writes the SQLite file's user_version");
         make_state(dir, sizeof(dir), db, sizeof(db));
         snprintf(sock, sizeof(sock), "%s/sock", dir);
         ck_assert_int_eq(sqlite3_open(db, &s), SQLITE_OK);
@@ -785,6 +799,7 @@ START_TEST(a_damaged_write_ahead_log_is_reported_at_start)
         char wal[PATH_MAX + 32], *said;
         int status;
 
+        SKIP_UNLESS_SQLITE("it damages the SQLite file's write-ahead log");
         daemon_start(&d, "--min-threads", "1", "--max-threads", "1", NULL);
         run_jobs(1);
         /* A clean stop checkpoints: the log holds only what comes after. */

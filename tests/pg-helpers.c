@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pg-helpers.h"
+
+#ifndef PG_SERVER
+#error "PG_SERVER must name tests/pg-server"
+#endif
+
+/* Runs the program and returns its exit status (-1 for a signal), with what it wrote to its
+ * standard output in *ret_out (the caller frees it) unless ret_out is NULL. */
+static int run(char *const argv[], char **ret_out)
+{
+        size_t len = 0, size = 256;
+        char *out = NULL;
+        int status, p[2];
+        ssize_t n;
+        pid_t pid;
+
+        ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (dup2(p[1], STDOUT_FILENO) < 0)
+                        _exit(127);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        close(p[1]);
+        out = malloc(size);
+        ck_assert_ptr_nonnull(out);
+        do {
+                if (size - len < 128) {
+                        size *= 2;
+                        out = realloc(out, size);
+                        ck_assert_ptr_nonnull(out);
+                }
+                n = read(p[0], out + len, size - len - 1);
+                if (n > 0)
+                        len += (size_t)n;
+        } while (n > 0 || (n < 0 && errno == EINTR));
+        out[len] = '\0';
+        close(p[0]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        if (ret_out)
+                *ret_out = out;
+        else
+                free(out);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* pg-server with the arguments; it must succeed. What it printed, its last newline cut, in buf. */
+static void pg_server(char *buf, size_t len, const char *action, const char *dir)
+{
+        char *argv[] = {(char *)PG_SERVER, (char *)action, (char *)dir, NULL}, *out;
+
+        ck_assert_msg(run(argv, &out) == 0, "pg-server %s %s failed", action, dir ? dir : "");
+        out[strcspn(out, "\n")] = '\0';
+        if (buf)
+                snprintf(buf, len, "%s", out);
+        free(out);
+}
+
+bool pg_available(void)
+{
+        int status = system(PG_SERVER " bindir >/dev/null");
+
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void set_dir(struct pg_server *pg, const char *dir)
+{
+        snprintf(pg->dir, sizeof(pg->dir), "%s", dir);
+        pg_server(pg->conninfo, sizeof(pg->conninfo), "conninfo", pg->dir);
+}
+
+bool pg_from_env(struct pg_server *pg)
+{
+        const char *dir = getenv("SLOWWORK_TEST_PGDIR");
+
+        if (!dir)
+                return false;
+        set_dir(pg, dir);
+        return true;
+}
+
+void pg_setup(struct pg_server *pg)
+{
+        char dir[PATH_MAX];
+
+        pg_server(dir, sizeof(dir), "setup", NULL);
+        set_dir(pg, dir);
+}
+
+void pg_remove(struct pg_server *pg)
+{
+        pg_server(NULL, 0, "remove", pg->dir);
+}
+
+void pg_stop(const struct pg_server *pg)
+{
+        pg_server(NULL, 0, "stop", pg->dir);
+}
+
+void pg_start(const struct pg_server *pg)
+{
+        pg_server(NULL, 0, "start", pg->dir);
+}
+
+void pg_restart(const struct pg_server *pg)
+{
+        pg_server(NULL, 0, "restart", pg->dir);
+}
+
+int pg_query(const struct pg_server *pg, const char *sql, char **ret_out)
+{
+        char psql[PATH_MAX], *out;
+        char *argv[] = {psql,         (char *)"-XqAt",      (char *)"-v", (char *)"ON_ERROR_STOP=1",
+                        (char *)"-d", (char *)pg->conninfo, (char *)"-c", (char *)sql,
+                        NULL};
+        int status;
+
+        pg_server(psql, sizeof(psql) - 8, "bindir", NULL);
+        strcat(psql, "/psql");
+        status = run(argv, &out);
+        if (ret_out)
+                *ret_out = out;
+        else
+                free(out);
+        return status;
+}
+
+int pg_postmaster_pid(const struct pg_server *pg)
+{
+        char path[PATH_MAX + 32];
+        FILE *f;
+        int pid;
+
+        snprintf(path, sizeof(path), "%s/data/postmaster.pid", pg->dir);
+        f = fopen(path, "re");
+        ck_assert_msg(f != NULL, "no %s: %s", path, strerror(errno));
+        ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
+        fclose(f);
+        return pid;
+}

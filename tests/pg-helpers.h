@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* A throwaway PostgreSQL (tests/pg-server) from a test: the one its suite runs under, or one of
+ * its own. */
+#ifndef SLOWWORK_TESTS_PG_HELPERS_H
+#define SLOWWORK_TESTS_PG_HELPERS_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+struct pg_server {
+        char dir[PATH_MAX];           /* the cluster's folder, with its socket */
+        char conninfo[PATH_MAX + 64]; /* its database slowwork as role slowwork */
+};
+
+/* Whether this machine has PostgreSQL's server binaries (pg-server bindir). */
+bool pg_available(void);
+/* The cluster that `pg-server run` started for this suite, from the environment; false when the
+ * suite does not run under one. */
+bool pg_from_env(struct pg_server *pg);
+/* A cluster of the test's own, started (pg-server setup). pg_remove stops it and removes its
+ * folder. */
+void pg_setup(struct pg_server *pg);
+void pg_remove(struct pg_server *pg);
+/* pg_ctl on the cluster. A stop is immediate, as a crash of PostgreSQL: what was committed
+ * stays. */
+void pg_stop(const struct pg_server *pg);
+void pg_start(const struct pg_server *pg);
+void pg_restart(const struct pg_server *pg);
+/* Runs the SQL with psql as role slowwork and returns psql's exit status; what it printed
+ * (unaligned, rows only) in *ret_out when ret_out is not NULL (the caller frees it). */
+int pg_query(const struct pg_server *pg, const char *sql, char **ret_out);
+/* The pid of the cluster's postmaster, from its postmaster.pid. */
+int pg_postmaster_pid(const struct pg_server *pg);
+
+#endif
