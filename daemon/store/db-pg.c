@@ -206,13 +206,19 @@ static int take_lock(struct pg_db *p)
 static int migrate(struct pg_db *p)
 {
         char sql[160];
-        int64_t version = 0;
+        int64_t version = 0, exists = 0;
         int r;
 
-        snprintf(sql, sizeof(sql), "CREATE SCHEMA IF NOT EXISTS %s", p->schema);
-        r = exec(p, sql);
+        /* Made only when missing: a role may use a schema made for it without the right to
+         * create one in the database. */
+        snprintf(sql, sizeof(sql), "SELECT count(*) FROM pg_namespace WHERE nspname = '%s'",
+                 p->schema);
+        r = query_int(p, sql, 0, &exists);
+        snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", p->schema);
+        if (r == 0 && !exists)
+                r = exec(p, sql);
         if (r == 0)
-                r = query_int(p, "SELECT to_regclass('meta') IS NOT NULL::int", 0, &version);
+                r = query_int(p, "SELECT (to_regclass('meta') IS NOT NULL)::int", 0, &version);
         if (r == 0 && version)
                 r = query_int(p, "SELECT value FROM meta WHERE key = 'schema'", 0, &version);
         if (r < 0)
