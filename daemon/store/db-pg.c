@@ -74,7 +74,9 @@ static const char *const stmt_sql[STMTS] = {
     [DB_PUT_NEXT_ID] = "INSERT INTO meta (key, value) VALUES ('next_id', $1)"
                        " ON CONFLICT (key) DO UPDATE SET value = greatest(meta.value, $1)",
     [DB_FORGET_LOG] = "UPDATE runs SET log = NULL WHERE id = $1 AND run = $2 AND log = $3",
-    [PRUNE] = "DELETE FROM runs WHERE seq <= (SELECT max(seq) FROM runs) - $1 RETURNING log",
+    /* By rank, not by arithmetic: a transaction rolled back leaves a gap in the sequence. */
+    [PRUNE] = "DELETE FROM runs WHERE seq <= (SELECT seq FROM runs ORDER BY seq DESC"
+              " OFFSET $1 LIMIT 1) RETURNING log",
 };
 
 #define PARAMS_MAX 16
