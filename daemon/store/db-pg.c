@@ -88,6 +88,9 @@ struct pg_db {
         int64_t lock_key;
         bool lock_lost; /* another daemon took the schema while the connection was gone */
         char *error;    /* why the last call failed */
+        int sent;       /* statements in the pipeline of the transaction under way */
+        int prune_at;   /* the prune's place among them, or -1 */
+        char ***logs;   /* where the prune's logs go */
 };
 
 /* libpq's message, on one line: each run of white space one space. */
@@ -126,7 +129,7 @@ static void set_errorf(struct pg_db *p, const char *fmt, ...)
 /* After a failed call: its message kept, and a connection that is gone closed. */
 static int failed(struct pg_db *p, const PGresult *res)
 {
-        const char *msg = res ? PQresultErrorMessage(res) : NULL;
+        const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 
         set_error(p, msg && *msg ? msg : PQerrorMessage(p->conn));
         if (PQstatus(p->conn) == CONNECTION_BAD) {
@@ -302,6 +305,41 @@ static int connect_schema(struct pg_db *p, bool first)
         return r;
 }
 
+/* A number's text, in buf. */
+static const char *value_text(const struct db_value *v, char *buf, size_t len)
+{
+        if (v->type == DB_INT)
+                snprintf(buf, len, "%" PRId64, v->i);
+        else if (v->type == DB_REAL)
+                snprintf(buf, len, "%.17g", v->d);
+        else
+                return v->type == DB_TEXT ? v->text : NULL;
+        return buf;
+}
+
+/* Sends a prepared statement (stmt >= 0), or BEGIN (-1) or COMMIT (-2), into the pipeline. */
+static int pipe_send(struct pg_db *p, int stmt, const struct db_value *v, int n)
+{
+        char bufs[PARAMS_MAX][32], name[16];
+        const char *values[PARAMS_MAX];
+        int i, ok;
+
+        for (i = 0; i < n && i < PARAMS_MAX; i++)
+                values[i] = value_text(&v[i], bufs[i], sizeof(bufs[i]));
+        snprintf(name, sizeof(name), "s%d", stmt);
+        if (stmt < 0)
+                ok = PQsendQueryParams(p->conn, stmt == -1 ? "BEGIN" : "COMMIT", 0, NULL, NULL,
+                                       NULL, NULL, 0);
+        else
+                ok = PQsendQueryPrepared(p->conn, name, n, values, NULL, NULL, 0);
+        if (!ok)
+                return failed(p, NULL);
+        p->sent++;
+        return 0;
+}
+
+/* A transaction is sent whole, in pipeline mode, and its results read once at commit: one round
+ * trip for a batch of any size. */
 static int begin(struct db *db)
 {
         struct pg_db *p = (struct pg_db *)db;
@@ -317,46 +355,18 @@ static int begin(struct db *db)
                         return -EIO;
                 log_info("%s: connected again", p->base.name);
         }
-        return exec(p, "BEGIN");
-}
-
-/* A number's text, in buf. */
-static const char *value_text(const struct db_value *v, char *buf, size_t len)
-{
-        if (v->type == DB_INT)
-                snprintf(buf, len, "%" PRId64, v->i);
-        else if (v->type == DB_REAL)
-                snprintf(buf, len, "%.17g", v->d);
-        else
-                return v->type == DB_TEXT ? v->text : NULL;
-        return buf;
-}
-
-/* Runs a prepared statement: its result, or NULL with p->error said. */
-static PGresult *run_prepared(struct pg_db *p, int stmt, const struct db_value *v, int n)
-{
-        char bufs[PARAMS_MAX][32], name[16];
-        const char *values[PARAMS_MAX];
-        PGresult *res;
-        int i;
-
-        for (i = 0; i < n && i < PARAMS_MAX; i++)
-                values[i] = value_text(&v[i], bufs[i], sizeof(bufs[i]));
-        snprintf(name, sizeof(name), "s%d", stmt);
-        res = PQexecPrepared(p->conn, name, n, values, NULL, NULL, 0);
-        if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK) {
-                failed(p, res);
-                PQclear(res);
-                return NULL;
-        }
-        return res;
+        p->sent = 0;
+        p->prune_at = -1;
+        p->logs = NULL;
+        if (!PQenterPipelineMode(p->conn))
+                return failed(p, NULL);
+        return pipe_send(p, -1, NULL, 0);
 }
 
 static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n)
 {
         struct pg_db *p = (struct pg_db *)db;
         struct db_value setting[3];
-        PGresult *res;
 
         /* A setting's value goes to the column of its kind. */
         if (stmt == DB_PUT_SETTING && n == 2) {
@@ -366,20 +376,24 @@ static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n
                 v = setting;
                 n = 3;
         }
-        res = run_prepared(p, stmt, v, n);
-        PQclear(res);
-        return res ? 0 : -EIO;
+        return pipe_send(p, (int)stmt, v, n);
 }
 
+/* The logs are read with the other results, at commit. */
 static int prune(struct db *db, int64_t limit, char ***logs)
 {
         struct pg_db *p = (struct pg_db *)db;
-        PGresult *res = run_prepared(p, PRUNE, &(struct db_value){.type = DB_INT, .i = limit}, 1);
+
+        p->prune_at = p->sent;
+        p->logs = logs;
+        return pipe_send(p, PRUNE, &(struct db_value){.type = DB_INT, .i = limit}, 1);
+}
+
+static void add_logs(char ***logs, const PGresult *res)
+{
         size_t n = 0;
         int i;
 
-        if (!res)
-                return -EIO;
         for (i = 0; i < PQntuples(res); i++) {
                 char **more;
 
@@ -394,20 +408,50 @@ static int prune(struct db *db, int64_t limit, char ***logs)
                         n++;
                 (*logs)[n] = NULL;
         }
+}
+
+/* Ends the pipeline: every result read, the first error kept (-EIO), the prune's logs taken. */
+static int end_pipeline(struct pg_db *p)
+{
+        PGresult *res;
+        int r = 0, k;
+
+        if (!PQpipelineSync(p->conn))
+                return failed(p, NULL);
+        for (k = 0; k < p->sent && p->conn; k++) {
+                while ((res = PQgetResult(p->conn))) {
+                        ExecStatusType st = PQresultStatus(res);
+
+                        if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && r == 0)
+                                r = failed(p, res);
+                        else if (st == PGRES_TUPLES_OK && k == p->prune_at && p->logs)
+                                add_logs(p->logs, res);
+                        else if (st == PGRES_COMMAND_OK && k == p->sent - 1 && r == 0 &&
+                                 strcmp(PQcmdStatus(res), "COMMIT") != 0)
+                                r = failed(p, res);
+                        PQclear(res);
+                        if (!p->conn)
+                                break;
+                }
+        }
+        p->sent = 0;
+        if (!p->conn)
+                return r ? r : -EIO;
+        res = PQgetResult(p->conn);
+        if (PQresultStatus(res) != PGRES_PIPELINE_SYNC && r == 0)
+                r = failed(p, res);
         PQclear(res);
-        return 0;
+        if (p->conn && !PQexitPipelineMode(p->conn) && r == 0)
+                r = failed(p, NULL);
+        return r;
 }
 
 static int commit(struct db *db)
 {
         struct pg_db *p = (struct pg_db *)db;
-        PGresult *res = PQexec(p->conn, "COMMIT");
-        int r = PQresultStatus(res) == PGRES_COMMAND_OK && strcmp(PQcmdStatus(res), "COMMIT") == 0
-                    ? 0
-                    : failed(p, res);
+        int r = pipe_send(p, -2, NULL, 0);
 
-        PQclear(res);
-        return r;
+        return r < 0 ? r : end_pipeline(p);
 }
 
 static void rollback(struct db *db)
@@ -415,6 +459,8 @@ static void rollback(struct db *db)
         struct pg_db *p = (struct pg_db *)db;
         PGresult *res;
 
+        if (p->conn && PQpipelineStatus(p->conn) != PQ_PIPELINE_OFF)
+                end_pipeline(p);
         if (!p->conn)
                 return;
         res = PQexec(p->conn, "ROLLBACK");
@@ -654,7 +700,7 @@ static const struct db_driver pg_driver = {
     .failing = "cannot reach the job database",
     .retry_first = 0.1,
     .retry_last = 5,
-    .retrying = "connecting again and trying again after 0.1 s, doubling up to 5 s",
+    .retrying = "trying again after 0.1 s, doubling up to 5 s, connecting again if need be",
     .begin = begin,
     .run = run,
     .prune = prune,
