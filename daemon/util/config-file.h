@@ -11,9 +11,9 @@
 
 #include "methods.h"
 
-#define CONFIG_FILE_DEFAULT "/etc/slowwork/slowworkd.conf"
+#define CONFIG_FILE_DEFAULT         "/etc/slowwork/slowworkd.conf"
 #define CONFIG_STORE_SCHEMA_DEFAULT "slowwork"
-#define CONFIG_SCHEMA_NAME_MAX 63
+#define CONFIG_SCHEMA_NAME_MAX      63
 
 /* The settings in the order of sw_settings_params, then the two groups and the store. */
 enum {
@@ -31,7 +31,7 @@ struct config_file {
         /* The job database (a libpq connection string; NULL: SQLite in the state folder) and its
          * schema; read at start only. NULL when unset. */
         char *store, *store_schema;
-        unsigned line[CONFIG_KEYS];  /* where each key was set; 0: not in the file */
+        unsigned line[CONFIG_KEYS]; /* where each key was set; 0: not in the file */
         /* The "queue.NAME.SETTING = value" lines, as {"NAME": {"SETTING": value}}; NULL: none. */
         json_object *queues;
 };
