@@ -25,6 +25,10 @@ static void usage(FILE *f)
               "                            " PLUGINDIR ")\n"
               "  --config FILE             read the settings from FILE (default:\n"
               "                            " CONFIG_FILE_DEFAULT ", if it exists)\n"
+              "  --store CONNINFO          keep the jobs in PostgreSQL: a libpq connection\n"
+              "                            string (postgresql://... or key=value ...);\n"
+              "                            \"\": SQLite in the state folder (default)\n"
+              "  --store-schema NAME       PostgreSQL's schema of the tables (slowwork)\n"
               "  --system                  the system instance: every user may connect, jobs\n"
               "                            run as their submitters (socket\n"
               "                            " LISTENER_SYSTEM_DIR "/slowworkd.sock, state\n"
@@ -64,6 +68,8 @@ int main(int argc, char **argv)
                 OPT_STATE_DIR,
                 OPT_PLUGIN_DIR,
                 OPT_CONFIG,
+                OPT_STORE,
+                OPT_STORE_SCHEMA,
                 OPT_SYSTEM,
                 OPT_SETTING,
                 OPT_HELP,
@@ -74,6 +80,8 @@ int main(int argc, char **argv)
             {"state-dir", required_argument, NULL, OPT_STATE_DIR},
             {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
             {"config", required_argument, NULL, OPT_CONFIG},
+            {"store", required_argument, NULL, OPT_STORE},
+            {"store-schema", required_argument, NULL, OPT_STORE_SCHEMA},
             {"system", no_argument, NULL, OPT_SYSTEM},
             {"min-threads", required_argument, NULL, OPT_SETTING},
             {"max-threads", required_argument, NULL, OPT_SETTING},
@@ -119,6 +127,16 @@ int main(int argc, char **argv)
                         break;
                 case OPT_CONFIG:
                         o.config.path = optarg;
+                        break;
+                case OPT_STORE:
+                        o.config.store = optarg;
+                        break;
+                case OPT_STORE_SCHEMA:
+                        if (config_check_schema(optarg, err, sizeof(err)) < 0) {
+                                fprintf(stderr, "slowworkd: --store-schema: %s\n", err);
+                                return 2;
+                        }
+                        o.config.store_schema = optarg;
                         break;
                 case OPT_SYSTEM:
                         o.system = true;

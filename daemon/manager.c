@@ -160,7 +160,10 @@ int manager_new(const struct manager_options *o, struct manager **ret)
         r = make_state_dir(m, o->state_dir);
         if (r < 0)
                 goto fail;
-        r = store_open(m->state_dir, &m->store);
+        r = store_open(&(struct store_config){.dir = m->state_dir,
+                                              .conninfo = o->file.store,
+                                              .schema = o->file.store_schema},
+                       &m->store);
         if (r < 0)
                 goto fail;
         m->registry.shared.plugins.dir = strdup(o->plugin_dir ? o->plugin_dir : PLUGINDIR);

@@ -166,6 +166,30 @@ START_TEST(parse_leaves_unset_keys_alone)
 }
 END_TEST
 
+START_TEST(parse_reads_the_store_and_its_schema)
+{
+        struct config_file cf;
+        char err[256];
+
+        defaults(&cf);
+        ck_assert_int_eq(parse("store = postgresql:///slowwork?host=/run/postgresql&user=jobs\n"
+                               "store-schema = _jobs_2\n",
+                               &cf, err, sizeof(err)),
+                         0);
+        ck_assert_str_eq(cf.store, "postgresql:///slowwork?host=/run/postgresql&user=jobs");
+        ck_assert_str_eq(cf.store_schema, "_jobs_2");
+        ck_assert_uint_eq(config_file_line(&cf, "store-schema"), 2);
+        /* 63 characters is the most PostgreSQL keeps of a name. */
+        ck_assert_int_eq(parse("store = host=db dbname=slowwork\nstore-schema = "
+                               "a23456789012345678901234567890123456789012345678901234567890123\n",
+                               &cf, err, sizeof(err)),
+                         0);
+        ck_assert_str_eq(cf.store, "host=db dbname=slowwork");
+        config_file_clear(&cf);
+        ck_assert_ptr_null(cf.store);
+}
+END_TEST
+
 /* Each bad line comes after two good ones, so that its number is 3. */
 static const struct {
         const char *line, *message;
@@ -191,6 +215,13 @@ static const struct {
     {"socket-group = no-such-group-slowwork", "socket-group: no group"},
     {"metrics-file = slowwork.prom", "parameter \"metrics-file\" must be an absolute path"},
     {"metrics-interval = 0", "parameter \"metrics-interval\" must be between 1 and 86400"},
+    {"store-schema = Slowwork", "store-schema \"Slowwork\" is not a plain identifier"},
+    {"store-schema = 9lives", "store-schema \"9lives\" is not a plain identifier"},
+    {"store-schema = slow-work", "store-schema \"slow-work\" is not a plain identifier"},
+    {"store-schema = \"slowwork\"", "store-schema \"\"slowwork\"\" is not a plain identifier"},
+    {"store-schema = a234567890123456789012345678901234567890123456789012345678901234",
+     "store-schema \"a234567890123456789012345678901234567890123456789012345678901234\" is not"},
+    {"store =", "no value for store"},
 };
 
 static void bad_text(char *buf, size_t len, const char *line)
@@ -311,6 +342,76 @@ START_TEST(flags_win_over_the_file)
         ck_assert_int_eq(get_int(fd, "min-threads"), 3);
         ck_assert_int_eq(get_int(fd, "max-threads"), 6);
         ck_assert_double_eq(get_double(fd, "kill-grace"), 0.5);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_bad_store_schema_flag_stops_the_start)
+{
+        char *err;
+
+        ck_assert_int_eq(
+            daemon_run_stderr(&err, "--store-schema", "Jobs", "--socket", "/nonexistent/s", NULL),
+            2);
+        ck_assert_msg(strstr(err, "slowworkd: --store-schema: store-schema \"Jobs\" is not a plain "
+                                  "identifier"),
+                      "stderr \"%s\"", err);
+        free(err);
+}
+END_TEST
+
+/* A state folder of the test's own, gone with what the daemon left in it. */
+static void state_dir(char *buf, size_t len)
+{
+        snprintf(buf, len, "%s/state", dir);
+}
+
+static void remove_state_dir(void)
+{
+        char cmd[PATH_MAX + 16];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf %s/state", dir);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(a_job_database_out_of_reach_stops_the_start)
+{
+        char state[PATH_MAX], *err;
+
+        state_dir(state, sizeof(state));
+        write_conf("store = host=/nonexistent/slowwork dbname=slowwork\n");
+        ck_assert_int_eq(daemon_run_stderr(&err, "--config", conf, "--state-dir", state, "--socket",
+                                           "/nonexistent/s", NULL),
+                         1);
+        ck_assert_msg(strstr(err, "Cannot reach the job database: "), "stderr \"%s\"", err);
+        ck_assert_msg(strstr(err, "/nonexistent/slowwork"), "stderr \"%s\"", err);
+        free(err);
+        /* The flag wins over the file. */
+        ck_assert_int_eq(daemon_run_stderr(&err, "--config", conf, "--store",
+                                           "postgresql:///slowwork?host=/nonexistent/flag",
+                                           "--state-dir", state, "--socket", "/nonexistent/s",
+                                           NULL),
+                         1);
+        ck_assert_msg(strstr(err, "Cannot reach the job database: "), "stderr \"%s\"", err);
+        ck_assert_msg(strstr(err, "/nonexistent/flag"), "stderr \"%s\"", err);
+        free(err);
+        remove_state_dir();
+}
+END_TEST
+
+START_TEST(an_empty_store_flag_keeps_the_jobs_in_sqlite)
+{
+        char db[PATH_MAX + 16];
+        struct daemon d;
+        int fd;
+
+        write_conf("store = host=/nonexistent/slowwork dbname=slowwork\n");
+        daemon_start(&d, "--config", conf, "--store", "", NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\",\"delay\":3600}"), 1);
+        snprintf(db, sizeof(db), "%s/slowworkd.db", d.state);
+        ck_assert_int_eq(access(db, F_OK), 0);
         close(fd);
         daemon_stop(&d);
 }
@@ -630,6 +731,7 @@ static Suite *config_suite(void)
         tcase_add_test(parser, parse_reads_every_key);
         tcase_add_test(parser, parse_takes_a_path_as_it_is);
         tcase_add_test(parser, parse_leaves_unset_keys_alone);
+        tcase_add_test(parser, parse_reads_the_store_and_its_schema);
         tcase_add_loop_test(parser, parse_rejects_a_bad_line_with_its_number, 0, nbad);
         suite_add_tcase(s, parser);
 
@@ -639,6 +741,9 @@ static Suite *config_suite(void)
         tcase_add_loop_test(daemon, a_bad_line_stops_the_start_with_its_number, 0, nbad);
         tcase_add_test(daemon, threads_out_of_order_name_the_line);
         tcase_add_test(daemon, flags_win_over_the_file);
+        tcase_add_test(daemon, a_bad_store_schema_flag_stops_the_start);
+        tcase_add_test(daemon, a_job_database_out_of_reach_stops_the_start);
+        tcase_add_test(daemon, an_empty_store_flag_keeps_the_jobs_in_sqlite);
         tcase_add_test(daemon, a_missing_config_file_is_an_error);
         tcase_add_test(daemon, an_empty_file_means_the_defaults);
         tcase_add_test(daemon, a_missing_default_file_means_the_defaults);

@@ -183,8 +183,8 @@ static void submit(struct registry *reg, struct conn *c, union params *params, s
                 return;
         }
         if (store_failing(reg->store, err, sizeof(err))) {
-                reply_error(r, SW_E_INTERNAL, "cannot save jobs: the state database fails: %s",
-                            err);
+                reply_error(r, SW_E_INTERNAL, "cannot save jobs: %s: %s",
+                            store_failing_means(reg->store), err);
                 return;
         }
         /* A user's own instance runs that user's jobs; root's go to the system instance. */

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,82 +11,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/db.h"
 #include "store/envs.h"
 #include "store/run-record.h"
 #include "store/store.h"
-#include "store/wal-check.h"
-#include "methods.h"
 #include "util/log.h"
-#include "util/strv.h"
-
-/* migrations[v] takes a database from schema v to v + 1. */
-static const char *const migrations[STORE_SCHEMA] = {
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-    "CREATE TABLE settings (name TEXT PRIMARY KEY, value REAL NOT NULL);"
-    "CREATE TABLE envs (id INTEGER PRIMARY KEY, vars TEXT NOT NULL);"
-    "CREATE TABLE jobs (id INTEGER PRIMARY KEY, owner INTEGER NOT NULL,"
-    " very_slow INTEGER NOT NULL, payload TEXT NOT NULL, env INTEGER, key TEXT, name TEXT,"
-    " persist INTEGER NOT NULL, state TEXT NOT NULL, qorder INTEGER NOT NULL,"
-    " due REAL NOT NULL, runs INTEGER NOT NULL);"
-    "CREATE INDEX jobs_by_qorder ON jobs (qorder);"
-    "CREATE TABLE runs (seq INTEGER PRIMARY KEY, id INTEGER NOT NULL, run INTEGER NOT NULL,"
-    " very_slow INTEGER NOT NULL, owner INTEGER NOT NULL, summary TEXT NOT NULL,"
-    " started REAL NOT NULL, ended REAL NOT NULL, outcome TEXT NOT NULL,"
-    " exit_code INTEGER NOT NULL, signal INTEGER NOT NULL, log TEXT);",
-    /* 2: what a contained run used, and whether the OOM killer struck (NULL: not known) */
-    "ALTER TABLE runs ADD COLUMN oom INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE runs ADD COLUMN cpu_time REAL;"
-    "ALTER TABLE runs ADD COLUMN memory_peak INTEGER;",
-    /* 3: what an interrupted run left behind, killed before its job ran again */
-    "ALTER TABLE runs ADD COLUMN leftovers INTEGER NOT NULL DEFAULT 0;",
-    /* 4: a job's flow (what it waits for, its attempt, its next tick), a run's attempt, and
-     * when the run in progress started, for its record if the daemon dies during it */
-    "ALTER TABLE jobs ADD COLUMN flow TEXT;"
-    "ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;"
-    "ALTER TABLE jobs ADD COLUMN started REAL NOT NULL DEFAULT 0;",
-};
-
-enum stmt {
-        STMT_PUT_JOB,
-        STMT_PUT_JOB_STATE,
-        STMT_DELETE_JOB,
-        STMT_PUT_ENV,
-        STMT_ADD_RUN,
-        STMT_PUT_SETTING,
-        STMT_DELETE_SETTINGS,
-        STMT_PUT_NEXT_ID,
-        STMT_PRUNE_RUNS,
-        STMT_FORGET_LOG,
-        STMT_MAX
-};
-
-static const char *const stmt_sql[STMT_MAX] = {
-    [STMT_PUT_JOB] = "INSERT OR REPLACE INTO jobs (id, owner, very_slow, payload, env, key, name,"
-                     " persist, state, qorder, due, runs, flow, started)"
-                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [STMT_PUT_JOB_STATE] = "UPDATE jobs SET persist = ?2, state = ?3, qorder = ?4, due = ?5,"
-                           " runs = ?6, flow = ?7, started = ?8 WHERE id = ?1",
-    [STMT_DELETE_JOB] = "DELETE FROM jobs WHERE id = ?",
-    [STMT_PUT_ENV] = "INSERT OR IGNORE INTO envs (id, vars) VALUES (?, ?)",
-    [STMT_ADD_RUN] = "INSERT INTO runs (id, run, very_slow, owner, summary, started, ended,"
-                     " outcome, exit_code, signal, log, oom, cpu_time, memory_peak, leftovers, attempt)"
-                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    [STMT_PUT_SETTING] = "INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)",
-    [STMT_DELETE_SETTINGS] = "DELETE FROM settings WHERE name = ?1"
-                             " OR substr(name, 1, length(?1) + 1) = ?1 || '/'",
-    [STMT_PUT_NEXT_ID] = "INSERT INTO meta (key, value) VALUES ('next_id', ?1)"
-                         " ON CONFLICT (key) DO UPDATE SET value = max(value, ?1)",
-    [STMT_PRUNE_RUNS] = "DELETE FROM runs WHERE seq <= (SELECT max(seq) FROM runs) - ?"
-                        " RETURNING log",
-    [STMT_FORGET_LOG] = "UPDATE runs SET log = NULL WHERE id = ?1 AND run = ?2 AND log = ?3",
-};
 
 #define OP_VALUES_MAX 16
 
 #define OP_SPARE_MAX 4096 /* ops kept for reuse: a burst's, never the heap's holes between jobs */
 
 struct value {
-        enum { V_NULL, V_INT, V_REAL, V_TEXT } type;
+        int type; /* DB_NULL, DB_INT, DB_REAL or DB_TEXT */
         int64_t i;
         double d;
         size_t text; /* where in the op's buf */
@@ -96,7 +31,7 @@ struct value {
 /* A write; made on the loop, run and then kept for reuse by the store's thread. */
 struct op {
         struct op *next;
-        enum stmt stmt;
+        enum db_stmt stmt;
         int n;
         struct value v[OP_VALUES_MAX];
         char *buf; /* its texts */
@@ -105,9 +40,7 @@ struct op {
 
 struct store {
         int lock_fd; /* flock()ed: one daemon per state folder */
-        sqlite3 *db;
-        sqlite3_stmt *stmts[STMT_MAX];
-        char *path;
+        struct db *db;
 
         pthread_t thread;
         bool started;
@@ -116,111 +49,23 @@ struct store {
         struct op *head, **tail; /* under lock: queued, not yet taken */
         struct op *spare;        /* under lock: committed, for reuse */
         size_t nspare;
-        uint64_t queued;         /* under lock: ops queued */
-        bool stop;               /* under lock */
-        int64_t history_limit;   /* under lock: for pruning */
-        bool runs_added;         /* under lock: since the last prune */
-        int64_t max_id;          /* under lock: the highest job id, written once a batch */
-        bool max_id_new;         /* under lock: since the last batch */
+        uint64_t queued;       /* under lock: ops queued */
+        bool stop;             /* under lock */
+        int64_t history_limit; /* under lock: for pruning */
+        bool runs_added;       /* under lock: since the last prune */
+        int64_t max_id;        /* under lock: the highest job id, written once a batch */
+        bool max_id_new;       /* under lock: since the last batch */
 
         uint64_t committed; /* atomic */
         uint64_t errors;    /* atomic: reads and commits that failed */
         char *failure;      /* under lock */
+        double retry;       /* under lock: seconds before the next try of a failing commit */
         uv_async_t async;
         void (*on_commit)(void *data);
         void *data;
 
         int64_t next_env_id; /* loop */
 };
-
-static int db_error(struct store *s, const char *what)
-{
-        __atomic_add_fetch(&s->errors, 1, __ATOMIC_RELAXED);
-        log_error("State database %s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
-        return -EIO;
-}
-
-static int exec(struct store *s, const char *sql)
-{
-        char *err = NULL;
-
-        if (sqlite3_exec(s->db, sql, NULL, NULL, &err) != SQLITE_OK) {
-                log_error("State database %s: %s", s->path, err ? err : "error");
-                sqlite3_free(err);
-                return -EIO;
-        }
-        return 0;
-}
-
-static int64_t query_int(struct store *s, const char *sql, int64_t fallback)
-{
-        sqlite3_stmt *st;
-        int64_t v = fallback;
-
-        if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-                return fallback;
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-                v = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-        return v;
-}
-
-/* Reads the schema version, which also tells a database from a file that is none. */
-static int schema_version(struct store *s, int *ret)
-{
-        sqlite3_stmt *st;
-        int r;
-
-        if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-                return db_error(s, "cannot read it (move it away to start with an empty one)");
-        r = sqlite3_step(st);
-        if (r != SQLITE_ROW) {
-                sqlite3_finalize(st);
-                return db_error(s, "cannot read it (move it away to start with an empty one)");
-        }
-        *ret = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-        return 0;
-}
-
-static int migrate(struct store *s)
-{
-        char sql[64];
-        int version, r;
-
-        r = schema_version(s, &version);
-        if (r < 0)
-                return r;
-        if (version > STORE_SCHEMA) {
-                log_error("State database %s has schema %d, from a newer slowworkd; this one "
-                          "knows schema %d at most",
-                          s->path, version, STORE_SCHEMA);
-                return -EPROTO;
-        }
-        for (; version < STORE_SCHEMA; version++) {
-                snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version + 1);
-                r = exec(s, "BEGIN IMMEDIATE");
-                if (r == 0)
-                        r = exec(s, migrations[version]);
-                if (r == 0)
-                        r = exec(s, sql);
-                if (r == 0)
-                        r = exec(s, "COMMIT");
-                if (r < 0) {
-                        exec(s, "ROLLBACK");
-                        return r;
-                }
-        }
-        /* Reads every page: a damaged file is found now, not half way through the queue. */
-        if (query_int(s, "SELECT count(*) FROM pragma_quick_check WHERE quick_check != 'ok'", 1) !=
-            0) {
-                log_error("State database %s is damaged (PRAGMA quick_check); move it away to "
-                          "start with an empty one",
-                          s->path);
-                return -EIO;
-        }
-        return 0;
-}
 
 /* Two daemons on one state folder would both run its jobs, whatever their sockets. */
 static int take_folder(struct store *s, const char *dir)
@@ -248,47 +93,11 @@ static int take_folder(struct store *s, const char *dir)
         return 0;
 }
 
-/* SQLite's recovery drops what follows a damaged frame of the write-ahead log without a word:
- * said here, before it does. */
-static void check_wal(struct store *s)
-{
-        struct wal_report w;
-        char *wal;
-        int r;
-
-        if (asprintf(&wal, "%s-wal", s->path) < 0)
-                return;
-        r = wal_check(wal, &w);
-        if (r < 0)
-                log_warning("State database %s: cannot read its write-ahead log %s: %s", s->path,
-                            wal, strerror(-r));
-        else if (w.header_damaged && wal_report_loses_commits(&w))
-                log_warning("State database %s: the header of its write-ahead log %s is damaged: "
-                            "all of the log (%lld bytes) is rolled back, every change since the "
-                            "last checkpoint; jobs it recorded as finished may run again, and "
-                            "acknowledged submits in it are lost",
-                            s->path, wal, (long long)w.bytes);
-        else if (wal_report_loses_commits(&w) && w.frames_lost == 1)
-                log_warning("State database %s: the last frame of its write-ahead log %s (frame "
-                            "%lld) is cut short or damaged: the transaction it ends is rolled "
-                            "back (written when a crash or power cut came, or damaged since)",
-                            s->path, wal, (long long)w.bad_frame);
-        else if (wal_report_loses_commits(&w))
-                log_warning("State database %s: its write-ahead log %s is damaged at frame %lld: "
-                            "what was written from there on is rolled back, %lld transaction%s "
-                            "(%lld frame%s); jobs it recorded as finished may run again, and "
-                            "acknowledged submits in it are lost",
-                            s->path, wal, (long long)w.bad_frame, (long long)w.commits_lost,
-                            w.commits_lost == 1 ? "" : "s", (long long)w.frames_lost,
-                            w.frames_lost == 1 ? "" : "s");
-        free(wal);
-}
-
-int store_open(const char *dir, struct store **ret)
+int store_open(const struct store_config *config, struct store **ret)
 {
         struct store *s = calloc(1, sizeof(*s));
         pthread_condattr_t attr;
-        int r, i;
+        int r;
 
         if (!s)
                 return -ENOMEM;
@@ -300,43 +109,16 @@ int store_open(const char *dir, struct store **ret)
         pthread_condattr_destroy(&attr);
         s->tail = &s->head;
         s->lock_fd = -1;
-        if (asprintf(&s->path, "%s/slowworkd.db", dir) < 0) {
-                s->path = NULL;
-                store_free(s);
-                return -ENOMEM;
-        }
-        r = take_folder(s, dir);
+        r = take_folder(s, config->dir);
+        if (r == 0 && config->conninfo && *config->conninfo)
+                r = db_pg_open(config->conninfo, config->schema, &s->db);
+        else if (r == 0)
+                r = db_sqlite_open(config->dir, &s->db);
         if (r < 0) {
                 store_free(s);
                 return r;
         }
-        check_wal(s);
-        if (sqlite3_open_v2(s->path, &s->db,
-                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                            NULL) != SQLITE_OK) {
-                r = db_error(s, "cannot open it");
-                store_free(s);
-                return r;
-        }
-        sqlite3_busy_timeout(s->db, 5000);
-        r = exec(s, "PRAGMA journal_mode = WAL");
-        if (r == 0)
-                r = exec(s, "PRAGMA synchronous = FULL");
-        if (r == 0)
-                r = migrate(s);
-        for (i = 0; r == 0 && i < STMT_MAX; i++)
-                if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
-                                       &s->stmts[i], NULL) != SQLITE_OK)
-                        r = db_error(s, "cannot prepare a statement");
-        /* Environments are shared by the jobs that sent the same one, and kept while one does. */
-        if (r == 0)
-                r = exec(s, "DELETE FROM envs WHERE id NOT IN"
-                            " (SELECT env FROM jobs WHERE env IS NOT NULL)");
-        if (r < 0) {
-                store_free(s);
-                return r;
-        }
-        s->next_env_id = query_int(s, "SELECT max(id) FROM envs", 0) + 1;
+        s->next_env_id = s->db->max_env_id + 1;
         *ret = s;
         return 0;
 }
@@ -344,52 +126,16 @@ int store_open(const char *dir, struct store **ret)
 /* Store thread: runs one queued write. */
 static int run_op(struct store *s, const struct op *op)
 {
-        sqlite3_stmt *st = s->stmts[op->stmt];
-        int i, r;
+        struct db_value v[OP_VALUES_MAX];
+        int i;
 
-        sqlite3_reset(st);
-        for (i = 0; i < op->n; i++) {
-                const struct value *v = &op->v[i];
-
-                if (v->type == V_INT)
-                        sqlite3_bind_int64(st, i + 1, v->i);
-                else if (v->type == V_REAL)
-                        sqlite3_bind_double(st, i + 1, v->d);
-                else if (v->type == V_TEXT)
-                        sqlite3_bind_text(st, i + 1, op->buf + v->text, -1, SQLITE_STATIC);
-                else
-                        sqlite3_bind_null(st, i + 1);
-        }
-        r = sqlite3_step(st);
-        sqlite3_reset(st);
-        return r == SQLITE_DONE ? 0 : -EIO;
-}
-
-/* Store thread: drops the oldest runs beyond the history limit; their logs, to be unlinked once
- * that is committed, in *logs (NULL-terminated). */
-static int prune(struct store *s, int64_t limit, char ***logs)
-{
-        sqlite3_stmt *st = s->stmts[STMT_PRUNE_RUNS];
-        size_t n = 0;
-        int r;
-
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, limit);
-        while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-                char **more = realloc(*logs, (n + 2) * sizeof(**logs));
-
-                if (!more)
-                        break; /* a log left behind, not a run lost */
-                *logs = more;
-                (*logs)[n] = sqlite3_column_type(st, 0) == SQLITE_TEXT
-                                 ? strdup((const char *)sqlite3_column_text(st, 0))
-                                 : NULL;
-                if ((*logs)[n])
-                        n++;
-                (*logs)[n] = NULL;
-        }
-        sqlite3_reset(st);
-        return r == SQLITE_DONE || r == SQLITE_ROW ? 0 : -EIO;
+        for (i = 0; i < op->n; i++)
+                v[i] = (struct db_value){.type = op->v[i].type,
+                                         .i = op->v[i].i,
+                                         .d = op->v[i].d,
+                                         .text = op->v[i].type == DB_TEXT ? op->buf + op->v[i].text
+                                                                          : NULL};
+        return s->db->driver->run(s->db, op->stmt, v, op->n);
 }
 
 static void free_ops(struct op *op)
@@ -422,41 +168,31 @@ static void spare_ops(struct store *s, struct op *batch)
         free_ops(rest);
 }
 
-/* Store thread: one transaction for the whole batch; why it failed in *why. */
-/* Store thread: the highest id so far, so that ids go on after every job and run is gone. */
-static int put_next_id(struct store *s, int64_t id)
-{
-        sqlite3_stmt *st = s->stmts[STMT_PUT_NEXT_ID];
-        int r;
-
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, id);
-        r = sqlite3_step(st);
-        sqlite3_reset(st);
-        return r == SQLITE_DONE ? 0 : -EIO;
-}
-
+/* Store thread: one transaction for the whole batch, with the highest id so far (so that ids go
+ * on after every job and run is gone); why it failed in *why. */
 static int commit(struct store *s, const struct op *batch, int64_t prune_limit, int64_t max_id,
                   char **why)
 {
+        const struct db_driver *d = s->db->driver;
         const struct op *op;
-        int r = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+        int r = d->begin(s->db);
         char **logs = NULL;
         bool forgets = false;
 
         for (op = batch; r == 0 && op; op = op->next) {
                 r = run_op(s, op);
-                forgets |= op->stmt == STMT_FORGET_LOG;
+                forgets |= op->stmt == DB_FORGET_LOG;
         }
         if (r == 0 && prune_limit > 0)
-                r = prune(s, prune_limit, &logs);
+                r = d->prune(s->db, prune_limit, &logs);
         if (r == 0 && max_id > 0)
-                r = put_next_id(s, max_id);
-        if (r == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-                r = -EIO;
+                r = d->run(s->db, DB_PUT_NEXT_ID, &(struct db_value){.type = DB_INT, .i = max_id},
+                           1);
+        if (r == 0)
+                r = d->commit(s->db);
         if (r < 0) {
-                *why = strdup(sqlite3_errmsg(s->db));
-                sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+                *why = d->why(s->db);
+                d->rollback(s->db);
         }
         for (char **l = logs; l && *l; l++) {
                 if (r == 0)
@@ -466,9 +202,28 @@ static int commit(struct store *s, const struct op *batch, int64_t prune_limit, 
         free(logs);
         /* The logs the batch forgot go once no row names them. */
         for (op = batch; r == 0 && forgets && op; op = op->next)
-                if (op->stmt == STMT_FORGET_LOG)
+                if (op->stmt == DB_FORGET_LOG)
                         unlink(op->buf + op->v[2].text);
         return r;
+}
+
+/* Store thread, under lock: waits before the next try of a failing commit, the driver's first
+ * delay doubling up to its last, or until the store stops. */
+static void wait_to_retry(struct store *s)
+{
+        const struct db_driver *d = s->db->driver;
+        struct timespec ts;
+        double delay;
+
+        s->retry = s->retry ? s->retry * 2 : d->retry_first;
+        if (s->retry > d->retry_last)
+                s->retry = d->retry_last;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        delay = ts.tv_nsec / 1e9 + s->retry;
+        ts.tv_sec += (time_t)delay;
+        ts.tv_nsec = (long)((delay - (time_t)delay) * 1e9);
+        while (!s->stop && pthread_cond_timedwait(&s->cond, &s->lock, &ts) != ETIMEDOUT)
+                ;
 }
 
 static void *store_thread(void *arg)
@@ -501,14 +256,11 @@ static void *store_thread(void *arg)
 
                 pthread_mutex_lock(&s->lock);
                 if (r < 0) {
-                        struct timespec ts;
-
                         /* Kept, and tried again: what was accepted is not dropped. */
                         __atomic_add_fetch(&s->errors, 1, __ATOMIC_RELAXED);
                         if (!s->failure)
-                                log_error("State database %s: cannot commit: %s (trying again "
-                                          "every second)",
-                                          s->path, why ? why : "out of memory");
+                                log_error("%s: cannot commit: %s (%s)", s->db->name,
+                                          why ? why : "out of memory", s->db->driver->retrying);
                         free(s->failure);
                         s->failure = why ? why : strdup("out of memory");
                         for (struct op *op = batch;; op = op->next)
@@ -522,16 +274,14 @@ static void *store_thread(void *arg)
                         s->runs_added |= prune_limit > 0;
                         s->max_id_new |= max_id > 0;
                         uv_async_send(&s->async); /* so that the loop sees the failure */
-                        clock_gettime(CLOCK_MONOTONIC, &ts);
-                        ts.tv_sec += 1;
-                        if (!s->stop)
-                                pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-                        else
+                        if (s->stop)
                                 break; /* stopping: what could not be written stays lost */
+                        wait_to_retry(s);
                         continue;
                 }
+                s->retry = 0;
                 if (s->failure)
-                        log_info("State database %s: writing again", s->path);
+                        log_info("%s: writing again", s->db->name);
                 free(s->failure);
                 s->failure = NULL;
                 __atomic_store_n(&s->committed, last, __ATOMIC_RELEASE);
@@ -585,21 +335,17 @@ void store_stop(struct store *s)
 
 void store_free(struct store *s)
 {
-        int i;
-
         if (!s)
                 return;
         free_ops(s->head);
         free_ops(s->spare);
-        for (i = 0; i < STMT_MAX; i++)
-                sqlite3_finalize(s->stmts[i]);
-        sqlite3_close(s->db);
+        if (s->db)
+                s->db->driver->free(s->db);
         if (s->lock_fd >= 0)
                 close(s->lock_fd);
         pthread_mutex_destroy(&s->lock);
         pthread_cond_destroy(&s->cond);
         free(s->failure);
-        free(s->path);
         free(s);
 }
 
@@ -611,6 +357,11 @@ uint64_t store_queued(const struct store *s)
 uint64_t store_committed(const struct store *s)
 {
         return __atomic_load_n(&s->committed, __ATOMIC_ACQUIRE);
+}
+
+const char *store_failing_means(const struct store *s)
+{
+        return s->db->driver->failing;
 }
 
 uint64_t store_errors(struct store *s)
@@ -638,7 +389,7 @@ static void out_of_memory(void)
 
 /* Loop thread: a new write, a spare one if there is one. Out of memory here is fatal: an
  * accepted job must not be lost. */
-static struct op *op_new(struct store *s, enum stmt stmt)
+static struct op *op_new(struct store *s, enum db_stmt stmt)
 {
         struct op *op;
 
@@ -663,12 +414,12 @@ static struct op *op_new(struct store *s, enum stmt stmt)
 
 static void put_int(struct op *op, int64_t i)
 {
-        op->v[op->n++] = (struct value){.type = V_INT, .i = i};
+        op->v[op->n++] = (struct value){.type = DB_INT, .i = i};
 }
 
 static void put_real(struct op *op, double d)
 {
-        op->v[op->n++] = (struct value){.type = V_REAL, .d = d};
+        op->v[op->n++] = (struct value){.type = DB_REAL, .d = d};
 }
 
 static void put_text(struct op *op, const char *text)
@@ -690,7 +441,7 @@ static void put_text(struct op *op, const char *text)
                 op->buf = buf;
                 op->buf_size = size;
         }
-        v->type = V_TEXT;
+        v->type = DB_TEXT;
         v->text = op->buf_len;
         memcpy(op->buf + op->buf_len, text, len);
         op->buf_len += len;
@@ -702,7 +453,7 @@ static void queue(struct store *s, struct op *op)
         *s->tail = op;
         s->tail = &op->next;
         s->queued++;
-        if (op->stmt == STMT_PUT_JOB && op->v[0].i > s->max_id) {
+        if (op->stmt == DB_PUT_JOB && op->v[0].i > s->max_id) {
                 s->max_id = op->v[0].i;
                 s->max_id_new = true;
         }
@@ -722,7 +473,7 @@ static void put_env(struct store *s, struct env_block *env)
         vars = json_object_new_array();
         for (v = env->vars; *v; v++)
                 json_object_array_add(vars, json_object_new_string(*v));
-        op = op_new(s, STMT_PUT_ENV);
+        op = op_new(s, DB_PUT_ENV);
         put_int(op, env->store_id);
         put_text(op, json_object_to_json_string_ext(vars, JSON_C_TO_STRING_PLAIN));
         json_object_put(vars);
@@ -747,7 +498,7 @@ uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct 
 
         if (env)
                 put_env(s, env);
-        op = op_new(s, STMT_PUT_JOB);
+        op = op_new(s, DB_PUT_JOB);
         put_int(op, row->id);
         put_int(op, row->owner);
         put_int(op, row->very_slow);
@@ -765,7 +516,7 @@ uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct 
 
 uint64_t store_put_job_state(struct store *s, const struct store_job_row *row)
 {
-        struct op *op = op_new(s, STMT_PUT_JOB_STATE);
+        struct op *op = op_new(s, DB_PUT_JOB_STATE);
 
         put_int(op, row->id);
         put_state(op, row);
@@ -775,7 +526,7 @@ uint64_t store_put_job_state(struct store *s, const struct store_job_row *row)
 
 void store_delete_job(struct store *s, int64_t id)
 {
-        struct op *op = op_new(s, STMT_DELETE_JOB);
+        struct op *op = op_new(s, DB_DELETE_JOB);
 
         put_int(op, id);
         queue(s, op);
@@ -783,7 +534,7 @@ void store_delete_job(struct store *s, int64_t id)
 
 void store_add_run(struct store *s, const struct run_record *rec, int64_t history_limit)
 {
-        struct op *op = op_new(s, STMT_ADD_RUN);
+        struct op *op = op_new(s, DB_ADD_RUN);
 
         put_int(op, rec->id);
         put_int(op, rec->run);
@@ -816,7 +567,7 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
 
 void store_forget_log(struct store *s, int64_t id, int64_t run, const char *path)
 {
-        struct op *op = op_new(s, STMT_FORGET_LOG);
+        struct op *op = op_new(s, DB_FORGET_LOG);
 
         put_int(op, id);
         put_int(op, run);
@@ -826,7 +577,7 @@ void store_forget_log(struct store *s, int64_t id, int64_t run, const char *path
 
 void store_put_setting(struct store *s, const char *name, double value)
 {
-        struct op *op = op_new(s, STMT_PUT_SETTING);
+        struct op *op = op_new(s, DB_PUT_SETTING);
 
         put_text(op, name);
         put_real(op, value);
@@ -835,7 +586,7 @@ void store_put_setting(struct store *s, const char *name, double value)
 
 void store_delete_settings(struct store *s, const char *prefix)
 {
-        struct op *op = op_new(s, STMT_DELETE_SETTINGS);
+        struct op *op = op_new(s, DB_DELETE_SETTINGS);
 
         put_text(op, prefix);
         queue(s, op);
@@ -843,172 +594,46 @@ void store_delete_settings(struct store *s, const char *prefix)
 
 void store_put_setting_text(struct store *s, const char *name, const char *text)
 {
-        struct op *op = op_new(s, STMT_PUT_SETTING);
+        struct op *op = op_new(s, DB_PUT_SETTING);
 
         put_text(op, name);
         put_text(op, text);
         queue(s, op);
 }
 
+/* A read at start: its failure counts among the errors (the driver said why). */
+static int counted(struct store *s, int r)
+{
+        if (r < 0)
+                __atomic_add_fetch(&s->errors, 1, __ATOMIC_RELAXED);
+        return r;
+}
+
 int store_load_settings(struct store *s,
                         void (*cb)(void *data, const char *name, double value, const char *text),
                         void *data)
 {
-        sqlite3_stmt *st;
-        int r;
-
-        if (sqlite3_prepare_v2(s->db, "SELECT name, value FROM settings", -1, &st, NULL) !=
-            SQLITE_OK)
-                return db_error(s, "cannot read the settings");
-        while ((r = sqlite3_step(st)) == SQLITE_ROW)
-                cb(data, (const char *)sqlite3_column_text(st, 0), sqlite3_column_double(st, 1),
-                   sqlite3_column_type(st, 1) == SQLITE_TEXT
-                       ? (const char *)sqlite3_column_text(st, 1)
-                       : NULL);
-        sqlite3_finalize(st);
-        return r == SQLITE_DONE ? 0 : db_error(s, "cannot read the settings");
-}
-
-static char **parse_env(const char *text)
-{
-        json_object *a = text ? json_tokener_parse(text) : NULL;
-        size_t i,
-            n = a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-        char **vars = a ? calloc(n + 1, sizeof(*vars)) : NULL;
-
-        for (i = 0; vars && i < n; i++)
-                vars[i] = strdup(json_object_get_string(json_object_array_get_idx(a, i)));
-        json_object_put(a);
-        return vars;
+        return counted(s, s->db->driver->load_settings(s->db, cb, data));
 }
 
 int store_find_foreign_job(struct store *s, uid_t uid, int64_t *ret_id, uid_t *ret_owner)
 {
-        sqlite3_stmt *st;
-        int r;
-
-        if (sqlite3_prepare_v2(s->db, "SELECT id, owner FROM jobs WHERE owner != ? LIMIT 1", -1,
-                               &st, NULL) != SQLITE_OK)
-                return db_error(s, "cannot read the jobs");
-        sqlite3_bind_int64(st, 1, uid);
-        *ret_id = 0;
-        r = sqlite3_step(st);
-        if (r == SQLITE_ROW) {
-                *ret_id = sqlite3_column_int64(st, 0);
-                *ret_owner = (uid_t)sqlite3_column_int64(st, 1);
-        }
-        sqlite3_finalize(st);
-        return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : db_error(s, "cannot read the jobs");
+        return counted(s, s->db->driver->find_foreign_job(s->db, uid, ret_id, ret_owner));
 }
 
 int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
                     void *data)
 {
-        sqlite3_stmt *st;
-        char **env = NULL;
-        int64_t env_id = 0;
-        int r;
-
-        if (sqlite3_prepare_v2(
-                s->db,
-                "SELECT j.id, owner, very_slow, payload, e.vars, key, name,"
-                " persist, state, qorder, due, runs, e.id, flow, started FROM jobs j LEFT JOIN envs e"
-                " ON e.id = j.env ORDER BY qorder, j.id",
-                -1, &st, NULL) != SQLITE_OK)
-                return db_error(s, "cannot read the jobs");
-        while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-                struct store_job_row row = {
-                    .id = sqlite3_column_int64(st, 0),
-                    .owner = (uid_t)sqlite3_column_int64(st, 1),
-                    .very_slow = sqlite3_column_int(st, 2),
-                    .payload = (const char *)sqlite3_column_text(st, 3),
-
-                    .key = (const char *)sqlite3_column_text(st, 5),
-                    .name = (const char *)sqlite3_column_text(st, 6),
-                    .persist = sqlite3_column_int(st, 7),
-                    .state = (const char *)sqlite3_column_text(st, 8),
-                    .qorder = sqlite3_column_int64(st, 9),
-                    .due = sqlite3_column_double(st, 10),
-                    .runs = sqlite3_column_int64(st, 11),
-                    .env_id = sqlite3_column_int64(st, 12),
-                    .flow = (const char *)sqlite3_column_text(st, 13),
-                    .started = sqlite3_column_double(st, 14),
-                };
-
-                /* Jobs share their environments: each is parsed once in a run of rows. */
-                if (row.env_id != env_id || !env) {
-                        strv_free(env);
-                        env_id = row.env_id;
-                        env = parse_env((const char *)sqlite3_column_text(st, 4));
-                }
-                row.env = env;
-                cb(data, &row);
-        }
-        strv_free(env);
-        sqlite3_finalize(st);
-        return r == SQLITE_DONE ? 0 : db_error(s, "cannot read the jobs");
-}
-
-/* The outcome's name as the protocol spells it (a string that lives on); unknown: interrupted. */
-static const char *outcome_name(const char *text)
-{
-        for (const char *const *o = sw_outcomes; text && *o; o++)
-                if (strcmp(text, *o) == 0)
-                        return *o;
-        return "interrupted";
+        return counted(s, s->db->driver->load_jobs(s->db, cb, data));
 }
 
 int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struct run_record *rec),
                     void *data)
 {
-        sqlite3_stmt *st;
-        int r;
-
-        if (sqlite3_prepare_v2(s->db,
-                               "SELECT id, run, very_slow, owner, summary, started, ended,"
-                               " outcome, exit_code, signal, log, oom, cpu_time, memory_peak,"
-                               " leftovers, attempt FROM (SELECT * FROM runs"
-                               " ORDER BY seq DESC LIMIT ?) ORDER BY seq",
-                               -1, &st, NULL) != SQLITE_OK)
-                return db_error(s, "cannot read the history");
-        sqlite3_bind_int64(st, 1, limit);
-        while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-                struct run_record *rec = calloc(1, sizeof(*rec));
-                const char *log = (const char *)sqlite3_column_text(st, 10);
-
-                if (!rec)
-                        break;
-                rec->id = sqlite3_column_int64(st, 0);
-                rec->run = sqlite3_column_int64(st, 1);
-                rec->very_slow = sqlite3_column_int(st, 2);
-                rec->owner = (uid_t)sqlite3_column_int64(st, 3);
-                rec->summary = strdup((const char *)sqlite3_column_text(st, 4));
-                rec->started = sqlite3_column_double(st, 5);
-                rec->ended = sqlite3_column_double(st, 6);
-                rec->outcome = outcome_name((const char *)sqlite3_column_text(st, 7));
-                rec->exit_code = sqlite3_column_int(st, 8);
-                rec->signal = sqlite3_column_int(st, 9);
-                rec->log = log ? strdup(log) : NULL;
-                rec->oom = sqlite3_column_int(st, 11);
-                rec->cpu_time = sqlite3_column_type(st, 12) == SQLITE_NULL
-                                    ? -1
-                                    : sqlite3_column_double(st, 12);
-                rec->memory_peak = sqlite3_column_type(st, 13) == SQLITE_NULL
-                                       ? -1
-                                       : sqlite3_column_int64(st, 13);
-                rec->leftovers = sqlite3_column_int(st, 14);
-                rec->attempt = sqlite3_column_int64(st, 15);
-                cb(data, rec);
-        }
-        sqlite3_finalize(st);
-        return r == SQLITE_DONE ? 0 : db_error(s, "cannot read the history");
+        return counted(s, s->db->driver->load_runs(s->db, limit, cb, data));
 }
 
 int64_t store_load_next_id(struct store *s)
 {
-        int64_t a = query_int(s, "SELECT value FROM meta WHERE key = 'next_id'", 0);
-        int64_t b = query_int(s, "SELECT max(id) FROM jobs", 0);
-        int64_t c = query_int(s, "SELECT max(id) FROM runs", 0);
-
-        return a > b ? (a > c ? a : c) : (b > c ? b : c);
+        return s->db->driver->load_next_id(s->db);
 }

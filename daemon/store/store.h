@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The state database: SQLite in WAL mode in the state folder. The loop thread queues writes;
+ * The state database: SQLite in WAL mode in the state folder, or a schema of a PostgreSQL
+ * database (store/db.h has what differs between them). The loop thread queues writes;
  * the store's own thread commits whatever has queued up in one transaction (group commit) and
  * tells the loop, which then lets out the replies that waited for it. Every write has a sequence
  * number, so a reply can wait for exactly the writes made before it.
@@ -14,14 +15,18 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#define STORE_SCHEMA 4 /* PRAGMA user_version of the databases this daemon writes */
-
 struct store;
 struct run_record;
 struct env_block;
 
-/* Opens (creating) DIR/slowworkd.db and brings its schema up to date; errors are logged. */
-int store_open(const char *dir, struct store **ret);
+struct store_config {
+        const char *dir;      /* the state folder, held by this daemon alone */
+        const char *conninfo; /* a libpq connection string; NULL or "": SQLite in dir */
+        const char *schema;   /* PostgreSQL's schema of the tables */
+};
+
+/* Opens (creating) the database and brings its schema up to date; errors are logged. */
+int store_open(const struct store_config *config, struct store **ret);
 /* Starts the committing thread; on_commit runs on the loop after each commit. */
 int store_start(struct store *s, uv_loop_t *loop, void (*on_commit)(void *data), void *data);
 /* Commits what is queued and stops the thread (loop thread; a no-op when not started). */
@@ -34,6 +39,9 @@ uint64_t store_queued(const struct store *s);
 uint64_t store_committed(const struct store *s);
 /* Whether the last commit failed (the database is failing until one works), and why. */
 bool store_failing(struct store *s, char *why, size_t len);
+/* What a failing database means to a client: "the state database fails" (SQLite), "cannot reach
+ * the job database" (PostgreSQL). */
+const char *store_failing_means(const struct store *s);
 /* How many reads and commits have failed since the start (a commit tried again counts again). */
 uint64_t store_errors(struct store *s);
 

@@ -15,7 +15,8 @@
 #include "util/config-file.h"
 #include "util/credentials.h"
 
-static const char *const group_keys[] = {"admin-group", "socket-group"};
+/* The keys after the settings, in the order of their CONFIG_ numbers. */
+static const char *const other_keys[] = {"admin-group", "socket-group", "store", "store-schema"};
 
 static int setting_index(const char *name)
 {
@@ -33,8 +34,8 @@ static int key_index(const char *key)
 
         if (i >= 0)
                 return i;
-        for (i = 0; i < 2; i++)
-                if (strcmp(group_keys[i], key) == 0)
+        for (i = 0; i < CONFIG_KEYS - CONFIG_SETTINGS; i++)
+                if (strcmp(other_keys[i], key) == 0)
                         return CONFIG_SETTINGS + i;
         return -1;
 }
@@ -118,6 +119,22 @@ int config_parse_setting(struct sw_settings *s, const char *name, const char *va
         if (r == -ENOMEM)
                 return r;
         return r ? -EINVAL : 0;
+}
+
+int config_check_schema(const char *name, char *err, size_t errlen)
+{
+        size_t len = strlen(name);
+        const char *c;
+        bool plain = len > 0 && len <= CONFIG_SCHEMA_NAME_MAX && !isdigit((unsigned char)*name);
+
+        for (c = name; plain && *c; c++)
+                plain = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_';
+        if (!plain)
+                return fail(err, errlen, -EINVAL,
+                            "store-schema \"%s\" is not a plain identifier (a lowercase letter or "
+                            "_, then lowercase letters, digits or _; at most %d characters)",
+                            name, CONFIG_SCHEMA_NAME_MAX);
+        return 0;
 }
 
 static char *trim(char *s)
@@ -216,7 +233,14 @@ static int parse_line(char *text, unsigned lineno, struct config_file *next, cha
         next->line[k] = lineno;
         if (k < CONFIG_SETTINGS)
                 return config_parse_setting(&next->settings, key, value, msg, msglen);
+        if (k == CONFIG_STORE_SCHEMA && (r = config_check_schema(value, msg, msglen)) < 0)
+                return r;
+        if (k == CONFIG_STORE || k == CONFIG_STORE_SCHEMA) {
+                char **to = k == CONFIG_STORE ? &next->store : &next->store_schema;
 
+                *to = strdup(value);
+                return *to ? 0 : fail(msg, msglen, -ENOMEM, "out of memory");
+        }
         r = credentials_group_by_name(value, k == CONFIG_ADMIN_GROUP ? &next->admin_gid : &next->socket_gid);
         if (r == -ENOENT)
                 return fail(msg, msglen, -EINVAL, "%s: no group \"%s\"", key, value);
@@ -236,6 +260,7 @@ int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *e
 
         next.admin_gid = next.socket_gid = (gid_t)-1;
         next.queues = NULL;
+        next.store = next.store_schema = NULL;
         memset(next.line, 0, sizeof(next.line));
         errno = 0;
         while (getline(&line, &size, f) >= 0) {
@@ -251,10 +276,10 @@ int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *e
                          strerror(errno ? errno : EIO));
         free(line);
         if (r < 0) {
-                json_object_put(next.queues);
+                config_file_clear(&next);
                 return r;
         }
-        json_object_put(cf->queues);
+        config_file_clear(cf);
         *cf = next;
         return 0;
 }
@@ -263,6 +288,9 @@ void config_file_clear(struct config_file *cf)
 {
         json_object_put(cf->queues);
         cf->queues = NULL;
+        free(cf->store);
+        free(cf->store_schema);
+        cf->store = cf->store_schema = NULL;
 }
 
 int config_file_read(const char *path, bool missing_ok, struct config_file *cf, char *err,

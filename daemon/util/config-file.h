@@ -11,23 +11,34 @@
 
 #include "methods.h"
 
-#define CONFIG_FILE_DEFAULT "/etc/slowwork/slowworkd.conf"
+#define CONFIG_FILE_DEFAULT         "/etc/slowwork/slowworkd.conf"
+#define CONFIG_STORE_SCHEMA_DEFAULT "slowwork"
+#define CONFIG_SCHEMA_NAME_MAX      63
 
-/* The settings in the order of sw_settings_params, then the two groups. */
+/* The settings in the order of sw_settings_params, then the two groups and the store. */
 enum {
         CONFIG_SETTINGS = SW_SETTINGS_COUNT,
         CONFIG_ADMIN_GROUP = CONFIG_SETTINGS,
         CONFIG_SOCKET_GROUP,
+        CONFIG_STORE,
+        CONFIG_STORE_SCHEMA,
         CONFIG_KEYS,
 };
 
 struct config_file {
         struct sw_settings settings; /* what the caller put there, with the file's values over it */
         gid_t admin_gid, socket_gid; /* (gid_t)-1 when the file names none */
-        unsigned line[CONFIG_KEYS];  /* where each key was set; 0: not in the file */
+        /* The job database (a libpq connection string; NULL: SQLite in the state folder) and its
+         * schema; read at start only. NULL when unset. */
+        char *store, *store_schema;
+        unsigned line[CONFIG_KEYS]; /* where each key was set; 0: not in the file */
         /* The "queue.NAME.SETTING = value" lines, as {"NAME": {"SETTING": value}}; NULL: none. */
         json_object *queues;
 };
+
+/* Whether name may be the store's schema: a plain identifier of PostgreSQL, [a-z_][a-z0-9_]*,
+ * at most CONFIG_SCHEMA_NAME_MAX characters. 0, or -EINVAL with err saying why. */
+int config_check_schema(const char *name, char *err, size_t errlen);
 
 /* Frees what the file's lines made (cf itself is the caller's). */
 void config_file_clear(struct config_file *cf);

@@ -86,6 +86,28 @@ static int check_queues(const char *path, const struct config_file *cf, char *er
         return 0;
 }
 
+/* The store's flags over the file, and the schema's default. */
+static int store_flags(const struct config *c, struct config_file *cf, char *err, size_t errlen)
+{
+        if (c->store) {
+                free(cf->store);
+                cf->store = *c->store ? strdup(c->store) : NULL;
+                if (*c->store && !cf->store)
+                        goto oom;
+        }
+        if (c->store_schema || !cf->store_schema) {
+                free(cf->store_schema);
+                cf->store_schema =
+                    strdup(c->store_schema ? c->store_schema : CONFIG_STORE_SCHEMA_DEFAULT);
+                if (!cf->store_schema)
+                        goto oom;
+        }
+        return 0;
+oom:
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+}
+
 int config_load(const struct config *c, struct config_file *ret, char *err, size_t errlen)
 {
         const char *path = c->path ? c->path : CONFIG_FILE_DEFAULT;
@@ -98,6 +120,8 @@ int config_load(const struct config *c, struct config_file *ret, char *err, size
         for (i = 0; r == 0 && i < c->nflags; i++)
                 r = config_parse_setting(&cf.settings, c->flags[i].name, c->flags[i].value, err,
                                          errlen);
+        if (r == 0)
+                r = store_flags(c, &cf, err, errlen);
         if (r == 0 && settings_validate(&cf.settings) < 0)
                 r = threads_conflict(c, path, &cf, err, errlen);
         if (r == 0)

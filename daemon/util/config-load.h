@@ -11,6 +11,7 @@ struct config {
                 const char *name, *value;
         } flags[CONFIG_SETTINGS]; /* the setting flags, the last of each name */
         unsigned nflags;
+        const char *store, *store_schema; /* --store, --store-schema; NULL: not given */
 };
 
 /* Checks a setting flag and keeps it, to apply over the file now and at every reload. */

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* What the database drivers share: how a row's texts become the daemon's values. */
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/db.h"
+#include "methods.h"
+
+char **db_parse_env(const char *text)
+{
+        json_object *a = text ? json_tokener_parse(text) : NULL;
+        size_t i,
+            n = a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+        char **vars = a ? calloc(n + 1, sizeof(*vars)) : NULL;
+
+        for (i = 0; vars && i < n; i++)
+                vars[i] = strdup(json_object_get_string(json_object_array_get_idx(a, i)));
+        json_object_put(a);
+        return vars;
+}
+
+const char *db_outcome_name(const char *text)
+{
+        for (const char *const *o = sw_outcomes; text && *o; o++)
+                if (strcmp(text, *o) == 0)
+                        return *o;
+        return "interrupted";
+}
