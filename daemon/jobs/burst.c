@@ -5,15 +5,15 @@
 
 #include "jobs/burst.h"
 
-static void on_check(uv_check_t *check)
+static void on_prepare(uv_prepare_t *prepare)
 {
-        burst_end(check->data);
+        burst_end(prepare->data);
 }
 
 int burst_init(struct burst *b, uv_loop_t *loop)
 {
-        b->check.data = b;
-        return uv_check_init(loop, &b->check);
+        b->prepare.data = b;
+        return uv_prepare_init(loop, &b->prepare);
 }
 
 void burst_add(struct burst *b, struct slow_work_pool *pool)
@@ -31,7 +31,7 @@ void burst_add(struct burst *b, struct slow_work_pool *pool)
                 b->size = size;
         }
         if (b->n == 0)
-                uv_check_start(&b->check, on_check);
+                uv_prepare_start(&b->prepare, on_prepare);
         slow_work_pool_plug(pool);
         b->plugged[b->n++] = pool;
 }
@@ -41,8 +41,8 @@ void burst_end(struct burst *b)
         for (size_t i = 0; i < b->n; i++)
                 slow_work_pool_unplug(b->plugged[i]);
         b->n = 0;
-        if (b->check.loop)
-                uv_check_stop(&b->check);
+        if (b->prepare.loop)
+                uv_prepare_stop(&b->prepare);
 }
 
 void burst_close(struct burst *b)
@@ -51,6 +51,6 @@ void burst_close(struct burst *b)
         free(b->plugged);
         b->plugged = NULL;
         b->size = 0;
-        if (b->check.loop && !uv_is_closing((uv_handle_t *)&b->check))
-                uv_close((uv_handle_t *)&b->check, NULL);
+        if (b->prepare.loop && !uv_is_closing((uv_handle_t *)&b->prepare))
+                uv_close((uv_handle_t *)&b->prepare, NULL);
 }

@@ -2,8 +2,8 @@
 /*
  * The enqueues of one loop iteration (a read of pipelined submits, a batch of events) as one
  * burst: each pool they go to is plugged (slow_work_pool_plug) from the first of them until the
- * loop has handled all it woke for (its check phase), so that the burst wakes the pool's threads
- * once, not once an item. Loop thread only.
+ * loop is about to wait again (its prepare phase, which comes before every wait for I/O), so that
+ * the burst wakes the pool's threads once, not once an item. Loop thread only.
  */
 #ifndef SLOWWORKD_BURST_H
 #define SLOWWORKD_BURST_H
@@ -14,7 +14,7 @@
 struct slow_work_pool;
 
 struct burst {
-        uv_check_t check;
+        uv_prepare_t prepare;
         struct slow_work_pool **plugged;
         size_t n, size;
 };

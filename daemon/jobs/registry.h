@@ -54,7 +54,7 @@ struct registry {
         json_object *kept; /* settings.set's changes, as the state database keeps them */
         struct job_shared shared;
         struct events events;
-        struct burst burst; /* the pools this loop iteration has enqueued into, plugged */
+        struct burst burst; /* the pools enqueued into since the loop last waited, plugged */
         struct contain contain;
         struct inflight inflight;
         struct history history;
