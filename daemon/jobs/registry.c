@@ -881,7 +881,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
                 return log_error_errno(r, "Failed to set up the job events: %m");
         r = burst_init(&reg->burst, config->loop);
         if (r < 0)
-                return log_error_errno(r, "Failed to set up the job events: %m");
+                return log_error_errno(r, "Failed to set up the enqueue bursts: %m");
         r = gate_init(&reg->gate, config->loop, &reg->shared.run, registry_release_held, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
@@ -911,7 +911,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
 void registry_stop_starting(struct registry *reg)
 {
         __atomic_store_n(&reg->shared.run.stopping, true, __ATOMIC_RELEASE);
-        /* The pools are freed off the loop next, and nothing is queued from here on. */
+        /* Nothing is queued from here on: the pools go unplugged. */
         burst_end(&reg->burst);
         /* No tick now: one missed while stopped makes its run at the next start. */
         schedule_stop(&reg->schedule);
