@@ -19,7 +19,6 @@
 #include "store/run-record.h"
 #include "store/store.h"
 #include "util/log.h"
-#include "util/strv.h"
 
 /* migrations[v] takes a schema from version v to v + 1, as SQLite's do (db-sqlite.c); a
  * setting's value is a number or a text, in two columns, kept in the order last written. */
@@ -576,8 +575,7 @@ static int find_foreign_job(struct db *db, uid_t uid, int64_t *ret_id, uid_t *re
 struct jobs_ctx {
         void (*cb)(void *data, const struct store_job_row *row);
         void *data;
-        char **env;
-        int64_t env_id;
+        struct db_env_rows envs;
 };
 
 static void job_row(void *ctx, const PGresult *res)
@@ -600,27 +598,21 @@ static void job_row(void *ctx, const PGresult *res)
             .started = col_real(res, 14),
         };
 
-        /* Jobs share their environments: each is parsed once in a run of rows. */
-        if (row.env_id != c->env_id || !c->env) {
-                strv_free(c->env);
-                c->env_id = row.env_id;
-                c->env = db_parse_env(col_text(res, 4));
-        }
-        row.env = c->env;
+        row.env = db_env_of(&c->envs, row.env_id, col_text(res, 4));
         c->cb(c->data, &row);
 }
 
 static int load_jobs(struct db *db, void (*cb)(void *data, const struct store_job_row *row),
                      void *data)
 {
-        struct jobs_ctx c = {cb, data, NULL, 0};
+        struct jobs_ctx c = {cb, data, {0, NULL}};
         int r = query_rows((struct pg_db *)db,
                            "SELECT j.id, owner, very_slow, payload, e.vars, key, name, persist,"
                            " state, qorder, due, runs, e.id, flow, started FROM jobs j"
                            " LEFT JOIN envs e ON e.id = j.env ORDER BY qorder, j.id",
                            0, NULL, job_row, &c, "the jobs");
 
-        strv_free(c.env);
+        db_env_rows_free(&c.envs);
         return r;
 }
 

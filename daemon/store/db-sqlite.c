@@ -12,7 +12,6 @@
 #include "store/store.h"
 #include "store/wal-check.h"
 #include "util/log.h"
-#include "util/strv.h"
 
 /* migrations[v] takes a database from schema v to v + 1. */
 static const char *const migrations[DB_SCHEMA] = {
@@ -315,9 +314,8 @@ static int load_jobs(struct db *db, void (*cb)(void *data, const struct store_jo
                      void *data)
 {
         struct sqlite_db *s = (struct sqlite_db *)db;
+        struct db_env_rows envs = {0, NULL};
         sqlite3_stmt *st;
-        char **env = NULL;
-        int64_t env_id = 0;
         int r;
 
         if (sqlite3_prepare_v2(s->db,
@@ -346,16 +344,10 @@ static int load_jobs(struct db *db, void (*cb)(void *data, const struct store_jo
                     .started = sqlite3_column_double(st, 14),
                 };
 
-                /* Jobs share their environments: each is parsed once in a run of rows. */
-                if (row.env_id != env_id || !env) {
-                        strv_free(env);
-                        env_id = row.env_id;
-                        env = db_parse_env((const char *)sqlite3_column_text(st, 4));
-                }
-                row.env = env;
+                row.env = db_env_of(&envs, row.env_id, (const char *)sqlite3_column_text(st, 4));
                 cb(data, &row);
         }
-        strv_free(env);
+        db_env_rows_free(&envs);
         sqlite3_finalize(st);
         return r == SQLITE_DONE ? 0 : db_error(s, "cannot read the jobs");
 }

@@ -6,6 +6,7 @@
 
 #include "store/db.h"
 #include "methods.h"
+#include "util/strv.h"
 
 char **db_parse_env(const char *text)
 {
@@ -18,6 +19,22 @@ char **db_parse_env(const char *text)
                 vars[i] = strdup(json_object_get_string(json_object_array_get_idx(a, i)));
         json_object_put(a);
         return vars;
+}
+
+char **db_env_of(struct db_env_rows *rows, int64_t id, const char *text)
+{
+        if (id != rows->id || !rows->vars) {
+                db_env_rows_free(rows);
+                rows->id = id;
+                rows->vars = db_parse_env(text);
+        }
+        return rows->vars;
+}
+
+void db_env_rows_free(struct db_env_rows *rows)
+{
+        strv_free(rows->vars);
+        rows->vars = NULL;
 }
 
 const char *db_outcome_name(const char *text)

@@ -86,6 +86,14 @@ int db_pg_open(const char *conninfo, const char *schema, struct db **ret);
 
 /* Shared by the drivers: an environment's row ("[\"K=V\", ...]") as a NULL-terminated vector. */
 char **db_parse_env(const char *text);
+/* Jobs read in order share their environments: the vars of row id (its text), parsed only when
+ * id is not the last one's. db_env_rows_free() once all are read. */
+struct db_env_rows {
+        int64_t id;
+        char **vars;
+};
+char **db_env_of(struct db_env_rows *rows, int64_t id, const char *text);
+void db_env_rows_free(struct db_env_rows *rows);
 /* The outcome's name as the protocol spells it (a string that lives on); unknown: interrupted. */
 const char *db_outcome_name(const char *text);
 
