@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "daemon-helpers.h"
+#include "pg-helpers.h"
 #include "run-suite.h"
 
 static struct daemon d;
@@ -676,6 +677,77 @@ START_TEST(runs_and_jobs_name_their_node_through_a_crash)
 }
 END_TEST
 
+/* The lines of a file (0 when it is not there). */
+static int lines_of(const char *path, long *ret_last)
+{
+        FILE *f = fopen(path, "re");
+        char line[64];
+        int n = 0;
+
+        while (f && fgets(line, sizeof(line), f)) {
+                n++;
+                if (ret_last)
+                        *ret_last = strtol(line, NULL, 10);
+        }
+        if (f)
+                fclose(f);
+        return n;
+}
+
+static void wait_lines(const char *path, int want, long *ret_last)
+{
+        for (int i = 0; lines_of(path, ret_last) < want; i++) {
+                ck_assert_msg(i < 1000, "%s has not %d lines after 10 s", path, want);
+                usleep(10000);
+        }
+}
+
+START_TEST(a_node_that_cannot_renew_its_lease_stops_its_runs_until_it_can)
+{
+        char marks[PATH_MAX + 16], submit[PATH_MAX + 96];
+        struct pg_server pg;
+        json_object *list, *st;
+        char cancel[64];
+        long pid = 0;
+        int fd, i, id;
+
+        if (!daemon_store() || !pg_from_env(&pg)) {
+                fprintf(stderr, "skipped with SQLite: a_node_that_cannot_renew_its_lease_stops_its_"
+                                "runs_until_it_can: leases are a shared database's\n");
+                return;
+        }
+        daemon_start(&d, "--lease-renew", "0.2", "--lease-time", "1", NULL);
+        snprintf(marks, sizeof(marks), "%s/marks", d.dir);
+        snprintf(submit, sizeof(submit), "{\"command\":\"echo $$ >> %s; exec sleep 60\"}", marks);
+        fd = client_connect(d.sock);
+        id = job_submit(fd, submit);
+        ck_assert_int_gt(id, 0);
+        wait_lines(marks, 1, &pid);
+        pg_stop(&pg);
+        /* Within the lease (1 s), the run is killed, and nothing runs while it cannot renew. */
+        for (i = 0; kill((pid_t)pid, 0) == 0; i++) {
+                ck_assert_msg(i < 300, "the run of a node without a lease lives on after 3 s");
+                usleep(10000);
+        }
+        list = call_ok(fd, "list", NULL);
+        st = json_object_array_get_idx(json_object_object_get(list, "items"), 0);
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "interrupted");
+        ck_assert_int_eq(int_member(json_object_object_get(st, "last"), "signal"), 9);
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        json_object_put(list);
+        usleep(500000);
+        ck_assert_int_eq(lines_of(marks, NULL), 1);
+        pg_start(&pg);
+        /* Once it renews, the cut run runs once more. */
+        wait_lines(marks, 2, &pid);
+        ck_assert_int_eq(kill((pid_t)pid, 0), 0);
+        snprintf(cancel, sizeof(cancel), "{\"id\":%d}", id);
+        json_object_put(call_ok(fd, "cancel", cancel));
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(a_second_daemon_on_the_same_state_folder_is_refused)
 {
         char sock[PATH_MAX + 8], state[PATH_MAX + 8], *err;
@@ -918,6 +990,7 @@ int main(void)
         tcase_add_test(tc, a_database_from_a_newer_version_is_refused);
         tcase_add_test(tc, a_second_daemon_on_the_same_state_folder_is_refused);
         tcase_add_test(tc, runs_and_jobs_name_their_node_through_a_crash);
+        tcase_add_test(tc, a_node_that_cannot_renew_its_lease_stops_its_runs_until_it_can);
         tcase_add_test(tc, ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone);
         suite_add_tcase(s, tc);
         return run_suite(s);

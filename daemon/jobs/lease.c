@@ -41,6 +41,16 @@ void lease_check(struct lease *l)
         }
         /* Half a renewal early: the kills are done before any other node may take the jobs. */
         fence_at = until - l->renew / 2;
+        __atomic_store(&reg->shared.run.fence_at, &fence_at, __ATOMIC_RELEASE);
+        /* A fence the loop did not see (the daemon was stopped past it, and renewed since):
+         * what the threads held or cut for it goes on now. */
+        if (!fenced && l->fence_at > 0 && now >= l->fence_at && now < fence_at) {
+                log_error("Node %s: its lease ran out unrenewed a moment: runs it cut run again",
+                          store_node(reg->store));
+                registry_fence(reg, true);
+                registry_fence(reg, false);
+        }
+        l->fence_at = fence_at;
         if (now >= fence_at && !fenced)
                 log_error("Node %s: its lease runs out unrenewed: its runs are stopped and none "
                           "starts until it is renewed",

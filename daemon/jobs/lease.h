@@ -20,6 +20,7 @@ struct lease {
         void (*lost)(void *data);
         void *data;
         bool told;
+        double fence_at; /* the last deadline set (monotonic; 0: none yet) */
 };
 
 int lease_init(struct lease *l, uv_loop_t *loop, struct registry *reg, double renew,

@@ -62,7 +62,8 @@ static const char *api_stop_reason(struct slowwork_plugin_ctx *ctx)
         struct plugin_run *run = run_of(ctx);
         struct job *job = run->job;
 
-        if (__atomic_load_n(&job->shared->run.interrupting, __ATOMIC_ACQUIRE))
+        if (__atomic_load_n(&job->shared->run.interrupting, __ATOMIC_ACQUIRE) ||
+            run_fenced(&job->shared->run))
                 return "interrupted";
         if (__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE))
                 return "cancelled";

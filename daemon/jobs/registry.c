@@ -274,10 +274,6 @@ void registry_run_ended(struct registry *reg, struct job *job, struct run_record
                 store_add_run(reg->store, rec, reg->settings.history_limit);
                 registry_save_state(reg, job, record_state_after_run(job));
                 rec->saved_seq = job->saved_seq;
-                /* The node's fence cut it: it runs once more, once the node has its lease. */
-                if (__atomic_load_n(&reg->shared.run.fenced, __ATOMIC_ACQUIRE) &&
-                    strcmp(rec->outcome, "interrupted") == 0)
-                        registry_queue_run(reg, job, 0);
         }
         copy = run_record_dup(rec);
         if (copy)
@@ -797,6 +793,7 @@ static void on_event(void *data, struct event *e)
 {
         struct registry *reg = data;
         struct job *job = e->job;
+        bool cut;
 
         switch (e->type) {
         case EVENT_STARTED:
@@ -809,8 +806,14 @@ static void on_event(void *data, struct event *e)
                 registry_notify(reg, job, "running", NULL);
                 break;
         case EVENT_ENDED:
+                /* Interrupted, but not by a stop: the node's fence cut it. It runs once more,
+                 * once the node has its lease again. */
+                cut = e->rec && strcmp(e->rec->outcome, "interrupted") == 0 &&
+                      !__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE);
                 registry_run_ended(reg, job, e->rec);
                 e->rec = NULL;
+                if (cut)
+                        registry_queue_run(reg, job, 0);
                 registry_notify(reg, job, record_state_after_run(job), job->last);
                 users_run_ended(&reg->users, job);
                 users_run_ended(&job->queue->users, job);

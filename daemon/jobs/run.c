@@ -38,6 +38,16 @@ double run_kill_grace(const struct run_context *ctx)
         return grace;
 }
 
+bool run_fenced(const struct run_context *ctx)
+{
+        double at;
+
+        if (__atomic_load_n(&ctx->fenced, __ATOMIC_ACQUIRE))
+                return true;
+        __atomic_load(&ctx->fence_at, &at, __ATOMIC_ACQUIRE);
+        return at > 0 && run_mono_now() >= at;
+}
+
 bool run_space_low(int dir_fd, int64_t min_free)
 {
         struct statvfs st;

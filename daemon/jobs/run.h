@@ -29,6 +29,8 @@ struct run_context {
         bool interrupting;         /* atomic: stop-timeout is up, running ones stop */
         bool fenced;               /* atomic: the node's lease ran out: runs stop at once (SIGKILL)
                                     * and queue again, none starts */
+        double fence_at;           /* atomic: when (monotonic) it is fenced, if not renewed by then
+                                    * (0: no lease), for threads that see it before the loop */
         bool system;               /* the system instance: jobs run as their owners */
         uid_t uid;                 /* the daemon's */
         struct rlimit jobs_nofile; /* RLIMIT_NOFILE as the daemon got it, before it raised its own */
@@ -41,6 +43,9 @@ struct run_context {
 double run_mono_now(void); /* seconds, for deadlines */
 double run_wall_now(void); /* Unix seconds, for records */
 double run_kill_grace(const struct run_context *ctx);
+/* Whether the node's fence is on (the loop said so, or its time has come): runs stop, none
+ * starts. Any thread. */
+bool run_fenced(const struct run_context *ctx);
 
 /* Whether the file system of the logs folder (dir_fd) has less than min_free percent of its
  * space free for users (statvfs f_bavail); never when min_free is 0. */

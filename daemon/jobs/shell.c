@@ -78,9 +78,7 @@ static void stop(struct run *run, pid_t pid, const char *as)
                 return;
         run->stopped_as = as;
         suspend_detach(&run->job->suspend);
-        signal_all(run, pid,
-                   __atomic_load_n(&run->job->shared->run.fenced, __ATOMIC_ACQUIRE) ? SIGKILL
-                                                                                   : SIGTERM);
+        signal_all(run, pid, run_fenced(&run->job->shared->run) ? SIGKILL : SIGTERM);
         run->kill_at = run_mono_now() + run_kill_grace(&run->job->shared->run);
 }
 
@@ -88,7 +86,7 @@ static void stop(struct run *run, pid_t pid, const char *as)
 static const char *stop_reason(struct job *job)
 {
         if (__atomic_load_n(&job->shared->run.stopping, __ATOMIC_ACQUIRE) ||
-            __atomic_load_n(&job->shared->run.fenced, __ATOMIC_ACQUIRE))
+            run_fenced(&job->shared->run))
                 return "interrupted";
         if (__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE))
                 return "cancelled";
