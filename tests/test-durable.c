@@ -646,6 +646,10 @@ START_TEST(runs_and_jobs_name_their_node_through_a_crash)
         ck_assert_double_lt(json_object_get_double(json_object_object_get(node, "lease_age")),
                             10);
         json_object_put(node);
+        st = call_ok(fd, "status", NULL);
+        ck_assert_str_eq(str_member(st, "node"), "rack-1.n_2");
+        ck_assert(!json_object_get_boolean(json_object_object_get(st, "fenced")));
+        json_object_put(st);
         close(fd);
         daemon_kill_hard(&d);
 
@@ -735,6 +739,9 @@ START_TEST(a_node_that_cannot_renew_its_lease_stops_its_runs_until_it_can)
         ck_assert_int_eq(int_member(json_object_object_get(st, "last"), "signal"), 9);
         ck_assert_str_eq(str_member(st, "state"), "pending");
         json_object_put(list);
+        st = call_ok(fd, "status", NULL);
+        ck_assert(json_object_get_boolean(json_object_object_get(st, "fenced")));
+        json_object_put(st);
         usleep(500000);
         ck_assert_int_eq(lines_of(marks, NULL), 1);
         pg_start(&pg);

@@ -317,7 +317,7 @@ END_TEST
 /* Each sample's family has a HELP and a TYPE line before it. */
 START_TEST(every_family_has_help_and_type_and_settings_are_gauges)
 {
-        char *text, *copy, *line, *save = NULL;
+        char *text, *copy, *line, *save = NULL, host[256] = "";
         int samples = 0;
 
         call_done("settings.set", "{\"max-threads\":6,\"kill-grace\":1.5}");
@@ -359,6 +359,10 @@ START_TEST(every_family_has_help_and_type_and_settings_are_gauges)
         ck_assert_ptr_null(strstr(text, "metrics_file"));
         ck_assert(sample(text, "slowwork_connections") == 1);
         ck_assert(sample(text, "slowwork_database_errors_total") == 0);
+        ck_assert_int_eq(gethostname(host, sizeof(host) - 1), 0);
+        ck_assert(samplef(text, "slowwork_node_info{node=\"%s\"}", host) == 1);
+        ck_assert(sample(text, "slowwork_node_fenced") == 0);
+        ck_assert(sample(text, "slowwork_nodes") == 1);
         ck_assert(sample(text, "process_resident_memory_bytes") > 1e6);
         ck_assert(sample(text, "process_open_fds") > 3);
         ck_assert(sample(text, "process_start_time_seconds") > (double)time(NULL) - 600);

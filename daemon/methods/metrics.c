@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "jobs/registry.h"
+#include "jobs/run.h"
 #include "methods/method.h"
 #include "methods/metrics.h"
 #include "server/conn.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "util/proc-stats.h"
 
@@ -171,6 +173,23 @@ static void settings(FILE *f, const struct sw_settings *daemon, const struct poo
         }
 }
 
+/* The node: its name, whether its lease ran out unrenewed, and the live nodes it sees. */
+static void node(FILE *f, struct registry *reg)
+{
+        struct db_node *nodes;
+        size_t n = 0;
+
+        family(f, "slowwork_node_info", "gauge", "This daemon's node name, as a label.");
+        fprintf(f, "slowwork_node_info{node=\"%s\"} 1\n", reg->shared.node);
+        family(f, "slowwork_node_fenced", "gauge",
+               "1 while the node's lease runs out unrenewed: its runs are stopped, none starts.");
+        fprintf(f, "slowwork_node_fenced %d\n", run_fenced(&reg->shared.run) ? 1 : 0);
+        if (store_nodes(reg->store, &nodes, &n) == 0)
+                free(nodes);
+        family(f, "slowwork_nodes", "gauge", "Live nodes of the job database.");
+        fprintf(f, "slowwork_nodes %zu\n", n);
+}
+
 static void process(FILE *f, double start_time)
 {
         struct proc_stats ps;
@@ -219,6 +238,7 @@ char *metrics_text(struct registry *reg, const struct clients *clients)
                 (unsigned long long)store_errors(reg->store));
         family(f, "slowwork_connections", "gauge", "Client connections open.");
         fprintf(f, "slowwork_connections %u\n", clients->n);
+        node(f, reg);
         process(f, reg->metrics.start_time);
         free(pools);
         if (ferror(f) | fclose(f)) {

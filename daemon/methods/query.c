@@ -7,6 +7,7 @@
 #include "config.h"
 #include "jobs/queues.h"
 #include "jobs/registry.h"
+#include "jobs/run.h"
 #include "jobs/suspend.h"
 #include "methods/method.h"
 #include "server/conn.h"
@@ -84,6 +85,9 @@ static void handle_status(struct registry *reg, struct conn *c, union params *pa
         json_object_object_add(r->result, "queued", q);
         json_object_object_add(r->result, "items", json_object_new_int64((int64_t)reg->njobs));
         json_object_object_add(r->result, "connections", json_object_new_int64(c->clients->n));
+        json_object_object_add(r->result, "node", json_object_new_string(reg->shared.node));
+        json_object_object_add(r->result, "fenced",
+                               json_object_new_boolean(run_fenced(&reg->shared.run)));
 }
 
 static bool listed(struct conn *c, const struct sw_list_params *p, struct job *job)
