@@ -190,7 +190,9 @@ int manager_new(const struct manager_options *o, struct manager **ret)
                                               .schema = o->file.store_schema,
                                               .node = o->file.node_name,
                                               .lease_renew = o->file.lease_renew,
-                                              .lease_time = o->file.lease_time},
+                                              .lease_time = o->file.lease_time,
+                                              .min_threads = o->file.settings.min_threads,
+                                              .max_threads = o->file.settings.max_threads},
                        &m->store);
         if (r < 0)
                 goto fail;
@@ -289,6 +291,8 @@ int manager_start(struct manager *m)
                                        m->registry.settings.metrics_interval) < 0)
                 r = log_error_errno(-ENOMEM, "Failed to set up the metrics file: %m");
         if (r == 0) {
+                /* The first renewal tells what the settings kept made of the threads. */
+                registry_report_node(&m->registry);
                 r = store_start(m->store, m->loop, on_commit, m);
                 if (r < 0)
                         log_error_errno(r, "Failed to start the state database's thread: %m");

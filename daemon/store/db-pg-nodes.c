@@ -81,7 +81,7 @@ static int take_own(struct pg_db *p, const char *const *values)
         PGresult *res = NULL, *now = NULL;
         int r = params_exec(p, "SELECT host, pid, epoch FROM nodes WHERE name = $1 FOR UPDATE", 1,
                             values, &res);
-        const char *take[] = {values[0], values[1], values[2], values[3], NULL};
+        const char *take[] = {values[0], values[1], values[2], values[3], values[4], values[5], NULL};
         pid_t pid;
 
         if (r < 0)
@@ -92,12 +92,13 @@ static int take_own(struct pg_db *p, const char *const *values)
                 PQclear(res);
                 return -EBUSY;
         }
-        take[4] = PQgetvalue(res, 0, 2);
+        take[6] = PQgetvalue(res, 0, 2);
         r = params_exec(p,
                         "UPDATE nodes SET epoch = epoch + 1, host = $2, pid = $3, started = now(),"
                         " renewed = now(), lease_until = now() + $4 * interval '1 second',"
-                        " running = 0 WHERE name = $1 AND epoch = $5 RETURNING epoch",
-                        5, take, &now);
+                        " running = 0, min_threads = $5, max_threads = $6"
+                        " WHERE name = $1 AND epoch = $7 RETURNING epoch",
+                        7, take, &now);
         PQclear(res);
         if (r == 0 && PQntuples(now) == 1)
                 p->epoch = strtoll(PQgetvalue(now, 0, 0), NULL, 10);
@@ -107,16 +108,17 @@ static int take_own(struct pg_db *p, const char *const *values)
         return r;
 }
 
-int pg_node_join(struct pg_db *p, double lease_time)
+int pg_node_join(struct pg_db *p, const struct db_node *me, double lease_time)
 {
-        char host[256] = "", pid[32], lease[32];
-        const char *values[] = {p->node, host, pid, lease};
+        char pid[32], lease[32], min[32], max[32];
+        const char *values[] = {p->node, me->host, pid, lease, min, max};
         PGresult *res = NULL;
         int r;
 
-        gethostname(host, sizeof(host) - 1);
-        snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+        snprintf(pid, sizeof(pid), "%" PRId64, me->pid);
         snprintf(lease, sizeof(lease), "%.3f", lease_time);
+        snprintf(min, sizeof(min), "%" PRId64, me->min_threads);
+        snprintf(max, sizeof(max), "%" PRId64, me->max_threads);
         p->lease_time = lease_time;
         r = pg_exec(p, "BEGIN");
         /* One join at a time: one that finds no other node gives up the ids reserved unused. */
@@ -125,13 +127,16 @@ int pg_node_join(struct pg_db *p, double lease_time)
         if (r == 0)
                 r = params_exec(p,
                                 "INSERT INTO nodes (name, epoch, host, pid, started, renewed,"
-                                " lease_until) VALUES ($1, 1, $2, $3, now(), now(),"
-                                " now() + $4 * interval '1 second') ON CONFLICT (name) DO UPDATE"
-                                " SET epoch = nodes.epoch + 1, host = excluded.host,"
-                                " pid = excluded.pid, started = excluded.started,"
-                                " renewed = excluded.renewed, lease_until = excluded.lease_until,"
-                                " running = 0 WHERE nodes.lease_until < now() RETURNING epoch",
-                                4, values, &res);
+                                " lease_until, min_threads, max_threads) VALUES ($1, 1, $2, $3,"
+                                " now(), now(), now() + $4 * interval '1 second', $5, $6)"
+                                " ON CONFLICT (name) DO UPDATE SET epoch = nodes.epoch + 1,"
+                                " host = excluded.host, pid = excluded.pid,"
+                                " started = excluded.started, renewed = excluded.renewed,"
+                                " lease_until = excluded.lease_until, running = 0,"
+                                " min_threads = excluded.min_threads,"
+                                " max_threads = excluded.max_threads"
+                                " WHERE nodes.lease_until < now() RETURNING epoch",
+                                6, values, &res);
         if (r == 0 && PQntuples(res) == 1)
                 p->epoch = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
         else if (r == 0)

@@ -699,8 +699,8 @@ static const struct db_driver pg_driver = {
     .free = pg_free,
 };
 
-int db_pg_open(const char *conninfo, const char *schema, const char *node, double lease_time,
-               struct db **ret)
+int db_pg_open(const char *conninfo, const char *schema, const struct db_node *me,
+               double lease_time, struct db **ret)
 {
         struct pg_db *p = calloc(1, sizeof(*p));
         int r;
@@ -710,7 +710,7 @@ int db_pg_open(const char *conninfo, const char *schema, const char *node, doubl
         p->base.driver = &pg_driver;
         p->conninfo = strdup(conninfo);
         p->schema = strdup(schema);
-        p->node = strdup(node);
+        p->node = strdup(me->name);
         if (!p->conninfo || !p->schema || !p->node ||
             asprintf(&p->base.name, "Job database (PostgreSQL, schema %s)", schema) < 0) {
                 p->base.name = NULL;
@@ -719,7 +719,7 @@ int db_pg_open(const char *conninfo, const char *schema, const char *node, doubl
         }
         r = connect_schema(p, true);
         if (r == 0)
-                r = pg_node_join(p, lease_time);
+                r = pg_node_join(p, me, lease_time);
         /* Environments are shared by the jobs that sent the same one, and kept while one does. */
         if (r == 0) {
                 const char *values[] = {p->node};

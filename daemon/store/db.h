@@ -102,10 +102,10 @@ struct db {
 /* DIR/slowworkd.db, created and brought up to date; errors are logged. */
 int db_sqlite_open(const char *dir, struct db **ret);
 /* The schema of the database that conninfo (a libpq connection string) names, created and
- * brought up to date, joined as node (refused while a live node has that name) with a lease of
+ * brought up to date, joined as node me (refused while a live node has its name) with a lease of
  * lease_time seconds; errors are logged. */
-int db_pg_open(const char *conninfo, const char *schema, const char *node, double lease_time,
-               struct db **ret);
+int db_pg_open(const char *conninfo, const char *schema, const struct db_node *me,
+               double lease_time, struct db **ret);
 
 /* Shared by the drivers: an environment's row ("[\"K=V\", ...]") as a NULL-terminated vector. */
 char **db_parse_env(const char *text);

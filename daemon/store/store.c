@@ -179,10 +179,12 @@ int store_open(const struct store_config *config, struct store **ret)
         snprintf(s->me.name, sizeof(s->me.name), "%s", s->node ? s->node : "");
         gethostname(s->me.host, sizeof(s->me.host) - 1);
         s->me.pid = getpid();
+        s->me.min_threads = config->min_threads;
+        s->me.max_threads = config->max_threads;
         opened = mono_now();
         r = s->node ? take_folder(s, config->dir) : -ENOMEM;
         if (r == 0 && config->conninfo && *config->conninfo)
-                r = db_pg_open(config->conninfo, config->schema, s->node, s->lease_time, &s->db);
+                r = db_pg_open(config->conninfo, config->schema, &s->me, s->lease_time, &s->db);
         else if (r == 0)
                 r = db_sqlite_open(config->dir, &s->db);
         if (r == 0)

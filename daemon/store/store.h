@@ -25,6 +25,7 @@ struct store_config {
         const char *schema;   /* PostgreSQL's schema of the tables */
         const char *node;     /* this daemon's name among the nodes of the database */
         double lease_renew, lease_time; /* seconds (PostgreSQL) */
+        int64_t min_threads, max_threads; /* what the node reports until store_report() */
 };
 
 struct db_node;
