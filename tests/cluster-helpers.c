@@ -197,16 +197,59 @@ void cluster_kill(struct cluster *c, int k)
         c->running[k - 1] = false;
 }
 
+/* The file's whole text (the caller frees it). */
+static char *slurp(const char *path)
+{
+        char **lines = read_lines(path), *text = strdup("");
+
+        ck_assert_ptr_nonnull(text);
+        for (char **l = lines; *l; l++) {
+                char *more;
+
+                ck_assert_int_ge(asprintf(&more, "%s%s\n", text, *l), 0);
+                free(text);
+                text = more;
+        }
+        strv_free(lines);
+        return text;
+}
+
 int cluster_run_stderr(struct cluster *c, const char *name, char **ret_err)
 {
-        char time[32], renew[32], sock[128], state[128];
+        char time[32], renew[32], sock[128], state[128], err[128];
+        double end = mono_now() + scaled(10);
+        int status = 0;
+        pid_t pid;
 
         lease_args(time, renew, sizeof(time));
         snprintf(sock, sizeof(sock), "%s/%s.sock", c->dir, name);
         snprintf(state, sizeof(state), "%s/%s.state", c->dir, name);
-        return daemon_run_stderr(ret_err, "--socket", sock, "--state-dir", state, "--store",
-                                 daemon_store(), "--store-schema", c->schema, "--node-name", name,
-                                 "--lease-time", time, "--lease-renew", renew, NULL);
+        snprintf(err, sizeof(err), "%s/%s.stderr", c->dir, name);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+                if (fd < 0 || dup2(fd, STDERR_FILENO) < 0 || !freopen("/dev/null", "w", stdout))
+                        _exit(127);
+                execl(SLOWWORKD, SLOWWORKD, "--socket", sock, "--state-dir", state, "--store",
+                      daemon_store(), "--store-schema", c->schema, "--node-name", name,
+                      "--lease-time", time, "--lease-renew", renew, (char *)NULL);
+                _exit(127);
+        }
+        /* One that wrongly starts must not outlive the test. */
+        while (waitpid(pid, &status, WNOHANG) == 0) {
+                if (mono_now() > end) {
+                        kill(pid, SIGKILL);
+                        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+                        ck_abort_msg("a slowworkd named %s still runs after %.0f s", name,
+                                     scaled(10));
+                }
+                short_pause();
+        }
+        ck_assert(WIFEXITED(status));
+        *ret_err = slurp(err);
+        return WEXITSTATUS(status);
 }
 
 void cluster_free(struct cluster *c)

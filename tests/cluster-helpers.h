@@ -61,7 +61,7 @@ void cluster_start(struct cluster *c); /* every node */
 void cluster_kill(struct cluster *c, int k);
 /* Runs a slowworkd like a node named name, on a socket and state folder of its own in c->dir,
  * for a start that must fail: its exit status, and what it wrote to stderr in *ret_err (the
- * caller frees it). */
+ * caller frees it). One still running after scaled(10) s is killed, and the test fails. */
 int cluster_run_stderr(struct cluster *c, const char *name, char **ret_err);
 /* Stops the nodes still running (SIGTERM, then SIGKILL after a few seconds) and removes the
  * folders. The schema stays, with the throwaway PostgreSQL. */
