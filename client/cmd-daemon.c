@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The daemon's own commands: get, set, reload, ping, version. */
+/* The daemon's own commands: get, set, reload, nodes, ping, version. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +96,52 @@ int cmd_reload(struct ctl *x, const struct opts *o, int argc, char **argv)
 
         if (r == 0 && !x->json)
                 printf("slowworkd reloaded its configuration\n");
+        return r;
+}
+
+int cmd_nodes(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *result, *list;
+        struct table t;
+        size_t i, n;
+        int r = ctl_call(x, NULL, "nodes", NULL, &result);
+
+        if (r || x->json) {
+                json_object_put(result);
+                return r;
+        }
+        list = json_object_object_get(result, "nodes");
+        n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+        table_init(&t, 7, 0x7cu);
+        r = table_add(&t, "NODE", "HOST", "PID", "RUNNING", "MIN", "MAX", "LEASE-AGE");
+        for (i = 0; i < n && r == 0; i++) {
+                json_object *node = json_object_array_get_idx(list, i);
+                static const char *const counts[] = {"pid", "running", "min_threads",
+                                                     "max_threads"};
+                char name[80], cells[5][24];
+                const char *row[7];
+
+                snprintf(name, sizeof(name), "%s%s", json_str(node, "name", "?"),
+                         json_object_get_boolean(json_object_object_get(node, "self")) ? " *"
+                                                                                       : "");
+                row[0] = name;
+                row[1] = json_str(node, "host", "?");
+                for (size_t c = 0; c < 4; c++) {
+                        snprintf(cells[c], sizeof(cells[c]), "%lld",
+                                 (long long)json_int(node, counts[c], 0));
+                        row[c + 2] = cells[c];
+                }
+                snprintf(cells[4], sizeof(cells[4]), "%.1fs",
+                         json_object_get_double(json_object_object_get(node, "lease_age")));
+                row[6] = cells[4];
+                r = table_add_row(&t, row);
+        }
+        if (r == 0)
+                table_print(&t, stdout);
+        else
+                r = ctl_error(x, "out of memory");
+        table_clear(&t);
+        json_object_put(result);
         return r;
 }
 

@@ -202,6 +202,8 @@ static const struct command commands[] = {
      "let a suspended job's processes go on"},
     {"reload", 0, 0, no_options, false, cmd_reload, "",
      "make the daemon read its configuration file again"},
+    {"nodes", 0, 0, no_options, false, cmd_nodes, "",
+     "list the nodes that share the job database (* marks this one)"},
     {"ping", 0, 0, no_options, false, cmd_ping, "", "check that the daemon answers"},
     {"version", 0, 0, no_options, false, cmd_version, "",
      "show slowctl's and the daemon's version"},

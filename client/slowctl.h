@@ -100,6 +100,7 @@ int cmd_suspend(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_continue(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_queue(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_reload(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_nodes(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv);
 

@@ -12,7 +12,7 @@ _slowctl()
         _init_completion || return
 
         local commands="submit enqueue wait cancel release status list history log get set queue
-                stats top rq metrics pause resume suspend continue reload ping version"
+                stats top rq metrics pause resume suspend continue reload nodes ping version"
         local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
                 log-limit kill-grace stop-timeout max-connections-per-user
                 max-log-bytes-per-user min-free-space max-queued-per-user max-running-per-user

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* slowworkd: parse the command line and the configuration, start the manager, run the loop. */
+#include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "manager.h"
@@ -29,6 +32,11 @@ static void usage(FILE *f)
               "                            string (postgresql://... or key=value ...);\n"
               "                            \"\": SQLite in the state folder (default)\n"
               "  --store-schema NAME       PostgreSQL's schema of the tables (slowwork)\n"
+              "  --node-name NAME          this daemon's name among the nodes that share a\n"
+              "                            PostgreSQL schema (default: the host name)\n"
+              "  --lease-renew SECONDS     how often a node renews its lease (2)\n"
+              "  --lease-time SECONDS      how long a lease holds; then other nodes take the\n"
+              "                            node's jobs (10)\n"
               "  --system                  the system instance: every user may connect, jobs\n"
               "                            run as their submitters (socket\n"
               "                            " LISTENER_SYSTEM_DIR "/slowworkd.sock, state\n"
@@ -61,6 +69,25 @@ static void usage(FILE *f)
               f);
 }
 
+/* A node whose place another took starts afresh: the same program and arguments, in the same
+ * process, with the socket systemd passed (fd) passed on as systemd would. Returns on failure. */
+static void start_again(char **argv, int fd)
+{
+        char pid[32];
+
+        if (fd >= 0) {
+                if (fd != SD_LISTEN_FDS_START) {
+                        dup2(fd, SD_LISTEN_FDS_START);
+                        close(fd);
+                }
+                snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+                setenv("LISTEN_FDS", "1", 1);
+                setenv("LISTEN_PID", pid, 1);
+        }
+        execv("/proc/self/exe", argv);
+        fprintf(stderr, "slowworkd: cannot start again: %s\n", strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
         enum {
@@ -70,6 +97,9 @@ int main(int argc, char **argv)
                 OPT_CONFIG,
                 OPT_STORE,
                 OPT_STORE_SCHEMA,
+                OPT_NODE_NAME,
+                OPT_LEASE_RENEW,
+                OPT_LEASE_TIME,
                 OPT_SYSTEM,
                 OPT_SETTING,
                 OPT_HELP,
@@ -82,6 +112,9 @@ int main(int argc, char **argv)
             {"config", required_argument, NULL, OPT_CONFIG},
             {"store", required_argument, NULL, OPT_STORE},
             {"store-schema", required_argument, NULL, OPT_STORE_SCHEMA},
+            {"node-name", required_argument, NULL, OPT_NODE_NAME},
+            {"lease-renew", required_argument, NULL, OPT_LEASE_RENEW},
+            {"lease-time", required_argument, NULL, OPT_LEASE_TIME},
             {"system", no_argument, NULL, OPT_SYSTEM},
             {"min-threads", required_argument, NULL, OPT_SETTING},
             {"max-threads", required_argument, NULL, OPT_SETTING},
@@ -111,7 +144,8 @@ int main(int argc, char **argv)
         struct manager_options o = {0};
         struct manager *m = NULL;
         char err[512];
-        int c, index, r;
+        int c, index, r, restart_fd;
+        bool restart;
 
         tzset(); /* cron schedules are in local time, as TZ says */
         while ((c = getopt_long(argc, argv, "", options, &index)) != -1) {
@@ -137,6 +171,23 @@ int main(int argc, char **argv)
                                 return 2;
                         }
                         o.config.store_schema = optarg;
+                        break;
+                case OPT_NODE_NAME:
+                        if (config_check_node_name(optarg, err, sizeof(err)) < 0) {
+                                fprintf(stderr, "slowworkd: --node-name: %s\n", err);
+                                return 2;
+                        }
+                        o.config.node_name = optarg;
+                        break;
+                case OPT_LEASE_RENEW:
+                case OPT_LEASE_TIME:
+                        if (config_parse_lease(options[index].name, optarg,
+                                               c == OPT_LEASE_RENEW ? &o.config.lease_renew
+                                                                    : &o.config.lease_time,
+                                               err, sizeof(err)) < 0) {
+                                fprintf(stderr, "slowworkd: --%s: %s\n", options[index].name, err);
+                                return 2;
+                        }
                         break;
                 case OPT_SYSTEM:
                         o.system = true;
@@ -184,7 +235,11 @@ int main(int argc, char **argv)
                 notify_ready(&m->notify);
                 r = manager_run(m);
         }
+        restart = m && m->restart;
+        restart_fd = m ? m->restart_fd : -1;
         manager_free(m);
         config_file_clear(&o.file);
-        return r < 0 ? 1 : 0;
+        if (restart)
+                start_again(argv, restart_fd);
+        return r < 0 || restart ? 1 : 0;
 }

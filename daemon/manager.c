@@ -105,10 +105,33 @@ static void on_commit(void *data)
         struct manager *m = data;
         struct conn *c, *next;
 
+        if (m->lease_open)
+                lease_check(&m->lease);
         for (c = m->clients.head; c; c = next) {
                 next = c->next;
                 conn_flush(c);
         }
+}
+
+/* Its jobs went to other nodes: the daemon stops (its runs were killed by the fence) and starts
+ * again, as a node that has none. */
+static void on_lease_lost(void *data)
+{
+        struct manager *m = data;
+
+        log_error("Another node took this node's jobs: starting again");
+        m->restart = true;
+        if (m->listener.activated_fd >= 0)
+                m->restart_fd = dup(m->listener.activated_fd);
+        manager_stop(m);
+}
+
+static void close_lease(struct manager *m)
+{
+        if (!m->lease_open)
+                return;
+        lease_close(&m->lease);
+        m->lease_open = false;
 }
 
 /* Descriptors for CONN_MAX connections, and for the runs of up to 255 threads (log, pipe, pidfd,
@@ -146,6 +169,8 @@ int manager_new(const struct manager_options *o, struct manager **ret)
         raise_fd_limit(&jobs_nofile);
         m->system = o->system;
         m->config = o->config;
+        m->lease_renew = o->file.lease_renew;
+        m->restart_fd = -1;
         m->loop = uv_default_loop();
         r = notify_init(&m->notify);
         if (r < 0)
@@ -162,7 +187,10 @@ int manager_new(const struct manager_options *o, struct manager **ret)
                 goto fail;
         r = store_open(&(struct store_config){.dir = m->state_dir,
                                               .conninfo = o->file.store,
-                                              .schema = o->file.store_schema},
+                                              .schema = o->file.store_schema,
+                                              .node = o->file.node_name,
+                                              .lease_renew = o->file.lease_renew,
+                                              .lease_time = o->file.lease_time},
                        &m->store);
         if (r < 0)
                 goto fail;
@@ -265,6 +293,13 @@ int manager_start(struct manager *m)
                 if (r < 0)
                         log_error_errno(r, "Failed to start the state database's thread: %m");
         }
+        if (r == 0) {
+                r = lease_init(&m->lease, m->loop, &m->registry, m->lease_renew, on_lease_lost,
+                               m);
+                m->lease_open = r == 0;
+                if (r == 0)
+                        lease_check(&m->lease);
+        }
         if (r < 0) {
                 /* What was restored does not start: it stays on disk for the next start. */
                 registry_stop_starting(&m->registry);
@@ -311,6 +346,7 @@ static void drain_done(uv_work_t *work, int status)
 
         registry_close_events(&m->registry);
         uv_close((uv_handle_t *)&m->stop_timer, NULL);
+        close_lease(m);
         store_stop(m->store);
 }
 
@@ -343,6 +379,7 @@ struct manager *manager_free(struct manager *m)
                 return NULL;
         registry_free_pool(&m->registry);
         registry_close_events(&m->registry);
+        close_lease(m);
         store_stop(m->store);
         notify_close(&m->notify);
         if (m->loop) {

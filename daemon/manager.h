@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "jobs/lease.h"
 #include "jobs/registry.h"
 #include "reload.h"
 #include "server/conn.h"
@@ -30,6 +31,13 @@ struct manager {
         struct listener listener;
         struct notify notify;
         struct reload reload;
+        struct lease lease;
+        bool lease_open;
+        double lease_renew;
+        /* Another node took this one's place: main() starts the daemon afresh once it stopped
+         * (the activated socket, when there is one, kept in this descriptor). */
+        bool restart;
+        int restart_fd;
 
         uv_signal_t sigterm, sigint, sighup;
         uv_timer_t stop_timer;

@@ -12,7 +12,7 @@ const char *const sw_methods[] = {
     "submit",  "enqueue",      "wait",         "cancel",  "release",   "status", "list",
     "log",     "settings.get", "settings.set", "stats",   "subscribe", "ping",   "version",
     "history", "pause",        "resume",       "suspend", "continue",  "queue.add",
-    "queue.remove", "queue.list", "metrics", "env.set", NULL,
+    "queue.remove", "queue.list", "metrics", "env.set", "nodes", NULL,
 };
 
 const struct sw_param sw_no_params[] = {

@@ -190,6 +190,24 @@ START_TEST(parse_reads_the_store_and_its_schema)
 }
 END_TEST
 
+START_TEST(parse_reads_the_node_and_its_lease)
+{
+        struct config_file cf;
+        char err[256];
+
+        defaults(&cf);
+        ck_assert_int_eq(parse("node-name = rack-2.node_7\nlease-renew = 0.5\nlease-time = 3\n",
+                               &cf, err, sizeof(err)),
+                         0);
+        ck_assert_str_eq(cf.node_name, "rack-2.node_7");
+        ck_assert_double_eq(cf.lease_renew, 0.5);
+        ck_assert_double_eq(cf.lease_time, 3);
+        ck_assert_uint_eq(config_file_line(&cf, "lease-time"), 3);
+        config_file_clear(&cf);
+        ck_assert_ptr_null(cf.node_name);
+}
+END_TEST
+
 /* Each bad line comes after two good ones, so that its number is 3. */
 static const struct {
         const char *line, *message;
@@ -222,6 +240,12 @@ static const struct {
     {"store-schema = a234567890123456789012345678901234567890123456789012345678901234",
      "store-schema \"a234567890123456789012345678901234567890123456789012345678901234\" is not"},
     {"store =", "no value for store"},
+    {"node-name = a/b", "node-name \"a/b\" must be 1 to 63 letters, digits, '.', '_' or '-'"},
+    {"node-name = a234567890123456789012345678901234567890123456789012345678901234",
+     "node-name \"a234567890123456789012345678901234567890123456789012345678901234\" must be"},
+    {"lease-renew = 0", "lease-renew must be a number of seconds from 0.05 to 3600, not \"0\""},
+    {"lease-time = soon", "lease-time must be a number of seconds from 0.05 to 3600"},
+    {"lease-time = 3601", "lease-time must be a number of seconds from 0.05 to 3600"},
 };
 
 static void bad_text(char *buf, size_t len, const char *line)
@@ -356,6 +380,25 @@ START_TEST(a_bad_store_schema_flag_stops_the_start)
             2);
         ck_assert_msg(strstr(err, "slowworkd: --store-schema: store-schema \"Jobs\" is not a plain "
                                   "identifier"),
+                      "stderr \"%s\"", err);
+        free(err);
+}
+END_TEST
+
+START_TEST(bad_node_flags_stop_the_start)
+{
+        char *err;
+
+        ck_assert_int_eq(daemon_run_stderr(&err, "--node-name", "a b", "--socket",
+                                           "/nonexistent/s", NULL),
+                         2);
+        ck_assert_msg(strstr(err, "slowworkd: --node-name: node-name \"a b\" must be"),
+                      "stderr \"%s\"", err);
+        free(err);
+        ck_assert_int_eq(daemon_run_stderr(&err, "--lease-renew", "5", "--lease-time", "6",
+                                           "--socket", "/nonexistent/s", NULL),
+                         2);
+        ck_assert_msg(strstr(err, "--lease-time (6) must be at least twice --lease-renew (5)"),
                       "stderr \"%s\"", err);
         free(err);
 }
@@ -732,6 +775,7 @@ static Suite *config_suite(void)
         tcase_add_test(parser, parse_takes_a_path_as_it_is);
         tcase_add_test(parser, parse_leaves_unset_keys_alone);
         tcase_add_test(parser, parse_reads_the_store_and_its_schema);
+        tcase_add_test(parser, parse_reads_the_node_and_its_lease);
         tcase_add_loop_test(parser, parse_rejects_a_bad_line_with_its_number, 0, nbad);
         suite_add_tcase(s, parser);
 
@@ -742,6 +786,7 @@ static Suite *config_suite(void)
         tcase_add_test(daemon, threads_out_of_order_name_the_line);
         tcase_add_test(daemon, flags_win_over_the_file);
         tcase_add_test(daemon, a_bad_store_schema_flag_stops_the_start);
+        tcase_add_test(daemon, bad_node_flags_stop_the_start);
         tcase_add_test(daemon, a_job_database_out_of_reach_stops_the_start);
         tcase_add_test(daemon, an_empty_store_flag_keeps_the_jobs_in_sqlite);
         tcase_add_test(daemon, a_missing_config_file_is_an_error);

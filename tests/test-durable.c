@@ -608,6 +608,74 @@ START_TEST(ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone)
 }
 END_TEST
 
+/* The one entry of nodes (the daemon alone on its database). */
+static json_object *only_node(int fd)
+{
+        json_object *res = call_ok(fd, "nodes", NULL), *nodes, *node;
+
+        nodes = json_object_object_get(res, "nodes");
+        ck_assert_int_eq((int)json_object_array_length(nodes), 1);
+        node = json_object_get(json_object_array_get_idx(nodes, 0));
+        json_object_put(res);
+        return node;
+}
+
+START_TEST(runs_and_jobs_name_their_node_through_a_crash)
+{
+        char host[256] = "";
+        json_object *rec, *st, *node;
+        int fd;
+
+        daemon_start(&d, "--node-name", "rack-1.n_2", NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 1);
+        rec = job_wait(fd, 1);
+        ck_assert_str_eq(str_member(rec, "node"), "rack-1.n_2");
+        json_object_put(rec);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"sleep 30\"}"), 2);
+        job_wait_state(fd, 2, "running");
+        st = job_status(fd, 2);
+        ck_assert_str_eq(str_member(st, "node"), "rack-1.n_2");
+        json_object_put(st);
+        node = only_node(fd);
+        ck_assert_str_eq(str_member(node, "name"), "rack-1.n_2");
+        ck_assert_int_eq(int_member(node, "pid"), d.pid);
+        ck_assert_int_eq(int_member(node, "running"), 1);
+        ck_assert(json_object_get_boolean(json_object_object_get(node, "self")));
+        ck_assert_double_lt(json_object_get_double(json_object_object_get(node, "lease_age")),
+                            10);
+        json_object_put(node);
+        close(fd);
+        daemon_kill_hard(&d);
+
+        /* Started again at once under its name: its last process is gone. */
+        daemon_start_again(&d, "--node-name", "rack-1.n_2", NULL);
+        fd = client_connect(d.sock);
+        st = job_status(fd, 1);
+        ck_assert_str_eq(str_member(st, "node"), "rack-1.n_2");
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "node"), "rack-1.n_2");
+        json_object_put(st);
+        job_wait_state(fd, 2, "running");
+        st = job_status(fd, 2);
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "interrupted");
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "node"), "rack-1.n_2");
+        json_object_put(st);
+        json_object_put(call_ok(fd, "cancel", "{\"id\":2}"));
+        close(fd);
+        daemon_stop_clean(&d);
+
+        /* Unnamed, a node is its host. */
+        ck_assert_int_eq(gethostname(host, sizeof(host) - 1), 0);
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        node = only_node(fd);
+        ck_assert_str_eq(str_member(node, "name"), host);
+        json_object_put(node);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(a_second_daemon_on_the_same_state_folder_is_refused)
 {
         char sock[PATH_MAX + 8], state[PATH_MAX + 8], *err;
@@ -617,13 +685,14 @@ START_TEST(a_second_daemon_on_the_same_state_folder_is_refused)
         snprintf(sock, sizeof(sock), "%s/other.sock", d.dir);
         ck_assert_int_eq(daemon_run_status_beside(&d, "--socket", sock, NULL), 1);
         if (daemon_store()) {
-                /* In PostgreSQL, one daemon per schema, whatever its state folder. */
+                /* In PostgreSQL, one live node of a name per schema, whatever its state folder. */
                 snprintf(state, sizeof(state), "%s/other-state", d.dir);
                 ck_assert_int_eq(daemon_run_stderr(&err, "--socket", sock, "--state-dir", state,
                                                    "--store", daemon_store(), "--store-schema",
                                                    d.schema, NULL),
                                  1);
-                ck_assert_msg(strstr(err, d.schema), "slowworkd said: %s", err);
+                ck_assert_msg(strstr(err, "Another live slowworkd node is named"),
+                              "slowworkd said: %s", err);
                 free(err);
         }
         fd = client_connect(d.sock);
@@ -848,6 +917,7 @@ int main(void)
         tcase_add_test(tc, a_damaged_write_ahead_log_is_reported_at_start);
         tcase_add_test(tc, a_database_from_a_newer_version_is_refused);
         tcase_add_test(tc, a_second_daemon_on_the_same_state_folder_is_refused);
+        tcase_add_test(tc, runs_and_jobs_name_their_node_through_a_crash);
         tcase_add_test(tc, ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone);
         suite_add_tcase(s, tc);
         return run_suite(s);

@@ -23,9 +23,10 @@ static double free_percent(const struct run_context *ctx)
         return (double)st.f_bavail * 100.0 / (double)st.f_blocks;
 }
 
+/* The daemon's pause, or its fence: nothing starts until it ends. */
 static bool paused(const struct gate *g)
 {
-        return pause_is_on(g->ctx->pause);
+        return pause_is_on(g->ctx->pause) || __atomic_load_n(&g->ctx->fenced, __ATOMIC_ACQUIRE);
 }
 
 static bool space_low(const struct run_context *ctx)
@@ -36,8 +37,8 @@ static bool space_low(const struct run_context *ctx)
 
 bool gate_holds_back(const struct run_context *ctx, const struct job *job)
 {
-        return pause_is_on(ctx->pause) || pause_is_on(&job->queue->pause) ||
-               (job->owner != 0 && space_low(ctx));
+        return pause_is_on(ctx->pause) || __atomic_load_n(&ctx->fenced, __ATOMIC_ACQUIRE) ||
+               pause_is_on(&job->queue->pause) || (job->owner != 0 && space_low(ctx));
 }
 
 /* Whether a pause, the daemon's or the job's queue's, holds the job: it stays listed until a

@@ -608,6 +608,7 @@ json_object *job_to_json(struct job *job)
         add(o, "name", job->has_name ? json_object_new_string(job_name(job)) : NULL);
         add(o, "key", job->has_key ? json_object_new_string(job_key(job)) : NULL);
         add(o, "owner", json_object_new_int64(job->owner));
+        add(o, "node", json_object_new_string(job->shared->node ? job->shared->node : ""));
         add(o, "refs", json_object_new_int(__atomic_load_n(&job->refs, __ATOMIC_RELAXED)));
         add(o, "handles", json_object_new_int((int)job->handles));
         add(o, "runs",

@@ -38,6 +38,7 @@ struct job_shared {
         struct plugins plugins;          /* loop */
         struct run_context run;          /* the runners' */
         struct job_extra *limits_alone;  /* loop: the extras jobs share, of limits alone */
+        const char *node;                /* the node's name (run_record_node()'s) */
 };
 
 /* A job's place in a per-user table (users.c); user is fixed while the job is live. Whether its

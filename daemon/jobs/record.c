@@ -30,6 +30,7 @@ static struct run_record *record_new(struct job *job, int64_t run, bool has_log)
         rec->run = run;
         rec->very_slow = job->very_slow;
         rec->owner = job->owner;
+        rec->node = job->shared->node;
         rec->cpu_time = -1;
         rec->memory_peak = -1;
         rec->attempt = __atomic_load_n(&job->attempt, __ATOMIC_ACQUIRE);

@@ -274,6 +274,10 @@ void registry_run_ended(struct registry *reg, struct job *job, struct run_record
                 store_add_run(reg->store, rec, reg->settings.history_limit);
                 registry_save_state(reg, job, record_state_after_run(job));
                 rec->saved_seq = job->saved_seq;
+                /* The node's fence cut it: it runs once more, once the node has its lease. */
+                if (__atomic_load_n(&reg->shared.run.fenced, __ATOMIC_ACQUIRE) &&
+                    strcmp(rec->outcome, "interrupted") == 0)
+                        registry_queue_run(reg, job, 0);
         }
         copy = run_record_dup(rec);
         if (copy)
@@ -848,6 +852,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         int r;
 
         reg->store = config->store;
+        reg->shared.node = store_node(config->store);
         reg->settings = *config->settings;
         reg->shared.ops = &item_ops;
         reg->shared.run = (struct run_context){
@@ -908,6 +913,12 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         return 0;
 }
 
+void registry_report_node(struct registry *reg)
+{
+        store_report(reg->store, __atomic_load_n(&reg->pause.runs, __ATOMIC_RELAXED),
+                     reg->settings.min_threads, reg->settings.max_threads);
+}
+
 void registry_stop_starting(struct registry *reg)
 {
         __atomic_store_n(&reg->shared.run.stopping, true, __ATOMIC_RELEASE);
@@ -922,6 +933,20 @@ void registry_stop_starting(struct registry *reg)
                 for (struct job *job = reg->by_id[i]; job; job = job->hnext)
                         if (suspend_is_on(&job->suspend))
                                 job_kick(job);
+}
+
+void registry_fence(struct registry *reg, bool fenced)
+{
+        if (__atomic_load_n(&reg->shared.run.fenced, __ATOMIC_ACQUIRE) == fenced)
+                return;
+        __atomic_store_n(&reg->shared.run.fenced, fenced, __ATOMIC_RELEASE);
+        if (!fenced) {
+                gate_open(&reg->gate);
+                return;
+        }
+        for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
+                for (struct job *job = reg->by_id[i]; job; job = job->hnext)
+                        job_kick(job);
 }
 
 void registry_interrupt_all(struct registry *reg)

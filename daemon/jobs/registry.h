@@ -71,7 +71,7 @@ struct registry {
         uint32_t *id_blocks; /* live jobs by id / REGISTRY_ID_BLOCK (NULL: out of memory once) */
         size_t nid_blocks;
         bool id_blocks_lost;
-        int64_t next_id, next_qorder;
+        int64_t next_qorder;
         struct client *clients;
         struct inflight_run *crashed; /* start: the runs the last daemon died running */
         size_t ncrashed;
@@ -98,6 +98,11 @@ struct registry_config {
 int registry_init(struct registry *reg, const struct registry_config *config);
 /* Shutdown: queued runs do not start; running ones go on, but suspended ones stop. */
 void registry_stop_starting(struct registry *reg);
+/* The node's fence (its lease ran out unrenewed): its shell runs are killed, recorded interrupted
+ * and queued again, and nothing starts until the fence is lifted (the lease renewed). */
+void registry_fence(struct registry *reg, bool fenced);
+/* What the other nodes of the job database see of this one: its runs and threads, now. */
+void registry_report_node(struct registry *reg);
 /* Stop-timeout is up: every running job is asked to stop. */
 void registry_interrupt_all(struct registry *reg);
 /* Frees the pools, waiting for the runs in progress to end: any thread but the loop's. */

@@ -168,32 +168,34 @@ static int job_from_row(struct restoring *rs, const struct store_job_row *row, s
         return r ? -EINVAL : 0;
 }
 
-/* A run the daemon's end cut (started then, 0 when not known): recorded interrupted (with what it
- * left behind), and queued once more, unless held: a plugin's (one that crashed the daemon must
- * not do it again on its own) or one whose leftovers live on. A held job waits for an enqueue. */
-static void restore_interrupted(struct registry *reg, struct job *job, double started, int left)
+/* A run the daemon's end cut (started then, 0 when not known), on node (NULL: this one, else a
+ * node whose lease ran out): recorded interrupted (with what it left behind), and queued once
+ * more, unless held: a plugin's (one that crashed the daemon must not do it again on its own) or
+ * one whose leftovers live on. A held job waits for an enqueue. */
+static void restore_interrupted(struct registry *reg, struct job *job, double started, int left,
+                                const char *node)
 {
-        bool held = job->x->plugin_entry || left < 0;
+        bool held = job->x->plugin_entry || left < 0, here = !node || job->shared->node == node;
+        const char *by = here ? "by the last daemon's end" : "by the end of its node's lease";
         struct run_record *rec;
 
         job->runs_ended--;
-        /* What the cut run wrote stays readable, and goes with its record. */
-        rec = record_new_ended(job, job->runs_started, "interrupted", true);
+        /* What the cut run wrote stays readable, and goes with its record (not another node's). */
+        rec = record_new_ended(job, job->runs_started, "interrupted", here);
         if (rec) {
                 rec->started = started;
                 rec->leftovers = left;
+                rec->node = here ? rec->node : node;
         }
         registry_run_ended(reg, job, rec);
         if (!held) {
-                log_warning("Job %lld: run %lld was interrupted by the last daemon's end, and is "
-                            "queued again",
-                            (long long)job->id, (long long)job->runs_started);
+                log_warning("Job %lld: run %lld was interrupted %s, and is queued again",
+                            (long long)job->id, (long long)job->runs_started, by);
                 registry_queue_run(reg, job, 0);
                 return;
         }
-        log_warning("Job %lld: run %lld was interrupted by the last daemon's end, and is held "
-                    "until enqueued again (%s)",
-                    (long long)job->id, (long long)job->runs_started,
+        log_warning("Job %lld: run %lld was interrupted %s, and is held until enqueued again (%s)",
+                    (long long)job->id, (long long)job->runs_started, by,
                     job->x->plugin_entry ? "a plugin's run is not repeated on its own"
                                       : "the processes it left could not be stopped");
         if (!job->persist) {
@@ -299,10 +301,11 @@ static void restore_job(void *data, const struct store_job_row *row)
                 /* Its start never reached the database: count that run too. */
                 job->runs_started++;
                 job->runs_ended++;
-                restore_interrupted(reg, job, 0, 0);
+                restore_interrupted(reg, job, 0, 0, NULL);
         } else if (strcmp(row->state, "running") == 0)
                 restore_interrupted(reg, job, row->started,
-                                    left_by(rs, job->id, job->runs_started));
+                                    left_by(rs, job->id, job->runs_started),
+                                    row->node ? run_record_node(row->node) : NULL);
         else if (strcmp(row->state, "pending") == 0)
                 registry_restore_run(reg, job, row->due > now ? row->due - now : 0);
         else if (strcmp(row->state, "waiting") == 0) {
@@ -320,6 +323,27 @@ static void restore_job(void *data, const struct store_job_row *row)
         if (job_recurs(job))
                 restore_schedule(reg, job, now, strcmp(row->state, "idle") != 0);
         registry_check_idle(reg, job);
+}
+
+/* The jobs that waited for others are looked at once all are back. */
+static void restored(struct restoring *rs)
+{
+        for (size_t i = 0; i < rs->nwaiting; i++) {
+                restore_waiting(rs->reg, rs->waiting[i]);
+                job_unref(rs->waiting[i]);
+        }
+        free(rs->waiting);
+        free(rs->leftovers);
+        free(rs->payload);
+        sw_params_clear(sw_submit_params, &rs->p);
+}
+
+void restore_adopted(struct registry *reg)
+{
+        struct restoring rs = {.reg = reg};
+
+        store_take_adopted(reg->store, restore_job, &rs);
+        restored(&rs);
 }
 
 int restore(struct registry *reg)
@@ -346,18 +370,10 @@ int restore(struct registry *reg)
 
         contain_stop_leftovers(&reg->contain, leftover, &rs);
         contain_stop_group_leftovers(reg->crashed, reg->ncrashed, leftover, &rs);
-        reg->next_id = store_load_next_id(reg->store);
         r = store_load_runs(reg->store, reg->settings.history_limit, restore_run, &rs);
         if (r == 0)
                 r = store_load_jobs(reg->store, restore_job, &rs);
-        for (size_t i = 0; i < rs.nwaiting; i++) {
-                restore_waiting(reg, rs.waiting[i]);
-                job_unref(rs.waiting[i]);
-        }
-        free(rs.waiting);
-        free(rs.leftovers);
-        free(rs.payload);
-        sw_params_clear(sw_submit_params, &rs.p);
+        restored(&rs);
         free(reg->crashed); /* the start's alone */
         reg->crashed = NULL;
         reg->ncrashed = 0;

@@ -9,5 +9,7 @@ struct registry;
  * a run the last daemon's end cut is recorded interrupted and queued once more, except a
  * plugin's, which waits, held, for an enqueue. Call before the store's thread starts. */
 int restore(struct registry *reg);
+/* The same for the jobs this node took from nodes whose lease ran out (the store's list). */
+void restore_adopted(struct registry *reg);
 
 #endif

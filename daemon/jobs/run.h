@@ -27,6 +27,8 @@ struct run_context {
         double kill_grace;         /* atomic: SIGTERM to SIGKILL */
         bool stopping;             /* atomic: shutting down, queued runs do not start */
         bool interrupting;         /* atomic: stop-timeout is up, running ones stop */
+        bool fenced;               /* atomic: the node's lease ran out: runs stop at once (SIGKILL)
+                                    * and queue again, none starts */
         bool system;               /* the system instance: jobs run as their owners */
         uid_t uid;                 /* the daemon's */
         struct rlimit jobs_nofile; /* RLIMIT_NOFILE as the daemon got it, before it raised its own */

@@ -78,14 +78,17 @@ static void stop(struct run *run, pid_t pid, const char *as)
                 return;
         run->stopped_as = as;
         suspend_detach(&run->job->suspend);
-        signal_all(run, pid, SIGTERM);
+        signal_all(run, pid,
+                   __atomic_load_n(&run->job->shared->run.fenced, __ATOMIC_ACQUIRE) ? SIGKILL
+                                                                                   : SIGTERM);
         run->kill_at = run_mono_now() + run_kill_grace(&run->job->shared->run);
 }
 
 /* Why the loop kicked us, if it wants the run stopped. */
 static const char *stop_reason(struct job *job)
 {
-        if (__atomic_load_n(&job->shared->run.stopping, __ATOMIC_ACQUIRE))
+        if (__atomic_load_n(&job->shared->run.stopping, __ATOMIC_ACQUIRE) ||
+            __atomic_load_n(&job->shared->run.fenced, __ATOMIC_ACQUIRE))
                 return "interrupted";
         if (__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE))
                 return "cancelled";

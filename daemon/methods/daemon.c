@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The daemon-level methods: ping, version, settings.get, settings.set and reload (admins
- * only), stats. */
+ * only), stats, nodes. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "jobs/settings.h"
 #include "methods/method.h"
 #include "server/conn.h"
+#include "store/db.h"
 #include "store/store.h"
 
 static void handle_ping(struct registry *reg, struct conn *c, union params *p, struct reply *r)
@@ -223,6 +224,39 @@ static void handle_stats(struct registry *reg, struct conn *c, union params *p, 
         r->result = o;
 }
 
+/* The nodes of the job database, this one with what it has now. */
+static void handle_nodes(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+{
+        struct db_node *nodes;
+        json_object *list;
+        size_t n;
+
+        registry_report_node(reg);
+        if (store_nodes(reg->store, &nodes, &n) < 0 || !(list = json_object_new_array())) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_new_object();
+                bool self = strcmp(nodes[i].name, store_node(reg->store)) == 0;
+
+                json_object_object_add(o, "name", json_object_new_string(nodes[i].name));
+                json_object_object_add(o, "host", json_object_new_string(nodes[i].host));
+                json_object_object_add(o, "pid", json_object_new_int64(nodes[i].pid));
+                json_object_object_add(o, "running", json_object_new_int64(nodes[i].running));
+                json_object_object_add(o, "min_threads",
+                                       json_object_new_int64(nodes[i].min_threads));
+                json_object_object_add(o, "max_threads",
+                                       json_object_new_int64(nodes[i].max_threads));
+                json_object_object_add(o, "lease_age", json_object_new_double(nodes[i].lease_age));
+                json_object_object_add(o, "self", json_object_new_boolean(self));
+                json_object_array_add(list, o);
+        }
+        free(nodes);
+        r->result = json_object_new_object();
+        json_object_object_add(r->result, "nodes", list);
+}
+
 const struct method daemon_methods[] = {
     {"ping", sw_no_params, NULL, handle_ping},
     {"version", sw_no_params, NULL, handle_version},
@@ -230,5 +264,6 @@ const struct method daemon_methods[] = {
     {"settings.set", sw_settings_params, prefill_settings, handle_settings_set},
     {"stats", sw_queue_opt_params, NULL, handle_stats},
     {"reload", sw_no_params, NULL, handle_reload},
+    {"nodes", sw_no_params, NULL, handle_nodes},
     {NULL, NULL, NULL, NULL},
 };

@@ -48,7 +48,7 @@ struct method {
         void (*handle)(struct registry *reg, struct conn *c, union params *p, struct reply *r);
 };
 
-extern const struct method daemon_methods[]; /* ping, version, settings.*, stats, reload */
+extern const struct method daemon_methods[]; /* ping, version, settings.*, stats, reload, nodes */
 extern const struct method submit_methods[]; /* submit, enqueue, env.set */
 extern const struct method control_methods[]; /* wait, cancel, release */
 extern const struct method query_methods[];  /* status, list, subscribe, history */

@@ -24,6 +24,7 @@ static json_object *status_from_history(const struct run_record *rec, int64_t id
         json_object_object_add(o, "state", json_object_new_string("idle"));
         json_object_object_add(o, "live", json_object_new_boolean(0));
         json_object_object_add(o, "owner", json_object_new_int64(rec->owner));
+        json_object_object_add(o, "node", json_object_new_string(rec->node ? rec->node : ""));
         json_object_object_add(o, "refs", json_object_new_int(0));
         json_object_object_add(o, "runs", json_object_new_int64(rec->run));
         json_object_object_add(o, "command", json_object_new_string(rec->summary));

@@ -225,7 +225,13 @@ static void submit(struct registry *reg, struct conn *c, union params *params, s
         }
         if (!job->x->plugin && !p->env && c->env)
                 job->env = envs_ref(c->env);
-        job->id = ++reg->next_id;
+        job->id = store_new_id(reg->store);
+        if (job->id < 0) {
+                job_unref(job);
+                reply_error(r, SW_E_INTERNAL, "cannot save jobs: %s: no job ids to be had",
+                            store_failing_means(reg->store));
+                return;
+        }
         registry_add(reg, job);
         if (p->hold && registry_hold(reg, c, job) < 0)
                 reply_error(r, SW_E_INTERNAL, "out of memory");

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The state database as a schema of a PostgreSQL database, through libpq. The daemon holds a
- * session advisory lock on the schema for as long as it lives, as the flock of the state folder
- * does for SQLite. A connection that is lost is made again by the next commit, which takes the
- * lock again first: while another daemon holds it, nothing is written.
+ * The state database as a schema of a PostgreSQL database, through libpq, which several daemons
+ * (nodes) may share. Each node has a row of nodes with a lease and an epoch, and its own rows of
+ * jobs, environments and settings; every transaction of a node first checks that its epoch is
+ * still the row's (fence()), so a node whose place another took writes nothing more. A
+ * connection that is lost is made again by the next commit.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/db-pg.h"
 #include "store/db.h"
 #include "store/run-record.h"
 #include "store/store.h"
@@ -43,14 +45,38 @@ static const char *const migrations[DB_SCHEMA] = {
     "ALTER TABLE jobs ADD COLUMN flow text,"
     " ADD COLUMN started double precision NOT NULL DEFAULT 0;"
     "ALTER TABLE runs ADD COLUMN attempt bigint NOT NULL DEFAULT 1;",
+    /* 5: nodes. Each row of jobs, envs and settings is a node's ('': from before nodes, taken
+     * by the first to join); a node holds a lease, and each of its transactions first checks
+     * that it still does (fence); an environment's row is named after its first job now. */
+    "CREATE TABLE nodes (name text PRIMARY KEY, epoch bigint NOT NULL, host text NOT NULL,"
+    " pid bigint NOT NULL, started timestamptz NOT NULL, renewed timestamptz NOT NULL,"
+    " lease_until timestamptz NOT NULL, running bigint NOT NULL DEFAULT 0,"
+    " min_threads bigint NOT NULL DEFAULT 0, max_threads bigint NOT NULL DEFAULT 0,"
+    " used_id bigint NOT NULL DEFAULT 0);"
+    "ALTER TABLE jobs ADD COLUMN node text NOT NULL DEFAULT '';"
+    "CREATE INDEX jobs_by_node ON jobs (node, qorder);"
+    "UPDATE jobs SET env = -env WHERE env IS NOT NULL;"
+    "UPDATE envs SET id = -id;"
+    "ALTER TABLE envs ADD COLUMN node text NOT NULL DEFAULT '';"
+    "ALTER TABLE runs ADD COLUMN node text NOT NULL DEFAULT '';"
+    "ALTER TABLE settings ADD COLUMN node text NOT NULL DEFAULT '',"
+    " DROP CONSTRAINT settings_pkey, ADD PRIMARY KEY (node, name);"
+    "INSERT INTO meta (key, value) VALUES ('next_id', greatest((SELECT max(id) FROM jobs),"
+    " (SELECT max(id) FROM runs), 0)) ON CONFLICT (key) DO UPDATE SET value = greatest("
+    "meta.value, excluded.value);"
+    "INSERT INTO meta (key, value) SELECT 'used_id', value FROM meta WHERE key = 'next_id';"
+    "CREATE FUNCTION fence(n text, e bigint) RETURNS void LANGUAGE plpgsql AS $$ BEGIN"
+    " PERFORM 1 FROM nodes WHERE name = n AND epoch = e FOR SHARE;"
+    " IF NOT FOUND THEN RAISE EXCEPTION 'node % lost its lease', n USING ERRCODE = 'SW001';"
+    " END IF; END $$;",
 };
 
-enum { PRUNE = DB_STMT_MAX, STMTS };
+enum { PRUNE = DB_STMT_MAX, FENCE, STMTS };
 
 static const char *const stmt_sql[STMTS] = {
     [DB_PUT_JOB] = "INSERT INTO jobs (id, owner, very_slow, payload, env, key, name, persist,"
-                   " state, qorder, due, runs, flow, started)"
-                   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"
+                   " state, qorder, due, runs, flow, started, node)"
+                   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
                    " ON CONFLICT (id) DO UPDATE SET owner = excluded.owner,"
                    " very_slow = excluded.very_slow, payload = excluded.payload,"
                    " env = excluded.env, key = excluded.key, name = excluded.name,"
@@ -60,40 +86,31 @@ static const char *const stmt_sql[STMTS] = {
     [DB_PUT_JOB_STATE] = "UPDATE jobs SET persist = $2, state = $3, qorder = $4, due = $5,"
                          " runs = $6, flow = $7, started = $8 WHERE id = $1",
     [DB_DELETE_JOB] = "DELETE FROM jobs WHERE id = $1",
-    [DB_PUT_ENV] = "INSERT INTO envs (id, vars) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
+    [DB_PUT_ENV] = "INSERT INTO envs (id, vars, node) VALUES ($1, $2, $3)"
+                   " ON CONFLICT (id) DO NOTHING",
     [DB_ADD_RUN] = "INSERT INTO runs (id, run, very_slow, owner, summary, started, ended,"
                    " outcome, exit_code, signal, log, oom, cpu_time, memory_peak, leftovers,"
-                   " attempt) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,"
-                   " $14, $15, $16)",
-    [DB_PUT_SETTING] = "INSERT INTO settings (name, value, text) VALUES ($1, $2, $3)"
-                       " ON CONFLICT (name) DO UPDATE SET value = excluded.value,"
+                   " attempt, node) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+                   " $13, $14, $15, $16, $17)",
+    [DB_PUT_SETTING] = "INSERT INTO settings (name, value, text, node) VALUES ($1, $2, $3, $4)"
+                       " ON CONFLICT (node, name) DO UPDATE SET value = excluded.value,"
                        " text = excluded.text, seq = DEFAULT",
-    [DB_DELETE_SETTINGS] = "DELETE FROM settings WHERE name = $1::text"
-                           " OR left(name, length($1::text) + 1) = $1::text || '/'",
-    [DB_PUT_NEXT_ID] = "INSERT INTO meta (key, value) VALUES ('next_id', $1)"
-                       " ON CONFLICT (key) DO UPDATE SET value = greatest(meta.value, $1)",
+    [DB_DELETE_SETTINGS] = "DELETE FROM settings WHERE node = $2 AND (name = $1::text"
+                           " OR left(name, length($1::text) + 1) = $1::text || '/')",
+    /* The ids it used (its block's others are given up when it joins alone). */
+    [DB_PUT_NEXT_ID] = "UPDATE nodes SET used_id = greatest(used_id, $1) WHERE name = $2",
     [DB_FORGET_LOG] = "UPDATE runs SET log = NULL WHERE id = $1 AND run = $2 AND log = $3",
     /* By rank, not by arithmetic: a transaction rolled back leaves a gap in the sequence. */
     [PRUNE] = "DELETE FROM runs WHERE seq <= (SELECT seq FROM runs ORDER BY seq DESC"
               " OFFSET $1 LIMIT 1) RETURNING log",
+    [FENCE] = "SELECT fence($1, $2)",
 };
 
-#define PARAMS_MAX 16
+#define PARAMS_MAX 18
 
-struct pg_db {
-        struct db base;
-        PGconn *conn; /* NULL, or connected, locked and prepared */
-        char *conninfo, *schema;
-        int64_t lock_key;
-        bool lock_lost; /* another daemon took the schema while the connection was gone */
-        char *error;    /* why the last call failed */
-        int sent;       /* statements in the pipeline of the transaction under way */
-        int prune_at;   /* the prune's place among them, or -1 */
-        char ***logs;   /* where the prune's logs go */
-};
 
 /* libpq's message, on one line: each run of white space one space. */
-static void set_error(struct pg_db *p, const char *msg)
+void pg_set_error(struct pg_db *p, const char *msg)
 {
         char *e = strdup(msg && *msg ? msg : "unknown error"), *to;
         const char *c;
@@ -112,25 +129,12 @@ static void set_error(struct pg_db *p, const char *msg)
         p->error = e;
 }
 
-static void set_errorf(struct pg_db *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void set_errorf(struct pg_db *p, const char *fmt, ...)
-{
-        char msg[256];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
-        set_error(p, msg);
-}
-
 /* After a failed call: its message kept, and a connection that is gone closed. */
-static int failed(struct pg_db *p, const PGresult *res)
+int pg_failed(struct pg_db *p, const PGresult *res)
 {
         const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 
-        set_error(p, msg && *msg ? msg : PQerrorMessage(p->conn));
+        pg_set_error(p, msg && *msg ? msg : PQerrorMessage(p->conn));
         if (PQstatus(p->conn) == CONNECTION_BAD) {
                 PQfinish(p->conn);
                 p->conn = NULL;
@@ -139,24 +143,24 @@ static int failed(struct pg_db *p, const PGresult *res)
 }
 
 /* A statement without rows: 0, or -EIO with why in p->error. */
-static int exec(struct pg_db *p, const char *sql)
+int pg_exec(struct pg_db *p, const char *sql)
 {
         PGresult *res = PQexec(p->conn, sql);
         int r = PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK
                     ? 0
-                    : failed(p, res);
+                    : pg_failed(p, res);
 
         PQclear(res);
         return r;
 }
 
 /* The first column of the first row of a query as a number (fallback when NULL or none). */
-static int query_int(struct pg_db *p, const char *sql, int64_t fallback, int64_t *ret)
+int pg_query_int(struct pg_db *p, const char *sql, int64_t fallback, int64_t *ret)
 {
         PGresult *res = PQexec(p->conn, sql);
 
         if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-                int r = failed(p, res);
+                int r = pg_failed(p, res);
 
                 PQclear(res);
                 return r;
@@ -174,40 +178,8 @@ static void ignore_notice(void *arg, const char *message)
         (void)message;
 }
 
-/* One daemon per schema: the key is the schema's name, hashed (FNV-1a). */
-static int64_t lock_key(const char *schema)
-{
-        uint64_t h = 0xcbf29ce484222325ULL;
-        const char *c;
-
-        for (c = "slowworkd schema "; *c; c++)
-                h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
-        for (c = schema; *c; c++)
-                h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
-        return (int64_t)h;
-}
-
-/* 1 when this session now holds the schema's lock, 0 when another does, or -EIO. */
-static int take_lock(struct pg_db *p)
-{
-        char key[32];
-        const char *values[] = {key};
-        PGresult *res;
-        int r;
-
-        snprintf(key, sizeof(key), "%" PRId64, p->lock_key);
-        res = PQexecParams(p->conn, "SELECT pg_try_advisory_lock($1::bigint)", 1, NULL, values,
-                           NULL, NULL, 0);
-        if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-                r = failed(p, res);
-        else
-                r = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-        PQclear(res);
-        return r;
-}
-
 /* Creates the schema and its tables, or brings them up to date. */
-static int migrate(struct pg_db *p)
+static int migrate_locked(struct pg_db *p)
 {
         char sql[160];
         int64_t version = 0, exists = 0;
@@ -217,14 +189,14 @@ static int migrate(struct pg_db *p)
          * create one in the database. */
         snprintf(sql, sizeof(sql), "SELECT count(*) FROM pg_namespace WHERE nspname = '%s'",
                  p->schema);
-        r = query_int(p, sql, 0, &exists);
+        r = pg_query_int(p, sql, 0, &exists);
         snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", p->schema);
         if (r == 0 && !exists)
-                r = exec(p, sql);
+                r = pg_exec(p, sql);
         if (r == 0)
-                r = query_int(p, "SELECT (to_regclass('meta') IS NOT NULL)::int", 0, &version);
+                r = pg_query_int(p, "SELECT (to_regclass('meta') IS NOT NULL)::int", 0, &version);
         if (r == 0 && version)
-                r = query_int(p, "SELECT value FROM meta WHERE key = 'schema'", 0, &version);
+                r = pg_query_int(p, "SELECT value FROM meta WHERE key = 'schema'", 0, &version);
         if (r < 0)
                 return r;
         if (version > DB_SCHEMA) {
@@ -238,26 +210,44 @@ static int migrate(struct pg_db *p)
                          "INSERT INTO meta (key, value) VALUES ('schema', %" PRId64 ")"
                          " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                          version + 1);
-                r = exec(p, "BEGIN");
+                r = pg_exec(p, "BEGIN");
                 if (r == 0)
-                        r = exec(p, migrations[version]);
+                        r = pg_exec(p, migrations[version]);
                 if (r == 0)
-                        r = exec(p, sql);
+                        r = pg_exec(p, sql);
                 if (r == 0)
-                        r = exec(p, "COMMIT");
+                        r = pg_exec(p, "COMMIT");
                 if (r < 0) {
                         if (p->conn)
-                                exec(p, "ROLLBACK");
+                                pg_exec(p, "ROLLBACK");
                         return r;
                 }
         }
         return 0;
 }
 
-/* A session for the schema: connected, the schema's lock taken, the statements prepared. At
- * start (first) the schema is also made or brought up to date. 0, or with why in p->error:
- * -ENOTCONN when the database cannot be reached, -EBUSY when another daemon holds the schema,
- * -EPROTO (logged) when a newer slowworkd made it, -EIO. */
+/* The same, one node at a time: nodes that start together would make the tables twice. */
+static int migrate(struct pg_db *p)
+{
+        char lock[160], unlock[160];
+        int r;
+
+        snprintf(lock, sizeof(lock), "SELECT pg_advisory_lock(hashtext('slowworkd schema %s'))",
+                 p->schema);
+        snprintf(unlock, sizeof(unlock),
+                 "SELECT pg_advisory_unlock(hashtext('slowworkd schema %s'))", p->schema);
+        r = pg_exec(p, lock);
+        if (r < 0)
+                return r;
+        r = migrate_locked(p);
+        if (p->conn)
+                pg_exec(p, unlock);
+        return r;
+}
+
+/* A session for the schema: connected, the statements prepared. At start (first) the schema is
+ * also made or brought up to date. 0, or with why in p->error: -ENOTCONN when the database cannot
+ * be reached, -EPROTO (logged) when a newer slowworkd made it, -EIO. */
 static int connect_schema(struct pg_db *p, bool first)
 {
         const char *keys[] = {"connect_timeout", "keepalives_idle", "dbname", NULL};
@@ -267,24 +257,16 @@ static int connect_schema(struct pg_db *p, bool first)
 
         p->conn = PQconnectdbParams(keys, values, 1);
         if (!p->conn) {
-                set_error(p, "out of memory");
+                pg_set_error(p, "out of memory");
                 return -ENOMEM;
         }
         if (PQstatus(p->conn) != CONNECTION_OK) {
-                failed(p, NULL);
+                pg_failed(p, NULL);
                 return -ENOTCONN;
         }
         PQsetNoticeProcessor(p->conn, ignore_notice, NULL);
-        r = take_lock(p);
-        if (r == 0) {
-                set_errorf(p, "another slowworkd uses schema %s of the job database", p->schema);
-                PQfinish(p->conn);
-                p->conn = NULL;
-                return -EBUSY;
-        }
         snprintf(sql, sizeof(sql), "SET search_path TO %s", p->schema);
-        if (r > 0)
-                r = exec(p, sql);
+        r = pg_exec(p, sql);
         if (r == 0 && first)
                 r = migrate(p);
         for (i = 0; r == 0 && i < STMTS; i++) {
@@ -294,7 +276,7 @@ static int connect_schema(struct pg_db *p, bool first)
                 snprintf(name, sizeof(name), "s%d", i);
                 res = PQprepare(p->conn, name, stmt_sql[i], 0, NULL);
                 if (PQresultStatus(res) != PGRES_COMMAND_OK)
-                        r = failed(p, res);
+                        r = pg_failed(p, res);
                 PQclear(res);
         }
         if (r < 0 && p->conn) {
@@ -302,6 +284,16 @@ static int connect_schema(struct pg_db *p, bool first)
                 p->conn = NULL;
         }
         return r;
+}
+
+int pg_connect(struct pg_db *p)
+{
+        if (p->conn)
+                return 0;
+        if (connect_schema(p, false) < 0)
+                return -EIO;
+        log_info("%s: connected again", p->base.name);
+        return 0;
 }
 
 /* A number's text, in buf. */
@@ -332,7 +324,7 @@ static int pipe_send(struct pg_db *p, int stmt, const struct db_value *v, int n)
         else
                 ok = PQsendQueryPrepared(p->conn, name, n, values, NULL, NULL, 0);
         if (!ok)
-                return failed(p, NULL);
+                return pg_failed(p, NULL);
         p->sent++;
         return 0;
 }
@@ -343,39 +335,46 @@ static int begin(struct db *db)
 {
         struct pg_db *p = (struct pg_db *)db;
 
-        if (!p->conn) {
-                int r = connect_schema(p, false);
+        char epoch[32];
+        int r;
 
-                if (r == -EBUSY && !p->lock_lost)
-                        log_error("%s: %s: writing nothing beside it (trying again)", p->base.name,
-                                  p->error);
-                p->lock_lost = r == -EBUSY;
-                if (r < 0)
-                        return -EIO;
-                log_info("%s: connected again", p->base.name);
-        }
+        if (pg_connect(p) < 0)
+                return -EIO;
         p->sent = 0;
         p->prune_at = -1;
         p->logs = NULL;
         if (!PQenterPipelineMode(p->conn))
-                return failed(p, NULL);
-        return pipe_send(p, -1, NULL, 0);
+                return pg_failed(p, NULL);
+        snprintf(epoch, sizeof(epoch), "%" PRId64, p->epoch);
+        r = pipe_send(p, -1, NULL, 0);
+        return r < 0 ? r
+                     : pipe_send(p, FENCE,
+                                 (struct db_value[]){{.type = DB_TEXT, .text = p->node},
+                                                     {.type = DB_TEXT, .text = epoch}},
+                                 2);
 }
 
 static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n)
 {
         struct pg_db *p = (struct pg_db *)db;
-        struct db_value setting[3];
+        struct db_value with[PARAMS_MAX];
 
+        if (n >= PARAMS_MAX) {
+                pg_set_error(p, "too many parameters");
+                return -EIO;
+        }
+        memcpy(with, v, n * sizeof(*v));
         /* A setting's value goes to the column of its kind. */
         if (stmt == DB_PUT_SETTING && n == 2) {
-                setting[0] = v[0];
-                setting[1] = v[1].type == DB_TEXT ? (struct db_value){.type = DB_NULL} : v[1];
-                setting[2] = v[1].type == DB_TEXT ? v[1] : (struct db_value){.type = DB_NULL};
-                v = setting;
+                with[1] = v[1].type == DB_TEXT ? (struct db_value){.type = DB_NULL} : v[1];
+                with[2] = v[1].type == DB_TEXT ? v[1] : (struct db_value){.type = DB_NULL};
                 n = 3;
         }
-        return pipe_send(p, (int)stmt, v, n);
+        /* The rows that are a node's say whose. */
+        if (stmt == DB_PUT_JOB || stmt == DB_PUT_ENV || stmt == DB_PUT_SETTING ||
+            stmt == DB_DELETE_SETTINGS || stmt == DB_PUT_NEXT_ID)
+                with[n++] = (struct db_value){.type = DB_TEXT, .text = p->node};
+        return pipe_send(p, (int)stmt, with, n);
 }
 
 /* The logs are read with the other results, at commit. */
@@ -416,18 +415,18 @@ static int end_pipeline(struct pg_db *p)
         int r = 0, k;
 
         if (!PQpipelineSync(p->conn))
-                return failed(p, NULL);
+                return pg_failed(p, NULL);
         for (k = 0; k < p->sent && p->conn; k++) {
                 while ((res = PQgetResult(p->conn))) {
                         ExecStatusType st = PQresultStatus(res);
 
                         if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && r == 0)
-                                r = failed(p, res);
+                                r = pg_failed(p, res);
                         else if (st == PGRES_TUPLES_OK && k == p->prune_at && p->logs)
                                 add_logs(p->logs, res);
                         else if (st == PGRES_COMMAND_OK && k == p->sent - 1 && r == 0 &&
                                  strcmp(PQcmdStatus(res), "COMMIT") != 0)
-                                r = failed(p, res);
+                                r = pg_failed(p, res);
                         PQclear(res);
                         if (!p->conn)
                                 break;
@@ -438,10 +437,10 @@ static int end_pipeline(struct pg_db *p)
                 return r ? r : -EIO;
         res = PQgetResult(p->conn);
         if (PQresultStatus(res) != PGRES_PIPELINE_SYNC && r == 0)
-                r = failed(p, res);
+                r = pg_failed(p, res);
         PQclear(res);
         if (p->conn && !PQexitPipelineMode(p->conn) && r == 0)
-                r = failed(p, NULL);
+                r = pg_failed(p, NULL);
         return r;
 }
 
@@ -477,24 +476,9 @@ static char *why(struct db *db)
         return p->error ? strdup(p->error) : NULL;
 }
 
-static const char *col_text(const PGresult *res, int c)
-{
-        return PQgetisnull(res, 0, c) ? NULL : PQgetvalue(res, 0, c);
-}
-
-static int64_t col_int(const PGresult *res, int c)
-{
-        return PQgetisnull(res, 0, c) ? 0 : strtoll(PQgetvalue(res, 0, c), NULL, 10);
-}
-
-static double col_real(const PGresult *res, int c)
-{
-        return PQgetisnull(res, 0, c) ? 0 : strtod(PQgetvalue(res, 0, c), NULL);
-}
-
 /* A query read a row at a time (a million jobs are not held at once): row() gets each as the
  * only row of its result. 0, or -EIO logged as failing to read what. */
-static int query_rows(struct pg_db *p, const char *sql, int n, const char *const *values,
+int pg_query_rows(struct pg_db *p, const char *sql, int n, const char *const *values,
                       void (*row)(void *ctx, const PGresult *res), void *ctx, const char *what)
 {
         PGresult *res;
@@ -502,14 +486,14 @@ static int query_rows(struct pg_db *p, const char *sql, int n, const char *const
 
         if (!PQsendQueryParams(p->conn, sql, n, NULL, values, NULL, NULL, 0) ||
             !PQsetSingleRowMode(p->conn)) {
-                set_error(p, PQerrorMessage(p->conn));
+                pg_set_error(p, PQerrorMessage(p->conn));
                 r = -EIO;
         }
         while (r == 0 && (res = PQgetResult(p->conn))) {
                 if (PQresultStatus(res) == PGRES_SINGLE_TUPLE)
                         row(ctx, res);
                 else if (PQresultStatus(res) != PGRES_TUPLES_OK)
-                        r = failed(p, res);
+                        r = pg_failed(p, res);
                 PQclear(res);
         }
         while (p->conn && (res = PQgetResult(p->conn)))
@@ -535,10 +519,12 @@ static int load_settings(struct db *db,
                          void (*cb)(void *data, const char *name, double value, const char *text),
                          void *data)
 {
+        struct pg_db *p = (struct pg_db *)db;
         struct settings_ctx c = {cb, data};
+        const char *values[] = {p->node};
 
-        return query_rows((struct pg_db *)db, "SELECT name, value, text FROM settings ORDER BY seq",
-                          0, NULL, setting_row, &c, "the settings");
+        return pg_query_rows(p, "SELECT name, value, text FROM settings WHERE node = $1 ORDER BY seq",
+                             1, values, setting_row, &c, "the settings");
 }
 
 struct foreign_ctx {
@@ -562,7 +548,7 @@ static int find_foreign_job(struct db *db, uid_t uid, int64_t *ret_id, uid_t *re
         int r;
 
         snprintf(text, sizeof(text), "%u", (unsigned)uid);
-        r = query_rows((struct pg_db *)db, "SELECT id, owner FROM jobs WHERE owner != $1 LIMIT 1",
+        r = pg_query_rows((struct pg_db *)db, "SELECT id, owner FROM jobs WHERE owner != $1 LIMIT 1",
                        1, values, foreign_row, &c, "the jobs");
         if (r < 0)
                 return r;
@@ -576,6 +562,7 @@ struct jobs_ctx {
         void (*cb)(void *data, const struct store_job_row *row);
         void *data;
         struct db_env_rows envs;
+        const char *node;
 };
 
 static void job_row(void *ctx, const PGresult *res)
@@ -596,24 +583,35 @@ static void job_row(void *ctx, const PGresult *res)
             .env_id = col_int(res, 12),
             .flow = col_text(res, 13),
             .started = col_real(res, 14),
+            .node = c->node,
         };
 
         row.env = db_env_of(&c->envs, row.env_id, col_text(res, 4));
         c->cb(c->data, &row);
 }
 
-static int load_jobs(struct db *db, void (*cb)(void *data, const struct store_job_row *row),
-                     void *data)
+int pg_read_jobs(struct pg_db *p, const char *node,
+                 void (*cb)(void *data, const struct store_job_row *row), void *data)
 {
-        struct jobs_ctx c = {cb, data, {0, NULL}};
-        int r = query_rows((struct pg_db *)db,
-                           "SELECT j.id, owner, very_slow, payload, e.vars, key, name, persist,"
-                           " state, qorder, due, runs, e.id, flow, started FROM jobs j"
-                           " LEFT JOIN envs e ON e.id = j.env ORDER BY qorder, j.id",
-                           0, NULL, job_row, &c, "the jobs");
+        struct jobs_ctx c = {cb, data, {0, NULL}, node};
+        const char *values[] = {node};
+        int r = pg_query_rows(p,
+                              "SELECT j.id, owner, very_slow, payload, e.vars, key, name, persist,"
+                              " state, qorder, due, runs, e.id, flow, started FROM jobs j"
+                              " LEFT JOIN envs e ON e.id = j.env WHERE j.node = $1"
+                              " ORDER BY qorder, j.id",
+                              1, values, job_row, &c, "the jobs");
 
         db_env_rows_free(&c.envs);
         return r;
+}
+
+static int load_jobs(struct db *db, void (*cb)(void *data, const struct store_job_row *row),
+                     void *data)
+{
+        struct pg_db *p = (struct pg_db *)db;
+
+        return pg_read_jobs(p, p->node, cb, data);
 }
 
 struct runs_ctx {
@@ -645,6 +643,7 @@ static void run_row(void *ctx, const PGresult *res)
         rec->memory_peak = PQgetisnull(res, 0, 13) ? -1 : col_int(res, 13);
         rec->leftovers = (int)col_int(res, 14);
         rec->attempt = col_int(res, 15);
+        rec->node = run_record_node(col_text(res, 16));
         c->cb(c->data, rec);
 }
 
@@ -656,10 +655,11 @@ static int load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct
         const char *values[] = {text};
 
         snprintf(text, sizeof(text), "%" PRId64, limit);
-        return query_rows((struct pg_db *)db,
+        return pg_query_rows((struct pg_db *)db,
                           "SELECT id, run, very_slow, owner, summary, started, ended, outcome,"
-                          " exit_code, signal, log, oom, cpu_time, memory_peak, leftovers, attempt"
-                          " FROM (SELECT * FROM runs ORDER BY seq DESC LIMIT $1) r ORDER BY seq",
+                          " exit_code, signal, log, oom, cpu_time, memory_peak, leftovers, attempt,"
+                          " node FROM (SELECT * FROM runs ORDER BY seq DESC LIMIT $1) r"
+                          " ORDER BY seq",
                           1, values, run_row, &c, "the history");
 }
 
@@ -667,7 +667,7 @@ static int64_t load_next_id(struct db *db)
 {
         int64_t id = 0;
 
-        query_int((struct pg_db *)db,
+        pg_query_int((struct pg_db *)db,
                   "SELECT greatest((SELECT value FROM meta WHERE key = 'next_id'),"
                   " (SELECT max(id) FROM jobs), (SELECT max(id) FROM runs), 0)",
                   0, &id);
@@ -683,6 +683,7 @@ static void pg_free(struct db *db)
         PQfinish(p->conn);
         free(p->conninfo);
         free(p->schema);
+        free(p->node);
         free(p->error);
         free(p->base.name);
         free(p);
@@ -704,10 +705,14 @@ static const struct db_driver pg_driver = {
     .load_jobs = load_jobs,
     .load_runs = load_runs,
     .load_next_id = load_next_id,
+    .reserve_ids = pg_reserve_ids,
+    .renew = pg_renew,
+    .adopt = pg_adopt,
     .free = pg_free,
 };
 
-int db_pg_open(const char *conninfo, const char *schema, struct db **ret)
+int db_pg_open(const char *conninfo, const char *schema, const char *node, double lease_time,
+               struct db **ret)
 {
         struct pg_db *p = calloc(1, sizeof(*p));
         int r;
@@ -717,22 +722,30 @@ int db_pg_open(const char *conninfo, const char *schema, struct db **ret)
         p->base.driver = &pg_driver;
         p->conninfo = strdup(conninfo);
         p->schema = strdup(schema);
-        if (!p->conninfo || !p->schema ||
+        p->node = strdup(node);
+        if (!p->conninfo || !p->schema || !p->node ||
             asprintf(&p->base.name, "Job database (PostgreSQL, schema %s)", schema) < 0) {
                 p->base.name = NULL;
                 pg_free(&p->base);
                 return -ENOMEM;
         }
-        p->lock_key = lock_key(schema);
         r = connect_schema(p, true);
+        if (r == 0)
+                r = pg_node_join(p, lease_time);
         /* Environments are shared by the jobs that sent the same one, and kept while one does. */
-        if (r == 0)
-                r = exec(p, "DELETE FROM envs WHERE id NOT IN"
-                            " (SELECT env FROM jobs WHERE env IS NOT NULL)");
-        if (r == 0)
-                r = query_int(p, "SELECT max(id) FROM envs", 0, &p->base.max_env_id);
+        if (r == 0) {
+                const char *values[] = {p->node};
+                PGresult *res = PQexecParams(p->conn,
+                                             "DELETE FROM envs WHERE node = $1 AND id NOT IN"
+                                             " (SELECT env FROM jobs WHERE env IS NOT NULL)",
+                                             1, NULL, values, NULL, NULL, 0);
+
+                if (PQresultStatus(res) != PGRES_COMMAND_OK)
+                        r = pg_failed(p, res);
+                PQclear(res);
+        }
         if (r == -EBUSY)
-                log_error("Another slowworkd uses schema %s of the job database", schema);
+                ; /* pg_node_join() said which node */
         else if (r == -ENOTCONN)
                 log_error("Cannot reach the job database: %s", p->error ? p->error : "error");
         else if (r < 0 && r != -EPROTO)

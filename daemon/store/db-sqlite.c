@@ -38,6 +38,11 @@ static const char *const migrations[DB_SCHEMA] = {
     "ALTER TABLE jobs ADD COLUMN flow TEXT;"
     "ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;"
     "ALTER TABLE jobs ADD COLUMN started REAL NOT NULL DEFAULT 0;",
+    /* 5: the node a run ran on; an environment's row is named after its first job now, so the
+     * rows before go out of the way */
+    "ALTER TABLE runs ADD COLUMN node TEXT NOT NULL DEFAULT '';"
+    "UPDATE jobs SET env = -env WHERE env IS NOT NULL;"
+    "UPDATE envs SET id = -id;",
 };
 
 static const char *const stmt_sql[DB_STMT_MAX] = {
@@ -50,8 +55,8 @@ static const char *const stmt_sql[DB_STMT_MAX] = {
     [DB_PUT_ENV] = "INSERT OR IGNORE INTO envs (id, vars) VALUES (?, ?)",
     [DB_ADD_RUN] =
         "INSERT INTO runs (id, run, very_slow, owner, summary, started, ended,"
-        " outcome, exit_code, signal, log, oom, cpu_time, memory_peak, leftovers, attempt)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " outcome, exit_code, signal, log, oom, cpu_time, memory_peak, leftovers, attempt, node)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [DB_PUT_SETTING] = "INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)",
     [DB_DELETE_SETTINGS] = "DELETE FROM settings WHERE name = ?1"
                            " OR substr(name, 1, length(?1) + 1) = ?1 || '/'",
@@ -362,7 +367,7 @@ static int load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct
         if (sqlite3_prepare_v2(s->db,
                                "SELECT id, run, very_slow, owner, summary, started, ended,"
                                " outcome, exit_code, signal, log, oom, cpu_time, memory_peak,"
-                               " leftovers, attempt FROM (SELECT * FROM runs"
+                               " leftovers, attempt, node FROM (SELECT * FROM runs"
                                " ORDER BY seq DESC LIMIT ?) ORDER BY seq",
                                -1, &st, NULL) != SQLITE_OK)
                 return db_error(s, "cannot read the history");
@@ -391,6 +396,7 @@ static int load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct
                     sqlite3_column_type(st, 13) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 13);
                 rec->leftovers = sqlite3_column_int(st, 14);
                 rec->attempt = sqlite3_column_int64(st, 15);
+                rec->node = run_record_node((const char *)sqlite3_column_text(st, 16));
                 cb(data, rec);
         }
         sqlite3_finalize(st);
@@ -486,7 +492,6 @@ int db_sqlite_open(const char *dir, struct db **ret)
                 sqlite_free(&s->base);
                 return r;
         }
-        s->base.max_env_id = query_int(s, "SELECT max(id) FROM envs", 0);
         *ret = &s->base;
         return 0;
 }

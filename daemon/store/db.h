@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DB_SCHEMA 4 /* the schema version of the databases this daemon writes */
+#define DB_SCHEMA 5 /* the schema version of the databases this daemon writes */
 
 struct store_job_row;
 struct run_record;
@@ -38,6 +38,13 @@ struct db_value {
 };
 
 struct db;
+
+/* A node of a database that several daemons share, as its row says. */
+struct db_node {
+        char name[64], host[256];
+        int64_t pid, running, min_threads, max_threads;
+        double lease_age; /* seconds since it last renewed its lease */
+};
 
 struct db_driver {
         /* What a submit refused while commits fail says of it. */
@@ -69,20 +76,35 @@ struct db_driver {
                          void (*cb)(void *data, struct run_record *rec), void *data);
         int64_t (*load_next_id)(struct db *db);
 
+        /* A database that several daemons (nodes) share; NULL where one holds it alone. Each
+         * returns 0, or -EIO with why(). Reserves n job ids for this node: the last in
+         * *ret_last. */
+        int (*reserve_ids)(struct db *db, int64_t n, int64_t *ret_last);
+        /* Renews this node's lease with what it reports, and lists the live nodes (*ret: a new
+         * array, by name); -ESTALE when another node took this one's place. */
+        int (*renew)(struct db *db, const struct db_node *me, struct db_node **ret,
+                     size_t *ret_n);
+        /* Takes the jobs of one node whose lease ran out, in one transaction that also ends
+         * that node's row, each to cb (row->node names it) before the commit: 1, or 0 when no
+         * node's lease ran out. */
+        int (*adopt)(struct db *db, void (*cb)(void *data, const struct store_job_row *row),
+                     void *data);
+
         void (*free)(struct db *db);
 };
 
 struct db {
         const struct db_driver *driver;
-        char *name;         /* in messages: "State database PATH" */
-        int64_t max_env_id; /* the highest environment's row at start */
+        char *name; /* in messages: "State database PATH" */
 };
 
 /* DIR/slowworkd.db, created and brought up to date; errors are logged. */
 int db_sqlite_open(const char *dir, struct db **ret);
 /* The schema of the database that conninfo (a libpq connection string) names, created and
- * brought up to date, held by this daemon alone while it lives; errors are logged. */
-int db_pg_open(const char *conninfo, const char *schema, struct db **ret);
+ * brought up to date, joined as node (refused while a live node has that name) with a lease of
+ * lease_time seconds; errors are logged. */
+int db_pg_open(const char *conninfo, const char *schema, const char *node, double lease_time,
+               struct db **ret);
 
 /* Shared by the drivers: an environment's row ("[\"K=V\", ...]") as a NULL-terminated vector. */
 char **db_parse_env(const char *text);

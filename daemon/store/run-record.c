@@ -1,8 +1,33 @@
 /* SPDX-License-Identifier: MIT */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/run-record.h"
+
+struct node_name {
+        struct node_name *next;
+        char name[];
+};
+
+static struct node_name *node_names;
+static pthread_mutex_t node_names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *run_record_node(const char *name)
+{
+        struct node_name *n;
+
+        pthread_mutex_lock(&node_names_lock);
+        for (n = node_names; n && strcmp(n->name, name) != 0; n = n->next)
+                ;
+        if (!n && (n = malloc(sizeof(*n) + strlen(name) + 1))) {
+                strcpy(n->name, name);
+                n->next = node_names;
+                node_names = n;
+        }
+        pthread_mutex_unlock(&node_names_lock);
+        return n ? n->name : NULL;
+}
 
 struct run_record *run_record_dup(const struct run_record *rec)
 {
@@ -39,6 +64,7 @@ json_object *run_record_to_json(const struct run_record *rec)
                                json_object_new_string(rec->very_slow ? "very-slow" : "slow"));
         json_object_object_add(o, "command", json_object_new_string(rec->summary));
         json_object_object_add(o, "owner", json_object_new_int64(rec->owner));
+        json_object_object_add(o, "node", json_object_new_string(rec->node ? rec->node : ""));
         json_object_object_add(o, "outcome", json_object_new_string(rec->outcome));
         json_object_object_add(o, "attempt", json_object_new_int64(rec->attempt > 0 ? rec->attempt : 1));
         if (rec->signal)

@@ -28,7 +28,12 @@ struct run_record {
         int64_t attempt;       /* 1 for a job's first try, 2 for its first retry, ... */
         int64_t log_bytes;     /* the log file's size once the run ended; 0 when it has none */
         uint64_t saved_seq;    /* the state database write that holds it (loop) */
+        const char *node;      /* the node it ran on (run_record_node()'s) */
 };
+
+/* A node's name as records hold it: one copy per name for the daemon's life, so that records
+ * neither own nor free it. NULL when out of memory. */
+const char *run_record_node(const char *name);
 
 /* A copy, or NULL when out of memory. */
 struct run_record *run_record_dup(const struct run_record *rec);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,10 +17,13 @@
 #include "store/run-record.h"
 #include "store/store.h"
 #include "util/log.h"
+#include "util/strv.h"
 
-#define OP_VALUES_MAX 16
+#define OP_VALUES_MAX 17
 
 #define OP_SPARE_MAX 4096 /* ops kept for reuse: a burst's, never the heap's holes between jobs */
+
+#define ID_BLOCK 4096 /* ids a node of a shared database reserves at once */
 
 struct value {
         int type; /* DB_NULL, DB_INT, DB_REAL or DB_TEXT */
@@ -64,8 +68,39 @@ struct store {
         void (*on_commit)(void *data);
         void *data;
 
-        int64_t next_env_id; /* loop */
+        const char *node;        /* this node's name (run_record_node()'s) */
+        int64_t next_id, id_end; /* loop: the next job id, and the end of its block (0: none) */
+        pthread_cond_t ids_cond;
+        int64_t spare_id;       /* under lock: the first id of the block reserved next, or 0 */
+        bool ids_wanted;        /* under lock: the store's thread is to reserve a block */
+
+        double lease_renew, lease_time;
+        double renew_at;        /* store thread: when the next renewal is due (monotonic) */
+        double lease_until;     /* under lock: until when the lease surely holds (monotonic) */
+        bool lease_lost;        /* under lock: another node took this one's place */
+        bool renew_failing;     /* store thread */
+        bool ids_failing;       /* under lock: the last reservation failed */
+        struct db_node me;      /* under lock: what this node reports */
+        struct db_node *nodes;  /* under lock: the live nodes as last seen */
+        size_t nnodes;
+        double nodes_at;        /* under lock: when they were seen (monotonic) */
+        struct adopted *adopted, **adopted_tail; /* under lock: taken, for the loop */
 };
+
+/* A job taken from a node whose lease ran out: its row, with copies of what it points to. */
+struct adopted {
+        struct adopted *next;
+        struct store_job_row row;
+        char *strings[6]; /* payload, key, name, state, flow, node */
+};
+
+static double mono_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 /* Two daemons on one state folder would both run its jobs, whatever their sockets. */
 static int take_folder(struct store *s, const char *dir)
@@ -93,10 +128,36 @@ static int take_folder(struct store *s, const char *dir)
         return 0;
 }
 
+/* The ids this daemon starts from: after every id the database has seen (SQLite), or a block of
+ * its own, with the next one asked for (a database nodes share). */
+static int first_ids(struct store *s)
+{
+        const struct db_driver *d = s->db->driver;
+        int64_t last;
+        int r;
+
+        if (!d->reserve_ids) {
+                s->next_id = d->load_next_id(s->db) + 1;
+                return 0;
+        }
+        r = d->reserve_ids(s->db, ID_BLOCK, &last);
+        if (r < 0) {
+                char *why = d->why(s->db);
+
+                log_error("%s: cannot reserve job ids: %s", s->db->name, why ? why : "error");
+                free(why);
+                return r;
+        }
+        s->next_id = last - ID_BLOCK + 1;
+        s->id_end = last + 1;
+        return 0;
+}
+
 int store_open(const struct store_config *config, struct store **ret)
 {
         struct store *s = calloc(1, sizeof(*s));
         pthread_condattr_t attr;
+        double opened;
         int r;
 
         if (!s)
@@ -106,19 +167,33 @@ int store_open(const struct store_config *config, struct store **ret)
         pthread_condattr_init(&attr);
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
         pthread_cond_init(&s->cond, &attr);
+        pthread_cond_init(&s->ids_cond, &attr);
         pthread_condattr_destroy(&attr);
         s->tail = &s->head;
+        s->adopted_tail = &s->adopted;
         s->lock_fd = -1;
-        r = take_folder(s, config->dir);
+        s->node = run_record_node(config->node ? config->node : "");
+        s->lease_renew = config->lease_renew;
+        s->lease_time = config->lease_time;
+        s->lease_until = INFINITY;
+        snprintf(s->me.name, sizeof(s->me.name), "%s", s->node ? s->node : "");
+        gethostname(s->me.host, sizeof(s->me.host) - 1);
+        s->me.pid = getpid();
+        opened = mono_now();
+        r = s->node ? take_folder(s, config->dir) : -ENOMEM;
         if (r == 0 && config->conninfo && *config->conninfo)
-                r = db_pg_open(config->conninfo, config->schema, &s->db);
+                r = db_pg_open(config->conninfo, config->schema, s->node, s->lease_time, &s->db);
         else if (r == 0)
                 r = db_sqlite_open(config->dir, &s->db);
+        if (r == 0)
+                r = first_ids(s);
         if (r < 0) {
                 store_free(s);
                 return r;
         }
-        s->next_env_id = s->db->max_env_id + 1;
+        if (s->db->driver->renew)
+                s->lease_until = s->renew_at = opened + s->lease_time;
+        s->renew_at = opened + s->lease_renew;
         *ret = s;
         return 0;
 }
@@ -226,6 +301,155 @@ static void wait_to_retry(struct store *s)
                 ;
 }
 
+/* Store thread, under lock: waits for what is queued, the store's stop, or until the monotonic
+ * time at. */
+static void wait_until(struct store *s, double at)
+{
+        struct timespec ts = {.tv_sec = (time_t)at, .tv_nsec = (long)((at - (time_t)at) * 1e9)};
+
+        if (at == INFINITY)
+                pthread_cond_wait(&s->cond, &s->lock);
+        else
+                pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+}
+
+static void adopted_free(struct adopted *a)
+{
+        while (a) {
+                struct adopted *next = a->next;
+
+                for (size_t i = 0; i < sizeof(a->strings) / sizeof(*a->strings); i++)
+                        free(a->strings[i]);
+                strv_free(a->row.env);
+                free(a);
+                a = next;
+        }
+}
+
+static const char *keep(struct adopted *a, size_t i, const char *text)
+{
+        return text ? (a->strings[i] = strdup(text)) : NULL;
+}
+
+/* Store thread: a row the driver read, copied onto the list in data. */
+static void collect(void *data, const struct store_job_row *row)
+{
+        struct adopted ***tail = data, *a = calloc(1, sizeof(*a));
+
+        if (!a)
+                goto oom;
+        a->row = *row;
+        a->row.payload = keep(a, 0, row->payload);
+        a->row.key = keep(a, 1, row->key);
+        a->row.name = keep(a, 2, row->name);
+        a->row.state = keep(a, 3, row->state);
+        a->row.flow = keep(a, 4, row->flow);
+        a->row.node = keep(a, 5, row->node);
+        a->row.env = row->env ? strv_dup(row->env) : NULL;
+        if ((row->payload && !a->row.payload) || (row->key && !a->row.key) ||
+            (row->name && !a->row.name) || (row->state && !a->row.state) ||
+            (row->flow && !a->row.flow) || (row->node && !a->row.node) ||
+            (row->env && !a->row.env)) {
+                adopted_free(a);
+                goto oom;
+        }
+        **tail = a;
+        *tail = &a->next;
+        return;
+oom:
+        /* Its row is this node's now: the node's next start reads it. */
+        log_error("Out of memory for job %lld, taken from node %s: it waits for this node's "
+                  "next start", (long long)row->id, row->node);
+}
+
+/* Store thread, under lock (let go meanwhile): the jobs of every node whose lease ran out. */
+static void adopt(struct store *s)
+{
+        const struct db_driver *d = s->db->driver;
+        struct adopted *taken, **tail;
+        int r;
+
+        do {
+                taken = NULL;
+                tail = &taken;
+                pthread_mutex_unlock(&s->lock);
+                r = d->adopt(s->db, collect, &tail);
+                pthread_mutex_lock(&s->lock);
+                if (r <= 0) {
+                        adopted_free(taken);
+                        break;
+                }
+                *s->adopted_tail = taken;
+                if (taken)
+                        s->adopted_tail = tail;
+        } while (!s->stop);
+}
+
+/* Store thread, under lock: whether node_duties() has something to do now. */
+static bool duties_due(const struct store *s)
+{
+        return s->db->driver->renew && !s->lease_lost &&
+               (mono_now() >= s->renew_at || (s->ids_wanted && !s->spare_id && !s->ids_failing));
+}
+
+/* Store thread, under lock (let go meanwhile): a block of ids when the loop took the last one
+ * (tried again with the next renewal when it fails), and the lease renewed when that is due. A
+ * renewal tells the loop, which fences the node when its lease runs out unrenewed. */
+static void node_duties(struct store *s)
+{
+        const struct db_driver *d = s->db->driver;
+        struct db_node me, *nodes = NULL;
+        double sent = mono_now();
+        bool renew = sent >= s->renew_at;
+        size_t n = 0;
+        int64_t last;
+        int r;
+
+        if (!d->renew || s->lease_lost)
+                return;
+        if (s->ids_wanted && !s->spare_id && (!s->ids_failing || renew)) {
+                pthread_mutex_unlock(&s->lock);
+                r = d->reserve_ids(s->db, ID_BLOCK, &last);
+                pthread_mutex_lock(&s->lock);
+                s->ids_failing = r < 0;
+                if (r == 0) {
+                        s->spare_id = last - ID_BLOCK + 1;
+                        s->ids_wanted = false;
+                }
+                pthread_cond_broadcast(&s->ids_cond);
+        }
+        if (!renew)
+                return;
+        s->renew_at = sent + s->lease_renew;
+        me = s->me;
+        pthread_mutex_unlock(&s->lock);
+        r = d->renew(s->db, &me, &nodes, &n);
+        if (r == -EIO && !s->renew_failing) {
+                char *why = d->why(s->db);
+
+                log_error("%s: cannot renew the lease of node %s: %s (trying again)",
+                          s->db->name, me.name, why ? why : "error");
+                free(why);
+        } else if (r == 0 && s->renew_failing)
+                log_info("%s: node %s renewed its lease again", s->db->name, me.name);
+        s->renew_failing = r == -EIO;
+        pthread_mutex_lock(&s->lock);
+        if (r == 0) {
+                s->lease_until = sent + s->lease_time;
+                free(s->nodes);
+                s->nodes = nodes;
+                s->nnodes = n;
+                s->nodes_at = mono_now();
+                adopt(s);
+        } else if (r == -ESTALE) {
+                log_error("%s: node %s lost its lease: another node took its jobs", s->db->name,
+                          me.name);
+                s->lease_lost = true;
+                pthread_cond_broadcast(&s->ids_cond);
+        }
+        uv_async_send(&s->async);
+}
+
 static void *store_thread(void *arg)
 {
         struct store *s = arg;
@@ -238,10 +462,14 @@ static void *store_thread(void *arg)
                 char *why = NULL;
                 int r;
 
-                while (!s->head && !s->stop)
-                        pthread_cond_wait(&s->cond, &s->lock);
-                if (!s->head)
+                while (!s->head && !s->stop && !duties_due(s))
+                        wait_until(s, s->db->driver->renew && !s->lease_lost ? s->renew_at
+                                                                              : INFINITY);
+                node_duties(s);
+                if (!s->head && s->stop)
                         break;
+                if (!s->head)
+                        continue;
                 batch = s->head;
                 s->head = NULL;
                 s->tail = &s->head;
@@ -345,6 +573,9 @@ void store_free(struct store *s)
                 close(s->lock_fd);
         pthread_mutex_destroy(&s->lock);
         pthread_cond_destroy(&s->cond);
+        pthread_cond_destroy(&s->ids_cond);
+        free(s->nodes);
+        adopted_free(s->adopted);
         free(s->failure);
         free(s);
 }
@@ -461,7 +692,8 @@ static void queue(struct store *s, struct op *op)
         pthread_mutex_unlock(&s->lock);
 }
 
-static void put_env(struct store *s, struct env_block *env)
+/* An environment's row is named after the first job that sent it: ids are unique among nodes. */
+static void put_env(struct store *s, struct env_block *env, int64_t job_id)
 {
         json_object *vars;
         struct op *op;
@@ -469,7 +701,7 @@ static void put_env(struct store *s, struct env_block *env)
 
         if (env->store_id)
                 return;
-        env->store_id = s->next_env_id++;
+        env->store_id = job_id;
         vars = json_object_new_array();
         for (v = env->vars; *v; v++)
                 json_object_array_add(vars, json_object_new_string(*v));
@@ -497,7 +729,7 @@ uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct 
         struct op *op;
 
         if (env)
-                put_env(s, env);
+                put_env(s, env, row->id);
         op = op_new(s, DB_PUT_JOB);
         put_int(op, row->id);
         put_int(op, row->owner);
@@ -558,6 +790,7 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
                 op->n++;
         put_int(op, rec->leftovers);
         put_int(op, rec->attempt > 0 ? rec->attempt : 1);
+        put_text(op, rec->node ? rec->node : "");
         pthread_mutex_lock(&s->lock);
         s->history_limit = history_limit;
         s->runs_added = true;
@@ -633,7 +866,107 @@ int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struc
         return counted(s, s->db->driver->load_runs(s->db, limit, cb, data));
 }
 
-int64_t store_load_next_id(struct store *s)
+const char *store_node(const struct store *s)
 {
-        return s->db->driver->load_next_id(s->db);
+        return s->node;
+}
+
+int64_t store_new_id(struct store *s)
+{
+        struct timespec ts;
+        int64_t id = 0;
+
+        if (!s->id_end)
+                return s->next_id++;
+        /* Half the block gone: the next one is reserved before it is needed. */
+        if (s->next_id == s->id_end - ID_BLOCK / 2) {
+                pthread_mutex_lock(&s->lock);
+                s->ids_wanted = true;
+                pthread_cond_signal(&s->cond);
+                pthread_mutex_unlock(&s->lock);
+        }
+        if (s->next_id < s->id_end)
+                return s->next_id++;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += 2;
+        pthread_mutex_lock(&s->lock);
+        s->ids_wanted = true;
+        pthread_cond_signal(&s->cond);
+        while (!s->spare_id && !s->lease_lost && !s->ids_failing &&
+               pthread_cond_timedwait(&s->ids_cond, &s->lock, &ts) != ETIMEDOUT)
+                ;
+        if (s->spare_id && !s->lease_lost) {
+                s->next_id = s->spare_id;
+                s->id_end = s->spare_id + ID_BLOCK;
+                s->spare_id = 0;
+                id = s->next_id++;
+        }
+        pthread_mutex_unlock(&s->lock);
+        return id ? id : -EAGAIN;
+}
+
+void store_report(struct store *s, int64_t running, int64_t min_threads, int64_t max_threads)
+{
+        pthread_mutex_lock(&s->lock);
+        s->me.running = running;
+        s->me.min_threads = min_threads;
+        s->me.max_threads = max_threads;
+        pthread_mutex_unlock(&s->lock);
+}
+
+int store_nodes(struct store *s, struct db_node **ret, size_t *ret_n)
+{
+        double age;
+        size_t n;
+
+        pthread_mutex_lock(&s->lock);
+        n = s->db->driver->renew ? s->nnodes : 0;
+        *ret = calloc(n ? n : 1, sizeof(**ret));
+        if (*ret && n) {
+                memcpy(*ret, s->nodes, n * sizeof(**ret));
+                age = mono_now() - s->nodes_at;
+                for (size_t i = 0; i < n; i++)
+                        (*ret)[i].lease_age += age;
+        } else if (*ret) {
+                (*ret)[0] = s->me;
+                n = 1;
+        }
+        pthread_mutex_unlock(&s->lock);
+        *ret_n = n;
+        return *ret ? 0 : -ENOMEM;
+}
+
+double store_lease_until(struct store *s)
+{
+        double until;
+
+        pthread_mutex_lock(&s->lock);
+        until = s->lease_until;
+        pthread_mutex_unlock(&s->lock);
+        return until;
+}
+
+void store_take_adopted(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
+                        void *data)
+{
+        struct adopted *taken;
+
+        pthread_mutex_lock(&s->lock);
+        taken = s->adopted;
+        s->adopted = NULL;
+        s->adopted_tail = &s->adopted;
+        pthread_mutex_unlock(&s->lock);
+        for (struct adopted *a = taken; a; a = a->next)
+                cb(data, &a->row);
+        adopted_free(taken);
+}
+
+bool store_lease_lost(struct store *s)
+{
+        bool lost;
+
+        pthread_mutex_lock(&s->lock);
+        lost = s->lease_lost;
+        pthread_mutex_unlock(&s->lock);
+        return lost;
 }

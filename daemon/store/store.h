@@ -23,7 +23,11 @@ struct store_config {
         const char *dir;      /* the state folder, held by this daemon alone */
         const char *conninfo; /* a libpq connection string; NULL or "": SQLite in dir */
         const char *schema;   /* PostgreSQL's schema of the tables */
+        const char *node;     /* this daemon's name among the nodes of the database */
+        double lease_renew, lease_time; /* seconds (PostgreSQL) */
 };
+
+struct db_node;
 
 /* Opens (creating) the database and brings its schema up to date; errors are logged. */
 int store_open(const struct store_config *config, struct store **ret);
@@ -61,6 +65,7 @@ struct store_job_row {
         int64_t runs;
         const char *flow; /* JSON: what it waits for, its attempt, its next tick (or NULL) */
         double started;   /* wall clock its run in progress started at, else 0 */
+        const char *node; /* the node that held it (reading back; NULL: this one) */
 };
 
 /* Writes, loop thread only; each returns the sequence number of its write, which a reply that
@@ -89,6 +94,27 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
 /* The newest `limit` runs, oldest first; the callback takes the record over. */
 int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struct run_record *rec),
                     void *data);
-int64_t store_load_next_id(struct store *s);
+
+/* This daemon's node name, as run records hold it. */
+const char *store_node(const struct store *s);
+/* A new job's id (loop thread): unique among the nodes of the database, rising on each. > 0, or
+ * -EAGAIN when the database gives no ids now. */
+int64_t store_new_id(struct store *s);
+
+/* The nodes of a database that several daemons share (PostgreSQL): each holds a lease, renewed
+ * every lease_renew seconds by the store's thread and valid for lease_time. */
+/* What this node tells the others at its next renewal (loop thread). */
+void store_report(struct store *s, int64_t running, int64_t min_threads, int64_t max_threads);
+/* The live nodes as last seen, by name, their lease ages brought up to now (a new array, the
+ * caller's to free); on SQLite this daemon alone, as reported. 0, or -ENOMEM. */
+int store_nodes(struct store *s, struct db_node **ret, size_t *ret_n);
+/* Until when (CLOCK_MONOTONIC seconds) this node's lease surely holds; INFINITY without one. */
+double store_lease_until(struct store *s);
+/* Whether another node took this one's place, its lease having run out, and with it its jobs. */
+bool store_lease_lost(struct store *s);
+/* The jobs this node took from nodes whose lease ran out since the last call (loop thread): cb
+ * once per row, in order. */
+void store_take_adopted(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
+                        void *data);
 
 #endif

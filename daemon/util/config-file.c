@@ -16,7 +16,8 @@
 #include "util/credentials.h"
 
 /* The keys after the settings, in the order of their CONFIG_ numbers. */
-static const char *const other_keys[] = {"admin-group", "socket-group", "store", "store-schema"};
+static const char *const other_keys[] = {"admin-group", "socket-group", "store", "store-schema",
+                                         "node-name",   "lease-renew",  "lease-time"};
 
 static int setting_index(const char *name)
 {
@@ -137,6 +138,34 @@ int config_check_schema(const char *name, char *err, size_t errlen)
         return 0;
 }
 
+int config_check_node_name(const char *name, char *err, size_t errlen)
+{
+        size_t len = strlen(name);
+        bool plain = len > 0 && len <= CONFIG_NODE_NAME_MAX;
+
+        for (const char *c = name; plain && *c; c++)
+                plain = isalnum((unsigned char)*c) || *c == '.' || *c == '_' || *c == '-';
+        if (!plain)
+                return fail(err, errlen, -EINVAL,
+                            "node-name \"%s\" must be 1 to %d letters, digits, '.', '_' or '-'",
+                            name, CONFIG_NODE_NAME_MAX);
+        return 0;
+}
+
+int config_parse_lease(const char *key, const char *text, double *ret, char *err, size_t errlen)
+{
+        char *end;
+        double v;
+
+        errno = 0;
+        v = strtod(text, &end);
+        if (errno || end == text || *end || !(v >= 0.05 && v <= 3600))
+                return fail(err, errlen, -EINVAL, "%s must be a number of seconds from 0.05 to 3600, not \"%s\"",
+                            key, text);
+        *ret = v;
+        return 0;
+}
+
 static char *trim(char *s)
 {
         char *end;
@@ -235,8 +264,17 @@ static int parse_line(char *text, unsigned lineno, struct config_file *next, cha
                 return config_parse_setting(&next->settings, key, value, msg, msglen);
         if (k == CONFIG_STORE_SCHEMA && (r = config_check_schema(value, msg, msglen)) < 0)
                 return r;
-        if (k == CONFIG_STORE || k == CONFIG_STORE_SCHEMA) {
-                char **to = k == CONFIG_STORE ? &next->store : &next->store_schema;
+        if (k == CONFIG_NODE_NAME && (r = config_check_node_name(value, msg, msglen)) < 0)
+                return r;
+        if (k == CONFIG_LEASE_RENEW || k == CONFIG_LEASE_TIME)
+                return config_parse_lease(key, value,
+                                          k == CONFIG_LEASE_RENEW ? &next->lease_renew
+                                                                  : &next->lease_time,
+                                          msg, msglen);
+        if (k == CONFIG_STORE || k == CONFIG_STORE_SCHEMA || k == CONFIG_NODE_NAME) {
+                char **to = k == CONFIG_STORE          ? &next->store
+                            : k == CONFIG_STORE_SCHEMA ? &next->store_schema
+                                                       : &next->node_name;
 
                 *to = strdup(value);
                 return *to ? 0 : fail(msg, msglen, -ENOMEM, "out of memory");
@@ -260,7 +298,8 @@ int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *e
 
         next.admin_gid = next.socket_gid = (gid_t)-1;
         next.queues = NULL;
-        next.store = next.store_schema = NULL;
+        next.store = next.store_schema = next.node_name = NULL;
+        next.lease_renew = next.lease_time = 0;
         memset(next.line, 0, sizeof(next.line));
         errno = 0;
         while (getline(&line, &size, f) >= 0) {
@@ -290,7 +329,8 @@ void config_file_clear(struct config_file *cf)
         cf->queues = NULL;
         free(cf->store);
         free(cf->store_schema);
-        cf->store = cf->store_schema = NULL;
+        free(cf->node_name);
+        cf->store = cf->store_schema = cf->node_name = NULL;
 }
 
 int config_file_read(const char *path, bool missing_ok, struct config_file *cf, char *err,

@@ -14,14 +14,20 @@
 #define CONFIG_FILE_DEFAULT         "/etc/slowwork/slowworkd.conf"
 #define CONFIG_STORE_SCHEMA_DEFAULT "slowwork"
 #define CONFIG_SCHEMA_NAME_MAX      63
+#define CONFIG_NODE_NAME_MAX        63
+#define CONFIG_LEASE_RENEW_DEFAULT  2.0
+#define CONFIG_LEASE_TIME_DEFAULT   10.0
 
-/* The settings in the order of sw_settings_params, then the two groups and the store. */
+/* The settings in the order of sw_settings_params, then the two groups, the store and the node. */
 enum {
         CONFIG_SETTINGS = SW_SETTINGS_COUNT,
         CONFIG_ADMIN_GROUP = CONFIG_SETTINGS,
         CONFIG_SOCKET_GROUP,
         CONFIG_STORE,
         CONFIG_STORE_SCHEMA,
+        CONFIG_NODE_NAME,
+        CONFIG_LEASE_RENEW,
+        CONFIG_LEASE_TIME,
         CONFIG_KEYS,
 };
 
@@ -31,6 +37,10 @@ struct config_file {
         /* The job database (a libpq connection string; NULL: SQLite in the state folder) and its
          * schema; read at start only. NULL when unset. */
         char *store, *store_schema;
+        /* This daemon's name among the nodes of one job database (NULL: unset), and its lease:
+         * renewed every lease_renew seconds, valid for lease_time (0: unset). Start only. */
+        char *node_name;
+        double lease_renew, lease_time;
         unsigned line[CONFIG_KEYS]; /* where each key was set; 0: not in the file */
         /* The "queue.NAME.SETTING = value" lines, as {"NAME": {"SETTING": value}}; NULL: none. */
         json_object *queues;
@@ -39,6 +49,12 @@ struct config_file {
 /* Whether name may be the store's schema: a plain identifier of PostgreSQL, [a-z_][a-z0-9_]*,
  * at most CONFIG_SCHEMA_NAME_MAX characters. 0, or -EINVAL with err saying why. */
 int config_check_schema(const char *name, char *err, size_t errlen);
+
+/* Whether name may name a node: 1 to CONFIG_NODE_NAME_MAX of [A-Za-z0-9._-]. 0, or -EINVAL
+ * with err saying why. */
+int config_check_node_name(const char *name, char *err, size_t errlen);
+/* A lease's seconds (key names it in err): a number from 0.05 to 3600. */
+int config_parse_lease(const char *key, const char *text, double *ret, char *err, size_t errlen);
 
 /* Frees what the file's lines made (cf itself is the caller's). */
 void config_file_clear(struct config_file *cf);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/config-load.h"
 #include "util/settings.h"
@@ -108,6 +109,43 @@ oom:
         return -ENOMEM;
 }
 
+/* The node's flags over the file, and their defaults: the host name, and the lease's times,
+ * which must leave room for a renewal that comes late. */
+static int node_flags(const struct config *c, const char *path, struct config_file *cf, char *err,
+                      size_t errlen)
+{
+        char host[256];
+
+        if (c->node_name || !cf->node_name) {
+                if (!c->node_name && gethostname(host, sizeof(host)) < 0)
+                        snprintf(host, sizeof(host), "localhost");
+                host[sizeof(host) - 1] = '\0';
+                if (!c->node_name && config_check_node_name(host, err, errlen) < 0)
+                        return -EINVAL;
+                free(cf->node_name);
+                cf->node_name = strdup(c->node_name ? c->node_name : host);
+                if (!cf->node_name) {
+                        snprintf(err, errlen, "out of memory");
+                        return -ENOMEM;
+                }
+        }
+        if (c->lease_renew > 0 || cf->lease_renew <= 0)
+                cf->lease_renew = c->lease_renew > 0 ? c->lease_renew : CONFIG_LEASE_RENEW_DEFAULT;
+        if (c->lease_time > 0 || cf->lease_time <= 0)
+                cf->lease_time = c->lease_time > 0 ? c->lease_time : CONFIG_LEASE_TIME_DEFAULT;
+        if (cf->lease_time < 2 * cf->lease_renew && c->lease_renew > 0 && c->lease_time > 0) {
+                snprintf(err, errlen, "--lease-time (%g) must be at least twice --lease-renew (%g)",
+                         cf->lease_time, cf->lease_renew);
+                return -EINVAL;
+        }
+        if (cf->lease_time < 2 * cf->lease_renew) {
+                snprintf(err, errlen, "%s: lease-time (%g) must be at least twice lease-renew (%g)",
+                         path, cf->lease_time, cf->lease_renew);
+                return -EINVAL;
+        }
+        return 0;
+}
+
 int config_load(const struct config *c, struct config_file *ret, char *err, size_t errlen)
 {
         const char *path = c->path ? c->path : CONFIG_FILE_DEFAULT;
@@ -122,6 +160,8 @@ int config_load(const struct config *c, struct config_file *ret, char *err, size
                                          errlen);
         if (r == 0)
                 r = store_flags(c, &cf, err, errlen);
+        if (r == 0)
+                r = node_flags(c, path, &cf, err, errlen);
         if (r == 0 && settings_validate(&cf.settings) < 0)
                 r = threads_conflict(c, path, &cf, err, errlen);
         if (r == 0)

@@ -12,6 +12,8 @@ struct config {
         } flags[CONFIG_SETTINGS]; /* the setting flags, the last of each name */
         unsigned nflags;
         const char *store, *store_schema; /* --store, --store-schema; NULL: not given */
+        const char *node_name;            /* --node-name; NULL: not given */
+        double lease_renew, lease_time;   /* --lease-renew, --lease-time; 0: not given */
 };
 
 /* Checks a setting flag and keeps it, to apply over the file now and at every reload. */

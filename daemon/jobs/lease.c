@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+#include <math.h>
+
+#include "jobs/lease.h"
+#include "jobs/registry.h"
+#include "jobs/restore.h"
+#include "jobs/run.h"
+#include "store/store.h"
+#include "util/log.h"
+
+static void on_tick(uv_timer_t *timer)
+{
+        lease_check(timer->data);
+}
+
+int lease_init(struct lease *l, uv_loop_t *loop, struct registry *reg, double renew,
+               void (*lost)(void *data), void *data)
+{
+        *l = (struct lease){.reg = reg, .renew = renew, .lost = lost, .data = data};
+        l->timer.data = l;
+        return uv_timer_init(loop, &l->timer);
+}
+
+void lease_check(struct lease *l)
+{
+        struct registry *reg = l->reg;
+        bool fenced = __atomic_load_n(&reg->shared.run.fenced, __ATOMIC_ACQUIRE);
+        double until = store_lease_until(reg->store), now = run_mono_now(), fence_at, next;
+
+        if (until == INFINITY)
+                return;
+        registry_report_node(reg);
+        restore_adopted(reg);
+        if (store_lease_lost(reg->store)) {
+                registry_fence(reg, true);
+                if (!l->told) {
+                        l->told = true;
+                        l->lost(l->data);
+                }
+                return;
+        }
+        /* Half a renewal early: the kills are done before any other node may take the jobs. */
+        fence_at = until - l->renew / 2;
+        if (now >= fence_at && !fenced)
+                log_error("Node %s: its lease runs out unrenewed: its runs are stopped and none "
+                          "starts until it is renewed",
+                          store_node(reg->store));
+        else if (now < fence_at && fenced)
+                log_info("Node %s renewed its lease: runs start again", store_node(reg->store));
+        registry_fence(reg, now >= fence_at);
+        next = now < fence_at && fence_at < now + l->renew ? fence_at : now + l->renew;
+        uv_timer_start(&l->timer, on_tick, (uint64_t)ceil((next - now) * 1000.0), 0);
+}
+
+void lease_close(struct lease *l)
+{
+        uv_close((uv_handle_t *)&l->timer, NULL);
+}

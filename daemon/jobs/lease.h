@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The node's lease, as the loop sees it (a job database that several nodes share): what the node
+ * reports at each renewal, its fence when the lease is about to run out unrenewed (runs killed,
+ * none started, until a renewal lifts it), and the end when another node took its place.
+ */
+#ifndef SLOWWORKD_LEASE_H
+#define SLOWWORKD_LEASE_H
+
+#include <stdbool.h>
+#include <uv.h>
+
+struct registry;
+
+struct lease {
+        uv_timer_t timer;
+        struct registry *reg;
+        double renew; /* seconds between renewals */
+        /* Another node took this one's place, and its jobs: called once. */
+        void (*lost)(void *data);
+        void *data;
+        bool told;
+};
+
+int lease_init(struct lease *l, uv_loop_t *loop, struct registry *reg, double renew,
+               void (*lost)(void *data), void *data);
+/* After each renewal (the store's thread tells the loop) and on the lease's own timer. */
+void lease_check(struct lease *l);
+void lease_close(struct lease *l);
+
+#endif

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The nodes of a shared job database: a node joins with a row of nodes that holds its lease, on
+ * the database's clock; it renews the lease, reserves blocks of job ids, and sees which nodes
+ * are live.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/db-pg.h"
+#include "util/log.h"
+
+/* One statement with parameters, its rows in *ret (the caller clears it): 0, or -EIO. */
+static int params_exec(struct pg_db *p, const char *sql, int n, const char *const *values,
+                       PGresult **ret)
+{
+        PGresult *res;
+
+        if (pg_connect(p) < 0)
+                return -EIO;
+        res = PQexecParams(p->conn, sql, n, NULL, values, NULL, NULL, 0);
+        if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK) {
+                int r = pg_failed(p, res);
+
+                PQclear(res);
+                return r;
+        }
+        *ret = res;
+        return 0;
+}
+
+/* What the live node of that name is, for the refusal. */
+static void refuse(struct pg_db *p, const char *const *values)
+{
+        PGresult *res = NULL;
+
+        if (params_exec(p,
+                        "SELECT host, pid, extract(epoch FROM lease_until - now()) FROM nodes"
+                        " WHERE name = $1",
+                        1, values, &res) == 0 &&
+            PQntuples(res) == 1)
+                log_error("Another live slowworkd node is named %s (pid %s on %s; its lease "
+                          "holds %.1f s more)",
+                          p->node, PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 0),
+                          strtod(PQgetvalue(res, 0, 2), NULL));
+        else
+                log_error("Another live slowworkd node is named %s", p->node);
+        PQclear(res);
+}
+
+/* Whether the process lives on this host (a zombie does not). */
+static bool alive(pid_t pid)
+{
+        char path[64], stat[256], *end;
+        FILE *f;
+        size_t n;
+
+        if (kill(pid, 0) < 0 && errno == ESRCH)
+                return false;
+        snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+        f = fopen(path, "re");
+        if (!f)
+                return true;
+        n = fread(stat, 1, sizeof(stat) - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        end = strrchr(stat, ')');
+        return !(end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X'));
+}
+
+/* A live row of this name whose daemon was on this host and is gone (a restart after a crash):
+ * taken at once, with a new epoch. 0, -EBUSY when it is not so, or -EIO. */
+static int take_own(struct pg_db *p, const char *const *values)
+{
+        PGresult *res = NULL, *now = NULL;
+        int r = params_exec(p, "SELECT host, pid, epoch FROM nodes WHERE name = $1 FOR UPDATE", 1,
+                            values, &res);
+        const char *take[] = {values[0], values[1], values[2], values[3], NULL};
+        pid_t pid;
+
+        if (r < 0)
+                return r;
+        if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), values[1]) != 0 ||
+            (pid = (pid_t)strtol(PQgetvalue(res, 0, 1), NULL, 10)) <= 0 ||
+            alive(pid)) {
+                PQclear(res);
+                return -EBUSY;
+        }
+        take[4] = PQgetvalue(res, 0, 2);
+        r = params_exec(p,
+                        "UPDATE nodes SET epoch = epoch + 1, host = $2, pid = $3, started = now(),"
+                        " renewed = now(), lease_until = now() + $4 * interval '1 second',"
+                        " running = 0 WHERE name = $1 AND epoch = $5 RETURNING epoch",
+                        5, take, &now);
+        PQclear(res);
+        if (r == 0 && PQntuples(now) == 1)
+                p->epoch = strtoll(PQgetvalue(now, 0, 0), NULL, 10);
+        else if (r == 0)
+                r = -EBUSY;
+        PQclear(now);
+        return r;
+}
+
+int pg_node_join(struct pg_db *p, double lease_time)
+{
+        char host[256] = "", pid[32], lease[32];
+        const char *values[] = {p->node, host, pid, lease};
+        PGresult *res = NULL;
+        int r;
+
+        gethostname(host, sizeof(host) - 1);
+        snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+        snprintf(lease, sizeof(lease), "%.3f", lease_time);
+        p->lease_time = lease_time;
+        r = pg_exec(p, "BEGIN");
+        /* One join at a time: one that finds no other node gives up the ids reserved unused. */
+        if (r == 0)
+                r = pg_exec(p, "LOCK TABLE nodes IN EXCLUSIVE MODE");
+        if (r == 0)
+                r = params_exec(p,
+                                "INSERT INTO nodes (name, epoch, host, pid, started, renewed,"
+                                " lease_until) VALUES ($1, 1, $2, $3, now(), now(),"
+                                " now() + $4 * interval '1 second') ON CONFLICT (name) DO UPDATE"
+                                " SET epoch = nodes.epoch + 1, host = excluded.host,"
+                                " pid = excluded.pid, started = excluded.started,"
+                                " renewed = excluded.renewed, lease_until = excluded.lease_until,"
+                                " running = 0 WHERE nodes.lease_until < now() RETURNING epoch",
+                                4, values, &res);
+        if (r == 0 && PQntuples(res) == 1)
+                p->epoch = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+        else if (r == 0)
+                r = take_own(p, values);
+        PQclear(res);
+        res = NULL;
+        if (r == 0)
+                r = params_exec(p,
+                                "UPDATE meta SET value = greatest("
+                                "(SELECT value FROM meta WHERE key = 'used_id'),"
+                                " (SELECT max(used_id) FROM nodes), (SELECT max(id) FROM jobs),"
+                                " (SELECT max(id) FROM runs), 0) WHERE key = 'next_id' AND"
+                                " NOT EXISTS (SELECT 1 FROM nodes WHERE name <> $1)",
+                                1, values, &res);
+        PQclear(res);
+        res = NULL;
+        /* The rows of the time before nodes go to the first node that joins. */
+        if (r == 0)
+                r = params_exec(p, "UPDATE jobs SET node = $1 WHERE node = ''", 1, values, &res);
+        PQclear(res);
+        res = NULL;
+        if (r == 0)
+                r = params_exec(p, "UPDATE envs SET node = $1 WHERE node = ''", 1, values, &res);
+        PQclear(res);
+        res = NULL;
+        if (r == 0)
+                r = params_exec(p,
+                                "UPDATE settings SET node = $1 WHERE node = '' AND NOT EXISTS"
+                                " (SELECT 1 FROM settings s WHERE s.node = $1)",
+                                1, values, &res);
+        PQclear(res);
+        res = NULL;
+        if (r == 0)
+                r = pg_exec(p, "COMMIT");
+        if (r < 0 && p->conn)
+                pg_exec(p, "ROLLBACK");
+        if (r == -EBUSY)
+                refuse(p, values);
+        return r;
+}
+
+int pg_reserve_ids(struct db *db, int64_t n, int64_t *ret_last)
+{
+        struct pg_db *p = (struct pg_db *)db;
+        char text[32];
+        const char *values[] = {text};
+        PGresult *res = NULL;
+        int r;
+
+        snprintf(text, sizeof(text), "%" PRId64, n);
+        r = params_exec(p, "UPDATE meta SET value = value + $1 WHERE key = 'next_id' RETURNING value",
+                        1, values, &res);
+        if (r == 0 && PQntuples(res) != 1) {
+                pg_set_error(p, "the job database has no id counter");
+                r = -EIO;
+        }
+        if (r == 0)
+                *ret_last = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+        PQclear(res);
+        return r;
+}
+
+static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
+{
+        PGresult *res = NULL;
+        struct db_node *nodes;
+        int r, i, n;
+
+        r = params_exec(p,
+                        "SELECT name, host, pid, running, min_threads, max_threads,"
+                        " extract(epoch FROM now() - renewed) FROM nodes"
+                        " WHERE lease_until >= now() ORDER BY name",
+                        0, NULL, &res);
+        if (r < 0)
+                return r;
+        n = PQntuples(res);
+        nodes = calloc(n ? (size_t)n : 1, sizeof(*nodes));
+        for (i = 0; nodes && i < n; i++) {
+                snprintf(nodes[i].name, sizeof(nodes[i].name), "%s", PQgetvalue(res, i, 0));
+                snprintf(nodes[i].host, sizeof(nodes[i].host), "%s", PQgetvalue(res, i, 1));
+                nodes[i].pid = strtoll(PQgetvalue(res, i, 2), NULL, 10);
+                nodes[i].running = strtoll(PQgetvalue(res, i, 3), NULL, 10);
+                nodes[i].min_threads = strtoll(PQgetvalue(res, i, 4), NULL, 10);
+                nodes[i].max_threads = strtoll(PQgetvalue(res, i, 5), NULL, 10);
+                nodes[i].lease_age = strtod(PQgetvalue(res, i, 6), NULL);
+        }
+        PQclear(res);
+        if (!nodes) {
+                pg_set_error(p, "out of memory");
+                return -EIO;
+        }
+        *ret = nodes;
+        *ret_n = (size_t)n;
+        return 0;
+}
+
+int pg_renew(struct db *db, const struct db_node *me, struct db_node **ret, size_t *ret_n)
+{
+        struct pg_db *p = (struct pg_db *)db;
+        char epoch[32], lease[32], running[32], min[32], max[32];
+        const char *values[] = {p->node, epoch, lease, running, min, max};
+        PGresult *res = NULL;
+        int r;
+
+        snprintf(epoch, sizeof(epoch), "%" PRId64, p->epoch);
+        snprintf(lease, sizeof(lease), "%.3f", p->lease_time);
+        snprintf(running, sizeof(running), "%" PRId64, me->running);
+        snprintf(min, sizeof(min), "%" PRId64, me->min_threads);
+        snprintf(max, sizeof(max), "%" PRId64, me->max_threads);
+        r = params_exec(p,
+                        "UPDATE nodes SET renewed = now(),"
+                        " lease_until = now() + $3 * interval '1 second', running = $4,"
+                        " min_threads = $5, max_threads = $6 WHERE name = $1 AND epoch = $2",
+                        6, values, &res);
+        if (r == 0 && strcmp(PQcmdTuples(res), "1") != 0)
+                r = -ESTALE;
+        PQclear(res);
+        return r < 0 ? r : list_nodes(p, ret, ret_n);
+}
+
+int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *row), void *data)
+{
+        struct pg_db *p = (struct pg_db *)db;
+        const char *values[] = {p->node, NULL};
+        PGresult *res = NULL;
+        char *gone;
+        int r;
+
+        r = pg_exec(p, "BEGIN");
+        if (r == 0)
+                r = params_exec(p,
+                                "SELECT name FROM nodes WHERE lease_until < now() AND name <> $1"
+                                " ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED",
+                                1, values, &res);
+        if (r < 0 || PQntuples(res) == 0) {
+                PQclear(res);
+                if (p->conn)
+                        pg_exec(p, "ROLLBACK");
+                return r;
+        }
+        gone = strdup(PQgetvalue(res, 0, 0));
+        PQclear(res);
+        res = NULL;
+        values[1] = gone;
+        if (!gone) {
+                pg_set_error(p, "out of memory");
+                r = -EIO;
+        }
+        if (r == 0)
+                r = pg_read_jobs(p, gone, cb, data);
+        if (r == 0)
+                r = params_exec(p, "UPDATE jobs SET node = $1 WHERE node = $2", 2, values, &res);
+        PQclear(res);
+        res = NULL;
+        if (r == 0)
+                r = params_exec(p,
+                                "UPDATE meta SET value = greatest(value, (SELECT used_id FROM nodes"
+                                " WHERE name = $1)) WHERE key = 'used_id'",
+                                1, values + 1, &res);
+        PQclear(res);
+        res = NULL;
+        if (r == 0)
+                r = params_exec(p, "DELETE FROM nodes WHERE name = $1", 1, values + 1, &res);
+        PQclear(res);
+        if (r == 0)
+                r = pg_exec(p, "COMMIT");
+        if (r < 0 && p->conn)
+                pg_exec(p, "ROLLBACK");
+        if (r == 0)
+                log_info("%s: node %s took the jobs of node %s, whose lease ran out", db->name,
+                         p->node, gone);
+        free(gone);
+        return r < 0 ? r : 1;
+}
