@@ -35,18 +35,6 @@ double scaled(double seconds)
         return seconds * multiplier();
 }
 
-double cluster_lease_time(void)
-{
-        double m = multiplier();
-
-        return m < 3 ? m : 3;
-}
-
-double cluster_lease_renew(void)
-{
-        return cluster_lease_time() / 5;
-}
-
 static double clock_now(clockid_t id)
 {
         struct timespec ts;
@@ -137,6 +125,8 @@ void cluster_init(struct cluster *c, int n)
         memset(c, 0, sizeof(*c));
         ck_assert_msg(pg_from_env(&c->pg) && daemon_store(), "not under pg-server run");
         c->n = n;
+        c->lease_time = multiplier() < 3 ? multiplier() : 3;
+        c->lease_renew = c->lease_time / 5;
         snprintf(c->schema, sizeof(c->schema), "cluster_%d_%d", (int)getpid(), ++made);
         snprintf(c->dir, sizeof(c->dir), "/tmp/slowwork-cluster-XXXXXX");
         ck_assert_ptr_nonnull(mkdtemp(c->dir));
@@ -164,10 +154,10 @@ struct daemon *cluster_node(struct cluster *c, int k)
         return &c->node[k - 1];
 }
 
-static void lease_args(char *time, char *renew, size_t len)
+static void lease_args(const struct cluster *c, char *time, char *renew, size_t len)
 {
-        snprintf(time, len, "%g", cluster_lease_time());
-        snprintf(renew, len, "%g", cluster_lease_renew());
+        snprintf(time, len, "%g", c->lease_time);
+        snprintf(renew, len, "%g", c->lease_renew);
 }
 
 void cluster_start_node(struct cluster *c, int k)
@@ -175,7 +165,7 @@ void cluster_start_node(struct cluster *c, int k)
         struct daemon *d = cluster_node(c, k);
         char time[32], renew[32], threads[16];
 
-        lease_args(time, renew, sizeof(time));
+        lease_args(c, time, renew, sizeof(time));
         snprintf(threads, sizeof(threads), "%d", c->max_threads[k - 1]);
         daemon_start_again(d, "--node-name", c->name[k - 1], "--lease-time", time, "--lease-renew",
                            renew, "--min-threads", "1", "--max-threads", threads, "--stop-timeout",
@@ -221,7 +211,7 @@ int cluster_run_stderr(struct cluster *c, const char *name, char **ret_err)
         int status = 0;
         pid_t pid;
 
-        lease_args(time, renew, sizeof(time));
+        lease_args(c, time, renew, sizeof(time));
         snprintf(sock, sizeof(sock), "%s/%s.sock", c->dir, name);
         snprintf(state, sizeof(state), "%s/%s.state", c->dir, name);
         snprintf(err, sizeof(err), "%s/%s.stderr", c->dir, name);

@@ -19,7 +19,10 @@ struct cluster {
         int n;        /* nodes 1..n */
         int max_threads[CLUSTER_MAX]; /* --max-threads of node k at index k - 1 (default 4) */
         char name[CLUSTER_MAX][8];    /* n1, n2, ... */
-        bool running[CLUSTER_MAX];    /* started, and not killed or stopped since */
+        /* --lease-time and --lease-renew of every node, in seconds: 1 and 0.2, longer under a
+         * CK_TIMEOUT_MULTIPLIER (3 and 0.6 at most) */
+        double lease_time, lease_renew;
+        bool running[CLUSTER_MAX]; /* started, and not killed or stopped since */
         struct daemon node[CLUSTER_MAX];
 };
 
@@ -30,10 +33,6 @@ struct cluster {
  */
 int cluster_suite_main(char **argv, int (*run)(void));
 
-/* The lease every node gets, in seconds: --lease-time and --lease-renew, longer under a
- * CK_TIMEOUT_MULTIPLIER. */
-double cluster_lease_time(void);
-double cluster_lease_renew(void);
 /* seconds times CK_TIMEOUT_MULTIPLIER (1 when unset): a deadline that slow builds also meet. */
 double scaled(double seconds);
 double mono_now(void);  /* seconds, CLOCK_MONOTONIC */
@@ -54,7 +53,7 @@ void short_pause(void); /* one poll's pause: 10 ms */
  * state folder, none started yet; kills at the test's exit whichever of them still runs. */
 void cluster_init(struct cluster *c, int n);
 /* Starts node k (1..n), or starts it again on its socket and state folder: --node-name nk, the
- * short lease, --min-threads 1, --max-threads max_threads[k - 1]; returns once it answers. */
+ * lease, --min-threads 1, --max-threads max_threads[k - 1]; returns once it answers. */
 void cluster_start_node(struct cluster *c, int k);
 void cluster_start(struct cluster *c); /* every node */
 /* SIGKILL to node k, which is waited for (its folders stay, for a start again). */
