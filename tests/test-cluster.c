@@ -421,9 +421,8 @@ START_TEST(nodes_lists_the_live_nodes_with_their_threads_runs_and_lease_age)
         close(fd);
         /* A node's list is as of its last renewal. */
         for (int k = 1; k <= 3; k++)
-                wait_for(listed_count(k) == 3, c.lease_renew + 5, "%s does not list the three",
-                         c.name[k - 1]);
-        wait_for(listed_running(1, 2) == 1, c.lease_renew + 5, "n1 does not see n2's run");
+                wait_for(listed_count(k) == 3 && listed_running(k, 2) == 1, c.lease_renew + 5,
+                         "%s does not list the three, n2 with its run", c.name[k - 1]);
         /* Over more than a lease: the renewals keep every age below it. */
         end = mono_now() + c.lease_time * 1.5;
         do {
