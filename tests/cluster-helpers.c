@@ -175,10 +175,23 @@ void cluster_start_node(struct cluster *c, int k)
         wait_for(cluster_answers(c, k), 20, "node %s does not answer a ping", c->name[k - 1]);
 }
 
+/* Whether every running node lists every running one. */
+static bool settled(struct cluster *c)
+{
+        for (int k = 1; k <= c->n; k++)
+                for (int j = 1; j <= c->n; j++)
+                        if (c->running[k - 1] && c->running[j - 1] &&
+                            !cluster_lists(c, k, c->name[j - 1]))
+                                return false;
+        return true;
+}
+
 void cluster_start(struct cluster *c)
 {
         for (int k = 1; k <= c->n; k++)
                 cluster_start_node(c, k);
+        /* A node's list is as of its last renewal. */
+        wait_for(settled(c), c->lease_renew + 10, "the nodes do not list each other");
 }
 
 void cluster_kill(struct cluster *c, int k)

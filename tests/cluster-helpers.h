@@ -55,7 +55,8 @@ void cluster_init(struct cluster *c, int n);
 /* Starts node k (1..n), or starts it again on its socket and state folder: --node-name nk, the
  * lease, --min-threads 1, --max-threads max_threads[k - 1]; returns once it answers. */
 void cluster_start_node(struct cluster *c, int k);
-void cluster_start(struct cluster *c); /* every node */
+/* Every node, and waits until each lists them all. */
+void cluster_start(struct cluster *c);
 /* SIGKILL to node k, which is waited for (its folders stay, for a start again). */
 void cluster_kill(struct cluster *c, int k);
 /* Runs a slowworkd like a node named name, on a socket and state folder of its own in c->dir,
