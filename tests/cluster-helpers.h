@@ -22,7 +22,7 @@ struct cluster {
         /* --lease-time and --lease-renew of every node, in seconds: 1 and 0.2, longer under a
          * CK_TIMEOUT_MULTIPLIER (3 and 0.6 at most) */
         double lease_time, lease_renew;
-        bool running[CLUSTER_MAX]; /* started, and not killed or stopped since */
+        bool running[CLUSTER_MAX]; /* started, and not killed since (a stopped one counts) */
         struct daemon node[CLUSTER_MAX];
 };
 
