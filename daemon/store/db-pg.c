@@ -663,17 +663,6 @@ static int load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct
                           1, values, run_row, &c, "the history");
 }
 
-static int64_t load_next_id(struct db *db)
-{
-        int64_t id = 0;
-
-        pg_query_int((struct pg_db *)db,
-                  "SELECT greatest((SELECT value FROM meta WHERE key = 'next_id'),"
-                  " (SELECT max(id) FROM jobs), (SELECT max(id) FROM runs), 0)",
-                  0, &id);
-        return id;
-}
-
 static void pg_free(struct db *db)
 {
         struct pg_db *p = (struct pg_db *)db;
@@ -704,7 +693,6 @@ static const struct db_driver pg_driver = {
     .find_foreign_job = find_foreign_job,
     .load_jobs = load_jobs,
     .load_runs = load_runs,
-    .load_next_id = load_next_id,
     .reserve_ids = pg_reserve_ids,
     .renew = pg_renew,
     .adopt = pg_adopt,

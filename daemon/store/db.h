@@ -74,6 +74,7 @@ struct db_driver {
                          void *data);
         int (*load_runs)(struct db *db, int64_t limit,
                          void (*cb)(void *data, struct run_record *rec), void *data);
+        /* The highest id the database has seen (a database one daemon holds alone). */
         int64_t (*load_next_id)(struct db *db);
 
         /* A database that several daemons (nodes) share; NULL where one holds it alone. Each

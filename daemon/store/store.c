@@ -129,7 +129,7 @@ static int take_folder(struct store *s, const char *dir)
 }
 
 /* The ids this daemon starts from: after every id the database has seen (SQLite), or a block of
- * its own, with the next one asked for (a database nodes share). */
+ * its own (a database nodes share). */
 static int first_ids(struct store *s)
 {
         const struct db_driver *d = s->db->driver;
@@ -191,8 +191,9 @@ int store_open(const struct store_config *config, struct store **ret)
                 store_free(s);
                 return r;
         }
+        /* The join was sent after opened: the lease holds at least this long. */
         if (s->db->driver->renew)
-                s->lease_until = s->renew_at = opened + s->lease_time;
+                s->lease_until = opened + s->lease_time;
         s->renew_at = opened + s->lease_renew;
         *ret = s;
         return 0;
