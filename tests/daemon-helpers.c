@@ -278,14 +278,19 @@ bool daemon_alive(struct daemon *d)
         return waitpid(d->pid, &status, WNOHANG) == 0;
 }
 
+void daemon_remove(struct daemon *d)
+{
+        remove_tree(d->state);
+        if (d->own_dir)
+                remove_tree(d->dir); /* with what the test made there (FIFOs) */
+}
+
 int daemon_reap(struct daemon *d)
 {
         int status;
 
         ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
-        remove_tree(d->state);
-        if (d->own_dir)
-                remove_tree(d->dir); /* with what the test made there (FIFOs) */
+        daemon_remove(d);
         return status;
 }
 

@@ -57,6 +57,8 @@ void daemon_stop(struct daemon *d);
 void daemon_stop_clean(struct daemon *d);
 /* SIGKILL, and waits until nothing answers on its socket any more (folders stay). */
 void daemon_kill_hard(struct daemon *d);
+/* Removes its folders, once it was waited for (daemon_kill_hard). */
+void daemon_remove(struct daemon *d);
 bool daemon_alive(struct daemon *d);
 
 int client_connect(const char *sock); /* -1 with errno when nothing answers */
