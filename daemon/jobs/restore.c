@@ -14,6 +14,7 @@
 #include "jobs/registry.h"
 #include "jobs/queues.h"
 #include "jobs/restore.h"
+#include "jobs/supervisor.h"
 #include "store/run-record.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -344,6 +345,7 @@ int restore(struct registry *reg)
                         return r;
         }
 
+        supervisor_report(&reg->supervisor, leftover, &rs);
         contain_stop_leftovers(&reg->contain, leftover, &rs);
         contain_stop_group_leftovers(reg->crashed, reg->ncrashed, leftover, &rs);
         reg->next_id = store_load_next_id(reg->store);

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The supervisor: a daemon that dies (kill -9) leaves no run behind, with no daemon started again,
+ * in cgroups and in process groups only; a clean stop leaves no supervisor; and the supervisor
+ * never keeps the state folder from a daemon started at once after the kill.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon-helpers.h"
+#include "run-suite.h"
+
+static struct daemon d;
+
+/* Field n (from 1) of /proc/PID/stat after the name, as a number; -1 when pid is gone. */
+static long stat_field(pid_t pid, int n, char *ret_state)
+{
+        char path[64], text[1024], *p;
+        FILE *f;
+        long v = -1;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -1;
+        p = fgets(text, sizeof(text), f) ? strrchr(text, ')') : NULL;
+        fclose(f);
+        if (!p)
+                return -1;
+        if (ret_state)
+                *ret_state = p[2];
+        p += 2; /* the state, field 3 */
+        for (int i = 3; i < n && p; i++)
+                p = strchr(p + 1, ' ');
+        if (p)
+                v = strtol(p + 1, NULL, 10);
+        return v;
+}
+
+/* Gone, or a zombie: polled for up to 5 s. */
+static bool dies(pid_t pid)
+{
+        for (int i = 0; i < 500; i++) {
+                char state = 0;
+
+                if (stat_field(pid, 4, &state) < 0 || state == 'Z' || state == 'X')
+                        return true;
+                usleep(10000);
+        }
+        return false;
+}
+
+/* The processes whose parent is ppid: how many, and the pid of the one named comm (0: none). */
+static int children_of(pid_t ppid, const char *comm, pid_t *ret_named)
+{
+        DIR *proc = opendir("/proc");
+        struct dirent *e;
+        int n = 0;
+
+        ck_assert_ptr_nonnull(proc);
+        if (ret_named)
+                *ret_named = 0;
+        while ((e = readdir(proc))) {
+                pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+                char path[64], name[64] = "";
+                FILE *f;
+
+                if (pid <= 0 || stat_field(pid, 4, NULL) != ppid)
+                        continue;
+                n++;
+                snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+                f = fopen(path, "re");
+                if (f) {
+                        if (fgets(name, sizeof(name), f))
+                                name[strcspn(name, "\n")] = '\0';
+                        fclose(f);
+                }
+                if (ret_named && comm && strcmp(name, comm) == 0)
+                        *ret_named = pid;
+        }
+        closedir(proc);
+        return n;
+}
+
+/* The daemon's supervisor. */
+static pid_t supervisor_of(pid_t daemon)
+{
+        pid_t pid;
+
+        children_of(daemon, "slowworkd-super", &pid);
+        ck_assert_msg(pid > 0, "slowworkd %d has no supervisor", (int)daemon);
+        return pid;
+}
+
+/* The pid a job wrote into the file, once it has. */
+static pid_t pid_in(const char *path)
+{
+        for (int i = 0; i < 2000; i++) {
+                FILE *f = fopen(path, "re");
+                int pid = 0;
+
+                if (f) {
+                        int n = fscanf(f, "%d", &pid);
+
+                        fclose(f);
+                        if (n == 1 && pid > 0)
+                                return pid;
+                }
+                usleep(5000);
+        }
+        ck_abort_msg("no pid in %s", path);
+        return 0;
+}
+
+/* A run whose shell and child ignore SIGTERM: their pids. */
+static int64_t stubborn_run(int fd, pid_t *ret_shell, pid_t *ret_child)
+{
+        char params[1024], shell[96], child[96];
+        int64_t id;
+
+        snprintf(shell, sizeof(shell), "%s/shell.pid", d.dir);
+        snprintf(child, sizeof(child), "%s/child.pid", d.dir);
+        unlink(shell);
+        unlink(child);
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"trap '' TERM; sh -c 'trap \\\"\\\" TERM; exec sleep 300' & "
+                 "echo $! > %s.new; mv %s.new %s; echo $$ > %s.new; mv %s.new %s; wait\"}",
+                 child, child, child, shell, shell, shell);
+        id = job_submit(fd, params);
+        *ret_shell = pid_in(shell);
+        *ret_child = pid_in(child);
+        return id;
+}
+
+/* kill -9 of the daemon: its run's shell, the shell's child and the supervisor are gone within
+ * 5 s, with no daemon started again; the next start records the cut run's leftovers, and runs
+ * the job again. */
+static void kill_leaves_nothing(void)
+{
+        json_object *status, *last;
+        pid_t shell, child, super;
+        int64_t id;
+        int fd;
+
+        daemon_start(&d, "--kill-grace", "0.3", NULL);
+        super = supervisor_of(d.pid);
+        fd = client_connect(d.sock);
+        id = stubborn_run(fd, &shell, &child);
+        close(fd);
+        ck_assert_int_eq(kill(d.pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(d.pid, NULL, 0), d.pid);
+        ck_assert_msg(dies(shell), "the run's shell %d outlived the daemon", (int)shell);
+        ck_assert_msg(dies(child), "the run's child %d outlived the daemon", (int)child);
+        ck_assert_msg(dies(super), "the supervisor %d outlived its stop", (int)super);
+        daemon_start_again(&d, "--kill-grace", "0.3", NULL);
+        fd = client_connect(d.sock);
+        job_wait_state(fd, id, "running");
+        status = job_status(fd, id);
+        last = json_object_object_get(status, "last");
+        ck_assert_msg(strcmp(str_member(last, "outcome"), "interrupted") == 0 &&
+                          int_member(last, "leftovers") >= 2, /* sh, sh, sleep */
+                      "status: %s", json_object_to_json_string(status));
+        json_object_put(status);
+        close(fd);
+        daemon_stop(&d);
+}
+
+START_TEST(a_killed_daemon_leaves_no_contained_run_behind)
+{
+        if (has_cgroups())
+                kill_leaves_nothing();
+}
+END_TEST
+
+START_TEST(a_killed_daemon_leaves_no_process_group_behind)
+{
+        if (!has_cgroups())
+                return; /* hiding cgroup2 takes root */
+        daemons_without_cgroups();
+        kill_leaves_nothing();
+}
+END_TEST
+
+/* A clean stop records what it always did (the cut run interrupted, nothing left over) and
+ * waits for the supervisor: no process of the daemon's is left. */
+START_TEST(a_clean_stop_leaves_no_supervisor)
+{
+        char report[PATH_MAX + 16], params[64];
+        json_object *rec, *status, *last;
+        pid_t shell, child, super;
+        int64_t id;
+        int fd, status_code;
+
+        daemon_start(&d, "--kill-grace", "0.3", "--stop-timeout", "0.2", NULL);
+        super = supervisor_of(d.pid);
+        fd = client_connect(d.sock);
+        id = stubborn_run(fd, &shell, &child);
+        close(fd);
+        ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+        ck_assert_int_eq(waitpid(d.pid, &status_code, 0), d.pid);
+        ck_assert(WIFEXITED(status_code) && WEXITSTATUS(status_code) == 0);
+        ck_assert_int_eq(children_of(d.pid, NULL, NULL), 0);
+        ck_assert_int_eq(kill(super, 0), -1);
+        ck_assert_int_eq(errno, ESRCH);
+        ck_assert(dies(shell) && dies(child));
+        snprintf(report, sizeof(report), "%s/runs-stopped", d.state);
+        ck_assert_int_eq(access(report, F_OK), -1);
+        daemon_start_again(&d, "--kill-grace", "0.3", NULL);
+        fd = client_connect(d.sock);
+        job_wait_state(fd, id, "running");
+        status = job_status(fd, id);
+        last = json_object_object_get(status, "last");
+        ck_assert_msg(strcmp(str_member(last, "outcome"), "interrupted") == 0 &&
+                          !json_object_object_get_ex(last, "leftovers", NULL),
+                      "status: %s", json_object_to_json_string(status));
+        json_object_put(status);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        json_object_put(client_call(fd, "cancel", params));
+        rec = job_wait(fd, id);
+        json_object_put(rec);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+/* A daemon started on the folder at once after kill -9, while the supervisor may still be
+ * stopping the runs, starts: the supervisor holds neither the folder's lock nor the socket. */
+START_TEST(a_daemon_starts_at_once_after_a_kill)
+{
+        pid_t shell, child;
+        int fd;
+
+        daemon_start(&d, "--kill-grace", "0.3", NULL);
+        fd = client_connect(d.sock);
+        stubborn_run(fd, &shell, &child);
+        close(fd);
+        ck_assert_int_eq(kill(d.pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(d.pid, NULL, 0), d.pid);
+        daemon_start_again(&d, "--kill-grace", "0.3", NULL);
+        ck_assert(daemon_alive(&d));
+        ck_assert(dies(shell) && dies(child));
+        daemon_stop(&d);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("supervisor");
+        TCase *tc = tcase_create("supervisor");
+
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, a_killed_daemon_leaves_no_contained_run_behind);
+        tcase_add_test(tc, a_killed_daemon_leaves_no_process_group_behind);
+        tcase_add_test(tc, a_clean_stop_leaves_no_supervisor);
+        tcase_add_test(tc, a_daemon_starts_at_once_after_a_kill);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
