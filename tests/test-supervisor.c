@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The supervisor: a daemon that dies (kill -9) leaves no run behind, with no daemon started again,
- * in cgroups and in process groups only; a clean stop leaves no supervisor; and the supervisor
+ * in cgroups, in process groups only and as a user instance; a clean stop leaves no supervisor; and the supervisor
  * never keeps the state folder from a daemon started at once after the kill.
  */
 #define _GNU_SOURCE
@@ -139,10 +139,22 @@ static int64_t stubborn_run(int fd, pid_t *ret_shell, pid_t *ret_child)
         return id;
 }
 
+/* A connection as uid (0: as the test): a user instance takes jobs of its own user only. */
+static int connect_as(uid_t uid)
+{
+        int fd;
+
+        ck_assert_int_eq(seteuid(uid), 0);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(seteuid(0), 0);
+        ck_assert_int_ge(fd, 0);
+        return fd;
+}
+
 /* kill -9 of the daemon: its run's shell, the shell's child and the supervisor are gone within
  * 5 s, with no daemon started again; the next start records the cut run's leftovers, and runs
  * the job again. */
-static void kill_leaves_nothing(void)
+static void kill_leaves_nothing(uid_t uid)
 {
         json_object *status, *last;
         pid_t shell, child, super;
@@ -151,7 +163,7 @@ static void kill_leaves_nothing(void)
 
         daemon_start(&d, "--kill-grace", "0.3", NULL);
         super = supervisor_of(d.pid);
-        fd = client_connect(d.sock);
+        fd = connect_as(uid);
         id = stubborn_run(fd, &shell, &child);
         close(fd);
         ck_assert_int_eq(kill(d.pid, SIGKILL), 0);
@@ -160,7 +172,7 @@ static void kill_leaves_nothing(void)
         ck_assert_msg(dies(child), "the run's child %d outlived the daemon", (int)child);
         ck_assert_msg(dies(super), "the supervisor %d outlived its stop", (int)super);
         daemon_start_again(&d, "--kill-grace", "0.3", NULL);
-        fd = client_connect(d.sock);
+        fd = connect_as(uid);
         job_wait_state(fd, id, "running");
         status = job_status(fd, id);
         last = json_object_object_get(status, "last");
@@ -175,7 +187,7 @@ static void kill_leaves_nothing(void)
 START_TEST(a_killed_daemon_leaves_no_contained_run_behind)
 {
         if (has_cgroups())
-                kill_leaves_nothing();
+                kill_leaves_nothing(0);
 }
 END_TEST
 
@@ -184,7 +196,19 @@ START_TEST(a_killed_daemon_leaves_no_process_group_behind)
         if (!has_cgroups())
                 return; /* hiding cgroup2 takes root */
         daemons_without_cgroups();
-        kill_leaves_nothing();
+        kill_leaves_nothing(0);
+}
+END_TEST
+
+/* A user instance: not root, so its runs are in process groups only. */
+START_TEST(a_killed_user_instance_leaves_no_run_behind)
+{
+        if (geteuid() != 0) {
+                fprintf(stderr, "skipped: running the daemon as another user takes root\n");
+                return;
+        }
+        daemons_as_user(65534);
+        kill_leaves_nothing(65534);
 }
 END_TEST
 
@@ -258,6 +282,7 @@ int main(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, a_killed_daemon_leaves_no_contained_run_behind);
         tcase_add_test(tc, a_killed_daemon_leaves_no_process_group_behind);
+        tcase_add_test(tc, a_killed_user_instance_leaves_no_run_behind);
         tcase_add_test(tc, a_clean_stop_leaves_no_supervisor);
         tcase_add_test(tc, a_daemon_starts_at_once_after_a_kill);
         suite_add_tcase(s, tc);
