@@ -89,14 +89,50 @@ static int children_of(pid_t ppid, const char *comm, pid_t *ret_named)
         return n;
 }
 
-/* The daemon's supervisor. */
+/* The daemon's supervisor, once it has taken its name (up to 5 s). */
 static pid_t supervisor_of(pid_t daemon)
 {
-        pid_t pid;
+        pid_t pid = 0;
 
-        children_of(daemon, "slowworkd-super", &pid);
+        for (int i = 0; i < 500 && !pid; i++) {
+                children_of(daemon, "slowworkd-super", &pid);
+                if (!pid)
+                        usleep(10000);
+        }
         ck_assert_msg(pid > 0, "slowworkd %d has no supervisor", (int)daemon);
         return pid;
+}
+
+/* The supervisor keeps none of the daemon's descriptors (socket, state folder lock, database):
+ * beside 0, 1 and 2, only its pipe and runs-inflight. */
+static void holds_only_its_own(pid_t super)
+{
+        char path[64], target[PATH_MAX];
+        struct dirent *e;
+        DIR *fds;
+        int n = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/fd", (int)super);
+        fds = opendir(path);
+        ck_assert_ptr_nonnull(fds);
+        while ((e = readdir(fds))) {
+                int fd = atoi(e->d_name);
+                char link[128];
+                ssize_t len;
+
+                if (e->d_name[0] == '.' || fd <= 2)
+                        continue;
+                snprintf(link, sizeof(link), "%s/%d", path, fd);
+                len = readlink(link, target, sizeof(target) - 1);
+                ck_assert_int_gt(len, 0);
+                target[len] = '\0';
+                ck_assert_msg(strncmp(target, "pipe:", 5) == 0 ||
+                                  (len > 14 && strcmp(target + len - 14, "/runs-inflight") == 0),
+                              "the supervisor holds %d: %s", fd, target);
+                n++;
+        }
+        closedir(fds);
+        ck_assert_int_eq(n, 2);
 }
 
 /* The pid a job wrote into the file, once it has. */
@@ -212,8 +248,9 @@ START_TEST(a_killed_user_instance_leaves_no_run_behind)
 }
 END_TEST
 
-/* A clean stop records what it always did (the cut run interrupted, nothing left over) and
- * waits for the supervisor: no process of the daemon's is left. */
+/* The supervisor keeps none of the daemon's descriptors. A clean stop records what it always did
+ * (the cut run interrupted, nothing left over) and waits for the supervisor: no process of the
+ * daemon's is left. */
 START_TEST(a_clean_stop_leaves_no_supervisor)
 {
         char report[PATH_MAX + 16], params[64];
@@ -224,6 +261,7 @@ START_TEST(a_clean_stop_leaves_no_supervisor)
 
         daemon_start(&d, "--kill-grace", "0.3", "--stop-timeout", "0.2", NULL);
         super = supervisor_of(d.pid);
+        holds_only_its_own(super);
         fd = client_connect(d.sock);
         id = stubborn_run(fd, &shell, &child);
         close(fd);

@@ -94,14 +94,14 @@ static void close_all_but(int a, int b)
         close_range(hi + 1, ~0U, 0);
 }
 
-/* Out of the daemon's session (no terminal's signals), with only what it needs open. */
+/* Out of the daemon's session (no terminal's signals), with only what it needs open; named
+ * last, so that whoever sees the name sees it detached. */
 static void detach(int pipe_fd, int inflight_fd)
 {
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         sigset_t none;
 
         setsid();
-        prctl(PR_SET_NAME, "slowworkd-super");
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
         signal(SIGHUP, SIG_DFL);
@@ -112,6 +112,7 @@ static void detach(int pipe_fd, int inflight_fd)
                 dup2(null, 1);
         }
         close_all_but(pipe_fd, inflight_fd);
+        prctl(PR_SET_NAME, "slowworkd-super");
 }
 
 static void __attribute__((noreturn))
