@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The supervisor: a daemon that dies (kill -9) leaves no run behind, with no daemon started again,
- * in cgroups, in process groups only and as a user instance; a clean stop leaves no supervisor; and the supervisor
- * never keeps the state folder from a daemon started at once after the kill.
+ * in cgroups, in process groups only and as a user instance; a clean stop leaves no supervisor;
+ * and the supervisor never keeps the state folder from a daemon started at once after the kill.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -44,17 +44,30 @@ static long stat_field(pid_t pid, int n, char *ret_state)
         return v;
 }
 
-/* Gone, or a zombie: polled for up to 5 s. */
-static bool dies(pid_t pid)
+/* Each of them gone, or a zombie, within 5 s: 0, or the first that lives on. */
+static pid_t survivor(const pid_t *pids, size_t n)
 {
         for (int i = 0; i < 500; i++) {
-                char state = 0;
+                size_t dead = 0;
 
-                if (stat_field(pid, 4, &state) < 0 || state == 'Z' || state == 'X')
-                        return true;
+                for (size_t k = 0; k < n; k++) {
+                        char state = 0;
+
+                        if (stat_field(pids[k], 4, &state) < 0 || state == 'Z' || state == 'X')
+                                dead++;
+                        else if (i == 499)
+                                return pids[k];
+                }
+                if (dead == n)
+                        return 0;
                 usleep(10000);
         }
-        return false;
+        return 0;
+}
+
+static bool dies(pid_t pid)
+{
+        return survivor(&pid, 1) == 0;
 }
 
 /* The processes whose parent is ppid: how many, and the pid of the one named comm (0: none). */
@@ -158,11 +171,13 @@ static pid_t pid_in(const char *path)
 /* A run whose shell and child ignore SIGTERM: their pids. */
 static int64_t stubborn_run(int fd, pid_t *ret_shell, pid_t *ret_child)
 {
+        static int runs;
         char params[1024], shell[96], child[96];
         int64_t id;
 
-        snprintf(shell, sizeof(shell), "%s/shell.pid", d.dir);
-        snprintf(child, sizeof(child), "%s/child.pid", d.dir);
+        runs++;
+        snprintf(shell, sizeof(shell), "%s/shell-%d.pid", d.dir, runs);
+        snprintf(child, sizeof(child), "%s/child-%d.pid", d.dir, runs);
         unlink(shell);
         unlink(child);
         snprintf(params, sizeof(params),
@@ -187,35 +202,42 @@ static int connect_as(uid_t uid)
         return fd;
 }
 
-/* kill -9 of the daemon: its run's shell, the shell's child and the supervisor are gone within
- * 5 s, with no daemon started again; the next start records the cut run's leftovers, and runs
- * the job again. */
+#define RUNS 3
+
+/* kill -9 of the daemon with RUNS runs: the runs' shells, their children and the supervisor are
+ * gone within 5 s, with no daemon started again; the next start records each cut run's
+ * leftovers, and runs the jobs again. */
 static void kill_leaves_nothing(uid_t uid)
 {
-        json_object *status, *last;
-        pid_t shell, child, super;
-        int64_t id;
+        pid_t pids[2 * RUNS], super, left;
+        int64_t ids[RUNS];
         int fd;
 
-        daemon_start(&d, "--kill-grace", "0.3", NULL);
+        daemon_start(&d, "--kill-grace", "0.3", "--stop-timeout", "0.2", "--min-threads", "3",
+                     "--max-threads", "3", NULL);
         super = supervisor_of(d.pid);
         fd = connect_as(uid);
-        id = stubborn_run(fd, &shell, &child);
+        for (int i = 0; i < RUNS; i++)
+                ids[i] = stubborn_run(fd, &pids[2 * i], &pids[2 * i + 1]);
         close(fd);
         ck_assert_int_eq(kill(d.pid, SIGKILL), 0);
         ck_assert_int_eq(waitpid(d.pid, NULL, 0), d.pid);
-        ck_assert_msg(dies(shell), "the run's shell %d outlived the daemon", (int)shell);
-        ck_assert_msg(dies(child), "the run's child %d outlived the daemon", (int)child);
+        left = survivor(pids, 2 * RUNS);
+        ck_assert_msg(left == 0, "the run process %d outlived the daemon by 5 s", (int)left);
         ck_assert_msg(dies(super), "the supervisor %d outlived its stop", (int)super);
-        daemon_start_again(&d, "--kill-grace", "0.3", NULL);
+        daemon_start_again(&d, "--kill-grace", "0.3", "--stop-timeout", "0.2", NULL);
         fd = connect_as(uid);
-        job_wait_state(fd, id, "running");
-        status = job_status(fd, id);
-        last = json_object_object_get(status, "last");
-        ck_assert_msg(strcmp(str_member(last, "outcome"), "interrupted") == 0 &&
-                          int_member(last, "leftovers") >= 2, /* sh, sh, sleep */
-                      "status: %s", json_object_to_json_string(status));
-        json_object_put(status);
+        for (int i = 0; i < RUNS; i++) {
+                json_object *status, *last;
+
+                job_wait_state(fd, ids[i], "running");
+                status = job_status(fd, ids[i]);
+                last = json_object_object_get(status, "last");
+                ck_assert_msg(strcmp(str_member(last, "outcome"), "interrupted") == 0 &&
+                                  int_member(last, "leftovers") >= 2, /* sh, sh, sleep */
+                              "status: %s", json_object_to_json_string(status));
+                json_object_put(status);
+        }
         close(fd);
         daemon_stop(&d);
 }
@@ -274,7 +296,7 @@ START_TEST(a_clean_stop_leaves_no_supervisor)
         ck_assert(dies(shell) && dies(child));
         snprintf(report, sizeof(report), "%s/runs-stopped", d.state);
         ck_assert_int_eq(access(report, F_OK), -1);
-        daemon_start_again(&d, "--kill-grace", "0.3", NULL);
+        daemon_start_again(&d, "--kill-grace", "0.3", "--stop-timeout", "0.2", NULL);
         fd = client_connect(d.sock);
         job_wait_state(fd, id, "running");
         status = job_status(fd, id);
@@ -299,13 +321,13 @@ START_TEST(a_daemon_starts_at_once_after_a_kill)
         pid_t shell, child;
         int fd;
 
-        daemon_start(&d, "--kill-grace", "0.3", NULL);
+        daemon_start(&d, "--kill-grace", "0.3", "--stop-timeout", "0.2", NULL);
         fd = client_connect(d.sock);
         stubborn_run(fd, &shell, &child);
         close(fd);
         ck_assert_int_eq(kill(d.pid, SIGKILL), 0);
         ck_assert_int_eq(waitpid(d.pid, NULL, 0), d.pid);
-        daemon_start_again(&d, "--kill-grace", "0.3", NULL);
+        daemon_start_again(&d, "--kill-grace", "0.3", "--stop-timeout", "0.2", NULL);
         ck_assert(daemon_alive(&d));
         ck_assert(dies(shell) && dies(child));
         daemon_stop(&d);

@@ -114,9 +114,9 @@ void inflight_leave(struct inflight *f, int slot)
                 __atomic_store_n(&f->slots[slot].id, 0, __ATOMIC_RELEASE);
 }
 
-int inflight_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_pgrp)
+int inflight_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_pgrp, char *ret_state)
 {
-        char path[64], text[1024], *p;
+        char path[64], text[1024], *p, state;
         unsigned long long start;
         int pgrp, fd;
         ssize_t n;
@@ -132,13 +132,15 @@ int inflight_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_pgrp)
         text[n] = '\0';
         /* After the name, which may hold anything: state ppid pgrp ..., start time 20 later. */
         p = strrchr(text, ')');
-        if (!p || sscanf(p + 2, "%*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+        if (!p || sscanf(p + 2, "%c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
                                 "%*d %*d %*d %llu",
-                         &pgrp, &start) != 2)
+                         &state, &pgrp, &start) != 3)
                 return -EBADMSG;
         if (ret_start)
                 *ret_start = start;
         if (ret_pgrp)
                 *ret_pgrp = pgrp;
+        if (ret_state)
+                *ret_state = state;
         return 0;
 }

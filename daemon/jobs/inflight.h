@@ -41,8 +41,8 @@ int inflight_read(int fd, struct inflight_run **ret_runs, size_t *ret_n);
 int inflight_enter(struct inflight *f, const struct inflight_run *run);
 void inflight_leave(struct inflight *f, int slot);
 
-/* The start time of pid, and its process group, from /proc/PID/stat: 0, or -errno (-ENOENT when
- * it is gone). */
-int inflight_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_pgrp);
+/* The start time of pid, its process group and its state ('Z' for a zombie), from
+ * /proc/PID/stat: 0, or -errno (-ENOENT when it is gone). */
+int inflight_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_pgrp, char *ret_state);
 
 #endif
