@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <poll.h>
 #include <stddef.h>
 #include <sched.h>
@@ -41,6 +42,8 @@ static void hide_cgroups(const char *mount_point)
                 _exit(126);
 }
 
+static uid_t run_as; /* 0: as the test */
+
 static pid_t spawn_hiding(char **argv, bool quiet, const char *hide)
 {
         pid_t pid = fork();
@@ -48,6 +51,9 @@ static pid_t spawn_hiding(char **argv, bool quiet, const char *hide)
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
                 hide_cgroups(hide);
+                if (run_as && (setgroups(0, NULL) < 0 || setresgid(run_as, run_as, run_as) < 0 ||
+                               setresuid(run_as, run_as, run_as) < 0))
+                        _exit(126);
                 if (quiet)
                         if (!freopen("/dev/null", "w", stdout))
                                 _exit(127);
@@ -67,6 +73,11 @@ static bool without_cgroups;
 void daemons_without_cgroups(void)
 {
         without_cgroups = true;
+}
+
+void daemons_as_user(uid_t uid)
+{
+        run_as = uid;
 }
 
 static int collect_args(char **argv, int n, int max, va_list ap)
@@ -140,6 +151,8 @@ static void start(struct daemon *d, bool with_socket, va_list ap)
                 argv[n++] = d->sock;
         }
         collect_args(argv, n, 32, ap);
+        if (run_as)
+                ck_assert_int_eq(chown(d->dir, run_as, run_as), 0);
         if (without_cgroups)
                 cgroup2_mount(mount, sizeof(mount));
         d->pid = spawn_hiding(argv, false, without_cgroups ? mount : NULL);

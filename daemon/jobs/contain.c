@@ -162,7 +162,8 @@ void contain_stop_leftovers(struct contain *c,
         strv_free(names);
 }
 
-/* How many processes are in process group pgrp, the process pid (if alive) counted too. */
+/* How many processes are in process group pgrp, the process pid counted too with leader_too;
+ * not those that have exited (zombies: they hold nothing, and wait for whoever reaps them). */
 static int count_group(pid_t pgrp, bool leader_too)
 {
         DIR *proc = opendir("/proc");
@@ -173,9 +174,11 @@ static int count_group(pid_t pgrp, bool leader_too)
                 return -errno;
         while ((e = readdir(proc))) {
                 pid_t pid = (pid_t)strtol(e->d_name, NULL, 10), group;
+                char state;
 
-                if (pid > 0 && inflight_proc_stat(pid, NULL, &group) == 0 &&
-                    (group == pgrp || (leader_too && pid == pgrp)))
+                if (pid > 0 && inflight_proc_stat(pid, NULL, &group, &state) == 0 &&
+                    (group == pgrp || (leader_too && pid == pgrp)) &&
+                    state != 'Z' && state != 'X')
                         n++;
         }
         closedir(proc);
@@ -187,7 +190,7 @@ static bool is_first_process(const struct inflight_run *r)
 {
         uint64_t start;
 
-        return inflight_proc_stat((pid_t)r->pid, &start, NULL) == 0 && start == r->start;
+        return inflight_proc_stat((pid_t)r->pid, &start, NULL, NULL) == 0 && start == r->start;
 }
 
 /*
@@ -200,7 +203,7 @@ static int stop_group(const struct inflight_run *r)
 {
         pid_t pid = (pid_t)r->pid;
         uint64_t start;
-        int e = inflight_proc_stat(pid, &start, NULL), n;
+        int e = inflight_proc_stat(pid, &start, NULL, NULL), n;
 
         if (e == 0 && start != r->start)
                 return 0;

@@ -14,11 +14,22 @@
 
 #define INFLIGHT_SIZE (INFLIGHT_SLOTS * sizeof(struct inflight_run))
 
+/* The slots naming a run, copied to runs. A slot the crash caught half written (-1) names no
+ * job: nothing is known of it. */
+static size_t runs_of(const struct inflight_run *slots, size_t nslots, struct inflight_run *runs)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < nslots; i++)
+                if (slots[i].id > 0)
+                        runs[n++] = slots[i];
+        return n;
+}
+
 int inflight_open(struct inflight *f, const char *dir, struct inflight_run **ret_runs,
                   size_t *ret_n)
 {
         struct inflight_run *runs = calloc(INFLIGHT_SLOTS, sizeof(*runs));
-        size_t i, n = 0;
         char *path;
         void *map;
 
@@ -47,14 +58,26 @@ int inflight_open(struct inflight *f, const char *dir, struct inflight_run **ret
         }
         free(path);
         f->slots = map;
-        /* A slot the crash caught half written (-1) names no job: nothing is known of it. */
-        for (i = 0; i < INFLIGHT_SLOTS; i++) {
-                if (f->slots[i].id > 0)
-                        runs[n++] = f->slots[i];
-                f->slots[i] = (struct inflight_run){0};
-        }
+        *ret_n = runs_of(f->slots, INFLIGHT_SLOTS, runs);
+        memset(f->slots, 0, INFLIGHT_SIZE);
         *ret_runs = runs;
-        *ret_n = n;
+        return 0;
+}
+
+int inflight_read(int fd, struct inflight_run **ret_runs, size_t *ret_n)
+{
+        struct inflight_run *slots = calloc(INFLIGHT_SLOTS, sizeof(*slots));
+        ssize_t got;
+
+        if (!slots)
+                return -ENOMEM;
+        got = pread(fd, slots, INFLIGHT_SIZE, 0);
+        if (got < 0) {
+                free(slots);
+                return -errno;
+        }
+        *ret_n = runs_of(slots, (size_t)got / sizeof(*slots), slots);
+        *ret_runs = slots;
         return 0;
 }
 
@@ -91,9 +114,9 @@ void inflight_leave(struct inflight *f, int slot)
                 __atomic_store_n(&f->slots[slot].id, 0, __ATOMIC_RELEASE);
 }
 
-int inflight_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_pgrp)
+int inflight_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_pgrp, char *ret_state)
 {
-        char path[64], text[1024], *p;
+        char path[64], text[1024], *p, state;
         unsigned long long start;
         int pgrp, fd;
         ssize_t n;
@@ -109,13 +132,15 @@ int inflight_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_pgrp)
         text[n] = '\0';
         /* After the name, which may hold anything: state ppid pgrp ..., start time 20 later. */
         p = strrchr(text, ')');
-        if (!p || sscanf(p + 2, "%*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+        if (!p || sscanf(p + 2, "%c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
                                 "%*d %*d %*d %llu",
-                         &pgrp, &start) != 2)
+                         &state, &pgrp, &start) != 3)
                 return -EBADMSG;
         if (ret_start)
                 *ret_start = start;
         if (ret_pgrp)
                 *ret_pgrp = pgrp;
+        if (ret_state)
+                *ret_state = state;
         return 0;
 }

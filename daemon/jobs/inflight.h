@@ -33,12 +33,16 @@ struct inflight {
 int inflight_open(struct inflight *f, const char *dir, struct inflight_run **ret_runs,
                   size_t *ret_n);
 void inflight_close(struct inflight *f);
+/* The runs in flight now, as inflight_open() would find them, read through fd (an open of
+ * DIR/runs-inflight of its own: the supervisor's) and left there: *ret_runs (*ret_n of them,
+ * the caller frees). 0, or -errno. */
+int inflight_read(int fd, struct inflight_run **ret_runs, size_t *ret_n);
 /* Pool threads: a slot for the run while it runs, or -1 when none is free. */
 int inflight_enter(struct inflight *f, const struct inflight_run *run);
 void inflight_leave(struct inflight *f, int slot);
 
-/* The start time of pid, and its process group, from /proc/PID/stat: 0, or -errno (-ENOENT when
- * it is gone). */
-int inflight_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_pgrp);
+/* The start time of pid, its process group and its state ('Z' for a zombie), from
+ * /proc/PID/stat: 0, or -errno (-ENOENT when it is gone). */
+int inflight_proc_stat(pid_t pid, uint64_t *ret_start, pid_t *ret_pgrp, char *ret_state);
 
 #endif

@@ -881,6 +881,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         if (reg->shared.run.log_dir_fd < 0)
                 return log_error_errno(-errno, "Failed to open %s: %m", config->log_dir);
         contain_init(&reg->contain, config->state_dir);
+        supervisor_start(&reg->supervisor, &reg->contain, config->state_dir);
         r = inflight_open(&reg->inflight, config->state_dir, &reg->crashed, &reg->ncrashed);
         if (r < 0)
                 return r;
@@ -1012,6 +1013,7 @@ void registry_free(struct registry *reg)
                 }
         inflight_close(&reg->inflight);
         contain_free(&reg->contain);
+        supervisor_stop(&reg->supervisor);
         if (reg->shared.run.log_dir && reg->shared.run.log_dir_fd >= 0)
                 close(reg->shared.run.log_dir_fd);
         free(reg->crashed);

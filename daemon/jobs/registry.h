@@ -27,6 +27,7 @@
 #include "jobs/pause.h"
 #include "jobs/queue.h"
 #include "jobs/schedule.h"
+#include "jobs/supervisor.h"
 #include "jobs/users.h"
 #include "methods.h"
 #include "store/history.h"
@@ -57,6 +58,7 @@ struct registry {
         struct burst burst; /* the pools enqueued into since the loop last waited, plugged */
         struct contain contain;
         struct inflight inflight;
+        struct supervisor supervisor; /* stops what the runs leave, should the daemon die */
         struct history history;
         struct gate gate; /* runs held back: for free space, or paused */
         struct pause pause;
@@ -93,8 +95,8 @@ struct registry_config {
         struct rlimit jobs_nofile; /* the open files the daemon was started with, for its runs */
 };
 
-/* Sets up how runs are contained, maps the inflight file and starts the default queue's pool;
- * errors are logged. */
+/* Sets up how runs are contained, starts the supervisor, maps the inflight file and starts the
+ * default queue's pool; errors are logged. */
 int registry_init(struct registry *reg, const struct registry_config *config);
 /* Shutdown: queued runs do not start; running ones go on, but suspended ones stop. */
 void registry_stop_starting(struct registry *reg);

@@ -14,6 +14,7 @@
 #include "jobs/registry.h"
 #include "jobs/queues.h"
 #include "jobs/restore.h"
+#include "jobs/supervisor.h"
 #include "store/run-record.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -368,6 +369,7 @@ int restore(struct registry *reg)
                         return r;
         }
 
+        supervisor_report(&reg->supervisor, leftover, &rs);
         contain_stop_leftovers(&reg->contain, leftover, &rs);
         contain_stop_group_leftovers(reg->crashed, reg->ncrashed, leftover, &rs);
         r = store_load_runs(reg->store, reg->settings.history_limit, restore_run, &rs);

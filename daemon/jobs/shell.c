@@ -289,7 +289,7 @@ static int mark_inflight(struct job *job, int64_t number, pid_t pid)
 {
         struct inflight_run r = {.id = job->id, .run = number, .pid = pid};
 
-        if (inflight_proc_stat(pid, &r.start, NULL) < 0)
+        if (inflight_proc_stat(pid, &r.start, NULL, NULL) < 0)
                 return -1; /* gone already: nothing to find */
         return inflight_enter(job->shared->run.inflight, &r);
 }
