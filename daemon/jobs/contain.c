@@ -162,6 +162,25 @@ void contain_stop_leftovers(struct contain *c,
         strv_free(names);
 }
 
+void contain_kill_runs(struct contain *c)
+{
+        char **names = NULL;
+
+        if (!c->tree || cgroup_tree_list_runs(c->tree, &names) < 0)
+                return;
+        for (char **name = names; *name; name++) {
+                struct cgroup_run *run = NULL;
+                int r = cgroup_run_open(c->tree, *name, &run);
+
+                if (r == 0)
+                        r = cgroup_run_kill(run);
+                if (r < 0 && r != -ENOENT)
+                        log_error("Cannot kill the run in %s/%s: %s", c->path, *name, strerror(-r));
+                cgroup_run_unref(run);
+        }
+        strv_free(names);
+}
+
 /* How many processes are in process group pgrp, the process pid counted too with leader_too;
  * not those that have exited (zombies: they hold nothing, and wait for whoever reaps them). */
 static int count_group(pid_t pgrp, bool leader_too)

@@ -36,6 +36,9 @@ int contain_run_new(struct contain *c, int64_t id, int64_t run, struct cgroup_ru
 void contain_stop_leftovers(struct contain *c,
                             void (*cb)(void *data, int64_t id, int64_t run, int left),
                             void *data);
+/* Kills every process of every run cgroup now (SIGKILL, cgroup.kill), leaving the cgroups to
+ * the daemon whose runs they are. */
+void contain_kill_runs(struct contain *c);
 /* The same for the shell runs no cgroup held (the inflight file's, pid > 0): what is left of
  * each run's process group, unless its first process's pid names another process now. left is
  * -1 for those that would not go. */

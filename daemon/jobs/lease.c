@@ -42,6 +42,7 @@ void lease_check(struct lease *l)
         /* Half a renewal early: the kills are done before any other node may take the jobs. */
         fence_at = until - l->renew / 2;
         __atomic_store(&reg->shared.run.fence_at, &fence_at, __ATOMIC_RELEASE);
+        supervisor_deadline(&reg->supervisor, fence_at);
         /* A fence the loop did not see (the daemon was stopped past it, and renewed since):
          * what the threads held or cut for it goes on now. */
         if (!fenced && l->fence_at > 0 && now >= l->fence_at && now < fence_at) {

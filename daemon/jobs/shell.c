@@ -222,7 +222,10 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                 rec->outcome = rec->exit_code == 0 ? "succeeded" : "failed";
         } else {
                 rec->signal = info.si_status;
-                rec->outcome = "killed";
+                /* SIGKILL from the supervisor, past the lease, while the daemon was stopped. */
+                rec->outcome = info.si_status == SIGKILL && run_fenced(&job->shared->run)
+                                   ? "interrupted"
+                                   : "killed";
         }
         if (run->stopped_as)
                 rec->outcome = run->stopped_as;

@@ -11,6 +11,7 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jobs/inflight.h"
@@ -82,6 +83,15 @@ static void stopped(void *data, int64_t id, int64_t run, int left)
                 log_error("Cannot write to %s: %m", st->report);
 }
 
+/* A fence's kill of a run's process group: said in the log. */
+static void fenced(void *data, int64_t id, int64_t run, int left)
+{
+        (void)data;
+        if (left > 0)
+                log_info("Job %" PRId64 ": killed the %d process%s of its run %" PRId64, id, left,
+                         left == 1 ? "" : "es", run);
+}
+
 /* Every descriptor from 3 on goes, but a and b. */
 static void close_all_but(int a, int b)
 {
@@ -115,6 +125,62 @@ static void detach(int pipe_fd, int inflight_fd)
         prctl(PR_SET_NAME, "slowworkd-super");
 }
 
+static double mono_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The daemon's lease ran out unrenewed and it said no later deadline: it may be stopped, and
+ * another node may run its jobs. Its runs' processes go now; the cgroups stay the daemon's. */
+static void fence(const char *cgroup_path, int inflight_fd)
+{
+        struct contain c = {.path = (char *)cgroup_path};
+        struct inflight_run *runs;
+        size_t n;
+
+        log_warning("The daemon's lease ran out unrenewed: killing its runs");
+        if (cgroup_path && cgroup_tree_open(cgroup_path, false, &c.tree) == 0)
+                contain_kill_runs(&c);
+        cgroup_tree_unref(c.tree);
+        if (inflight_read(inflight_fd, &runs, &n) == 0) {
+                contain_stop_group_leftovers(runs, n, fenced, NULL);
+                free(runs);
+        }
+}
+
+/* Until the daemon is gone (end of file): its deadlines (a double each, the last one counts),
+ * and a fence at each that passes. */
+static void watch(int pipe_fd, const char *cgroup_path, int inflight_fd)
+{
+        double deadline = 0, said[64];
+
+        for (;;) {
+                struct pollfd pfd = {.fd = pipe_fd, .events = POLLIN};
+                double left = deadline - mono_now();
+                int timeout = deadline <= 0 ? -1 : left <= 0 ? 0 : (int)(left * 1000) + 1;
+                ssize_t got;
+                int n = poll(&pfd, 1, timeout);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n == 0) {
+                        fence(cgroup_path, inflight_fd);
+                        deadline = 0;
+                        continue;
+                }
+                got = read(pipe_fd, said, sizeof(said));
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got <= 0)
+                        return;
+                if ((size_t)got >= sizeof(*said))
+                        deadline = said[(size_t)got / sizeof(*said) - 1];
+        }
+}
+
 static void __attribute__((noreturn))
 supervise(int pipe_fd, int inflight_fd, const char *cgroup_path, const char *report)
 {
@@ -122,13 +188,9 @@ supervise(int pipe_fd, int inflight_fd, const char *cgroup_path, const char *rep
         struct contain c = {.path = (char *)cgroup_path};
         struct inflight_run *runs;
         size_t n;
-        ssize_t got;
-        char byte;
 
         detach(pipe_fd, inflight_fd);
-        do
-                got = read(pipe_fd, &byte, 1);
-        while (got > 0 || (got < 0 && errno == EINTR));
+        watch(pipe_fd, cgroup_path, inflight_fd);
         /* A subtree the daemon made went with its clean end: then nothing is left. */
         if (cgroup_path && cgroup_tree_open(cgroup_path, false, &c.tree) == 0)
                 contain_stop_leftovers(&c, stopped, &st);
@@ -173,6 +235,17 @@ void supervisor_start(struct supervisor *s, const struct contain *c, const char 
         }
         s->pid = pid;
         s->pipe_fd = fds[1];
+        fcntl(s->pipe_fd, F_SETFL, O_NONBLOCK);
+}
+
+void supervisor_deadline(struct supervisor *s, double at)
+{
+        if (s->pid <= 0 || at == s->said)
+                return;
+        /* Eight bytes go whole into a pipe, or not at all (non-blocking): a deadline the
+         * supervisor has not read yet is overtaken by the next. */
+        if (write(s->pipe_fd, &at, sizeof(at)) == (ssize_t)sizeof(at))
+                s->said = at;
 }
 
 void supervisor_stop(struct supervisor *s)

@@ -21,6 +21,7 @@ struct supervisor {
         pid_t pid;    /* 0: none */
         int pipe_fd;  /* the write end; -1 when none */
         char *report; /* DIR/runs-stopped */
+        double said;  /* the last deadline written */
 };
 
 /* Waits for the last daemon's supervisor on state_dir, if it is still stopping runs, then starts
@@ -28,6 +29,10 @@ struct supervisor {
  * set up and before the inflight file is opened. Never fails the start: without a supervisor
  * (logged), a crash's leftovers wait for the next start as before. */
 void supervisor_start(struct supervisor *s, const struct contain *c, const char *state_dir);
+/* When (CLOCK_MONOTONIC seconds) the node's lease runs out unrenewed, its runs fenced: should the
+ * daemon not say a later one by then (stopped, hung), the supervisor kills every process of its
+ * runs itself, then waits for the next deadline. The last said counts; 0: none. */
+void supervisor_deadline(struct supervisor *s, double at);
 /* A normal end, once the runs are stopped: the supervisor finds nothing, and is waited for. */
 void supervisor_stop(struct supervisor *s);
 /* What the last daemon's supervisor stopped, to cb as contain_stop_leftovers() tells it (left
