@@ -251,9 +251,9 @@ void cluster_free(struct cluster *c)
                 }
                 kill(d->pid, SIGCONT); /* a stopped one too */
                 kill(d->pid, SIGTERM);
-                while (!pid_gone(d->pid) && mono_now() < end)
+                while (!process_gone(d->pid) && mono_now() < end)
                         short_pause();
-                if (!pid_gone(d->pid))
+                if (!process_gone(d->pid))
                         kill(d->pid, SIGKILL);
                 daemon_reap(d);
                 c->running[k - 1] = false;
@@ -566,18 +566,3 @@ int *count_tokens(const char *path, int n)
         return counts;
 }
 
-bool pid_gone(int pid)
-{
-        char path[64], line[512], *p;
-        bool zombie = false;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-        f = fopen(path, "re");
-        if (!f)
-                return true;
-        if (fgets(line, sizeof(line), f) && (p = strrchr(line, ')')))
-                zombie = p[1] == ' ' && p[2] == 'Z';
-        fclose(f);
-        return zombie;
-}

@@ -103,7 +103,5 @@ int count_line(const char *path, const char *line);
 /* The count of each token tK (0 <= K < n) in the file of lines "tK" (calloc'd, the caller frees
  * it); fails the test on any other line. */
 int *count_tokens(const char *path, int n);
-/* Whether the process is gone (exited, a zombie counts). */
-bool pid_gone(int pid);
 
 #endif

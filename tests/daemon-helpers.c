@@ -753,3 +753,38 @@ void cgroup2_mount(char *buf, size_t len)
         fclose(f);
         ck_assert_msg(buf[0], "no cgroup2 mount");
 }
+
+bool process_gone(pid_t pid)
+{
+        char path[64], line[512], *p;
+        bool zombie = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        f = fopen(path, "re");
+        if (!f)
+                return true;
+        if (fgets(line, sizeof(line), f) && (p = strrchr(line, ')')))
+                zombie = p[1] == ' ' && p[2] == 'Z';
+        fclose(f);
+        return zombie;
+}
+
+pid_t pid_in_file(const char *path)
+{
+        for (int i = 0; i < 2000; i++) {
+                FILE *f = fopen(path, "re");
+                int pid = 0;
+
+                if (f) {
+                        int n = fscanf(f, "%d", &pid);
+
+                        fclose(f);
+                        if (n == 1 && pid > 0)
+                                return pid;
+                }
+                usleep(5000);
+        }
+        ck_abort_msg("no pid in %s", path);
+        return 0;
+}

@@ -61,6 +61,11 @@ void daemon_kill_hard(struct daemon *d);
 void daemon_remove(struct daemon *d);
 bool daemon_alive(struct daemon *d);
 
+/* Whether the process has exited (a zombie nobody reaped yet counts). */
+bool process_gone(pid_t pid);
+/* The pid a job wrote into the file, once it has (fails the test after 10 s). */
+pid_t pid_in_file(const char *path);
+
 int client_connect(const char *sock); /* -1 with errno when nothing answers */
 void client_write(int fd, const char *data, size_t len);
 void client_send(int fd, const char *text); /* text and a newline */

@@ -541,7 +541,7 @@ static void check_ran_again_once(const int64_t *ids, const struct runs *runs)
 static bool pids_gone(const struct runs *runs, int n)
 {
         for (int j = 0; j < n; j++)
-                if (!pid_gone(runs[j].pid[0][0]) || !pid_gone(runs[j].pid[0][1]))
+                if (!process_gone(runs[j].pid[0][0]) || !process_gone(runs[j].pid[0][1]))
                         return false;
         return true;
 }

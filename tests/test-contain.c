@@ -184,26 +184,6 @@ static bool dies(pid_t pid)
         return false;
 }
 
-/* The pid a job wrote into the file, once it has. */
-static pid_t pid_in(const char *path)
-{
-        for (int i = 0; i < 2000; i++) {
-                FILE *f = fopen(path, "re");
-                int pid = 0;
-
-                if (f) {
-                        int n = fscanf(f, "%d", &pid);
-
-                        fclose(f);
-                        if (n == 1 && pid > 0)
-                                return pid;
-                }
-                usleep(5000);
-        }
-        ck_abort_msg("no pid in %s", path);
-        return 0;
-}
-
 /* A daemon's first run sees its own cgroup, which is gone once the run has ended; its second
  * starts with no signal blocked or ignored, although the daemon was started with SIGUSR2 and
  * SIGHUP ignored (as nohup would), and ignores SIGPIPE itself. */
@@ -342,7 +322,7 @@ START_TEST(escapes_from_the_process_group_are_stopped_by_cancel_and_timeout)
                         snprintf(params, sizeof(params), "%s", json_object_to_json_string(o));
                         json_object_put(o);
                         id = job_submit(fd, params);
-                        pid = pid_in(file);
+                        pid = pid_in_file(file);
                         if (how == 0) {
                                 snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
                                 json_object_put(client_call(fd, "cancel", params));
@@ -379,7 +359,7 @@ static void crash_and_restart(void)
         fd = client_connect(d.sock);
         id = job_submit(fd, params);
         snprintf(params, sizeof(params), "%s.pids", lock);
-        old = pid_in(params);
+        old = pid_in_file(params);
         close(fd);
         ck_assert_int_eq(kill(d.pid, SIGKILL), 0);
         ck_assert_int_eq(waitpid(d.pid, &status_code, 0), d.pid);

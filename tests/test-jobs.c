@@ -65,23 +65,6 @@ static int strcmp_ptr(const void *a, const void *b)
         return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static bool process_gone(pid_t pid)
-{
-        char path[64], stat[256] = "";
-        FILE *f;
-
-        if (kill(pid, 0) < 0)
-                return true;
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        f = fopen(path, "re");
-        if (!f)
-                return true;
-        if (!fgets(stat, sizeof(stat), f))
-                stat[0] = '\0';
-        fclose(f);
-        return strstr(stat, ") Z ") != NULL; /* a zombie waiting for its new parent */
-}
-
 START_TEST(command_runs_and_wait_gives_its_exit_code)
 {
         int64_t id = job_submit(fd, "{\"command\":\"echo out; echo err >&2; exit 3\"}");

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "daemon-helpers.h"
 #include "pg-helpers.h"
 #include "run-suite.h"
 
@@ -44,29 +45,12 @@ static void assert_query(const char *sql, const char *want)
         free(out);
 }
 
-/* Whether the process has exited (a zombie that nobody reaped yet counts). */
-static bool gone(int pid)
-{
-        char path[64], line[512], *p;
-        bool zombie = false;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-        f = fopen(path, "re");
-        if (!f)
-                return true;
-        if (fgets(line, sizeof(line), f) && (p = strrchr(line, ')')))
-                zombie = p[1] == ' ' && p[2] == 'Z';
-        fclose(f);
-        return zombie;
-}
-
 /* Whether the process exits within 10 s: a postmaster removes its pid file, which pg_ctl waits
  * for, a moment before it exits. */
 static bool exits(int pid)
 {
         for (int i = 0; i < 1000; i++) {
-                if (gone(pid))
+                if (process_gone(pid))
                         return true;
                 usleep(10000);
         }
@@ -162,7 +146,7 @@ START_TEST(remove_stops_the_cluster_and_leaves_no_folder)
         pg_setup(&other);
         ck_assert_str_ne(other.dir, pg.dir);
         pid = pg_postmaster_pid(&other);
-        ck_assert(!gone(pid));
+        ck_assert(!process_gone(pid));
         pg_remove(&other);
         ck_assert(exits(pid));
         ck_assert(!exists(other.dir));

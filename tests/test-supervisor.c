@@ -148,26 +148,6 @@ static void holds_only_its_own(pid_t super)
         ck_assert_int_eq(n, 2);
 }
 
-/* The pid a job wrote into the file, once it has. */
-static pid_t pid_in(const char *path)
-{
-        for (int i = 0; i < 2000; i++) {
-                FILE *f = fopen(path, "re");
-                int pid = 0;
-
-                if (f) {
-                        int n = fscanf(f, "%d", &pid);
-
-                        fclose(f);
-                        if (n == 1 && pid > 0)
-                                return pid;
-                }
-                usleep(5000);
-        }
-        ck_abort_msg("no pid in %s", path);
-        return 0;
-}
-
 /* A run whose shell and child ignore SIGTERM: their pids. */
 static int64_t stubborn_run(int fd, pid_t *ret_shell, pid_t *ret_child)
 {
@@ -185,8 +165,8 @@ static int64_t stubborn_run(int fd, pid_t *ret_shell, pid_t *ret_child)
                  "echo $! > %s.new; mv %s.new %s; echo $$ > %s.new; mv %s.new %s; wait\"}",
                  child, child, child, shell, shell, shell);
         id = job_submit(fd, params);
-        *ret_shell = pid_in(shell);
-        *ret_child = pid_in(child);
+        *ret_shell = pid_in_file(shell);
+        *ret_child = pid_in_file(child);
         return id;
 }
 

@@ -35,6 +35,16 @@ static int params_exec(struct pg_db *p, const char *sql, int n, const char *cons
         return 0;
 }
 
+/* The same for a statement whose rows do not matter: 0, or -EIO. */
+static int params_do(struct pg_db *p, const char *sql, int n, const char *const *values)
+{
+        PGresult *res = NULL;
+        int r = params_exec(p, sql, n, values, &res);
+
+        PQclear(res);
+        return r;
+}
+
 /* What the live node of that name is, for the refusal. */
 static void refuse(struct pg_db *p, const char *const *values)
 {
@@ -142,33 +152,24 @@ int pg_node_join(struct pg_db *p, const struct db_node *me, double lease_time)
         else if (r == 0)
                 r = take_own(p, values);
         PQclear(res);
-        res = NULL;
         if (r == 0)
-                r = params_exec(p,
-                                "UPDATE meta SET value = greatest("
-                                "(SELECT value FROM meta WHERE key = 'used_id'),"
-                                " (SELECT max(used_id) FROM nodes), (SELECT max(id) FROM jobs),"
-                                " (SELECT max(id) FROM runs), 0) WHERE key = 'next_id' AND"
-                                " NOT EXISTS (SELECT 1 FROM nodes WHERE name <> $1)",
-                                1, values, &res);
-        PQclear(res);
-        res = NULL;
+                r = params_do(p,
+                              "UPDATE meta SET value = greatest("
+                              "(SELECT value FROM meta WHERE key = 'used_id'),"
+                              " (SELECT max(used_id) FROM nodes), (SELECT max(id) FROM jobs),"
+                              " (SELECT max(id) FROM runs), 0) WHERE key = 'next_id' AND"
+                              " NOT EXISTS (SELECT 1 FROM nodes WHERE name <> $1)",
+                              1, values);
         /* The rows of the time before nodes go to the first node that joins. */
         if (r == 0)
-                r = params_exec(p, "UPDATE jobs SET node = $1 WHERE node = ''", 1, values, &res);
-        PQclear(res);
-        res = NULL;
+                r = params_do(p, "UPDATE jobs SET node = $1 WHERE node = ''", 1, values);
         if (r == 0)
-                r = params_exec(p, "UPDATE envs SET node = $1 WHERE node = ''", 1, values, &res);
-        PQclear(res);
-        res = NULL;
+                r = params_do(p, "UPDATE envs SET node = $1 WHERE node = ''", 1, values);
         if (r == 0)
-                r = params_exec(p,
-                                "UPDATE settings SET node = $1 WHERE node = '' AND NOT EXISTS"
-                                " (SELECT 1 FROM settings s WHERE s.node = $1)",
-                                1, values, &res);
-        PQclear(res);
-        res = NULL;
+                r = params_do(p,
+                              "UPDATE settings SET node = $1 WHERE node = '' AND NOT EXISTS"
+                              " (SELECT 1 FROM settings s WHERE s.node = $1)",
+                              1, values);
         if (r == 0)
                 r = pg_exec(p, "COMMIT");
         if (r < 0 && p->conn)
@@ -279,7 +280,6 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
         }
         gone = strdup(PQgetvalue(res, 0, 0));
         PQclear(res);
-        res = NULL;
         values[1] = gone;
         if (!gone) {
                 pg_set_error(p, "out of memory");
@@ -288,19 +288,14 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
         if (r == 0)
                 r = pg_read_jobs(p, gone, cb, data);
         if (r == 0)
-                r = params_exec(p, "UPDATE jobs SET node = $1 WHERE node = $2", 2, values, &res);
-        PQclear(res);
-        res = NULL;
+                r = params_do(p, "UPDATE jobs SET node = $1 WHERE node = $2", 2, values);
         if (r == 0)
-                r = params_exec(p,
-                                "UPDATE meta SET value = greatest(value, (SELECT used_id FROM nodes"
-                                " WHERE name = $1)) WHERE key = 'used_id'",
-                                1, values + 1, &res);
-        PQclear(res);
-        res = NULL;
+                r = params_do(p,
+                              "UPDATE meta SET value = greatest(value, (SELECT used_id FROM nodes"
+                              " WHERE name = $1)) WHERE key = 'used_id'",
+                              1, values + 1);
         if (r == 0)
-                r = params_exec(p, "DELETE FROM nodes WHERE name = $1", 1, values + 1, &res);
-        PQclear(res);
+                r = params_do(p, "DELETE FROM nodes WHERE name = $1", 1, values + 1);
         if (r == 0)
                 r = pg_exec(p, "COMMIT");
         if (r < 0 && p->conn)
