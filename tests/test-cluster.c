@@ -379,12 +379,13 @@ static void check_nodes(int k, const int *running)
 /* `slowctl nodes` on node k: its header line, then one line per node, its name first. */
 static void check_slowctl_nodes(int k)
 {
-        char cmd[PATH_MAX + 64], line[512];
+        char *cmd, line[512];
         int n = -1;
         FILE *f;
 
-        snprintf(cmd, sizeof(cmd), SLOWCTL " --socket %s nodes", cluster_node(&c, k)->sock);
+        ck_assert_int_ge(asprintf(&cmd, SLOWCTL " --socket %s nodes", cluster_node(&c, k)->sock), 0);
         f = popen(cmd, "re");
+        free(cmd);
         ck_assert_ptr_nonnull(f);
         while (fgets(line, sizeof(line), f)) {
                 size_t len;
