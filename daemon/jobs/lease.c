@@ -25,13 +25,14 @@ void lease_check(struct lease *l)
 {
         struct registry *reg = l->reg;
         bool fenced = __atomic_load_n(&reg->shared.run.fenced, __ATOMIC_ACQUIRE);
-        double until = store_lease_until(reg->store), now = run_mono_now(), fence_at, next;
+        double until, now = run_mono_now(), fence_at, next;
+        bool lost = store_lease(reg->store, &until);
 
         if (until == INFINITY)
                 return;
         registry_report_node(reg);
         restore_adopted(reg);
-        if (store_lease_lost(reg->store)) {
+        if (lost) {
                 registry_fence(reg, true);
                 if (!l->told) {
                         l->told = true;

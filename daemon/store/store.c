@@ -939,14 +939,15 @@ int store_nodes(struct store *s, struct db_node **ret, size_t *ret_n)
         return *ret ? 0 : -ENOMEM;
 }
 
-double store_lease_until(struct store *s)
+bool store_lease(struct store *s, double *ret_until)
 {
-        double until;
+        bool lost;
 
         pthread_mutex_lock(&s->lock);
-        until = s->lease_until;
+        *ret_until = s->lease_until;
+        lost = s->lease_lost;
         pthread_mutex_unlock(&s->lock);
-        return until;
+        return lost;
 }
 
 void store_take_adopted(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
@@ -964,12 +965,3 @@ void store_take_adopted(struct store *s, void (*cb)(void *data, const struct sto
         adopted_free(taken);
 }
 
-bool store_lease_lost(struct store *s)
-{
-        bool lost;
-
-        pthread_mutex_lock(&s->lock);
-        lost = s->lease_lost;
-        pthread_mutex_unlock(&s->lock);
-        return lost;
-}

@@ -109,10 +109,10 @@ void store_report(struct store *s, int64_t running, int64_t min_threads, int64_t
 /* The live nodes as last seen, by name, their lease ages brought up to now (a new array, the
  * caller's to free); on SQLite this daemon alone, as reported. 0, or -ENOMEM. */
 int store_nodes(struct store *s, struct db_node **ret, size_t *ret_n);
-/* Until when (CLOCK_MONOTONIC seconds) this node's lease surely holds; INFINITY without one. */
-double store_lease_until(struct store *s);
-/* Whether another node took this one's place, its lease having run out, and with it its jobs. */
-bool store_lease_lost(struct store *s);
+/* Whether another node took this one's place, its lease having run out, and with it its jobs;
+ * until when (CLOCK_MONOTONIC seconds) the lease surely holds in *ret_until (INFINITY without
+ * one). */
+bool store_lease(struct store *s, double *ret_until);
 /* The jobs this node took from nodes whose lease ran out since the last call (loop thread): cb
  * once per row, in order. */
 void store_take_adopted(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
