@@ -17,6 +17,7 @@
 #include "jobs/run.h"
 #include "jobs/shell.h"
 #include "jobs/users.h"
+#include "store/store.h"
 
 static int item_get_ref(struct slow_work *work)
 {
@@ -45,16 +46,34 @@ static void hold(struct job *job, enum event_type why)
         events_post(job->shared->run.events, why, job_ref(job), NULL);
 }
 
-/* Counted first, then the pause looked at: a pause either is seen here, or sees the count. */
+/* A keyed run of a shared database stops waiting for its start or end to be committed once the
+ * node is fenced or stopping: a start is tried again once the gate lets the run go. */
+static bool give_up(void *arg)
+{
+        struct job *job = arg;
+
+        return must_go(job) || run_fenced(&job->shared->run);
+}
+
+/* Counted first, then the pause looked at: a pause either is seen here, or sees the count. A
+ * keyed job of a shared database starts once the database knows (another node's ask to run it
+ * before then is answered by this run), and tells the loop at its end whether one came while it
+ * ran. */
 static void item_execute(struct slow_work *work)
 {
         struct job *job = (struct job *)work;
         struct run_context *ctx = &job->shared->run;
         struct run_record *rec;
+        bool again;
 
         pause_run_started(ctx->pause);
         pause_run_started(&job->queue->pause);
         if (!must_go(job) && gate_holds_back(ctx, job)) {
+                hold(job, EVENT_HELD);
+                return;
+        }
+        if (job->key_shared && !must_go(job) &&
+            store_key_start(job->shared->store, job->id, give_up, job) < 0 && !must_go(job)) {
                 hold(job, EVENT_HELD);
                 return;
         }
@@ -67,6 +86,10 @@ static void item_execute(struct slow_work *work)
                 return;
         }
         rec = job->x->plugin_entry ? plugin_run(job) : shell_run(job);
+        /* Not known whether an ask came: it runs once more, to be sure. */
+        if (job->key_shared &&
+            (store_key_end(job->shared->store, job->id, give_up, job, &again) < 0 || again))
+                __atomic_store_n(&job->key_again, true, __ATOMIC_RELEASE);
         events_post(ctx->events, EVENT_ENDED, job_ref(job), rec);
 }
 

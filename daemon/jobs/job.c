@@ -517,6 +517,25 @@ bool job_same_payload(const struct job *job, const struct sw_submit_params *p)
         return same;
 }
 
+char *job_what(const struct job *job)
+{
+        json_object *a = json_object_new_array();
+        char *what;
+
+        json_object_array_add(a, json_object_new_string(job->very_slow ? "very-slow" : "slow"));
+        if (job->x->plugin) {
+                json_object_array_add(a, json_object_new_string(job->x->plugin->name));
+                json_object_array_add(a, json_object_new_string(job->x->entry));
+                json_object_array_add(a, json_object_get(job->x->arg));
+        } else {
+                for (char **arg = job_argv(job); arg && *arg; arg++)
+                        json_object_array_add(a, json_object_new_string(*arg));
+        }
+        what = strdup(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN));
+        json_object_put(a);
+        return what;
+}
+
 bool job_recurs(const struct job *job)
 {
         return job->x->every > 0 || job->x->cron;
@@ -524,8 +543,8 @@ bool job_recurs(const struct job *job)
 
 bool job_idle(struct job *job)
 {
-        return !job->waiting && !job->retry_due && !slow_work_is_pending(&job->dw.work) &&
-               !slow_work_is_executing(&job->dw.work) &&
+        return !job->claim && !job->waiting && !job->retry_due &&
+               !slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
                job->runs_ended == __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) &&
                !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
                !__atomic_load_n(&job->held, __ATOMIC_ACQUIRE);
@@ -535,7 +554,7 @@ const char *job_state(struct job *job)
 {
         if (slow_work_is_executing(&job->dw.work))
                 return "running";
-        if (slow_work_is_pending(&job->dw.work) || job->retry_due ||
+        if (slow_work_is_pending(&job->dw.work) || job->retry_due || job->claim ||
             __atomic_load_n(&job->held, __ATOMIC_ACQUIRE))
                 return "pending";
         if (job->waiting)

@@ -39,6 +39,7 @@ struct job_shared {
         struct run_context run;          /* the runners' */
         struct job_extra *limits_alone;  /* loop: the extras jobs share, of limits alone */
         const char *node;                /* the node's name (run_record_node()'s) */
+        struct store *store;             /* where keyed runs start and end (shared database) */
 };
 
 /* A job's place in a per-user table (users.c); user is fixed while the job is live. Whether its
@@ -93,6 +94,7 @@ struct job {
         struct metrics_queue *counted_in; /* loop: where metrics count it (NULL: nowhere), */
         struct waiter *waiters;   /* loop: wait requests, answered when it goes idle */
         struct waiter *cancels;   /* loop: cancel requests, answered when its run ends */
+        void *claim;      /* loop: the submit whose key it claims among the nodes, until told */
 
         /* Its flow (loop), kept in its row's flow column. */
         int64_t *after, *after_any; /* what it still waits for, 0-terminated (NULL: nothing) */
@@ -128,6 +130,8 @@ struct job {
         bool gate_listed; /* loop: on the registry's gate */
         bool user_listed, queue_user_listed; /* loop: its run held back on the per-user lists */
         bool own_summary, has_name, has_key; /* which of its strings it has */
+        bool key_shared;  /* fixed while live: keyed, its key held among the nodes' jobs */
+        bool key_again;   /* atomic: asked by another node to run once more, told at its end */
 
         /* A shell job's argv (the array, then its strings) and cwd; its summary (unless that
          * is argv's last: a command, or a program alone), its name and key, if given. */
@@ -156,6 +160,8 @@ pthread_mutex_t *job_run_lock(const struct job *job);
 void job_unref(struct job *job);
 /* Whether a resubmit under the same key asks for the same work. */
 bool job_same_payload(const struct job *job, const struct sw_submit_params *p);
+/* That work as a text two nodes compare (a new string; NULL: out of memory). */
+char *job_what(const struct job *job);
 /* Wakes the job's run, if one is in progress, to look at why it should stop. */
 void job_kick(struct job *job);
 const char *job_state(struct job *job); /* pending, running, waiting or idle */

@@ -57,7 +57,7 @@ struct job *registry_find_key(struct registry *reg, uid_t owner, const struct qu
         struct job *job;
 
         for (job = reg->by_key[bucket_of_key(owner, key)]; job; job = job->knext)
-                if (job->owner == owner && job->queue == queue && job->has_key &&
+                if (job->owner == owner && job->queue == queue && job->has_key && !job->claim &&
                     strcmp(job_key(job), key) == 0)
                         return job;
         return NULL;
@@ -109,6 +109,7 @@ void registry_add(struct registry *reg, struct job *job)
 
         job->hnext = reg->by_id[b];
         reg->by_id[b] = job;
+        job->key_shared = job->has_key && store_shared(reg->store);
         if (job->has_key) {
                 b = bucket_of_key(job->owner, job_key(job));
                 job->knext = reg->by_key[b];
@@ -196,6 +197,22 @@ void registry_save_job(struct registry *reg, struct job *job)
         job->saved_seq = store_put_job(reg->store, &row, job->env);
         job_row_free(&row);
         free(job->payload); /* the state database has it now */
+        job->payload = NULL;
+}
+
+void registry_claim(struct registry *reg, struct job *job, bool may_again,
+                    void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct store_job_row row;
+        char *what = job_what(job);
+
+        /* Idle until the claim is answered: a crash before that leaves nothing to run. */
+        job_row(job, "idle", &row);
+        job->saved_seq = store_claim_job(reg->store, &row, job->env, job->queue->name,
+                                         what ? what : "", may_again, done, data);
+        job_row_free(&row);
+        free(what);
+        free(job->payload);
         job->payload = NULL;
 }
 
@@ -757,21 +774,27 @@ int registry_wait_for(struct registry *reg, struct job *job, const int64_t *afte
         return r < 0 ? r : 1;
 }
 
+void registry_run_again(struct registry *reg, struct job *job, const char *why)
+{
+        const char *extra;
+
+        if (registry_enqueue(reg, job, 0, &extra) < 0)
+                log_warning("Job %lld: cannot queue its %s", (long long)job->id, why);
+        else if (!extra || strcmp(extra, "coalesced") != 0)
+                registry_notify(reg, job, "pending", NULL);
+        registry_save_state(reg, job, NULL);
+}
+
 /* A recurring job's tick: queued by the kernel's rules, its next tick kept. */
 static void on_tick(void *data, struct job *job)
 {
         struct registry *reg = data;
-        const char *extra;
 
         if (!job->live || !job->persist) {
                 schedule_remove(&reg->schedule, job);
                 return;
         }
-        if (registry_enqueue(reg, job, 0, &extra) < 0)
-                log_warning("Job %lld: cannot queue its tick", (long long)job->id);
-        else if (!extra || strcmp(extra, "coalesced") != 0)
-                registry_notify(reg, job, "pending", NULL);
-        registry_save_state(reg, job, NULL);
+        registry_run_again(reg, job, "tick");
 }
 
 int registry_schedule(struct registry *reg, struct job *job)
@@ -814,6 +837,10 @@ static void on_event(void *data, struct event *e)
                 e->rec = NULL;
                 if (cut)
                         registry_queue_run(reg, job, 0);
+                /* Another node's submit of its key came while it ran: it runs once more. */
+                if (__atomic_exchange_n(&job->key_again, false, __ATOMIC_ACQ_REL) &&
+                    !__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
+                        registry_run_again(reg, job, "run asked for by another node");
                 registry_notify(reg, job, record_state_after_run(job), job->last);
                 users_run_ended(&reg->users, job);
                 users_run_ended(&job->queue->users, job);
@@ -856,6 +883,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
 
         reg->store = config->store;
         reg->shared.node = store_node(config->store);
+        reg->shared.store = config->store;
         reg->settings = *config->settings;
         reg->shared.ops = &item_ops;
         reg->shared.run = (struct run_context){

@@ -155,6 +155,13 @@ int registry_schedule(struct registry *reg, struct job *job);
 void registry_release_held(void *data, struct job *job);
 /* Writes the job's row, or its state (NULL: its own), and notes which write holds it. */
 void registry_save_job(struct registry *reg, struct job *job);
+/* The first row of a keyed job of a shared database, which claims its key among the nodes'
+ * (store_claim_job(): done(data, res) on the loop once committed). */
+struct db_result;
+void registry_claim(struct registry *reg, struct job *job, bool may_again,
+                    void (*done)(void *data, const struct db_result *res), void *data);
+/* Queued by the kernel's rules (a tick, another node's ask), told and saved; why for the log. */
+void registry_run_again(struct registry *reg, struct job *job, const char *why);
 void registry_save_state(struct registry *reg, struct job *job, const char *state);
 /* A run ended (rec NULL: out of memory): into the history and the state database. */
 void registry_run_ended(struct registry *reg, struct job *job, struct run_record *rec);

@@ -284,6 +284,12 @@ static void restore_job(void *data, const struct store_job_row *row)
         double now = (double)time(NULL);
         struct job *job;
 
+        /* Another node asked one of this node's keyed jobs to run again while it was idle, or
+         * after it went (its row stayed for this). */
+        if (row->again && (job = registry_find(reg, row->id))) {
+                registry_run_again(reg, job, "run asked for by another node");
+                return;
+        }
         if (job_from_row(rs, row, &job) < 0)
                 return;
         job->id = row->id;
@@ -323,6 +329,8 @@ static void restore_job(void *data, const struct store_job_row *row)
         }
         if (job_recurs(job))
                 restore_schedule(reg, job, now, strcmp(row->state, "idle") != 0);
+        if (row->again)
+                registry_run_again(reg, job, "run asked for by another node");
         registry_check_idle(reg, job);
 }
 

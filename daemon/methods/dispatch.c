@@ -76,6 +76,42 @@ struct queue *method_lookup_queue(struct registry *reg, const char *param, const
         return q;
 }
 
+/* The request's params parsed (an error in r), and the handler called; the connection's later
+ * replies wait for what it wrote. */
+static void call(struct registry *reg, struct conn *c, const struct method *method,
+                 json_object *params, struct reply *r)
+{
+        union params p;
+        uint64_t queued;
+        int code;
+
+        memset(&p, 0, sizeof(p));
+        if (method->prefill)
+                method->prefill(reg, &p);
+        code = sw_params_parse(params, method->params, &p, r->message, sizeof(r->message));
+        if (code) {
+                r->code = protocol_code(code, r->message, sizeof(r->message));
+                return;
+        }
+        r->params = params;
+        queued = store_queued(reg->store);
+        method->handle(reg, c, &p, r);
+        if (store_queued(reg->store) != queued)
+                conn_wait_for_store(c);
+        sw_params_clear(method->params, &p);
+}
+
+void method_call_again(struct registry *reg, struct conn *c, const char *name, json_object *id,
+                       json_object *params, struct reply *r)
+{
+        r->id = id;
+        call(reg, c, find(name), params, r);
+        if (r->deferred)
+                json_object_put(id);
+        else
+                conn_reply(c, id, r->result, r->code, r->message);
+}
+
 void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
 {
         struct registry *reg = data;
@@ -83,8 +119,6 @@ void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
         struct reply r = {0};
         const struct method *method;
         json_object *id = NULL;
-        union params p;
-        uint64_t queued;
         int code;
 
         code = sw_request_parse(line, len, &req, &id, r.message, sizeof(r.message));
@@ -101,21 +135,8 @@ void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
                 reply_error(&r, SW_E_NO_METHOD, "no method \"%.64s\"", req.method);
                 goto done;
         }
-        memset(&p, 0, sizeof(p));
-        if (method->prefill)
-                method->prefill(reg, &p);
-        code = sw_params_parse(req.params, method->params, &p, r.message, sizeof(r.message));
-        if (code) {
-                r.code = protocol_code(code, r.message, sizeof(r.message));
-                goto done;
-        }
         r.id = id;
-        r.params = req.params;
-        queued = store_queued(reg->store);
-        method->handle(reg, c, &p, &r);
-        if (store_queued(reg->store) != queued)
-                conn_wait_for_store(c);
-        sw_params_clear(method->params, &p);
+        call(reg, c, method, req.params, &r);
         if (r.deferred) {
                 c->busy = true;
                 json_object_put(id);

@@ -38,6 +38,10 @@ struct reply {
         int code;
         char message[256];
         bool deferred; /* the handler answers later, with conn_reply() */
+        /* A submit done again once its key's claim among the nodes was answered (claim.c):
+         * with the job that won it (NULL: it lost, or waited behind another's). */
+        bool again;
+        struct job *claimed;
 };
 
 struct method {
@@ -59,6 +63,17 @@ extern const struct method metrics_methods[]; /* metrics */
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+
+/* The request again, answered with conn_reply() (the id's reference taken over), r's again and
+ * claimed as given. */
+void method_call_again(struct registry *reg, struct conn *c, const char *name, json_object *id,
+                       json_object *params, struct reply *r);
+
+/* A keyed submit of a shared database, its job new (added, not yet saved): its first row
+ * claims the key among the nodes, and the request is answered once that is known. */
+struct sw_submit_params;
+void claim_submit(struct registry *reg, struct conn *c, struct job *job,
+                  const struct sw_submit_params *p, struct reply *r);
 
 /* The live job a request names, if the client may touch it; else NULL and an error reply. */
 struct job *method_lookup_job(struct registry *reg, struct conn *c, int64_t id, struct reply *r);

@@ -169,6 +169,33 @@ static bool job_limits(struct registry *reg, struct conn *c, const struct sw_sub
         return true;
 }
 
+/* A new job (added): held, scheduled, waiting or queued as the submit says, and saved. */
+static void fresh(struct registry *reg, struct conn *c, struct job *job,
+                  const struct sw_submit_params *p, struct reply *r)
+{
+        if (p->hold && registry_hold(reg, c, job) < 0)
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+        else if (job_recurs(job) && registry_schedule(reg, job) < 0)
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+        else if (job_recurs(job))
+                r->result = registry_state_result(job, NULL); /* it runs at its ticks */
+        else if (p->after || p->after_any)
+                wait_reply(reg, c, job, p, r);
+        else
+                enqueue_reply(reg, c, job, p->delay, r);
+        if (r->code) {
+                registry_check_idle(reg, job);
+                return;
+        }
+        /* A claimed key's row is written already. */
+        if (job->payload)
+                registry_save_job(reg, job);
+        else
+                registry_save_state(reg, job, NULL);
+        /* One that ended at once (an after job had failed) goes, unless held. */
+        registry_check_idle(reg, job);
+}
+
 static void submit(struct registry *reg, struct conn *c, union params *params, struct reply *r)
 {
         struct sw_submit_params *p = &params->submit;
@@ -205,7 +232,10 @@ static void submit(struct registry *reg, struct conn *c, union params *params, s
             !job_limits(reg, c, p, &limits, r))
                 return;
         if (p->key && (job = registry_find_key(reg, c->uid, queue, p->key))) {
-                submit_again(reg, c, job, p, r);
+                if (job == r->claimed)
+                        fresh(reg, c, job, p, r);
+                else
+                        submit_again(reg, c, job, p, r);
                 return;
         }
         if (!queued_room(reg, queue, c->uid, r))
@@ -233,23 +263,10 @@ static void submit(struct registry *reg, struct conn *c, union params *params, s
                 return;
         }
         registry_add(reg, job);
-        if (p->hold && registry_hold(reg, c, job) < 0)
-                reply_error(r, SW_E_INTERNAL, "out of memory");
-        else if (job_recurs(job) && registry_schedule(reg, job) < 0)
-                reply_error(r, SW_E_INTERNAL, "out of memory");
-        else if (job_recurs(job))
-                r->result = registry_state_result(job, NULL); /* it runs at its ticks */
-        else if (p->after || p->after_any)
-                wait_reply(reg, c, job, p, r);
+        if (p->key && store_shared(reg->store))
+                claim_submit(reg, c, job, p, r);
         else
-                enqueue_reply(reg, c, job, p->delay, r);
-        if (r->code) {
-                registry_check_idle(reg, job);
-                return;
-        }
-        registry_save_job(reg, job);
-        /* One that ended at once (an after job had failed) goes, unless held. */
-        registry_check_idle(reg, job);
+                fresh(reg, c, job, p, r);
 }
 
 static void handle_submit(struct registry *reg, struct conn *c, union params *params,

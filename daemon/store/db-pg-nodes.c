@@ -160,9 +160,13 @@ int pg_node_join(struct pg_db *p, const struct db_node *me, double lease_time)
                               " (SELECT max(id) FROM runs), 0) WHERE key = 'next_id' AND"
                               " NOT EXISTS (SELECT 1 FROM nodes WHERE name <> $1)",
                               1, values);
-        /* The rows of the time before nodes go to the first node that joins. */
+        /* The rows of the time before nodes go to the first node that joins; no run of this
+         * node's is under way. */
         if (r == 0)
                 r = params_do(p, "UPDATE jobs SET node = $1 WHERE node = ''", 1, values);
+        if (r == 0)
+                r = params_do(p, "UPDATE jobs SET running = false WHERE node = $1 AND running", 1,
+                              values);
         if (r == 0)
                 r = params_do(p, "UPDATE envs SET node = $1 WHERE node = ''", 1, values);
         if (r == 0)
@@ -286,9 +290,10 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
                 r = -EIO;
         }
         if (r == 0)
-                r = pg_read_jobs(p, gone, cb, data);
+                r = pg_read_jobs(p, gone, false, cb, data);
         if (r == 0)
-                r = params_do(p, "UPDATE jobs SET node = $1 WHERE node = $2", 2, values);
+                r = params_do(p, "UPDATE jobs SET node = $1, running = false WHERE node = $2", 2,
+                              values);
         if (r == 0)
                 r = params_do(p,
                               "UPDATE meta SET value = greatest(value, (SELECT used_id FROM nodes"
@@ -305,4 +310,35 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
                          p->node, gone);
         free(gone);
         return r < 0 ? r : 1;
+}
+
+int pg_take_again(struct db *db, void (*cb)(void *data, const struct store_job_row *row),
+                  void *data)
+{
+        struct pg_db *p = (struct pg_db *)db;
+        char epoch[32];
+        const char *values[] = {p->node, epoch};
+        int r;
+
+        snprintf(epoch, sizeof(epoch), "%" PRId64, p->epoch);
+        r = pg_exec(p, "BEGIN");
+        if (r == 0)
+                r = params_do(p, "SELECT fence($1, $2)", 2, values);
+        if (r == 0)
+                r = params_do(p,
+                              "SELECT 1 FROM jobs WHERE node = $1 AND again AND NOT running"
+                              " FOR UPDATE",
+                              1, values);
+        if (r == 0)
+                r = pg_read_jobs(p, p->node, true, cb, data);
+        if (r == 0)
+                r = params_do(p,
+                              "UPDATE jobs SET again = false WHERE node = $1 AND again AND NOT"
+                              " running",
+                              1, values);
+        if (r == 0)
+                r = pg_exec(p, "COMMIT");
+        if (r < 0 && p->conn)
+                pg_exec(p, "ROLLBACK");
+        return r;
 }

@@ -69,9 +69,21 @@ static const char *const migrations[DB_SCHEMA] = {
     " PERFORM 1 FROM nodes WHERE name = n AND epoch = e FOR SHARE;"
     " IF NOT FOUND THEN RAISE EXCEPTION 'node % lost its lease', n USING ERRCODE = 'SW001';"
     " END IF; END $$;",
+    /* 6: a key is held by one live job among all nodes (two nodes' jobs that shared one before
+     * keep it on the lowest id); `what` is what a resubmit must run to be the same job, `again`
+     * another node's ask to run it once more, `running` whether a run of it is under way. */
+    "ALTER TABLE jobs ADD COLUMN queue text NOT NULL DEFAULT '',"
+    " ADD COLUMN what text NOT NULL DEFAULT '',"
+    " ADD COLUMN again boolean NOT NULL DEFAULT false,"
+    " ADD COLUMN running boolean NOT NULL DEFAULT false;"
+    "UPDATE jobs SET queue = coalesce(payload::json->>'queue', 'default')"
+    " WHERE key IS NOT NULL;"
+    "UPDATE jobs j SET key = NULL WHERE key IS NOT NULL AND EXISTS (SELECT 1 FROM jobs o"
+    " WHERE o.owner = j.owner AND o.queue = j.queue AND o.key = j.key AND o.id < j.id);"
+    "CREATE UNIQUE INDEX jobs_by_key ON jobs (owner, queue, key) WHERE key IS NOT NULL;",
 };
 
-enum { PRUNE = DB_STMT_MAX, FENCE, STMTS };
+enum { PRUNE = DB_STMT_SHARED_MAX, FENCE, STMTS };
 
 static const char *const stmt_sql[STMTS] = {
     [DB_PUT_JOB] = "INSERT INTO jobs (id, owner, very_slow, payload, env, key, name, persist,"
@@ -85,7 +97,8 @@ static const char *const stmt_sql[STMTS] = {
                    " flow = excluded.flow, started = excluded.started",
     [DB_PUT_JOB_STATE] = "UPDATE jobs SET persist = $2, state = $3, qorder = $4, due = $5,"
                          " runs = $6, flow = $7, started = $8 WHERE id = $1",
-    [DB_DELETE_JOB] = "DELETE FROM jobs WHERE id = $1",
+    /* One asked to run again by another node stays: this node takes it back (take_again). */
+    [DB_DELETE_JOB] = "DELETE FROM jobs WHERE id = $1 AND NOT again",
     [DB_PUT_ENV] = "INSERT INTO envs (id, vars, node) VALUES ($1, $2, $3)"
                    " ON CONFLICT (id) DO NOTHING",
     [DB_ADD_RUN] = "INSERT INTO runs (id, run, very_slow, owner, summary, started, ended,"
@@ -100,6 +113,20 @@ static const char *const stmt_sql[STMTS] = {
     /* The ids it used (its block's others are given up when it joins alone). */
     [DB_PUT_NEXT_ID] = "UPDATE nodes SET used_id = greatest(used_id, $1) WHERE name = $2",
     [DB_FORGET_LOG] = "UPDATE runs SET log = NULL WHERE id = $1 AND run = $2 AND log = $3",
+    /* Returns the key's job (this one, or another node's: asked to run again when it runs the
+     * same and may be asked), whether its run is under way, whether it runs the same, and its
+     * node. */
+    [DB_CLAIM_JOB] = "INSERT INTO jobs (id, owner, very_slow, payload, env, key, name, persist,"
+                     " state, qorder, due, runs, flow, started, queue, what, node)"
+                     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
+                     " $16, $18) ON CONFLICT (owner, queue, key) WHERE key IS NOT NULL"
+                     " DO UPDATE SET again = jobs.again OR (jobs.node <> excluded.node"
+                     " AND jobs.what = excluded.what AND $17::bigint <> 0)"
+                     " RETURNING id, running::int, (what = $16)::int, node",
+    [DB_KEY_START] = "UPDATE jobs SET again = false, running = true WHERE id = $1",
+    [DB_KEY_END] = "UPDATE jobs j SET again = false, running = false FROM (SELECT id, again"
+                   " FROM jobs WHERE id = $1 FOR UPDATE) o WHERE j.id = o.id"
+                   " RETURNING o.again::int",
     /* By rank, not by arithmetic: a transaction rolled back leaves a gap in the sequence. */
     [PRUNE] = "DELETE FROM runs WHERE seq <= (SELECT seq FROM runs ORDER BY seq DESC"
               " OFFSET $1 LIMIT 1) RETURNING log",
@@ -107,7 +134,6 @@ static const char *const stmt_sql[STMTS] = {
 };
 
 #define PARAMS_MAX 18
-
 
 /* libpq's message, on one line: each run of white space one space. */
 void pg_set_error(struct pg_db *p, const char *msg)
@@ -308,6 +334,36 @@ static const char *value_text(const struct db_value *v, char *buf, size_t len)
         return buf;
 }
 
+/* Where the statement about to be sent (the pipeline's sent-th) puts its first row (NULL:
+ * nowhere). */
+static int want_result(struct pg_db *p, struct db_result *out)
+{
+        if (p->sent >= p->nouts) {
+                int n = p->nouts ? p->nouts * 2 : 64;
+                struct db_result **outs = realloc(p->outs, n * sizeof(*outs));
+
+                if (!outs) {
+                        pg_set_error(p, "out of memory");
+                        return -EIO;
+                }
+                p->outs = outs;
+                p->nouts = n;
+        }
+        p->outs[p->sent] = out;
+        return 0;
+}
+
+static void take_result(struct db_result *out, const PGresult *res)
+{
+        free(out->text);
+        *out = (struct db_result){.got = PQntuples(res) > 0};
+        for (int c = 0; out->got && c < PQnfields(res); c++)
+                if (c < 3)
+                        out->i[c] = col_int(res, c);
+                else if (!PQgetisnull(res, 0, c))
+                        out->text = strdup(PQgetvalue(res, 0, c));
+}
+
 /* Sends a prepared statement (stmt >= 0), or BEGIN (-1) or COMMIT (-2), into the pipeline. */
 static int pipe_send(struct pg_db *p, int stmt, const struct db_value *v, int n)
 {
@@ -315,6 +371,11 @@ static int pipe_send(struct pg_db *p, int stmt, const struct db_value *v, int n)
         const char *values[PARAMS_MAX];
         int i, ok;
 
+        struct db_result *out = p->out;
+
+        p->out = NULL;
+        if (want_result(p, out) < 0)
+                return -EIO;
         for (i = 0; i < n && i < PARAMS_MAX; i++)
                 values[i] = value_text(&v[i], bufs[i], sizeof(bufs[i]));
         snprintf(name, sizeof(name), "s%d", stmt);
@@ -354,7 +415,8 @@ static int begin(struct db *db)
                                  2);
 }
 
-static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n)
+static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n,
+               struct db_result *out)
 {
         struct pg_db *p = (struct pg_db *)db;
         struct db_value with[PARAMS_MAX];
@@ -372,8 +434,9 @@ static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n
         }
         /* The rows that are a node's say whose. */
         if (stmt == DB_PUT_JOB || stmt == DB_PUT_ENV || stmt == DB_PUT_SETTING ||
-            stmt == DB_DELETE_SETTINGS || stmt == DB_PUT_NEXT_ID)
+            stmt == DB_DELETE_SETTINGS || stmt == DB_PUT_NEXT_ID || stmt == DB_CLAIM_JOB)
                 with[n++] = (struct db_value){.type = DB_TEXT, .text = p->node};
+        p->out = out;
         return pipe_send(p, (int)stmt, with, n);
 }
 
@@ -424,6 +487,8 @@ static int end_pipeline(struct pg_db *p)
                                 r = pg_failed(p, res);
                         else if (st == PGRES_TUPLES_OK && k == p->prune_at && p->logs)
                                 add_logs(p->logs, res);
+                        else if (st == PGRES_TUPLES_OK && p->outs[k])
+                                take_result(p->outs[k], res);
                         else if (st == PGRES_COMMAND_OK && k == p->sent - 1 && r == 0 &&
                                  strcmp(PQcmdStatus(res), "COMMIT") != 0)
                                 r = pg_failed(p, res);
@@ -563,6 +628,7 @@ struct jobs_ctx {
         void *data;
         struct db_env_rows envs;
         const char *node;
+        bool again;
 };
 
 static void job_row(void *ctx, const PGresult *res)
@@ -584,23 +650,25 @@ static void job_row(void *ctx, const PGresult *res)
             .flow = col_text(res, 13),
             .started = col_real(res, 14),
             .node = c->node,
+            .again = c->again,
         };
 
         row.env = db_env_of(&c->envs, row.env_id, col_text(res, 4));
         c->cb(c->data, &row);
 }
 
-int pg_read_jobs(struct pg_db *p, const char *node,
+int pg_read_jobs(struct pg_db *p, const char *node, bool again,
                  void (*cb)(void *data, const struct store_job_row *row), void *data)
 {
-        struct jobs_ctx c = {cb, data, {0, NULL}, node};
-        const char *values[] = {node};
+        struct jobs_ctx c = {cb, data, {0, NULL}, node, again};
+        const char *values[] = {node, again ? "1" : "0"};
         int r = pg_query_rows(p,
                               "SELECT j.id, owner, very_slow, payload, e.vars, key, name, persist,"
                               " state, qorder, due, runs, e.id, flow, started FROM jobs j"
                               " LEFT JOIN envs e ON e.id = j.env WHERE j.node = $1"
+                              " AND ($2::int = 0 OR (again AND NOT running))"
                               " ORDER BY qorder, j.id",
-                              1, values, job_row, &c, "the jobs");
+                              2, values, job_row, &c, "the jobs");
 
         db_env_rows_free(&c.envs);
         return r;
@@ -611,7 +679,7 @@ static int load_jobs(struct db *db, void (*cb)(void *data, const struct store_jo
 {
         struct pg_db *p = (struct pg_db *)db;
 
-        return pg_read_jobs(p, p->node, cb, data);
+        return pg_read_jobs(p, p->node, false, cb, data);
 }
 
 struct runs_ctx {
@@ -674,6 +742,7 @@ static void pg_free(struct db *db)
         free(p->schema);
         free(p->node);
         free(p->error);
+        free(p->outs);
         free(p->base.name);
         free(p);
 }
@@ -696,6 +765,7 @@ static const struct db_driver pg_driver = {
     .reserve_ids = pg_reserve_ids,
     .renew = pg_renew,
     .adopt = pg_adopt,
+    .take_again = pg_take_again,
     .free = pg_free,
 };
 

@@ -4,6 +4,7 @@
 #define SLOWWORKD_DB_PG_H
 
 #include <libpq-fe.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -19,6 +20,9 @@ struct pg_db {
         int sent;      /* statements in the pipeline of the transaction under way */
         int prune_at;  /* the prune's place among them, or -1 */
         char ***logs;  /* where the prune's logs go */
+        struct db_result **outs; /* where each statement of the pipeline puts its first row */
+        int nouts;               /* their room */
+        struct db_result *out;   /* the next statement's */
 };
 
 /* libpq's message, on one line, as why the last call failed. */
@@ -51,8 +55,9 @@ static inline double col_real(const PGresult *res, int c)
         return PQgetisnull(res, 0, c) ? 0 : strtod(PQgetvalue(res, 0, c), NULL);
 }
 
-/* The jobs of node, in their order: rows as the store's loaders give them (node set). */
-int pg_read_jobs(struct pg_db *p, const char *node,
+/* The jobs of node (again: only those asked to run again while not running), in their order:
+ * rows as the store's loaders give them (node and again set). */
+int pg_read_jobs(struct pg_db *p, const char *node, bool again,
                  void (*cb)(void *data, const struct store_job_row *row), void *data);
 
 /* The node's part (db-pg-nodes.c). Joins as p->node: takes its row (with what me reports) with a
@@ -62,5 +67,7 @@ int pg_node_join(struct pg_db *p, const struct db_node *me, double lease_time);
 int pg_reserve_ids(struct db *db, int64_t n, int64_t *ret_last);
 int pg_renew(struct db *db, const struct db_node *me, struct db_node **ret, size_t *ret_n);
 int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *row), void *data);
+int pg_take_again(struct db *db, void (*cb)(void *data, const struct store_job_row *row),
+                  void *data);
 
 #endif

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DB_SCHEMA 5 /* the schema version of the databases this daemon writes */
+#define DB_SCHEMA 6 /* the schema version of the databases this daemon writes */
 
 struct store_job_row;
 struct run_record;
@@ -27,7 +27,15 @@ enum db_stmt {
         DB_DELETE_SETTINGS,
         DB_PUT_NEXT_ID,
         DB_FORGET_LOG,
-        DB_STMT_MAX
+        DB_STMT_MAX,
+        /* A database that several nodes share, alone: the first row of a keyed job, which
+         * claims the key unless a live job of another node holds it (that job is then asked to
+         * run once more: its `again`); a keyed job's run starts (its `again` cleared), and ends
+         * (whether it was asked to run again, cleared). */
+        DB_CLAIM_JOB = DB_STMT_MAX,
+        DB_KEY_START,
+        DB_KEY_END,
+        DB_STMT_SHARED_MAX
 };
 
 struct db_value {
@@ -38,6 +46,13 @@ struct db_value {
 };
 
 struct db;
+
+/* The first row a statement returns: numbers, then a text (the caller's to free). */
+struct db_result {
+        bool got; /* false: it returned no row */
+        int64_t i[3];
+        char *text;
+};
 
 /* A node of a database that several daemons share, as its row says. */
 struct db_node {
@@ -55,9 +70,11 @@ struct db_driver {
         const char *retrying;
 
         /* One transaction: begin, run..., prune, commit (or rollback). Each returns 0 or -EIO;
-         * why() says what failed last (a new string, or NULL when out of memory). */
+         * why() says what failed last (a new string, or NULL when out of memory). A run with
+         * out gets the statement's first row there once the commit worked. */
         int (*begin)(struct db *db);
-        int (*run)(struct db *db, enum db_stmt stmt, const struct db_value *v, int n);
+        int (*run)(struct db *db, enum db_stmt stmt, const struct db_value *v, int n,
+                   struct db_result *out);
         /* Drops the oldest runs beyond limit; their logs in *logs (NULL-terminated). */
         int (*prune)(struct db *db, int64_t limit, char ***logs);
         int (*commit)(struct db *db);
@@ -90,6 +107,10 @@ struct db_driver {
          * node's lease ran out. */
         int (*adopt)(struct db *db, void (*cb)(void *data, const struct store_job_row *row),
                      void *data);
+        /* Takes this node's keyed jobs that other nodes asked to run again while none of their
+         * runs was under way (row->again set), clearing the ask, each to cb before the commit. */
+        int (*take_again)(struct db *db,
+                          void (*cb)(void *data, const struct store_job_row *row), void *data);
 
         void (*free)(struct db *db);
 };

@@ -32,7 +32,9 @@ struct value {
         size_t text; /* where in the op's buf */
 };
 
-/* A write; made on the loop, run and then kept for reuse by the store's thread. */
+/* A write; made on the loop (or a pool thread), run and then kept for reuse by the store's
+ * thread. One whose first row matters has it in res, and tells done once it is committed: on the
+ * store's thread or on the loop (NULL res: never, the store closed first). */
 struct op {
         struct op *next;
         enum db_stmt stmt;
@@ -40,6 +42,10 @@ struct op {
         struct value v[OP_VALUES_MAX];
         char *buf; /* its texts */
         size_t buf_len, buf_size;
+        struct db_result res;
+        void (*done)(void *data, const struct db_result *res);
+        void *data;
+        bool on_store; /* done on the store's thread, else on the loop */
 };
 
 struct store {
@@ -53,12 +59,13 @@ struct store {
         struct op *head, **tail; /* under lock: queued, not yet taken */
         struct op *spare;        /* under lock: committed, for reuse */
         size_t nspare;
-        uint64_t queued;       /* under lock: ops queued */
-        bool stop;             /* under lock */
-        int64_t history_limit; /* under lock: for pruning */
-        bool runs_added;       /* under lock: since the last prune */
-        int64_t max_id;        /* under lock: the highest job id, written once a batch */
-        bool max_id_new;       /* under lock: since the last batch */
+        struct op *finished, **finished_tail; /* under lock: committed, done to tell the loop */
+        uint64_t queued;                      /* under lock: ops queued */
+        bool stop;                            /* under lock */
+        int64_t history_limit;                /* under lock: for pruning */
+        bool runs_added;                      /* under lock: since the last prune */
+        int64_t max_id;  /* under lock: the highest job id, written once a batch */
+        bool max_id_new; /* under lock: since the last batch */
 
         uint64_t committed; /* atomic */
         uint64_t errors;    /* atomic: reads and commits that failed */
@@ -170,6 +177,7 @@ int store_open(const struct store_config *config, struct store **ret)
         pthread_cond_init(&s->ids_cond, &attr);
         pthread_condattr_destroy(&attr);
         s->tail = &s->head;
+        s->finished_tail = &s->finished;
         s->adopted_tail = &s->adopted;
         s->lock_fd = -1;
         s->node = run_record_node(config->node ? config->node : "");
@@ -202,7 +210,7 @@ int store_open(const struct store_config *config, struct store **ret)
 }
 
 /* Store thread: runs one queued write. */
-static int run_op(struct store *s, const struct op *op)
+static int run_op(struct store *s, struct op *op)
 {
         struct db_value v[OP_VALUES_MAX];
         int i;
@@ -213,46 +221,83 @@ static int run_op(struct store *s, const struct op *op)
                                          .d = op->v[i].d,
                                          .text = op->v[i].type == DB_TEXT ? op->buf + op->v[i].text
                                                                           : NULL};
-        return s->db->driver->run(s->db, op->stmt, v, op->n);
+        return s->db->driver->run(s->db, op->stmt, v, op->n, op->done ? &op->res : NULL);
 }
 
+/* Ops that are not done yet are told they never will be. */
 static void free_ops(struct op *op)
 {
         while (op) {
                 struct op *next = op->next;
 
+                if (op->done)
+                        op->done(op->data, NULL);
+                free(op->res.text);
                 free(op->buf);
                 free(op);
                 op = next;
         }
 }
 
-/* Store thread: a committed batch is kept for reuse, up to OP_SPARE_MAX ops. */
-static void spare_ops(struct store *s, struct op *batch)
+/* Under lock: ops are kept for reuse, up to OP_SPARE_MAX; the rest in *rest. */
+static void spare_locked(struct store *s, struct op *batch, struct op **rest)
 {
-        struct op *rest = NULL;
-
-        pthread_mutex_lock(&s->lock);
-        while (batch && s->nspare < OP_SPARE_MAX) {
+        while (batch) {
                 struct op *next = batch->next;
 
-                batch->next = s->spare;
-                s->spare = batch;
-                s->nspare++;
+                free(batch->res.text);
+                batch->res.text = NULL;
+                batch->done = NULL;
+                if (s->nspare < OP_SPARE_MAX) {
+                        batch->next = s->spare;
+                        s->spare = batch;
+                        s->nspare++;
+                } else {
+                        batch->next = *rest;
+                        *rest = batch;
+                }
                 batch = next;
         }
-        rest = batch;
+}
+
+/* Store thread: a committed batch tells what waits on its rows, and is kept for reuse; what the
+ * loop is to tell waits on its list. */
+static void spare_ops(struct store *s, struct op *batch)
+{
+        struct op *rest = NULL, *keep = NULL, **keep_tail = &keep;
+
+        while (batch) {
+                struct op *next = batch->next;
+
+                batch->next = NULL;
+                if (batch->done && batch->on_store) {
+                        batch->done(batch->data, &batch->res);
+                        batch->done = NULL;
+                }
+                if (batch->done) {
+                        pthread_mutex_lock(&s->lock);
+                        *s->finished_tail = batch;
+                        s->finished_tail = &batch->next;
+                        pthread_mutex_unlock(&s->lock);
+                } else {
+                        *keep_tail = batch;
+                        keep_tail = &batch->next;
+                }
+                batch = next;
+        }
+        pthread_mutex_lock(&s->lock);
+        spare_locked(s, keep, &rest);
         pthread_mutex_unlock(&s->lock);
         free_ops(rest);
 }
 
 /* Store thread: one transaction for the whole batch, with the highest id so far (so that ids go
  * on after every job and run is gone); why it failed in *why. */
-static int commit(struct store *s, const struct op *batch, int64_t prune_limit, int64_t max_id,
+static int commit(struct store *s, struct op *batch, int64_t prune_limit, int64_t max_id,
                   char **why)
 {
         const struct db_driver *d = s->db->driver;
-        const struct op *op;
+        struct op *op;
         int r = d->begin(s->db);
         char **logs = NULL;
         bool forgets = false;
@@ -265,7 +310,7 @@ static int commit(struct store *s, const struct op *batch, int64_t prune_limit, 
                 r = d->prune(s->db, prune_limit, &logs);
         if (r == 0 && max_id > 0)
                 r = d->run(s->db, DB_PUT_NEXT_ID, &(struct db_value){.type = DB_INT, .i = max_id},
-                           1);
+                           1, NULL);
         if (r == 0)
                 r = d->commit(s->db);
         if (r < 0) {
@@ -388,6 +433,25 @@ static void adopt(struct store *s)
         } while (!s->stop);
 }
 
+/* Store thread, under lock (let go meanwhile): this node's keyed jobs that other nodes asked to
+ * run again while idle, for the loop with the adopted ones. */
+static void take_again(struct store *s)
+{
+        struct adopted *taken = NULL, **tail = &taken;
+        int r;
+
+        pthread_mutex_unlock(&s->lock);
+        r = s->db->driver->take_again(s->db, collect, &tail);
+        pthread_mutex_lock(&s->lock);
+        if (r < 0) {
+                adopted_free(taken); /* still asked for: taken at the next renewal */
+                return;
+        }
+        *s->adopted_tail = taken;
+        if (taken)
+                s->adopted_tail = tail;
+}
+
 /* Store thread, under lock: whether node_duties() has something to do now. */
 static bool duties_due(const struct store *s)
 {
@@ -444,6 +508,7 @@ static void node_duties(struct store *s)
                 s->nnodes = n;
                 s->nodes_at = mono_now();
                 adopt(s);
+                take_again(s);
         } else if (r == -ESTALE) {
                 log_error("%s: node %s lost its lease: another node took its jobs", s->db->name,
                           me.name);
@@ -528,7 +593,19 @@ static void *store_thread(void *arg)
 static void on_async(uv_async_t *async)
 {
         struct store *s = async->data;
+        struct op *finished, *rest = NULL;
 
+        pthread_mutex_lock(&s->lock);
+        finished = s->finished;
+        s->finished = NULL;
+        s->finished_tail = &s->finished;
+        pthread_mutex_unlock(&s->lock);
+        for (struct op *op = finished; op; op = op->next)
+                op->done(op->data, &op->res);
+        pthread_mutex_lock(&s->lock);
+        spare_locked(s, finished, &rest);
+        pthread_mutex_unlock(&s->lock);
+        free_ops(rest);
         s->on_commit(s->data);
 }
 
@@ -569,6 +646,7 @@ void store_free(struct store *s)
         if (!s)
                 return;
         free_ops(s->head);
+        free_ops(s->finished);
         free_ops(s->spare);
         if (s->db)
                 s->db->driver->free(s->db);
@@ -640,6 +718,8 @@ static struct op *op_new(struct store *s, enum db_stmt stmt)
                 out_of_memory();
         op->next = NULL;
         op->stmt = stmt;
+        op->done = NULL;
+        op->on_store = false;
         op->n = 0;
         op->buf_len = 0;
         memset(op->v, 0, sizeof(op->v));
@@ -687,7 +767,7 @@ static void queue(struct store *s, struct op *op)
         *s->tail = op;
         s->tail = &op->next;
         s->queued++;
-        if (op->stmt == DB_PUT_JOB && op->v[0].i > s->max_id) {
+        if ((op->stmt == DB_PUT_JOB || op->stmt == DB_CLAIM_JOB) && op->v[0].i > s->max_id) {
                 s->max_id = op->v[0].i;
                 s->max_id_new = true;
         }
@@ -727,13 +807,15 @@ static void put_state(struct op *op, const struct store_job_row *row)
         put_real(op, row->started);
 }
 
-uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct env_block *env)
+/* A job's whole row, as DB_PUT_JOB and DB_CLAIM_JOB begin. */
+static struct op *job_op(struct store *s, enum db_stmt stmt, const struct store_job_row *row,
+                         struct env_block *env)
 {
         struct op *op;
 
         if (env)
                 put_env(s, env, row->id);
-        op = op_new(s, DB_PUT_JOB);
+        op = op_new(s, stmt);
         put_int(op, row->id);
         put_int(op, row->owner);
         put_int(op, row->very_slow);
@@ -745,8 +827,132 @@ uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct 
         put_text(op, row->key);
         put_text(op, row->name);
         put_state(op, row);
+        return op;
+}
+
+uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct env_block *env)
+{
+        queue(s, job_op(s, DB_PUT_JOB, row, env));
+        return s->queued;
+}
+
+bool store_shared(const struct store *s)
+{
+        return s->db->driver->renew != NULL;
+}
+
+uint64_t store_claim_job(struct store *s, const struct store_job_row *row, struct env_block *env,
+                         const char *queue_name, const char *what, bool may_again,
+                         void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct op *op = job_op(s, DB_CLAIM_JOB, row, env);
+
+        put_text(op, queue_name);
+        put_text(op, what);
+        put_int(op, may_again);
+        op->done = done;
+        op->data = data;
         queue(s, op);
         return s->queued;
+}
+
+/* What a thread waits on until its op is committed: freed by the last of the two. */
+struct waiter {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        int refs;
+        bool done;
+        int64_t value; /* the first number of the first row, 0 without one */
+};
+
+static void waiter_unref(struct waiter *w)
+{
+        bool last;
+
+        pthread_mutex_lock(&w->lock);
+        last = --w->refs == 0;
+        pthread_mutex_unlock(&w->lock);
+        if (!last)
+                return;
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->cond);
+        free(w);
+}
+
+/* Store thread (or the store's end: res NULL). */
+static void wake(void *data, const struct db_result *res)
+{
+        struct waiter *w = data;
+
+        pthread_mutex_lock(&w->lock);
+        w->done = res != NULL;
+        w->value = res && res->got ? res->i[0] : 0;
+        pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+        waiter_unref(w);
+}
+
+/* Any thread but the store's and the loop: queues stmt on id and waits until it is committed
+ * (0, its first number in *ret), or until give_up(arg) says so, looked at every 50 ms
+ * (-ECANCELED: it is committed later, or never). */
+static int call_wait(struct store *s, enum db_stmt stmt, int64_t id, bool (*give_up)(void *arg),
+                     void *arg, int64_t *ret)
+{
+        struct waiter *w = calloc(1, sizeof(*w));
+        pthread_condattr_t attr;
+        struct op *op;
+        int r;
+
+        if (!w)
+                out_of_memory();
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&w->cond, &attr);
+        pthread_condattr_destroy(&attr);
+        w->refs = 2;
+        op = op_new(s, stmt);
+        put_int(op, id);
+        op->done = wake;
+        op->data = w;
+        op->on_store = true;
+        queue(s, op);
+        pthread_mutex_lock(&w->lock);
+        while (!w->done) {
+                struct timespec ts;
+
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                ts.tv_nsec += 50 * 1000 * 1000;
+                if (ts.tv_nsec >= 1000 * 1000 * 1000) {
+                        ts.tv_sec++;
+                        ts.tv_nsec -= 1000 * 1000 * 1000;
+                }
+                if (pthread_cond_timedwait(&w->cond, &w->lock, &ts) == ETIMEDOUT && !w->done &&
+                    give_up(arg))
+                        break;
+        }
+        r = w->done ? 0 : -ECANCELED;
+        *ret = w->value;
+        pthread_mutex_unlock(&w->lock);
+        waiter_unref(w);
+        return r;
+}
+
+int store_key_start(struct store *s, int64_t id, bool (*give_up)(void *arg), void *arg)
+{
+        int64_t ignored;
+
+        return call_wait(s, DB_KEY_START, id, give_up, arg, &ignored);
+}
+
+int store_key_end(struct store *s, int64_t id, bool (*give_up)(void *arg), void *arg,
+                  bool *ret_again)
+{
+        int64_t again = 0;
+        int r = call_wait(s, DB_KEY_END, id, give_up, arg, &again);
+
+        *ret_again = r == 0 && again;
+        return r;
 }
 
 uint64_t store_put_job_state(struct store *s, const struct store_job_row *row)
@@ -964,4 +1170,3 @@ void store_take_adopted(struct store *s, void (*cb)(void *data, const struct sto
                 cb(data, &a->row);
         adopted_free(taken);
 }
-

@@ -67,6 +67,7 @@ struct store_job_row {
         const char *flow; /* JSON: what it waits for, its attempt, its next tick (or NULL) */
         double started;   /* wall clock its run in progress started at, else 0 */
         const char *node; /* the node that held it (reading back; NULL: this one) */
+        bool again;       /* another node asked it to run again (reading back) */
 };
 
 /* Writes, loop thread only; each returns the sequence number of its write, which a reply that
@@ -96,6 +97,24 @@ int store_load_jobs(struct store *s, void (*cb)(void *data, const struct store_j
 int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struct run_record *rec),
                     void *data);
 
+/* Keys across the nodes of a shared database (PostgreSQL); on SQLite keys are the registry's
+ * alone. Whether the database is shared. */
+bool store_shared(const struct store *s);
+/* The first row of a keyed job (loop thread), claiming its key (queue_name's) unless another
+ * node's live job holds it; then that job is asked to run again if may_again and it runs the
+ * same (what). done(data, res) on the loop after the commit: res->i: the key's job, whether its
+ * run is under way, whether it runs the same; res->text: its node (NULL res: never committed). */
+struct db_result;
+uint64_t store_claim_job(struct store *s, const struct store_job_row *row, struct env_block *env,
+                         const char *queue_name, const char *what, bool may_again,
+                         void (*done)(void *data, const struct db_result *res), void *data);
+/* A pool thread: a keyed job's run starts (the asks to run it again before are answered by it),
+ * or ended (*ret_again: it was asked to run again meanwhile). Each waits for its commit: 0, or
+ * -ECANCELED once give_up(arg) says to stop waiting. */
+int store_key_start(struct store *s, int64_t id, bool (*give_up)(void *arg), void *arg);
+int store_key_end(struct store *s, int64_t id, bool (*give_up)(void *arg), void *arg,
+                  bool *ret_again);
+
 /* This daemon's node name, as run records hold it. */
 const char *store_node(const struct store *s);
 /* A new job's id (loop thread): unique among the nodes of the database, rising on each. > 0, or
@@ -113,8 +132,8 @@ int store_nodes(struct store *s, struct db_node **ret, size_t *ret_n);
  * until when (CLOCK_MONOTONIC seconds) the lease surely holds in *ret_until (INFINITY without
  * one). */
 bool store_lease(struct store *s, double *ret_until);
-/* The jobs this node took from nodes whose lease ran out since the last call (loop thread): cb
- * once per row, in order. */
+/* The jobs this node took from nodes whose lease ran out since the last call, and its own jobs
+ * other nodes asked to run again (row->again) (loop thread): cb once per row, in order. */
 void store_take_adopted(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
                         void *data);
 

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/* Keys across the nodes of one PostgreSQL schema: a submit on one node coalesces into, or asks
+ * for one more run of, the key's job on another; a key never runs twice at once. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster-helpers.h"
+#include "run-suite.h"
+
+static struct cluster c;
+
+static void teardown(void)
+{
+        cluster_free(&c);
+}
+
+static char *path_in(const char *name)
+{
+        char *path;
+
+        ck_assert_int_ge(asprintf(&path, "%s/%s", c.dir, name), 0);
+        return path;
+}
+
+/* The params of a submit of the command under key k, with more members (",..." or ""). */
+static char *keyed(const char *more, const char *fmt, ...)
+{
+        json_object *o = json_object_new_object();
+        va_list ap;
+        char *command, *params;
+
+        va_start(ap, fmt);
+        ck_assert_int_ge(vasprintf(&command, fmt, ap), 0);
+        va_end(ap);
+        json_object_object_add(o, "command", json_object_new_string(command));
+        json_object_object_add(o, "key", json_object_new_string("k"));
+        params = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+        ck_assert_ptr_nonnull(params);
+        if (*more) {
+                char *with;
+
+                params[strlen(params) - 1] = '\0';
+                ck_assert_int_ge(asprintf(&with, "%s%s}", params, more), 0);
+                free(params);
+                params = with;
+        }
+        json_object_put(o);
+        free(command);
+        return params;
+}
+
+/* A job that notes its start in the file runs, and ends once the file go exists. */
+static char *gated_job(const char *more)
+{
+        return keyed(more, "echo start >>%1$s/runs; while [ ! -e %1$s/go ]; do sleep 0.02; done",
+                     c.dir);
+}
+
+static int runs_noted(void)
+{
+        char *path = path_in("runs");
+        int n = count_line(path, "start");
+
+        free(path);
+        return n;
+}
+
+static void touch(const char *name)
+{
+        char *path = path_in(name);
+        FILE *f = fopen(path, "we");
+
+        ck_assert_ptr_nonnull(f);
+        fclose(f);
+        free(path);
+}
+
+/* A submit to node k that must succeed: its result (the caller puts it). */
+static json_object *submit_to(int k, const char *params)
+{
+        json_object *reply = cluster_call(&c, k, "submit", params), *result;
+
+        ck_assert_ptr_nonnull(reply);
+        ck_assert_msg(reply_code(reply) == 0, "submit %s to n%d: %s", params, k,
+                      json_object_to_json_string(reply));
+        result = json_object_get(reply_result(reply));
+        json_object_put(reply);
+        return result;
+}
+
+/* A call to node k that must fail: its code, its message in msg. */
+static int call_fails(int k, const char *method, const char *params, char *msg, size_t len)
+{
+        int fd = cluster_connect(&c, k), code = call_error(fd, method, params, msg, len);
+
+        close(fd);
+        return code;
+}
+
+static void call_on(int k, const char *method, const char *params)
+{
+        json_object *reply = cluster_call(&c, k, method, params);
+
+        ck_assert_ptr_nonnull(reply);
+        ck_assert_msg(reply_code(reply) == 0, "%s on n%d: %s", method, k,
+                      json_object_to_json_string(reply));
+        json_object_put(reply);
+}
+
+/* Node k's run records of job id, once it has ended: the last one's outcome must be ok. */
+static void wait_job(int k, int64_t id)
+{
+        int fd = cluster_connect(&c, k);
+        json_object *rec = job_wait(fd, id);
+
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_str_eq(str_member(rec, "node"), c.name[k - 1]);
+        json_object_put(rec);
+        close(fd);
+}
+
+/* Long enough for every node to have renewed (and so looked for asks) a few times. */
+static void settle(void)
+{
+        usleep((useconds_t)(scaled(4 * c.lease_renew) * 1e6));
+}
+
+START_TEST(a_key_submitted_on_another_node_coalesces_into_its_pending_job)
+{
+        char *params;
+        json_object *first, *second;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        touch("go");
+        call_on(1, "pause", NULL);
+        params = gated_job("");
+        first = submit_to(1, params);
+        ck_assert_str_eq(str_member(first, "state"), "pending");
+        second = submit_to(2, params);
+        ck_assert_int_eq(int_member(second, "id"), int_member(first, "id"));
+        ck_assert_str_eq(str_member(second, "node"), "n1");
+        ck_assert_str_eq(str_member(second, "state"), "pending");
+        ck_assert(json_object_get_boolean(json_object_object_get(second, "coalesced")));
+        ck_assert_int_eq(cluster_live_items(&c, 2), 0);
+
+        call_on(1, "resume", NULL);
+        wait_job(1, int_member(first, "id"));
+        settle();
+        ck_assert_int_eq(runs_noted(), 1);
+        ck_assert_int_eq(cluster_live_items(&c, 1), 0);
+        json_object_put(first);
+        json_object_put(second);
+        free(params);
+}
+END_TEST
+
+START_TEST(a_key_submitted_on_another_node_while_its_job_runs_there_runs_it_once_more_after)
+{
+        json_object *first, *again;
+        char *params;
+        int64_t id;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        params = gated_job("");
+        first = submit_to(1, params);
+        id = int_member(first, "id");
+        wait_for(runs_noted() == 1, 10, "job %lld did not start", (long long)id);
+        for (int i = 0; i < 2; i++) {
+                again = submit_to(2, params);
+                ck_assert_int_eq(int_member(again, "id"), id);
+                ck_assert_str_eq(str_member(again, "node"), "n1");
+                ck_assert_str_eq(str_member(again, "state"), "running");
+                ck_assert(json_object_get_boolean(json_object_object_get(again, "deferred")));
+                json_object_put(again);
+        }
+        ck_assert_int_eq(runs_noted(), 1);
+        touch("go");
+        wait_job(1, id);
+        settle();
+        /* Twice asked while it ran: once more, on the node that holds it. */
+        ck_assert_int_eq(runs_noted(), 2);
+        ck_assert_int_eq(cluster_live_items(&c, 1) + cluster_live_items(&c, 2), 0);
+        json_object_put(first);
+        free(params);
+}
+END_TEST
+
+START_TEST(a_persisted_idle_job_runs_again_when_its_key_is_submitted_on_another_node)
+{
+        json_object *first, *second;
+        char *persist, *plain;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        persist = gated_job(",\"persist\":true");
+        plain = gated_job("");
+        touch("go");
+        first = submit_to(1, persist);
+        wait_job(1, int_member(first, "id"));
+        ck_assert_int_eq(runs_noted(), 1);
+
+        second = submit_to(2, plain);
+        ck_assert_int_eq(int_member(second, "id"), int_member(first, "id"));
+        ck_assert_str_eq(str_member(second, "node"), "n1");
+        ck_assert(json_object_get_boolean(json_object_object_get(second, "coalesced")));
+        /* An idle job's node finds the ask when it renews its lease. */
+        wait_for(runs_noted() == 2, 5 * c.lease_renew + 5, "job %lld did not run again",
+                 (long long)int_member(first, "id"));
+        settle();
+        ck_assert_int_eq(runs_noted(), 2);
+        ck_assert_int_eq(cluster_live_items(&c, 2), 0);
+        json_object_put(first);
+        json_object_put(second);
+        free(persist);
+        free(plain);
+}
+END_TEST
+
+START_TEST(a_key_of_another_nodes_job_is_refused_for_other_work_or_what_only_its_node_does)
+{
+        char *params, *other, *held, msg[256];
+        json_object *first;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        params = gated_job("");
+        other = keyed("", "true");
+        held = gated_job(",\"hold\":true");
+        touch("go");
+        call_on(1, "pause", NULL);
+        first = submit_to(1, params);
+
+        ck_assert_int_eq(call_fails(2, "submit", other, msg, sizeof(msg)), -32003);
+        ck_assert_msg(strstr(msg, "on node n1, which runs something else"), "%s", msg);
+        ck_assert_int_eq(call_fails(2, "submit", held, msg, sizeof(msg)), -32003);
+        ck_assert_msg(strstr(msg, "apply only to a live job of the node asked"), "%s", msg);
+        ck_assert_int_eq(cluster_live_items(&c, 2), 0);
+
+        /* Neither asked for another run. */
+        call_on(1, "resume", NULL);
+        wait_job(1, int_member(first, "id"));
+        settle();
+        ck_assert_int_eq(runs_noted(), 1);
+        json_object_put(first);
+        free(params);
+        free(other);
+        free(held);
+}
+END_TEST
+
+enum { HAMMER = 200, NODES = 3 };
+
+static char *hammer_params;
+static atomic_int hammer_next, hammer_failed;
+
+/* Submits the flock job to node k (in arg) until 200 submits were made among the threads. */
+static void *hammer(void *arg)
+{
+        int k = (int)(intptr_t)arg, fd = cluster_connect(&c, k);
+
+        while (atomic_fetch_add(&hammer_next, 1) < HAMMER) {
+                json_object *reply = client_call(fd, "submit", hammer_params);
+
+                if (reply_code(reply) != 0) {
+                        fprintf(stderr, "n%d: %s\n", k, json_object_to_json_string(reply));
+                        atomic_fetch_add(&hammer_failed, 1);
+                }
+                json_object_put(reply);
+        }
+        close(fd);
+        return NULL;
+}
+
+static int live_everywhere(void)
+{
+        int n = 0;
+
+        for (int k = 1; k <= c.n; k++)
+                n += cluster_live_items(&c, k);
+        return n;
+}
+
+START_TEST(a_key_submitted_200_times_from_every_node_at_once_never_runs_twice_at_once)
+{
+        pthread_t threads[NODES];
+        char *events;
+        int runs;
+
+        cluster_init(&c, NODES);
+        cluster_start(&c);
+        events = path_in("events");
+        hammer_params = keyed("",
+                              "exec 9>>%1$s/lock; flock -n 9 || echo lockfail >>%1$s/events; "
+                              "echo run >>%1$s/events; sleep 0.01",
+                              c.dir);
+        for (int k = 0; k < NODES; k++)
+                ck_assert_int_eq(
+                    pthread_create(&threads[k], NULL, hammer, (void *)(intptr_t)(k + 1)), 0);
+        for (int k = 0; k < NODES; k++)
+                ck_assert_int_eq(pthread_join(threads[k], NULL), 0);
+        ck_assert_int_eq(atomic_load(&hammer_failed), 0);
+
+        /* Quiet twice, a few renewals apart: no ask is left over. */
+        do {
+                wait_for(live_everywhere() == 0, 30, "the key's job is still live");
+                settle();
+        } while (live_everywhere() != 0);
+        runs = count_line(events, "run");
+        fprintf(stderr, "%d submits from %d nodes: %d runs\n", HAMMER, NODES, runs);
+        ck_assert_int_eq(count_line(events, "lockfail"), 0);
+        ck_assert_int_ge(runs, 1);
+        ck_assert_int_le(runs, HAMMER);
+        free(hammer_params);
+        free(events);
+}
+END_TEST
+
+static int run(void)
+{
+        Suite *s = suite_create("cluster-keys");
+        TCase *tc = tcase_create("cluster-keys");
+
+        tcase_set_timeout(tc, 120);
+        tcase_add_checked_fixture(tc, NULL, teardown);
+        tcase_add_test(tc, a_key_submitted_on_another_node_coalesces_into_its_pending_job);
+        tcase_add_test(
+            tc, a_key_submitted_on_another_node_while_its_job_runs_there_runs_it_once_more_after);
+        tcase_add_test(tc,
+                       a_persisted_idle_job_runs_again_when_its_key_is_submitted_on_another_node);
+        tcase_add_test(
+            tc, a_key_of_another_nodes_job_is_refused_for_other_work_or_what_only_its_node_does);
+        tcase_add_test(tc,
+                       a_key_submitted_200_times_from_every_node_at_once_never_runs_twice_at_once);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
+
+int main(int argc, char **argv)
+{
+        (void)argc;
+        return cluster_suite_main(argv, run);
+}
