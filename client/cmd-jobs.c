@@ -263,6 +263,7 @@ int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         json_object *result = NULL, *items, *p = json_object_new_object();
         struct table t;
+        bool nodes = false;
         int64_t more;
         size_t i, n;
         int r;
@@ -277,19 +278,27 @@ int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
                 json_object_put(result);
                 return r || !o->all ? r : history_show(x, o);
         }
-        table_init(&t, 7, 1u << 0 | 1u << 4);
-        r = table_add(&t, "ID", "CLASS", "QUEUE", "STATE", "RUNS", "NAME", "COMMAND");
         items = json_object_object_get(result, "items");
         n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
+        /* Jobs of several nodes (a shared database) say whose they are. */
+        for (i = 1; i < n && !nodes; i++)
+                nodes = strcmp(json_str(json_object_array_get_idx(items, i), "node", ""),
+                               json_str(json_object_array_get_idx(items, 0), "node", "")) != 0;
+        table_init(&t, 7 + nodes, 1u << 0 | 1u << 4);
+        r = table_add_row(&t, (const char *[]){"ID", "CLASS", "QUEUE", "STATE", "RUNS", "NAME",
+                                               nodes ? "NODE" : "COMMAND", "COMMAND"});
         for (i = 0; i < n && r == 0; i++) {
                 json_object *job = json_object_array_get_idx(items, i);
+                const char *node = json_str(job, "node", ""), *command = json_str(job, "command", "");
                 char id[24], runs[24];
 
                 snprintf(id, sizeof(id), "%lld", (long long)json_int(job, "id", 0));
                 snprintf(runs, sizeof(runs), "%lld", (long long)json_int(job, "runs", 0));
-                r = table_add(&t, id, json_str(job, "class", "?"), json_str(job, "queue", "?"),
-                              json_str(job, "state", "?"), runs, json_str(job, "name", NULL),
-                              json_str(job, "command", ""));
+                r = table_add_row(&t, (const char *[]){id, json_str(job, "class", "?"),
+                                                       json_str(job, "queue", "?"),
+                                                       json_str(job, "state", "?"), runs,
+                                                       json_str(job, "name", NULL),
+                                                       nodes ? node : command, command});
         }
         if (r == 0)
                 table_print(&t, stdout);

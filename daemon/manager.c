@@ -96,7 +96,11 @@ static void every_pool_stats(void *data, struct slow_work_stats *ret)
 
 static void on_conn_close(void *data, struct conn *c)
 {
-        registry_forget(data, c);
+        struct registry *reg = data;
+
+        registry_forget(reg, c);
+        if (reg->relay)
+                relay_conn_closed(reg->relay, c);
 }
 
 /* The state database has more on disk: replies that waited for it go out. */
@@ -124,6 +128,15 @@ static void on_lease_lost(void *data)
         if (m->listener.activated_fd >= 0)
                 m->restart_fd = dup(m->listener.activated_fd);
         manager_stop(m);
+}
+
+static void close_relay(struct manager *m)
+{
+        if (!m->relay_open)
+                return;
+        relay_close(&m->relay);
+        m->registry.relay = NULL;
+        m->relay_open = false;
 }
 
 static void close_lease(struct manager *m)
@@ -293,6 +306,11 @@ int manager_start(struct manager *m)
         if (r == 0) {
                 /* The first renewal tells what the settings kept made of the threads. */
                 registry_report_node(&m->registry);
+                if (store_shared(m->store) &&
+                    relay_init(&m->relay, m->loop, &m->clients, m->store) == 0) {
+                        m->relay_open = true;
+                        m->registry.relay = &m->relay;
+                }
                 r = store_start(m->store, m->loop, on_commit, m);
                 if (r < 0)
                         log_error_errno(r, "Failed to start the state database's thread: %m");
@@ -363,6 +381,7 @@ void manager_stop(struct manager *m)
         notify_stopping(&m->notify);
         listener_close(&m->listener);
         conn_close_all(&m->clients);
+        close_relay(m);
         close_signals(m);
         uv_timer_init(m->loop, &m->stop_timer);
         m->stop_timer.data = m;
@@ -384,6 +403,7 @@ struct manager *manager_free(struct manager *m)
         registry_free_pool(&m->registry);
         registry_close_events(&m->registry);
         close_lease(m);
+        close_relay(m);
         store_stop(m->store);
         notify_close(&m->notify);
         if (m->loop) {

@@ -14,6 +14,7 @@
 #include "jobs/registry.h"
 #include "reload.h"
 #include "server/conn.h"
+#include "server/relay.h"
 #include "server/listener.h"
 #include "server/notify.h"
 #include "util/config-load.h"
@@ -33,6 +34,8 @@ struct manager {
         struct reload reload;
         struct lease lease;
         bool lease_open;
+        struct relay relay; /* requests about other nodes' jobs (a shared database) */
+        bool relay_open;
         double lease_renew;
         /* Another node took this one's place: main() starts the daemon afresh once it stopped
          * (the activated socket, when there is one, kept in this descriptor). */

@@ -365,6 +365,36 @@ int64_t cluster_submit(struct cluster *c, int k, const char *params)
         return id;
 }
 
+json_object *cluster_call_ok(struct cluster *c, int k, const char *method, const char *params)
+{
+        json_object *reply = cluster_call(c, k, method, params), *result;
+
+        ck_assert_msg(reply, "%s on %s: no reply", method, c->name[k - 1]);
+        ck_assert_msg(reply_code(reply) == 0, "%s %s on %s: %s", method, params ? params : "",
+                      c->name[k - 1], json_object_to_json_string(reply));
+        result = json_object_get(reply_result(reply));
+        json_object_put(reply);
+        return result;
+}
+
+char *cluster_path(struct cluster *c, const char *name)
+{
+        char *path;
+
+        ck_assert_int_ge(asprintf(&path, "%s/%s", c->dir, name), 0);
+        return path;
+}
+
+void cluster_touch(struct cluster *c, const char *name)
+{
+        char *path = cluster_path(c, name);
+        FILE *f = fopen(path, "we");
+
+        ck_assert_ptr_nonnull(f);
+        fclose(f);
+        free(path);
+}
+
 int cluster_holder(struct cluster *c, int64_t id)
 {
         char params[64];
@@ -411,8 +441,14 @@ bool cluster_lists(struct cluster *c, int k, const char *name)
 int cluster_live_items(struct cluster *c, int k)
 {
         int fd = cluster_connect(c, k);
-        json_object *result = call_ok(fd, "list", NULL);
-        int n = (int)json_object_array_length(json_object_object_get(result, "items"));
+        json_object *result = call_ok(fd, "list", NULL),
+                    *items = json_object_object_get(result, "items");
+        int n = 0;
+
+        /* list tells every node's: node k's own are those it names. */
+        for (size_t i = 0; i < json_object_array_length(items); i++)
+                n += strcmp(str_member(json_object_array_get_idx(items, i), "node"),
+                            c->name[k - 1]) == 0;
 
         json_object_put(result);
         close(fd);

@@ -74,6 +74,11 @@ int cluster_connect(struct cluster *c, int k);
 bool cluster_answers(struct cluster *c, int k);
 /* A submit to node k that must succeed: the job's id. */
 int64_t cluster_submit(struct cluster *c, int k, const char *params);
+/* A call to node k that must succeed: its result (the caller puts it). */
+json_object *cluster_call_ok(struct cluster *c, int k, const char *method, const char *params);
+/* The file name in the test's own folder (the caller frees it); the file made empty. */
+char *cluster_path(struct cluster *c, const char *name);
+void cluster_touch(struct cluster *c, const char *name);
 /* The call's reply on a connection of its own (the caller puts it), NULL when node k does not
  * answer. */
 json_object *cluster_call(struct cluster *c, int k, const char *method, const char *params);
@@ -83,7 +88,7 @@ int cluster_holder(struct cluster *c, int64_t id);
 json_object *cluster_nodes(struct cluster *c, int k);
 /* Whether node k's `nodes` lists the node named name. */
 bool cluster_lists(struct cluster *c, int k, const char *name);
-/* How many live items node k's `list` has. */
+/* How many of the live items node k's `list` has are node k's. */
 int cluster_live_items(struct cluster *c, int k);
 
 /*

@@ -389,7 +389,7 @@ json_object *client_call(int fd, const char *method, const char *params_json)
         static int next_id = 1;
         char *request, *line;
         json_object *reply;
-        int id = next_id++;
+        int id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED); /* threads of one test */
 
         ck_assert_int_gt(asprintf(&request, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"%s\"%s%s}",
                                   id, method, params_json ? ",\"params\":" : "",

@@ -20,16 +20,9 @@ static void teardown(void)
         cluster_free(&c);
 }
 
-static char *path_in(const char *name)
-{
-        char *path;
-
-        ck_assert_int_ge(asprintf(&path, "%s/%s", c.dir, name), 0);
-        return path;
-}
-
-/* The params of a submit of the command under key k, with more members (",..." or ""). */
-static char *keyed(const char *more, const char *fmt, ...)
+/* The params of a submit of the command, under key k if keyed, with more members (",..." or
+ * ""; the caller frees them). */
+static char *job_params(bool keyed, const char *more, const char *fmt, ...)
 {
         json_object *o = json_object_new_object();
         va_list ap;
@@ -39,7 +32,8 @@ static char *keyed(const char *more, const char *fmt, ...)
         ck_assert_int_ge(vasprintf(&command, fmt, ap), 0);
         va_end(ap);
         json_object_object_add(o, "command", json_object_new_string(command));
-        json_object_object_add(o, "key", json_object_new_string("k"));
+        if (keyed)
+                json_object_object_add(o, "key", json_object_new_string("k"));
         params = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
         ck_assert_ptr_nonnull(params);
         if (*more) {
@@ -55,43 +49,21 @@ static char *keyed(const char *more, const char *fmt, ...)
         return params;
 }
 
-/* A job that notes its start in the file runs, and ends once the file go exists. */
+#define GATED "echo start >>%1$s/runs; while [ ! -e %1$s/go ]; do sleep 0.02; done"
+
+/* A keyed job that notes its start in the file runs, and ends once the file go exists. */
 static char *gated_job(const char *more)
 {
-        return keyed(more, "echo start >>%1$s/runs; while [ ! -e %1$s/go ]; do sleep 0.02; done",
-                     c.dir);
+        return job_params(true, more, GATED, c.dir);
 }
 
 static int runs_noted(void)
 {
-        char *path = path_in("runs");
+        char *path = cluster_path(&c, "runs");
         int n = count_line(path, "start");
 
         free(path);
         return n;
-}
-
-static void touch(const char *name)
-{
-        char *path = path_in(name);
-        FILE *f = fopen(path, "we");
-
-        ck_assert_ptr_nonnull(f);
-        fclose(f);
-        free(path);
-}
-
-/* A submit to node k that must succeed: its result (the caller puts it). */
-static json_object *submit_to(int k, const char *params)
-{
-        json_object *reply = cluster_call(&c, k, "submit", params), *result;
-
-        ck_assert_ptr_nonnull(reply);
-        ck_assert_msg(reply_code(reply) == 0, "submit %s to n%d: %s", params, k,
-                      json_object_to_json_string(reply));
-        result = json_object_get(reply_result(reply));
-        json_object_put(reply);
-        return result;
 }
 
 /* A call to node k that must fail: its code, its message in msg. */
@@ -101,16 +73,6 @@ static int call_fails(int k, const char *method, const char *params, char *msg, 
 
         close(fd);
         return code;
-}
-
-static void call_on(int k, const char *method, const char *params)
-{
-        json_object *reply = cluster_call(&c, k, method, params);
-
-        ck_assert_ptr_nonnull(reply);
-        ck_assert_msg(reply_code(reply) == 0, "%s on n%d: %s", method, k,
-                      json_object_to_json_string(reply));
-        json_object_put(reply);
 }
 
 /* Node k's run records of job id, once it has ended: the last one's outcome must be ok. */
@@ -138,19 +100,19 @@ START_TEST(a_key_submitted_on_another_node_coalesces_into_its_pending_job)
 
         cluster_init(&c, 2);
         cluster_start(&c);
-        touch("go");
-        call_on(1, "pause", NULL);
+        cluster_touch(&c, "go");
+        json_object_put(cluster_call_ok(&c, 1, "pause", NULL));
         params = gated_job("");
-        first = submit_to(1, params);
+        first = cluster_call_ok(&c, 1, "submit", params);
         ck_assert_str_eq(str_member(first, "state"), "pending");
-        second = submit_to(2, params);
+        second = cluster_call_ok(&c, 2, "submit", params);
         ck_assert_int_eq(int_member(second, "id"), int_member(first, "id"));
         ck_assert_str_eq(str_member(second, "node"), "n1");
         ck_assert_str_eq(str_member(second, "state"), "pending");
         ck_assert(json_object_get_boolean(json_object_object_get(second, "coalesced")));
         ck_assert_int_eq(cluster_live_items(&c, 2), 0);
 
-        call_on(1, "resume", NULL);
+        json_object_put(cluster_call_ok(&c, 1, "resume", NULL));
         wait_job(1, int_member(first, "id"));
         settle();
         ck_assert_int_eq(runs_noted(), 1);
@@ -170,11 +132,11 @@ START_TEST(a_key_submitted_on_another_node_while_its_job_runs_there_runs_it_once
         cluster_init(&c, 2);
         cluster_start(&c);
         params = gated_job("");
-        first = submit_to(1, params);
+        first = cluster_call_ok(&c, 1, "submit", params);
         id = int_member(first, "id");
         wait_for(runs_noted() == 1, 10, "job %lld did not start", (long long)id);
         for (int i = 0; i < 2; i++) {
-                again = submit_to(2, params);
+                again = cluster_call_ok(&c, 2, "submit", params);
                 ck_assert_int_eq(int_member(again, "id"), id);
                 ck_assert_str_eq(str_member(again, "node"), "n1");
                 ck_assert_str_eq(str_member(again, "state"), "running");
@@ -182,7 +144,7 @@ START_TEST(a_key_submitted_on_another_node_while_its_job_runs_there_runs_it_once
                 json_object_put(again);
         }
         ck_assert_int_eq(runs_noted(), 1);
-        touch("go");
+        cluster_touch(&c, "go");
         wait_job(1, id);
         settle();
         /* Twice asked while it ran: once more, on the node that holds it. */
@@ -202,12 +164,12 @@ START_TEST(a_persisted_idle_job_runs_again_when_its_key_is_submitted_on_another_
         cluster_start(&c);
         persist = gated_job(",\"persist\":true");
         plain = gated_job("");
-        touch("go");
-        first = submit_to(1, persist);
+        cluster_touch(&c, "go");
+        first = cluster_call_ok(&c, 1, "submit", persist);
         wait_job(1, int_member(first, "id"));
         ck_assert_int_eq(runs_noted(), 1);
 
-        second = submit_to(2, plain);
+        second = cluster_call_ok(&c, 2, "submit", plain);
         ck_assert_int_eq(int_member(second, "id"), int_member(first, "id"));
         ck_assert_str_eq(str_member(second, "node"), "n1");
         ck_assert(json_object_get_boolean(json_object_object_get(second, "coalesced")));
@@ -232,11 +194,11 @@ START_TEST(a_key_of_another_nodes_job_is_refused_for_other_work_or_what_only_its
         cluster_init(&c, 2);
         cluster_start(&c);
         params = gated_job("");
-        other = keyed("", "true");
+        other = job_params(true, "", "true");
         held = gated_job(",\"hold\":true");
-        touch("go");
-        call_on(1, "pause", NULL);
-        first = submit_to(1, params);
+        cluster_touch(&c, "go");
+        json_object_put(cluster_call_ok(&c, 1, "pause", NULL));
+        first = cluster_call_ok(&c, 1, "submit", params);
 
         ck_assert_int_eq(call_fails(2, "submit", other, msg, sizeof(msg)), -32003);
         ck_assert_msg(strstr(msg, "on node n1, which runs something else"), "%s", msg);
@@ -245,7 +207,7 @@ START_TEST(a_key_of_another_nodes_job_is_refused_for_other_work_or_what_only_its
         ck_assert_int_eq(cluster_live_items(&c, 2), 0);
 
         /* Neither asked for another run. */
-        call_on(1, "resume", NULL);
+        json_object_put(cluster_call_ok(&c, 1, "resume", NULL));
         wait_job(1, int_member(first, "id"));
         settle();
         ck_assert_int_eq(runs_noted(), 1);
@@ -253,6 +215,43 @@ START_TEST(a_key_of_another_nodes_job_is_refused_for_other_work_or_what_only_its
         free(params);
         free(other);
         free(held);
+}
+END_TEST
+
+START_TEST(a_keyed_job_held_by_its_owners_limit_coalesces_a_submit_from_another_node)
+{
+        json_object *blocker, *first, *second;
+        char *unkeyed, *held, *runs;
+        int64_t id;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        json_object_put(cluster_call_ok(&c, 1, "settings.set", "{\"max-running-per-user\":1}"));
+        unkeyed = job_params(false, "", GATED, c.dir);
+        blocker = cluster_call_ok(&c, 1, "submit", unkeyed);
+        wait_for(runs_noted() == 1, 10, "the job that takes the owner's one run did not start");
+        held = job_params(true, "", "echo run >>%s/held", c.dir);
+        first = cluster_call_ok(&c, 1, "submit", held);
+        id = int_member(first, "id");
+        ck_assert_str_eq(str_member(first, "state"), "pending");
+        /* Its run, held back by the limit, has not started: the ask coalesces. */
+        second = cluster_call_ok(&c, 2, "submit", held);
+        ck_assert_int_eq(int_member(second, "id"), id);
+        ck_assert_str_eq(str_member(second, "state"), "pending");
+        ck_assert(json_object_get_boolean(json_object_object_get(second, "coalesced")));
+
+        cluster_touch(&c, "go");
+        wait_job(1, id);
+        settle();
+        runs = cluster_path(&c, "held");
+        ck_assert_int_eq(count_line(runs, "run"), 1);
+        ck_assert_int_eq(cluster_live_items(&c, 1) + cluster_live_items(&c, 2), 0);
+        json_object_put(blocker);
+        json_object_put(first);
+        json_object_put(second);
+        free(unkeyed);
+        free(held);
+        free(runs);
 }
 END_TEST
 
@@ -296,8 +295,8 @@ START_TEST(a_key_submitted_200_times_from_every_node_at_once_never_runs_twice_at
 
         cluster_init(&c, NODES);
         cluster_start(&c);
-        events = path_in("events");
-        hammer_params = keyed("",
+        events = cluster_path(&c, "events");
+        hammer_params = job_params(true, "",
                               "exec 9>>%1$s/lock; flock -n 9 || echo lockfail >>%1$s/events; "
                               "echo run >>%1$s/events; sleep 0.01",
                               c.dir);
@@ -337,6 +336,8 @@ static int run(void)
                        a_persisted_idle_job_runs_again_when_its_key_is_submitted_on_another_node);
         tcase_add_test(
             tc, a_key_of_another_nodes_job_is_refused_for_other_work_or_what_only_its_node_does);
+        tcase_add_test(tc,
+                       a_keyed_job_held_by_its_owners_limit_coalesces_a_submit_from_another_node);
         tcase_add_test(tc,
                        a_key_submitted_200_times_from_every_node_at_once_never_runs_twice_at_once);
         suite_add_tcase(s, tc);

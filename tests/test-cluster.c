@@ -43,14 +43,6 @@ static char *command_params(const char *fmt, ...)
         return params;
 }
 
-static char *path_in(const char *name)
-{
-        char *path;
-
-        ck_assert_int_ge(asprintf(&path, "%s/%s", c.dir, name), 0);
-        return path;
-}
-
 /* A job that appends its token tK to the file tokens. */
 static char *token_job(int k)
 {
@@ -83,7 +75,7 @@ struct runs {
 
 static void read_events(struct runs *runs, int n)
 {
-        char *path = path_in("events"), **lines = read_lines(path);
+        char *path = cluster_path(&c, "events"), **lines = read_lines(path);
 
         memset(runs, 0, sizeof(*runs) * (size_t)n);
         for (char **l = lines; *l; l++) {
@@ -134,16 +126,6 @@ static bool all_ended(int n)
                 if (runs[j].ends < 1)
                         return false;
         return true;
-}
-
-static void touch(const char *name)
-{
-        char *path = path_in(name);
-        FILE *f = fopen(path, "we");
-
-        ck_assert_ptr_nonnull(f);
-        fclose(f);
-        free(path);
 }
 
 /* Submits every params to node k through one connection, pipelined: the ids, in order. */
@@ -238,7 +220,7 @@ START_TEST(three_thousand_jobs_submitted_round_robin_run_once_each_on_every_node
 
         cluster_init(&c, NODES);
         cluster_start(&c);
-        tokens = path_in("tokens");
+        tokens = cluster_path(&c, "tokens");
         for (int i = 0; i < JOBS; i++) {
                 shares[i % NODES].node = i % NODES + 1;
                 shares[i % NODES].params[i / NODES] = token_job(i);
@@ -516,7 +498,7 @@ static void node3_busy(int64_t *ids)
                 ids[j] = cluster_submit(&c, 3, params);
                 free(params);
         }
-        touch("quick");
+        cluster_touch(&c, "quick");
 }
 
 /* No run of the flock jobs failed to get its lock; the ones in flight ran twice, once on n3,
@@ -557,7 +539,7 @@ START_TEST(a_killed_nodes_jobs_run_again_once_elsewhere_after_its_lease)
         int *counts, fd;
 
         cluster_init(&c, 3);
-        tokens = path_in("tokens");
+        tokens = cluster_path(&c, "tokens");
         node3_busy(ids);
         /* Submits pipelined to n3 when it dies: the first ACKED acknowledged. */
         fd = cluster_connect(&c, 3);
@@ -740,7 +722,7 @@ START_TEST(a_postgresql_restart_under_load_loses_no_acknowledged_job)
          * (a lease that runs out is the killed and stopped nodes' cases). */
         c.lease_time = 10;
         c.lease_renew = 2;
-        tokens = path_in("tokens");
+        tokens = cluster_path(&c, "tokens");
         cluster_start(&c);
         ck_assert_int_eq(pthread_create(&thread, NULL, load_run, &l), 0);
         wait_for(atomic_load(&l.acked) >= 200, 20, "n1 acknowledged %d submits",

@@ -46,34 +46,39 @@ static void hold(struct job *job, enum event_type why)
         events_post(job->shared->run.events, why, job_ref(job), NULL);
 }
 
-/* A keyed run of a shared database stops waiting for its start or end to be committed once the
- * node is fenced or stopping: a start is tried again once the gate lets the run go. */
-static bool give_up(void *arg)
+/* A keyed run of a shared database stops waiting for its start to be committed once it is to go
+ * or the node is fenced (the start is tried again once the gate lets the run go), and for its
+ * end once the node is fenced or stopping. */
+static bool start_give_up(void *arg)
 {
         struct job *job = arg;
 
         return must_go(job) || run_fenced(&job->shared->run);
 }
 
+static bool end_give_up(void *arg)
+{
+        struct job *job = arg;
+
+        return __atomic_load_n(&job->shared->run.stopping, __ATOMIC_ACQUIRE) ||
+               run_fenced(&job->shared->run);
+}
+
 /* Counted first, then the pause looked at: a pause either is seen here, or sees the count. A
  * keyed job of a shared database starts once the database knows (another node's ask to run it
  * before then is answered by this run), and tells the loop at its end whether one came while it
- * ran. */
+ * ran (at a stop the ask stays for the next start). */
 static void item_execute(struct slow_work *work)
 {
         struct job *job = (struct job *)work;
         struct run_context *ctx = &job->shared->run;
         struct run_record *rec;
-        bool again;
+        bool again, stopping;
+        int r;
 
         pause_run_started(ctx->pause);
         pause_run_started(&job->queue->pause);
         if (!must_go(job) && gate_holds_back(ctx, job)) {
-                hold(job, EVENT_HELD);
-                return;
-        }
-        if (job->key_shared && !must_go(job) &&
-            store_key_start(job->shared->store, job->id, give_up, job) < 0 && !must_go(job)) {
                 hold(job, EVENT_HELD);
                 return;
         }
@@ -85,11 +90,21 @@ static void item_execute(struct slow_work *work)
                 hold(job, EVENT_HELD_QUEUE_USER);
                 return;
         }
+        if (job->key_shared && !must_go(job) &&
+            store_key_start(job->shared->store, job->id, &job->key_starts, start_give_up, job) <
+                0 &&
+            !must_go(job)) {
+                hold(job, EVENT_HELD_KEY);
+                return;
+        }
         rec = job->x->plugin_entry ? plugin_run(job) : shell_run(job);
-        /* Not known whether an ask came: it runs once more, to be sure. */
-        if (job->key_shared &&
-            (store_key_end(job->shared->store, job->id, give_up, job, &again) < 0 || again))
-                __atomic_store_n(&job->key_again, true, __ATOMIC_RELEASE);
+        if (job->key_shared) {
+                stopping = __atomic_load_n(&ctx->stopping, __ATOMIC_ACQUIRE);
+                r = store_key_end(job->shared->store, job->id, stopping, end_give_up, job, &again);
+                /* Not known whether an ask came: it runs once more, to be sure. */
+                if (!stopping && (r < 0 || again))
+                        __atomic_store_n(&job->key_again, true, __ATOMIC_RELEASE);
+        }
         events_post(ctx->events, EVENT_ENDED, job_ref(job), rec);
 }
 

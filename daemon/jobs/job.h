@@ -71,6 +71,7 @@ struct job_extra {
 
 extern const struct job_extra job_no_extra;
 
+
 /* Its 8-byte members first, then the 4-byte ones, then the flags: no padding between them; its
  * strings last, in the same allocation. */
 struct job {
@@ -100,6 +101,7 @@ struct job {
         int64_t *after, *after_any; /* what it still waits for, 0-terminated (NULL: nothing) */
         int64_t attempt;            /* atomic: the attempt the next run is (1 after a submit) */
         double next_run;            /* wall clock: a retry's or a recurring job's next tick */
+        int64_t key_starts; /* atomic: its runs whose start the shared database has (keyed) */
 
         /* The run in progress: the runner's, read by the loop. */
         int64_t runs_started; /* atomic */

@@ -860,6 +860,12 @@ static void on_event(void *data, struct event *e)
                 users_hold(&job->queue->users, job);
                 run_done(reg, job);
                 break;
+        case EVENT_HELD_KEY:
+                users_run_ended(&reg->users, job);
+                users_run_ended(&job->queue->users, job);
+                gate_hold(&reg->gate, job);
+                run_done(reg, job);
+                break;
         case EVENT_RELEASED:
                 break;
         }

@@ -60,6 +60,7 @@ struct registry {
         struct inflight inflight;
         struct supervisor supervisor; /* stops what the runs leave, should the daemon die */
         struct history history;
+        struct relay *relay; /* requests about other nodes' jobs go there (NULL: none) */
         struct gate gate; /* runs held back: for free space, or paused */
         struct pause pause;
         struct users users;       /* per-user limits, and runs held back by them */

@@ -284,10 +284,12 @@ static void restore_job(void *data, const struct store_job_row *row)
         double now = (double)time(NULL);
         struct job *job;
 
-        /* Another node asked one of this node's keyed jobs to run again while it was idle, or
-         * after it went (its row stayed for this). */
+        /* Another node asked one of this node's keyed jobs to run again while none of its runs
+         * was under way, or after it went (its row stayed for this). A run whose start was
+         * committed since came after the ask: it answers it. */
         if (row->again && (job = registry_find(reg, row->id))) {
-                registry_run_again(reg, job, "run asked for by another node");
+                if (__atomic_load_n(&job->key_starts, __ATOMIC_ACQUIRE) <= row->key_starts)
+                        registry_run_again(reg, job, "run asked for by another node");
                 return;
         }
         if (job_from_row(rs, row, &job) < 0)
@@ -299,6 +301,7 @@ static void restore_job(void *data, const struct store_job_row *row)
         if (row->qorder > reg->next_qorder)
                 reg->next_qorder = row->qorder;
         job->runs_started = job->runs_ended = row->runs;
+        job->key_starts = row->key_starts;
         if (history_last(&reg->history, job->id))
                 job->last = run_record_dup(history_last(&reg->history, job->id));
         restore_flow(job, row->flow);

@@ -32,6 +32,8 @@ static void drop(struct registry *reg, struct job *job)
         if (job->persist) {
                 job->persist = false;
                 job->handles--;
+                /* Its row may stay, asked to run again by another node: it does not persist. */
+                registry_save_state(reg, job, NULL);
         }
         registry_check_idle(reg, job);
 }
@@ -70,7 +72,7 @@ static void claimed(void *data, const struct db_result *res)
         struct claim *cl = data;
         struct registry *reg = cl->reg;
         struct job *job = cl->job;
-        struct reply r = {.again = true};
+        struct reply r = {0};
         bool won = res && res->got && res->i[0] == job->id;
 
         job->claim = NULL;

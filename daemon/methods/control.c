@@ -98,8 +98,8 @@ static void handle_release(struct registry *reg, struct conn *c, union params *p
 }
 
 const struct method control_methods[] = {
-    {"wait", sw_id_params, NULL, handle_wait},
-    {"cancel", sw_id_params, NULL, handle_cancel},
-    {"release", sw_id_params, NULL, handle_release},
-    {NULL, NULL, NULL, NULL},
+    {"wait", sw_id_params, NULL, handle_wait, true},
+    {"cancel", sw_id_params, NULL, handle_cancel, true},
+    {"release", sw_id_params, NULL, handle_release, true},
+    {NULL, NULL, NULL, NULL, false},
 };

@@ -258,12 +258,12 @@ static void handle_nodes(struct registry *reg, struct conn *c, union params *p, 
 }
 
 const struct method daemon_methods[] = {
-    {"ping", sw_no_params, NULL, handle_ping},
-    {"version", sw_no_params, NULL, handle_version},
-    {"settings.get", sw_queue_opt_params, NULL, handle_settings_get},
-    {"settings.set", sw_settings_params, prefill_settings, handle_settings_set},
-    {"stats", sw_queue_opt_params, NULL, handle_stats},
-    {"reload", sw_no_params, NULL, handle_reload},
-    {"nodes", sw_no_params, NULL, handle_nodes},
-    {NULL, NULL, NULL, NULL},
+    {"ping", sw_no_params, NULL, handle_ping, false},
+    {"version", sw_no_params, NULL, handle_version, false},
+    {"settings.get", sw_queue_opt_params, NULL, handle_settings_get, false},
+    {"settings.set", sw_settings_params, prefill_settings, handle_settings_set, false},
+    {"stats", sw_queue_opt_params, NULL, handle_stats, false},
+    {"reload", sw_no_params, NULL, handle_reload, false},
+    {"nodes", sw_no_params, NULL, handle_nodes, false},
+    {NULL, NULL, NULL, NULL, false},
 };

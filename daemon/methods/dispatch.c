@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Requests to method handlers: the tables of methods/, parameters parsed by each method's own. */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,8 @@
 #include "methods/dispatch.h"
 #include "methods/method.h"
 #include "server/conn.h"
+#include "server/relay.h"
+#include "store/db.h"
 #include "store/store.h"
 
 static const struct method *const tables[] = {
@@ -112,9 +115,80 @@ void method_call_again(struct registry *reg, struct conn *c, const char *name, j
                 conn_reply(c, id, r->result, r->code, r->message);
 }
 
-void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
+/* A request about a job this node neither holds nor ran, waiting to learn which node does. */
+struct holder_lookup {
+        struct registry *reg;
+        struct conn *c;
+        json_object *id; /* the request's */
+        char *line;
+        size_t len;
+};
+
+static void dispatch(struct registry *reg, struct conn *c, const char *line, size_t len,
+                     bool may_relay);
+
+static void holder_found(void *data, const struct db_result *res)
 {
-        struct registry *reg = data;
+        struct holder_lookup *lk = data;
+        struct conn *c = lk->c;
+        const char *node = res && res->got ? res->text : NULL;
+        bool elsewhere = node && strcmp(node, store_node(lk->reg->store)) != 0;
+        char why[160];
+
+        if (!res || c->closing) {
+                /* nobody to answer */
+        } else if (elsewhere && relay_forward(lk->reg->relay, c, node, lk->line, lk->len)) {
+                /* answered there */
+        } else if (elsewhere && res->i[0] == 0) {
+                /* A live job of a node whose lease ran out: the next node to renew takes it. */
+                snprintf(why, sizeof(why),
+                         "the job's node %s is not live: another node takes its jobs", node);
+                conn_reply_line(c, sw_error_line(json_object_get(lk->id), SW_E_BUSY, why));
+        } else {
+                /* Nowhere else: answered here, as any request. */
+                c->busy = false;
+                dispatch(lk->reg, c, lk->line, lk->len, false);
+                if (!c->busy)
+                        conn_resume(c);
+        }
+        json_object_put(lk->id);
+        conn_unref(c);
+        free(lk->line);
+        free(lk);
+}
+
+/* Whether a request about job "id" is to be asked of the node that holds it, once known: a job
+ * of a shared database that this node neither holds nor ran; then the request waits for that. */
+static bool ask_holder(struct registry *reg, struct conn *c, const struct method *method,
+                       json_object *id, json_object *params, const char *line, size_t len)
+{
+        struct holder_lookup *lk;
+        json_object *v;
+        int64_t job;
+
+        if (!method->by_id || !reg->relay || c->relayed || store_alone(reg->store) ||
+            !json_object_object_get_ex(params, "id", &v) || !json_object_is_type(v, json_type_int))
+                return false;
+        job = json_object_get_int64(v);
+        if (job <= 0 || registry_find(reg, job) || history_last(&reg->history, job))
+                return false;
+        lk = calloc(1, sizeof(*lk));
+        if (!lk || !(lk->line = strndup(line, len))) {
+                free(lk);
+                return false;
+        }
+        lk->reg = reg;
+        lk->c = conn_ref(c);
+        lk->id = json_object_get(id);
+        lk->len = len;
+        c->busy = true;
+        store_find_job(reg->store, job, holder_found, lk);
+        return true;
+}
+
+static void dispatch(struct registry *reg, struct conn *c, const char *line, size_t len,
+                     bool may_relay)
+{
         struct sw_request req = {0};
         struct reply r = {0};
         const struct method *method;
@@ -135,6 +209,11 @@ void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
                 reply_error(&r, SW_E_NO_METHOD, "no method \"%.64s\"", req.method);
                 goto done;
         }
+        if (may_relay && ask_holder(reg, c, method, id, req.params, line, len)) {
+                json_object_put(id);
+                sw_request_clear(&req);
+                return;
+        }
         r.id = id;
         call(reg, c, method, req.params, &r);
         if (r.deferred) {
@@ -146,4 +225,9 @@ void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
 done:
         conn_send_reply(c, id, r.result, r.code, r.message);
         sw_request_clear(&req);
+}
+
+void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
+{
+        dispatch(data, c, line, len, true);
 }

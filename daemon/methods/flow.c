@@ -112,9 +112,9 @@ static void handle_continue(struct registry *reg, struct conn *c, union params *
 }
 
 const struct method flow_methods[] = {
-    {"pause", sw_pause_params, NULL, handle_pause},
-    {"resume", sw_queue_opt_params, NULL, handle_resume},
-    {"suspend", sw_id_params, NULL, handle_suspend},
-    {"continue", sw_id_params, NULL, handle_continue},
-    {NULL, NULL, NULL, NULL},
+    {"pause", sw_pause_params, NULL, handle_pause, false},
+    {"resume", sw_queue_opt_params, NULL, handle_resume, false},
+    {"suspend", sw_id_params, NULL, handle_suspend, true},
+    {"continue", sw_id_params, NULL, handle_continue, true},
+    {NULL, NULL, NULL, NULL, false},
 };

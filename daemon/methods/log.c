@@ -227,6 +227,6 @@ static void handle_log(struct registry *reg, struct conn *c, union params *param
 }
 
 const struct method log_methods[] = {
-    {"log", sw_log_params, NULL, handle_log},
-    {NULL, NULL, NULL, NULL},
+    {"log", sw_log_params, NULL, handle_log, true},
+    {NULL, NULL, NULL, NULL, false},
 };

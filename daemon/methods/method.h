@@ -39,8 +39,7 @@ struct reply {
         char message[256];
         bool deferred; /* the handler answers later, with conn_reply() */
         /* A submit done again once its key's claim among the nodes was answered (claim.c):
-         * with the job that won it (NULL: it lost, or waited behind another's). */
-        bool again;
+         * the job that won it (NULL: the key was another job's of this node). */
         struct job *claimed;
 };
 
@@ -50,6 +49,8 @@ struct method {
         /* Fills in what parameters that are not given stand for. */
         void (*prefill)(struct registry *reg, union params *p);
         void (*handle)(struct registry *reg, struct conn *c, union params *p, struct reply *r);
+        /* Its param "id" names a job: one that another node holds or ran is asked there. */
+        bool by_id;
 };
 
 extern const struct method daemon_methods[]; /* ping, version, settings.*, stats, reload, nodes */
@@ -64,8 +65,8 @@ extern const struct method metrics_methods[]; /* metrics */
 int reply_error(struct reply *r, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
-/* The request again, answered with conn_reply() (the id's reference taken over), r's again and
- * claimed as given. */
+/* The request again, answered with conn_reply() (the id's reference taken over), r's claimed as
+ * given. */
 void method_call_again(struct registry *reg, struct conn *c, const char *name, json_object *id,
                        json_object *params, struct reply *r);
 
@@ -74,6 +75,12 @@ void method_call_again(struct registry *reg, struct conn *c, const char *name, j
 struct sw_submit_params;
 void claim_submit(struct registry *reg, struct conn *c, struct job *job,
                   const struct sw_submit_params *p, struct reply *r);
+
+/* list's page of this node (r->result) merged with the other nodes' live jobs of a shared
+ * database: the reply is deferred until the database answers (list-nodes.c). */
+struct sw_list_params;
+void list_other_nodes(struct registry *reg, struct conn *c, const struct sw_list_params *p,
+                      struct reply *r);
 
 /* The live job a request names, if the client may touch it; else NULL and an error reply. */
 struct job *method_lookup_job(struct registry *reg, struct conn *c, int64_t id, struct reply *r);

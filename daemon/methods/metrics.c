@@ -262,6 +262,6 @@ static void handle_metrics(struct registry *reg, struct conn *c, union params *p
 }
 
 const struct method metrics_methods[] = {
-    {"metrics", sw_no_params, NULL, handle_metrics},
-    {NULL, NULL, NULL, NULL},
+    {"metrics", sw_no_params, NULL, handle_metrics, false},
+    {NULL, NULL, NULL, NULL, false},
 };

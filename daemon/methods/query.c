@@ -11,6 +11,7 @@
 #include "jobs/suspend.h"
 #include "methods/method.h"
 #include "server/conn.h"
+#include "store/store.h"
 #include "store/history.h"
 #include "store/run-record.h"
 
@@ -225,6 +226,9 @@ static void handle_list(struct registry *reg, struct conn *c, union params *para
         r->result = json_object_new_object();
         json_object_object_add(r->result, "items", items);
         json_object_object_add(r->result, "more", json_object_new_int64(more));
+        /* A node serving another node's client answers for itself alone. */
+        if (store_shared(reg->store) && !c->relayed)
+                list_other_nodes(reg, c, p, r);
 }
 
 static void prefill_list(struct registry *reg, union params *p)
@@ -328,9 +332,9 @@ static void handle_history(struct registry *reg, struct conn *c, union params *p
 }
 
 const struct method query_methods[] = {
-    {"status", sw_status_params, NULL, handle_status},
-    {"list", sw_list_params, prefill_list, handle_list},
-    {"subscribe", sw_no_params, NULL, handle_subscribe},
-    {"history", sw_history_params, prefill_history, handle_history},
-    {NULL, NULL, NULL, NULL},
+    {"status", sw_status_params, NULL, handle_status, true},
+    {"list", sw_list_params, prefill_list, handle_list, false},
+    {"subscribe", sw_no_params, NULL, handle_subscribe, false},
+    {"history", sw_history_params, prefill_history, handle_history, false},
+    {NULL, NULL, NULL, NULL, false},
 };

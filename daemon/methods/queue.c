@@ -104,8 +104,8 @@ static void handle_queue_list(struct registry *reg, struct conn *c, union params
 }
 
 const struct method queue_methods[] = {
-    {"queue.add", sw_queue_add_params, NULL, handle_queue_add},
-    {"queue.remove", sw_queue_name_params, NULL, handle_queue_remove},
-    {"queue.list", sw_no_params, NULL, handle_queue_list},
-    {NULL, NULL, NULL, NULL},
+    {"queue.add", sw_queue_add_params, NULL, handle_queue_add, false},
+    {"queue.remove", sw_queue_name_params, NULL, handle_queue_remove, false},
+    {"queue.list", sw_no_params, NULL, handle_queue_list, false},
+    {NULL, NULL, NULL, NULL, false},
 };

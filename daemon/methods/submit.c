@@ -336,8 +336,8 @@ static void submit_prefill(struct registry *reg, union params *params)
 }
 
 const struct method submit_methods[] = {
-    {"submit", sw_submit_params, submit_prefill, handle_submit},
-    {"enqueue", sw_enqueue_params, NULL, handle_enqueue},
-    {"env.set", sw_env_set_params, NULL, handle_env_set},
-    {NULL, NULL, NULL, NULL},
+    {"submit", sw_submit_params, submit_prefill, handle_submit, false},
+    {"enqueue", sw_enqueue_params, NULL, handle_enqueue, true},
+    {"env.set", sw_env_set_params, NULL, handle_env_set, false},
+    {NULL, NULL, NULL, NULL, false},
 };

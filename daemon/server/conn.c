@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "methods.h"
 #include "server/conn.h"
@@ -354,12 +355,23 @@ void conn_wait_for(struct conn *c, uint64_t seq)
                 c->barrier = seq;
 }
 
-void conn_reply(struct conn *c, json_object *id, json_object *result, int code, const char *message)
+void conn_resume(struct conn *c)
 {
-        conn_send_reply(c, id, result, code, message);
         c->busy = false;
         if (!c->closing)
                 process(c);
+}
+
+void conn_reply(struct conn *c, json_object *id, json_object *result, int code, const char *message)
+{
+        conn_send_reply(c, id, result, code, message);
+        conn_resume(c);
+}
+
+void conn_reply_line(struct conn *c, char *line)
+{
+        conn_send(c, line);
+        conn_resume(c);
 }
 
 bool conn_is_admin(const struct conn *c)
@@ -517,14 +529,14 @@ static bool has_room(struct clients *clients, struct conn *c)
         return false;
 }
 
-void conn_accept(struct clients *clients, uv_stream_t *listener)
+/* A new connection, on the clients' list. */
+static struct conn *conn_new(struct clients *clients)
 {
         struct conn *c = calloc(1, sizeof(*c));
-        int r;
 
         if (!c) {
                 log_warning("Out of memory for a new connection");
-                return;
+                return NULL;
         }
         c->clients = clients;
         c->refs = 1;
@@ -536,7 +548,16 @@ void conn_accept(struct clients *clients, uv_stream_t *listener)
                 clients->head->prev = c;
         clients->head = c;
         clients->n++;
+        return c;
+}
 
+void conn_accept(struct clients *clients, uv_stream_t *listener)
+{
+        struct conn *c = conn_new(clients);
+        int r;
+
+        if (!c)
+                return;
         r = uv_accept(listener, (uv_stream_t *)&c->pipe);
         if (r < 0) {
                 conn_close(c, uv_strerror(r));
@@ -555,6 +576,29 @@ void conn_accept(struct clients *clients, uv_stream_t *listener)
         if (!has_room(clients, c))
                 return;
         classify(clients, c);
+}
+
+void conn_open(struct clients *clients, int fd, uid_t uid, gid_t gid, bool admin)
+{
+        struct conn *c = conn_new(clients);
+        int r;
+
+        if (!c) {
+                close(fd);
+                return;
+        }
+        c->uid = uid;
+        c->gid = gid;
+        c->admin = admin;
+        c->relayed = true;
+        r = uv_pipe_open(&c->pipe, fd);
+        if (r < 0) {
+                close(fd);
+                conn_close(c, uv_strerror(r));
+                return;
+        }
+        if (has_room(clients, c))
+                start_reading(c);
 }
 
 void conn_close_all(struct clients *clients)

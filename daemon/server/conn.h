@@ -58,6 +58,7 @@ struct conn {
         pid_t pid;
         bool admin;         /* set once at accept: see conn_is_admin() */
         bool refused;       /* over a cap: told so, and closing once that is written */
+        bool relayed;       /* another node's client's (relay.c): its requests stay here */
         unsigned refs;      /* the connection's own, and one per reply still to come */
         bool closing;
         bool busy;          /* a reply is still to come: later requests wait, in order */
@@ -75,6 +76,9 @@ struct conn {
 
 /* Accepts a pending connection from the listening stream; refuses peers that may not connect. */
 void conn_accept(struct clients *clients, uv_stream_t *listener);
+/* A connection on fd (taken over), whose peer is as given: another node's client, whose node
+ * passes its requests on (relay.c). */
+void conn_open(struct clients *clients, int fd, uid_t uid, gid_t gid, bool admin);
 /* Closes every connection (shutdown). */
 void conn_close_all(struct clients *clients);
 /* Queues one reply line (taken over). While the client leaves more than CONN_OUT_SOFT unread,
@@ -96,6 +100,10 @@ void conn_close(struct conn *c, const char *why);
  * Admins may change settings, and see and act on every user's items.
  */
 bool conn_is_admin(const struct conn *c);
+/* Ends a request whose reply was deferred with the reply's line as it is (taken over). */
+void conn_reply_line(struct conn *c, char *line);
+/* Goes on with the requests that came in while one was deferred (its reply sent otherwise). */
+void conn_resume(struct conn *c);
 struct conn *conn_ref(struct conn *c);
 void conn_unref(struct conn *c);
 /* Sends the reply to a request: the result, or the error (id NULL: a notification, no reply). */

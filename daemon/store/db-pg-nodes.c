@@ -167,6 +167,9 @@ int pg_node_join(struct pg_db *p, const struct db_node *me, double lease_time)
         if (r == 0)
                 r = params_do(p, "UPDATE jobs SET running = false WHERE node = $1 AND running", 1,
                               values);
+        /* Mail to a node of that name before is for sessions that ended with it. */
+        if (r == 0)
+                r = params_do(p, "DELETE FROM mail WHERE to_node = $1", 1, values);
         if (r == 0)
                 r = params_do(p, "UPDATE envs SET node = $1 WHERE node = ''", 1, values);
         if (r == 0)
@@ -212,7 +215,7 @@ static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
 
         r = params_exec(p,
                         "SELECT name, host, pid, running, min_threads, max_threads,"
-                        " extract(epoch FROM now() - renewed) FROM nodes"
+                        " extract(epoch FROM now() - renewed), epoch FROM nodes"
                         " WHERE lease_until >= now() ORDER BY name",
                         0, NULL, &res);
         if (r < 0)
@@ -227,6 +230,7 @@ static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
                 nodes[i].min_threads = strtoll(PQgetvalue(res, i, 4), NULL, 10);
                 nodes[i].max_threads = strtoll(PQgetvalue(res, i, 5), NULL, 10);
                 nodes[i].lease_age = strtod(PQgetvalue(res, i, 6), NULL);
+                nodes[i].epoch = strtoll(PQgetvalue(res, i, 7), NULL, 10);
         }
         PQclear(res);
         if (!nodes) {
@@ -290,7 +294,7 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
                 r = -EIO;
         }
         if (r == 0)
-                r = pg_read_jobs(p, gone, false, cb, data);
+                r = pg_read_jobs(p, gone, NULL, cb, data);
         if (r == 0)
                 r = params_do(p, "UPDATE jobs SET node = $1, running = false WHERE node = $2", 2,
                               values);
@@ -299,6 +303,8 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
                               "UPDATE meta SET value = greatest(value, (SELECT used_id FROM nodes"
                               " WHERE name = $1)) WHERE key = 'used_id'",
                               1, values + 1);
+        if (r == 0)
+                r = params_do(p, "DELETE FROM mail WHERE to_node = $1", 1, values + 1);
         if (r == 0)
                 r = params_do(p, "DELETE FROM nodes WHERE name = $1", 1, values + 1);
         if (r == 0)
@@ -318,24 +324,24 @@ int pg_take_again(struct db *db, void (*cb)(void *data, const struct store_job_r
         struct pg_db *p = (struct pg_db *)db;
         char epoch[32];
         const char *values[] = {p->node, epoch};
+        PGresult *res = NULL;
         int r;
 
         snprintf(epoch, sizeof(epoch), "%" PRId64, p->epoch);
         r = pg_exec(p, "BEGIN");
         if (r == 0)
                 r = params_do(p, "SELECT fence($1, $2)", 2, values);
+        /* One statement picks the rows and clears their asks: an ask that comes after is
+         * another's. */
         if (r == 0)
-                r = params_do(p,
-                              "SELECT 1 FROM jobs WHERE node = $1 AND again AND NOT running"
-                              " FOR UPDATE",
-                              1, values);
-        if (r == 0)
-                r = pg_read_jobs(p, p->node, true, cb, data);
-        if (r == 0)
-                r = params_do(p,
-                              "UPDATE jobs SET again = false WHERE node = $1 AND again AND NOT"
-                              " running",
-                              1, values);
+                r = params_exec(p,
+                                "WITH t AS (UPDATE jobs SET again = false WHERE node = $1 AND"
+                                " again AND NOT running RETURNING id)"
+                                " SELECT array_agg(id)::text FROM t",
+                                1, values, &res);
+        if (r == 0 && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+                r = pg_read_jobs(p, p->node, PQgetvalue(res, 0, 0), cb, data);
+        PQclear(res);
         if (r == 0)
                 r = pg_exec(p, "COMMIT");
         if (r < 0 && p->conn)

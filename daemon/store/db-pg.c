@@ -81,6 +81,14 @@ static const char *const migrations[DB_SCHEMA] = {
     "UPDATE jobs j SET key = NULL WHERE key IS NOT NULL AND EXISTS (SELECT 1 FROM jobs o"
     " WHERE o.owner = j.owner AND o.queue = j.queue AND o.key = j.key AND o.id < j.id);"
     "CREATE UNIQUE INDEX jobs_by_key ON jobs (owner, queue, key) WHERE key IS NOT NULL;",
+    /* 7: a keyed job's starts, counted (an ask taken while idle is answered by a start after
+     * it); mail between nodes: the requests a node passes on for its clients to the node that
+     * holds their job, and what comes back (db-pg-mail.c). */
+    "ALTER TABLE jobs ADD COLUMN starts bigint NOT NULL DEFAULT 0;"
+    "CREATE TABLE mail (seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    " to_node text NOT NULL, from_node text NOT NULL, epoch bigint NOT NULL,"
+    " session bigint NOT NULL, kind text NOT NULL, body text NOT NULL);"
+    "CREATE INDEX mail_by_to ON mail (to_node, seq);",
 };
 
 enum { PRUNE = DB_STMT_SHARED_MAX, FENCE, STMTS };
@@ -114,19 +122,39 @@ static const char *const stmt_sql[STMTS] = {
     [DB_PUT_NEXT_ID] = "UPDATE nodes SET used_id = greatest(used_id, $1) WHERE name = $2",
     [DB_FORGET_LOG] = "UPDATE runs SET log = NULL WHERE id = $1 AND run = $2 AND log = $3",
     /* Returns the key's job (this one, or another node's: asked to run again when it runs the
-     * same and may be asked), whether its run is under way, whether it runs the same, and its
-     * node. */
+     * same, or its row from before schema 6 does not say, and may be asked), whether its run is
+     * under way, whether it runs the same, and its node. */
     [DB_CLAIM_JOB] = "INSERT INTO jobs (id, owner, very_slow, payload, env, key, name, persist,"
                      " state, qorder, due, runs, flow, started, queue, what, node)"
                      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
                      " $16, $18) ON CONFLICT (owner, queue, key) WHERE key IS NOT NULL"
                      " DO UPDATE SET again = jobs.again OR (jobs.node <> excluded.node"
-                     " AND jobs.what = excluded.what AND $17::bigint <> 0)"
-                     " RETURNING id, running::int, (what = $16)::int, node",
-    [DB_KEY_START] = "UPDATE jobs SET again = false, running = true WHERE id = $1",
-    [DB_KEY_END] = "UPDATE jobs j SET again = false, running = false FROM (SELECT id, again"
-                   " FROM jobs WHERE id = $1 FOR UPDATE) o WHERE j.id = o.id"
-                   " RETURNING o.again::int",
+                     " AND jobs.what IN (excluded.what, '') AND $17::bigint <> 0)"
+                     " RETURNING id, running::int, (what IN ($16, ''))::int, node",
+    [DB_KEY_START] = "UPDATE jobs SET again = false, running = true, starts = starts + 1"
+                     " WHERE id = $1 RETURNING starts",
+    [DB_KEY_END] = "UPDATE jobs j SET again = o.again AND $2::bigint = 0, running = false"
+                   " FROM (SELECT id, again FROM jobs WHERE id = $1 FOR UPDATE) o"
+                   " WHERE j.id = o.id RETURNING o.again::int",
+    /* Woken by a notification that names the schema and the node (db-pg-mail.c). */
+    [DB_SEND_MAIL] = "WITH m AS (INSERT INTO mail (to_node, session, kind, body, from_node,"
+                     " epoch) SELECT $1, $2, $3, $4, $5, epoch FROM nodes WHERE name = $5"
+                     " RETURNING 1) SELECT pg_notify('slowwork_mail',"
+                     " current_schema() || '/' || $1::text) FROM m",
+    [DB_FIND_JOB] = "SELECT o, 0, 0, node FROM (SELECT node, 0 AS o, 0 AS seq FROM jobs"
+                    " WHERE id = $1 UNION ALL SELECT node, 1, seq FROM runs WHERE id = $1) x"
+                    " ORDER BY o, seq DESC LIMIT 1",
+    [DB_LIST_JOBS] =
+        "WITH f AS (SELECT id, very_slow, state, name, key, owner, node, runs, payload::json AS p"
+        " FROM jobs WHERE node <> $5 AND id > $1 AND ($2::bigint < 0 OR owner = $2)"
+        " AND ($3::text IS NULL OR state = $3)),"
+        " l AS (SELECT * FROM f ORDER BY id LIMIT CASE WHEN $4::bigint > 0 THEN $4 END)"
+        " SELECT (SELECT count(*) FROM f), 0, 0, coalesce((SELECT json_agg(json_build_object("
+        "'id', id, 'class', CASE WHEN very_slow <> 0 THEN 'very-slow' ELSE 'slow' END,"
+        " 'state', state, 'live', true, 'name', name, 'key', key, 'owner', owner, 'node', node,"
+        " 'runs', runs, 'command', coalesce(p->>'command', (SELECT string_agg(a, ' ')"
+        " FROM json_array_elements_text(p->'argv') a), (p->>'plugin') || ':' || (p->>'entry')),"
+        " 'queue', coalesce(p->>'queue', 'default')) ORDER BY id) FROM l), '[]')::text",
     /* By rank, not by arithmetic: a transaction rolled back leaves a gap in the sequence. */
     [PRUNE] = "DELETE FROM runs WHERE seq <= (SELECT seq FROM runs ORDER BY seq DESC"
               " OFFSET $1 LIMIT 1) RETURNING log",
@@ -434,7 +462,8 @@ static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n
         }
         /* The rows that are a node's say whose. */
         if (stmt == DB_PUT_JOB || stmt == DB_PUT_ENV || stmt == DB_PUT_SETTING ||
-            stmt == DB_DELETE_SETTINGS || stmt == DB_PUT_NEXT_ID || stmt == DB_CLAIM_JOB)
+            stmt == DB_DELETE_SETTINGS || stmt == DB_PUT_NEXT_ID || stmt == DB_CLAIM_JOB ||
+            stmt == DB_SEND_MAIL || stmt == DB_LIST_JOBS)
                 with[n++] = (struct db_value){.type = DB_TEXT, .text = p->node};
         p->out = out;
         return pipe_send(p, (int)stmt, with, n);
@@ -649,6 +678,7 @@ static void job_row(void *ctx, const PGresult *res)
             .env_id = col_int(res, 12),
             .flow = col_text(res, 13),
             .started = col_real(res, 14),
+            .key_starts = col_int(res, 15),
             .node = c->node,
             .again = c->again,
         };
@@ -657,16 +687,16 @@ static void job_row(void *ctx, const PGresult *res)
         c->cb(c->data, &row);
 }
 
-int pg_read_jobs(struct pg_db *p, const char *node, bool again,
+int pg_read_jobs(struct pg_db *p, const char *node, const char *ids,
                  void (*cb)(void *data, const struct store_job_row *row), void *data)
 {
-        struct jobs_ctx c = {cb, data, {0, NULL}, node, again};
-        const char *values[] = {node, again ? "1" : "0"};
+        struct jobs_ctx c = {cb, data, {0, NULL}, node, ids != NULL};
+        const char *values[] = {node, ids};
         int r = pg_query_rows(p,
                               "SELECT j.id, owner, very_slow, payload, e.vars, key, name, persist,"
-                              " state, qorder, due, runs, e.id, flow, started FROM jobs j"
+                              " state, qorder, due, runs, e.id, flow, started, starts FROM jobs j"
                               " LEFT JOIN envs e ON e.id = j.env WHERE j.node = $1"
-                              " AND ($2::int = 0 OR (again AND NOT running))"
+                              " AND ($2::bigint[] IS NULL OR j.id = ANY ($2::bigint[]))"
                               " ORDER BY qorder, j.id",
                               2, values, job_row, &c, "the jobs");
 
@@ -679,7 +709,7 @@ static int load_jobs(struct db *db, void (*cb)(void *data, const struct store_jo
 {
         struct pg_db *p = (struct pg_db *)db;
 
-        return pg_read_jobs(p, p->node, false, cb, data);
+        return pg_read_jobs(p, p->node, NULL, cb, data);
 }
 
 struct runs_ctx {
@@ -766,6 +796,9 @@ static const struct db_driver pg_driver = {
     .renew = pg_renew,
     .adopt = pg_adopt,
     .take_again = pg_take_again,
+    .mail_start = pg_mail_start,
+    .mail_take = pg_mail_take,
+    .mail_stop = pg_mail_stop,
     .free = pg_free,
 };
 

@@ -23,6 +23,7 @@ struct pg_db {
         struct db_result **outs; /* where each statement of the pipeline puts its first row */
         int nouts;               /* their room */
         struct db_result *out;   /* the next statement's */
+        struct pg_mailbox *mailbox; /* db-pg-mail.c's, once started */
 };
 
 /* libpq's message, on one line, as why the last call failed. */
@@ -55,9 +56,9 @@ static inline double col_real(const PGresult *res, int c)
         return PQgetisnull(res, 0, c) ? 0 : strtod(PQgetvalue(res, 0, c), NULL);
 }
 
-/* The jobs of node (again: only those asked to run again while not running), in their order:
- * rows as the store's loaders give them (node and again set). */
-int pg_read_jobs(struct pg_db *p, const char *node, bool again,
+/* The jobs of node (ids: only those of the array, "{1,2}", taken as asked to run again), in
+ * their order: rows as the store's loaders give them (node set, again when ids). */
+int pg_read_jobs(struct pg_db *p, const char *node, const char *ids,
                  void (*cb)(void *data, const struct store_job_row *row), void *data);
 
 /* The node's part (db-pg-nodes.c). Joins as p->node: takes its row (with what me reports) with a
@@ -69,5 +70,10 @@ int pg_renew(struct db *db, const struct db_node *me, struct db_node **ret, size
 int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *row), void *data);
 int pg_take_again(struct db *db, void (*cb)(void *data, const struct store_job_row *row),
                   void *data);
+
+/* The mail to this node (db-pg-mail.c): a thread with a connection of its own that listens. */
+int pg_mail_start(struct db *db, void (*arrived)(void *data), void *data);
+struct db_mail *pg_mail_take(struct db *db);
+void pg_mail_stop(struct db *db);
 
 #endif

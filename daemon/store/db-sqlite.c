@@ -45,6 +45,8 @@ static const char *const migrations[DB_SCHEMA] = {
     "UPDATE envs SET id = -id;",
     /* 6: keys held across nodes, PostgreSQL's alone: nothing here */
     "SELECT 1;",
+    /* 7: mail between nodes, PostgreSQL's alone: nothing here */
+    "SELECT 1;",
 };
 
 static const char *const stmt_sql[DB_STMT_MAX] = {

@@ -44,3 +44,16 @@ const char *db_outcome_name(const char *text)
                         return *o;
         return "interrupted";
 }
+
+void db_mail_free(struct db_mail *m)
+{
+        while (m) {
+                struct db_mail *next = m->next;
+
+                free(m->from);
+                free(m->kind);
+                free(m->body);
+                free(m);
+                m = next;
+        }
+}

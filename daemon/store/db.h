@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DB_SCHEMA 6 /* the schema version of the databases this daemon writes */
+#define DB_SCHEMA 7 /* the schema version of the databases this daemon writes */
 
 struct store_job_row;
 struct run_record;
@@ -35,6 +35,13 @@ enum db_stmt {
         DB_CLAIM_JOB = DB_STMT_MAX,
         DB_KEY_START,
         DB_KEY_END,
+        /* Mail to another node (to, session, kind, body), and the node that holds or last ran a
+         * job (its text; none when no row has the id). */
+        DB_SEND_MAIL,
+        DB_FIND_JOB,
+        /* The live jobs of the other nodes after an id (owner, state, limit as list's): how
+         * many, and the first limit of them (JSON, list's items). */
+        DB_LIST_JOBS,
         DB_STMT_SHARED_MAX
 };
 
@@ -47,6 +54,17 @@ struct db_value {
 
 struct db;
 
+/* A message from another node of the database: for the session it names, of a kind, with its
+ * body. */
+struct db_mail {
+        struct db_mail *next;
+        char *from, *kind, *body;
+        int64_t epoch; /* the sender's node's when it sent it */
+        int64_t session;
+        int64_t seq; /* the order it was sent in */
+};
+void db_mail_free(struct db_mail *m);
+
 /* The first row a statement returns: numbers, then a text (the caller's to free). */
 struct db_result {
         bool got; /* false: it returned no row */
@@ -57,6 +75,7 @@ struct db_result {
 /* A node of a database that several daemons share, as its row says. */
 struct db_node {
         char name[64], host[256];
+        int64_t epoch; /* its daemon's: a node that started again has a new one */
         int64_t pid, running, min_threads, max_threads;
         double lease_age; /* seconds since it last renewed its lease */
 };
@@ -111,6 +130,13 @@ struct db_driver {
          * runs was under way (row->again set), clearing the ask, each to cb before the commit. */
         int (*take_again)(struct db *db,
                           void (*cb)(void *data, const struct store_job_row *row), void *data);
+
+        /* The mail to this node, read by a thread of the driver's: arrived(data) (on that
+         * thread) whenever some came; mail_take() (any thread) hands it over in order. 0, or
+         * -EIO logged. mail_stop() before free(). */
+        int (*mail_start)(struct db *db, void (*arrived)(void *data), void *data);
+        struct db_mail *(*mail_take)(struct db *db);
+        void (*mail_stop)(struct db *db);
 
         void (*free)(struct db *db);
 };

@@ -74,6 +74,9 @@ struct store {
         uv_async_t async;
         void (*on_commit)(void *data);
         void *data;
+        void (*on_mail)(void *data, const struct db_mail *m); /* loop: mail from other nodes */
+        void *mail_data;
+        bool mail_started;
 
         const char *node;        /* this node's name (run_record_node()'s) */
         int64_t next_id, id_end; /* loop: the next job id, and the end of its block (0: none) */
@@ -207,6 +210,12 @@ int store_open(const struct store_config *config, struct store **ret)
         s->renew_at = opened + s->lease_renew;
         *ret = s;
         return 0;
+}
+
+/* The statements that only read: they wait for no commit, and none waits for them. */
+static bool is_read(enum db_stmt stmt)
+{
+        return stmt == DB_FIND_JOB || stmt == DB_LIST_JOBS;
 }
 
 /* Store thread: runs one queued write. */
@@ -518,6 +527,29 @@ static void node_duties(struct store *s)
         uv_async_send(&s->async);
 }
 
+/* Store thread, under lock: the reads of a batch that failed are answered with no row (their
+ * askers go on without it) rather than tried again with its writes; the writes are returned. */
+static struct op *answer_reads(struct store *s, struct op *batch)
+{
+        struct op **p = &batch;
+
+        while (*p) {
+                struct op *op = *p;
+
+                if (!is_read(op->stmt)) {
+                        p = &op->next;
+                        continue;
+                }
+                *p = op->next;
+                op->next = NULL;
+                free(op->res.text);
+                op->res = (struct db_result){0};
+                *s->finished_tail = op;
+                s->finished_tail = &op->next;
+        }
+        return batch;
+}
+
 static void *store_thread(void *arg)
 {
         struct store *s = arg;
@@ -541,7 +573,7 @@ static void *store_thread(void *arg)
                 batch = s->head;
                 s->head = NULL;
                 s->tail = &s->head;
-                last = s->queued;
+                last = __atomic_load_n(&s->queued, __ATOMIC_RELAXED);
                 prune_limit = s->runs_added ? s->history_limit : 0;
                 max_id = s->max_id_new ? s->max_id : 0;
                 s->max_id_new = false;
@@ -559,14 +591,15 @@ static void *store_thread(void *arg)
                                           why ? why : "out of memory", s->db->driver->retrying);
                         free(s->failure);
                         s->failure = why ? why : strdup("out of memory");
-                        for (struct op *op = batch;; op = op->next)
+                        batch = answer_reads(s, batch);
+                        for (struct op *op = batch; op; op = op->next)
                                 if (!op->next) {
                                         op->next = s->head;
                                         if (!s->head)
                                                 s->tail = &op->next;
+                                        s->head = batch;
                                         break;
                                 }
-                        s->head = batch;
                         s->runs_added |= prune_limit > 0;
                         s->max_id_new |= max_id > 0;
                         uv_async_send(&s->async); /* so that the loop sees the failure */
@@ -590,9 +623,17 @@ static void *store_thread(void *arg)
         return NULL;
 }
 
-static void on_async(uv_async_t *async)
+/* The driver's thread. */
+static void mail_arrived(void *data)
 {
-        struct store *s = async->data;
+        struct store *s = data;
+
+        uv_async_send(&s->async);
+}
+
+/* Loop thread: the committed ops whose done is the loop's. */
+static void deliver_finished(struct store *s)
+{
         struct op *finished, *rest = NULL;
 
         pthread_mutex_lock(&s->lock);
@@ -606,6 +647,20 @@ static void on_async(uv_async_t *async)
         spare_locked(s, finished, &rest);
         pthread_mutex_unlock(&s->lock);
         free_ops(rest);
+}
+
+static void on_async(uv_async_t *async)
+{
+        struct store *s = async->data;
+
+        deliver_finished(s);
+        if (s->mail_started) {
+                struct db_mail *mail = s->db->driver->mail_take(s->db);
+
+                for (struct db_mail *m = mail; m && s->on_mail; m = m->next)
+                        s->on_mail(s->mail_data, m);
+                db_mail_free(mail);
+        }
         s->on_commit(s->data);
 }
 
@@ -625,13 +680,20 @@ int store_start(struct store *s, uv_loop_t *loop, void (*on_commit)(void *data),
                 return r;
         }
         s->started = true;
-        return 0;
+        if (s->db->driver->mail_start) {
+                r = s->db->driver->mail_start(s->db, mail_arrived, s);
+                s->mail_started = r == 0;
+        }
+        return r;
 }
 
 void store_stop(struct store *s)
 {
         if (!s || !s->started)
                 return;
+        if (s->mail_started)
+                s->db->driver->mail_stop(s->db);
+        s->mail_started = false;
         pthread_mutex_lock(&s->lock);
         s->stop = true;
         pthread_cond_signal(&s->cond);
@@ -639,6 +701,12 @@ void store_stop(struct store *s)
         pthread_join(s->thread, NULL);
         uv_close((uv_handle_t *)&s->async, NULL);
         s->started = false;
+        /* What waits on ops hears of them now, while what it refers to still lives: committed,
+         * or never (what the last commit could not write stays lost). */
+        deliver_finished(s);
+        free_ops(s->head);
+        s->head = NULL;
+        s->tail = &s->head;
 }
 
 void store_free(struct store *s)
@@ -720,6 +788,7 @@ static struct op *op_new(struct store *s, enum db_stmt stmt)
         op->stmt = stmt;
         op->done = NULL;
         op->on_store = false;
+        op->res = (struct db_result){0};
         op->n = 0;
         op->buf_len = 0;
         memset(op->v, 0, sizeof(op->v));
@@ -761,18 +830,24 @@ static void put_text(struct op *op, const char *text)
         op->buf_len += len;
 }
 
-static void queue(struct store *s, struct op *op)
+/* Any thread: the op's sequence number. */
+static uint64_t queue(struct store *s, struct op *op)
 {
+        uint64_t seq;
+
         pthread_mutex_lock(&s->lock);
         *s->tail = op;
         s->tail = &op->next;
-        s->queued++;
+        /* A read is no write that a reply waits for. */
+        seq = is_read(op->stmt) ? __atomic_load_n(&s->queued, __ATOMIC_RELAXED)
+                                : __atomic_add_fetch(&s->queued, 1, __ATOMIC_RELAXED);
         if ((op->stmt == DB_PUT_JOB || op->stmt == DB_CLAIM_JOB) && op->v[0].i > s->max_id) {
                 s->max_id = op->v[0].i;
                 s->max_id_new = true;
         }
         pthread_cond_signal(&s->cond);
         pthread_mutex_unlock(&s->lock);
+        return seq;
 }
 
 /* An environment's row is named after the first job that sent it: ids are unique among nodes. */
@@ -832,8 +907,73 @@ static struct op *job_op(struct store *s, enum db_stmt stmt, const struct store_
 
 uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct env_block *env)
 {
-        queue(s, job_op(s, DB_PUT_JOB, row, env));
-        return s->queued;
+        return queue(s, job_op(s, DB_PUT_JOB, row, env));
+}
+
+void store_on_mail(struct store *s, void (*on_mail)(void *data, const struct db_mail *m),
+                   void *data)
+{
+        s->on_mail = on_mail;
+        s->mail_data = data;
+}
+
+void store_send_mail(struct store *s, const char *to, int64_t session, const char *kind,
+                     const char *body)
+{
+        struct op *op = op_new(s, DB_SEND_MAIL);
+
+        put_text(op, to);
+        put_int(op, session);
+        put_text(op, kind);
+        put_text(op, body);
+        queue(s, op);
+}
+
+void store_find_job(struct store *s, int64_t id,
+                    void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct op *op = op_new(s, DB_FIND_JOB);
+
+        put_int(op, id);
+        op->done = done;
+        op->data = data;
+        queue(s, op);
+}
+
+void store_list_jobs(struct store *s, int64_t after_id, int64_t owner, const char *state,
+                     int64_t limit, void (*done)(void *data, const struct db_result *res),
+                     void *data)
+{
+        struct op *op = op_new(s, DB_LIST_JOBS);
+
+        put_int(op, after_id);
+        put_int(op, owner);
+        put_text(op, state);
+        put_int(op, limit);
+        op->done = done;
+        op->data = data;
+        queue(s, op);
+}
+
+bool store_alone(struct store *s)
+{
+        bool alone;
+
+        pthread_mutex_lock(&s->lock);
+        alone = !s->db->driver->renew ||
+                (s->nodes_at > 0 && s->nnodes == 1 && strcmp(s->nodes[0].name, s->me.name) == 0);
+        pthread_mutex_unlock(&s->lock);
+        return alone;
+}
+
+bool store_nodes_known(struct store *s)
+{
+        bool known;
+
+        pthread_mutex_lock(&s->lock);
+        known = !s->db->driver->renew || s->nodes_at > 0;
+        pthread_mutex_unlock(&s->lock);
+        return known;
 }
 
 bool store_shared(const struct store *s)
@@ -852,8 +992,7 @@ uint64_t store_claim_job(struct store *s, const struct store_job_row *row, struc
         put_int(op, may_again);
         op->done = done;
         op->data = data;
-        queue(s, op);
-        return s->queued;
+        return queue(s, op);
 }
 
 /* What a thread waits on until its op is committed: freed by the last of the two. */
@@ -861,8 +1000,9 @@ struct waiter {
         pthread_mutex_t lock;
         pthread_cond_t cond;
         int refs;
-        bool done;
-        int64_t value; /* the first number of the first row, 0 without one */
+        bool done, gone; /* gone: the caller stopped waiting */
+        int64_t value;   /* the first number of the first row, 0 without one */
+        int64_t *out;    /* where that goes too, on the store's thread, while the caller waits */
 };
 
 static void waiter_unref(struct waiter *w)
@@ -887,6 +1027,8 @@ static void wake(void *data, const struct db_result *res)
         pthread_mutex_lock(&w->lock);
         w->done = res != NULL;
         w->value = res && res->got ? res->i[0] : 0;
+        if (w->out && w->done && !w->gone)
+                __atomic_store_n(w->out, w->value, __ATOMIC_RELEASE);
         pthread_cond_signal(&w->cond);
         pthread_mutex_unlock(&w->lock);
         waiter_unref(w);
@@ -895,8 +1037,8 @@ static void wake(void *data, const struct db_result *res)
 /* Any thread but the store's and the loop: queues stmt on id and waits until it is committed
  * (0, its first number in *ret), or until give_up(arg) says so, looked at every 50 ms
  * (-ECANCELED: it is committed later, or never). */
-static int call_wait(struct store *s, enum db_stmt stmt, int64_t id, bool (*give_up)(void *arg),
-                     void *arg, int64_t *ret)
+static int call_wait(struct store *s, enum db_stmt stmt, int64_t id, int64_t arg2,
+                     int64_t *out, bool (*give_up)(void *arg), void *arg, int64_t *ret)
 {
         struct waiter *w = calloc(1, sizeof(*w));
         pthread_condattr_t attr;
@@ -911,8 +1053,11 @@ static int call_wait(struct store *s, enum db_stmt stmt, int64_t id, bool (*give
         pthread_cond_init(&w->cond, &attr);
         pthread_condattr_destroy(&attr);
         w->refs = 2;
+        w->out = out;
         op = op_new(s, stmt);
         put_int(op, id);
+        if (stmt == DB_KEY_END)
+                put_int(op, arg2);
         op->done = wake;
         op->data = w;
         op->on_store = true;
@@ -932,24 +1077,26 @@ static int call_wait(struct store *s, enum db_stmt stmt, int64_t id, bool (*give
                         break;
         }
         r = w->done ? 0 : -ECANCELED;
+        w->gone = true;
         *ret = w->value;
         pthread_mutex_unlock(&w->lock);
         waiter_unref(w);
         return r;
 }
 
-int store_key_start(struct store *s, int64_t id, bool (*give_up)(void *arg), void *arg)
+int store_key_start(struct store *s, int64_t id, int64_t *starts, bool (*give_up)(void *arg),
+                    void *arg)
 {
         int64_t ignored;
 
-        return call_wait(s, DB_KEY_START, id, give_up, arg, &ignored);
+        return call_wait(s, DB_KEY_START, id, 0, starts, give_up, arg, &ignored);
 }
 
-int store_key_end(struct store *s, int64_t id, bool (*give_up)(void *arg), void *arg,
+int store_key_end(struct store *s, int64_t id, bool keep, bool (*give_up)(void *arg), void *arg,
                   bool *ret_again)
 {
         int64_t again = 0;
-        int r = call_wait(s, DB_KEY_END, id, give_up, arg, &again);
+        int r = call_wait(s, DB_KEY_END, id, !keep, NULL, give_up, arg, &again);
 
         *ret_again = r == 0 && again;
         return r;
@@ -961,8 +1108,7 @@ uint64_t store_put_job_state(struct store *s, const struct store_job_row *row)
 
         put_int(op, row->id);
         put_state(op, row);
-        queue(s, op);
-        return s->queued;
+        return queue(s, op);
 }
 
 void store_delete_job(struct store *s, int64_t id)
@@ -1134,8 +1280,17 @@ int store_nodes(struct store *s, struct db_node **ret, size_t *ret_n)
         if (*ret && n) {
                 memcpy(*ret, s->nodes, n * sizeof(**ret));
                 age = mono_now() - s->nodes_at;
-                for (size_t i = 0; i < n; i++)
-                        (*ret)[i].lease_age += age;
+                for (size_t i = 0; i < n; i++) {
+                        struct db_node *node = &(*ret)[i];
+
+                        node->lease_age += age;
+                        /* This node's as it reports now. */
+                        if (strcmp(node->name, s->me.name) == 0) {
+                                node->running = s->me.running;
+                                node->min_threads = s->me.min_threads;
+                                node->max_threads = s->me.max_threads;
+                        }
+                }
         } else if (*ret) {
                 (*ret)[0] = s->me;
                 n = 1;

@@ -68,6 +68,7 @@ struct store_job_row {
         double started;   /* wall clock its run in progress started at, else 0 */
         const char *node; /* the node that held it (reading back; NULL: this one) */
         bool again;       /* another node asked it to run again (reading back) */
+        int64_t key_starts; /* its runs whose start was committed (keyed, shared database) */
 };
 
 /* Writes, loop thread only; each returns the sequence number of its write, which a reply that
@@ -100,6 +101,10 @@ int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struc
 /* Keys across the nodes of a shared database (PostgreSQL); on SQLite keys are the registry's
  * alone. Whether the database is shared. */
 bool store_shared(const struct store *s);
+/* Whether no other node was live at the last renewal (always, on SQLite; never before the
+ * first renewal), and whether there was one (store_nodes() gives this node alone before). */
+bool store_alone(struct store *s);
+bool store_nodes_known(struct store *s);
 /* The first row of a keyed job (loop thread), claiming its key (queue_name's) unless another
  * node's live job holds it; then that job is asked to run again if may_again and it runs the
  * same (what). done(data, res) on the loop after the commit: res->i: the key's job, whether its
@@ -108,12 +113,35 @@ struct db_result;
 uint64_t store_claim_job(struct store *s, const struct store_job_row *row, struct env_block *env,
                          const char *queue_name, const char *what, bool may_again,
                          void (*done)(void *data, const struct db_result *res), void *data);
-/* A pool thread: a keyed job's run starts (the asks to run it again before are answered by it),
- * or ended (*ret_again: it was asked to run again meanwhile). Each waits for its commit: 0, or
- * -ECANCELED once give_up(arg) says to stop waiting. */
-int store_key_start(struct store *s, int64_t id, bool (*give_up)(void *arg), void *arg);
-int store_key_end(struct store *s, int64_t id, bool (*give_up)(void *arg), void *arg,
+/* A pool thread: a keyed job's run starts (the asks to run it again before are answered by it;
+ * *starts becomes the count of its starts, as soon as that is committed), or ended (*ret_again:
+ * it was asked to run again meanwhile; the ask is cleared unless keep). Each waits for its
+ * commit: 0, or -ECANCELED once give_up(arg) says to stop waiting. */
+int store_key_start(struct store *s, int64_t id, int64_t *starts, bool (*give_up)(void *arg),
+                    void *arg);
+int store_key_end(struct store *s, int64_t id, bool keep, bool (*give_up)(void *arg), void *arg,
                   bool *ret_again);
+
+/* Mail between the nodes of a shared database (loop thread): on_mail once per message that came
+ * for this node, in the order sent; a message queued like a write, sent with its batch. */
+struct db_mail;
+void store_on_mail(struct store *s, void (*on_mail)(void *data, const struct db_mail *m),
+                   void *data);
+void store_send_mail(struct store *s, const char *to, int64_t session, const char *kind,
+                     const char *body);
+/* The node that holds job id (res->i[0] 0), or last ran it (1): done(data, res) on the loop,
+ * res->text its name (NULL: no row has the id, or the database could not be read; res NULL:
+ * never known). */
+void store_find_job(struct store *s, int64_t id,
+                    void (*done)(void *data, const struct db_result *res), void *data);
+
+/* The live jobs of the other nodes, as of their last writes, with ids above after_id, of owner
+ * (-1: any) and in state (NULL: any): done(data, res) on the loop, res->i[0] how many, res->text
+ * the first limit (0: all) as list's items (a JSON array; no row: the database could not be
+ * read; NULL res: never known). */
+void store_list_jobs(struct store *s, int64_t after_id, int64_t owner, const char *state,
+                     int64_t limit, void (*done)(void *data, const struct db_result *res),
+                     void *data);
 
 /* This daemon's node name, as run records hold it. */
 const char *store_node(const struct store *s);

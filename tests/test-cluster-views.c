@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/* A client of any node sees every node's jobs: status, wait, cancel, release, log (and slowctl
+ * log -f) of a job another node holds or ran are asked of that node and answered as there. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cluster-helpers.h"
+#include "run-suite.h"
+
+#ifndef SLOWCTL
+#error "SLOWCTL must name the slowctl binary under test"
+#endif
+
+static struct cluster c;
+
+static void teardown(void)
+{
+        cluster_free(&c);
+}
+
+/* The params of a submit of the shell command, persisting or not (the caller frees them). */
+static char *command(bool persist, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static char *command(bool persist, const char *fmt, ...)
+{
+        json_object *o = json_object_new_object();
+        char *cmd, *params;
+        va_list ap;
+
+        va_start(ap, fmt);
+        ck_assert_int_ge(vasprintf(&cmd, fmt, ap), 0);
+        va_end(ap);
+        json_object_object_add(o, "command", json_object_new_string(cmd));
+        if (persist)
+                json_object_object_add(o, "persist", json_object_new_boolean(1));
+        params = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+        ck_assert_ptr_nonnull(params);
+        json_object_put(o);
+        free(cmd);
+        return params;
+}
+
+static char *id_params(int64_t id)
+{
+        char *params;
+
+        ck_assert_int_ge(asprintf(&params, "{\"id\":%lld}", (long long)id), 0);
+        return params;
+}
+
+/* Node k's status of the job once it is in the state (the caller puts it). */
+static json_object *status_once(int k, int64_t id, const char *state)
+{
+        char *p = id_params(id);
+        double end = mono_now() + scaled(10);
+        json_object *st;
+
+        while (strcmp(str_member(st = cluster_call_ok(&c, k, "status", p), "state"), state) != 0) {
+                ck_assert_msg(mono_now() < end, "job %lld: %s", (long long)id,
+                              json_object_to_json_string(st));
+                json_object_put(st);
+                short_pause();
+        }
+        free(p);
+        return st;
+}
+
+START_TEST(status_wait_log_and_cancel_of_another_nodes_jobs_are_answered_by_it)
+{
+        char *gated, *sleeper, *p;
+        json_object *st, *rec, *log;
+        int64_t id, other;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        gated = command(false, "echo hello; while [ ! -e %s/go ]; do sleep 0.02; done", c.dir);
+        sleeper = command(false, "sleep 60");
+        id = cluster_submit(&c, 1, gated);
+        other = cluster_submit(&c, 1, sleeper);
+
+        p = id_params(id);
+        st = status_once(2, id, "running");
+        ck_assert_str_eq(str_member(st, "node"), "n1");
+        ck_assert_int_eq(int_member(st, "id"), id);
+        json_object_put(st);
+        ck_assert_int_eq(cluster_live_items(&c, 2), 0); /* list is the node's own */
+
+        /* A wait asked of n2 comes back when the run on n1 ends. */
+        cluster_touch(&c, "go");
+        rec = cluster_call_ok(&c, 2, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_str_eq(str_member(rec, "node"), "n1");
+        log = cluster_call_ok(&c, 2, "log", p);
+        ck_assert_str_eq(str_member(log, "data"), "hello\n");
+        json_object_put(rec);
+        json_object_put(log);
+        free(p);
+
+        p = id_params(other);
+        json_object_put(cluster_call_ok(&c, 2, "cancel", p));
+        rec = cluster_call_ok(&c, 1, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        json_object_put(rec);
+        free(p);
+        free(gated);
+        free(sleeper);
+}
+END_TEST
+
+START_TEST(a_job_no_node_knows_is_not_found_and_a_held_one_is_released_from_another_node)
+{
+        char *held, *p, msg[256];
+        json_object *st;
+        int64_t id;
+        int fd;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        fd = cluster_connect(&c, 2);
+        ck_assert_int_eq(call_error(fd, "status", "{\"id\":987654321}", msg, sizeof(msg)), -32001);
+        close(fd);
+
+        /* Kept by persist on n1 once it ran, until a release, here from n2. */
+        held = command(true, "true");
+        id = cluster_submit(&c, 1, held);
+        p = id_params(id);
+        st = status_once(2, id, "idle");
+        ck_assert(json_object_get_boolean(json_object_object_get(st, "live")));
+        json_object_put(st);
+        json_object_put(cluster_call_ok(&c, 2, "release", p));
+        wait_for(cluster_live_items(&c, 1) == 0, 10, "job %lld stays after its release",
+                 (long long)id);
+        free(p);
+        free(held);
+}
+END_TEST
+
+START_TEST(slowctl_log_follow_on_another_node_prints_the_run_as_it_goes)
+{
+        char *job, *go, *cmd, out[4096];
+        FILE *f;
+        size_t n;
+        int64_t id;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        job = command(false, "echo one; while [ ! -e %s/go ]; do sleep 0.02; done; echo two", c.dir);
+        id = cluster_submit(&c, 1, job);
+        go = cluster_path(&c, "go");
+        ck_assert_int_ge(asprintf(&cmd, "(sleep 1; touch %s) & exec %s --socket %s log -f %lld",
+                                  go, SLOWCTL, cluster_node(&c, 2)->sock, (long long)id),
+                         0);
+        f = popen(cmd, "r");
+        ck_assert_ptr_nonnull(f);
+        n = fread(out, 1, sizeof(out) - 1, f);
+        out[n] = '\0';
+        ck_assert_int_eq(pclose(f), 0);
+        ck_assert_str_eq(out, "one\ntwo\n");
+        free(cmd);
+        free(go);
+        free(job);
+}
+END_TEST
+
+START_TEST(list_on_any_node_pages_through_every_nodes_live_jobs_by_id)
+{
+        char *sleeper, *page;
+        json_object *result, *items;
+        int64_t ids[6], after = 0;
+        int seen = 0;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        sleeper = command(false, "sleep 60");
+        for (int i = 0; i < 6; i++)
+                ids[i] = cluster_submit(&c, i % 2 + 1, sleeper);
+        /* Pages of 4 from n2, then the rest: the six jobs once each, by id, each naming its
+         * node. */
+        for (int k = 0; k < 2; k++) {
+                ck_assert_int_ge(asprintf(&page, "{\"limit\":4,\"after_id\":%lld}",
+                                          (long long)after),
+                                 0);
+                result = cluster_call_ok(&c, 2, "list", page);
+                items = json_object_object_get(result, "items");
+                ck_assert_int_eq(int_member(result, "more"), k == 0 ? 2 : 0);
+                for (size_t i = 0; i < json_object_array_length(items); i++) {
+                        json_object *item = json_object_array_get_idx(items, i);
+                        int64_t id = int_member(item, "id");
+                        int j;
+
+                        ck_assert_int_gt(id, after);
+                        after = id;
+                        for (j = 0; j < 6 && ids[j] != id; j++)
+                                ;
+                        ck_assert_msg(j < 6, "list gave job %lld, which no test made",
+                                      (long long)id);
+                        ck_assert_str_eq(str_member(item, "node"), c.name[j % 2]);
+                        ck_assert_str_eq(str_member(item, "command"), "sleep 60");
+                        seen++;
+                }
+                json_object_put(result);
+                free(page);
+        }
+        ck_assert_int_eq(seen, 6);
+        result = cluster_call_ok(&c, 1, "list", "{\"owner\":12345}");
+        ck_assert_int_eq(json_object_array_length(json_object_object_get(result, "items")), 0);
+        json_object_put(result);
+        free(sleeper);
+}
+END_TEST
+
+START_TEST(a_request_passed_to_a_node_that_starts_again_or_dies_gets_an_error)
+{
+        char *gated, request[128], *line;
+        json_object *reply;
+        int64_t id;
+        int fd;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        gated = command(false, "while [ ! -e %s/go ]; do sleep 0.02; done", c.dir);
+        for (int round = 0; round < 2; round++) {
+                id = cluster_submit(&c, 1, gated);
+                fd = cluster_connect(&c, 2);
+                snprintf(request, sizeof(request),
+                         "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"wait\",\"params\":"
+                         "{\"id\":%lld}}",
+                         (long long)id);
+                client_send(fd, request);
+                usleep(300000); /* passed to n1 by now */
+                cluster_kill(&c, 1);
+                if (round == 0)
+                        cluster_start_node(&c, 1); /* the same name: a new epoch */
+                line = client_read_line(fd);
+                reply = json_tokener_parse(line);
+                ck_assert_msg(reply_code(reply) == -32603 &&
+                                  strstr(json_object_to_json_string(reply),
+                                         round == 0 ? "n1, which holds the job, started again"
+                                                    : "n1, which holds the job, is gone"),
+                              "round %d: %s", round, line);
+                json_object_put(reply);
+                free(line);
+                close(fd);
+        }
+        free(gated);
+}
+END_TEST
+
+static int run(void)
+{
+        Suite *s = suite_create("cluster-views");
+        TCase *tc = tcase_create("cluster-views");
+
+        tcase_set_timeout(tc, 120);
+        tcase_add_checked_fixture(tc, NULL, teardown);
+        tcase_add_test(tc, status_wait_log_and_cancel_of_another_nodes_jobs_are_answered_by_it);
+        tcase_add_test(tc,
+                       a_job_no_node_knows_is_not_found_and_a_held_one_is_released_from_another_node);
+        tcase_add_test(tc, slowctl_log_follow_on_another_node_prints_the_run_as_it_goes);
+        tcase_add_test(tc, list_on_any_node_pages_through_every_nodes_live_jobs_by_id);
+        tcase_add_test(tc, a_request_passed_to_a_node_that_starts_again_or_dies_gets_an_error);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
+
+int main(int argc, char **argv)
+{
+        (void)argc;
+        return cluster_suite_main(argv, run);
+}
