@@ -16,101 +16,16 @@
 #include "store/envs.h"
 #include "store/run-record.h"
 #include "store/store.h"
+#include "store/store-internal.h"
 #include "util/log.h"
 #include "util/strv.h"
 
-#define OP_VALUES_MAX 17
-
 #define OP_SPARE_MAX 4096 /* ops kept for reuse: a burst's, never the heap's holes between jobs */
 
-#define ID_BLOCK 4096 /* ids a node of a shared database reserves at once */
 
-struct value {
-        int type; /* DB_NULL, DB_INT, DB_REAL or DB_TEXT */
-        int64_t i;
-        double d;
-        size_t text; /* where in the op's buf */
-};
 
-/* A write; made on the loop (or a pool thread), run and then kept for reuse by the store's
- * thread. One whose first row matters has it in res, and tells done once it is committed: on the
- * store's thread or on the loop (NULL res: never, the store closed first). */
-struct op {
-        struct op *next;
-        enum db_stmt stmt;
-        int n;
-        struct value v[OP_VALUES_MAX];
-        char *buf; /* its texts */
-        size_t buf_len, buf_size;
-        struct db_result res;
-        void (*done)(void *data, const struct db_result *res);
-        void *data;
-        bool on_store; /* done on the store's thread, else on the loop */
-};
 
-struct store {
-        int lock_fd; /* flock()ed: one daemon per state folder */
-        struct db *db;
 
-        pthread_t thread;
-        bool started;
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        struct op *head, **tail; /* under lock: queued, not yet taken */
-        struct op *spare;        /* under lock: committed, for reuse */
-        size_t nspare;
-        struct op *finished, **finished_tail; /* under lock: committed, done to tell the loop */
-        uint64_t queued;                      /* under lock: ops queued */
-        bool stop;                            /* under lock */
-        int64_t history_limit;                /* under lock: for pruning */
-        bool runs_added;                      /* under lock: since the last prune */
-        int64_t max_id;  /* under lock: the highest job id, written once a batch */
-        bool max_id_new; /* under lock: since the last batch */
-
-        uint64_t committed; /* atomic */
-        uint64_t errors;    /* atomic: reads and commits that failed */
-        char *failure;      /* under lock */
-        double retry;       /* under lock: seconds before the next try of a failing commit */
-        uv_async_t async;
-        void (*on_commit)(void *data);
-        void *data;
-        void (*on_mail)(void *data, const struct db_mail *m); /* loop: mail from other nodes */
-        void *mail_data;
-        bool mail_started;
-
-        const char *node;        /* this node's name (run_record_node()'s) */
-        int64_t next_id, id_end; /* loop: the next job id, and the end of its block (0: none) */
-        pthread_cond_t ids_cond;
-        int64_t spare_id;       /* under lock: the first id of the block reserved next, or 0 */
-        bool ids_wanted;        /* under lock: the store's thread is to reserve a block */
-
-        double lease_renew, lease_time;
-        double renew_at;        /* store thread: when the next renewal is due (monotonic) */
-        double lease_until;     /* under lock: until when the lease surely holds (monotonic) */
-        bool lease_lost;        /* under lock: another node took this one's place */
-        bool renew_failing;     /* store thread */
-        bool ids_failing;       /* under lock: the last reservation failed */
-        struct db_node me;      /* under lock: what this node reports */
-        struct db_node *nodes;  /* under lock: the live nodes as last seen */
-        size_t nnodes;
-        double nodes_at;        /* under lock: when they were seen (monotonic) */
-        struct adopted *adopted, **adopted_tail; /* under lock: taken, for the loop */
-};
-
-/* A job taken from a node whose lease ran out: its row, with copies of what it points to. */
-struct adopted {
-        struct adopted *next;
-        struct store_job_row row;
-        char *strings[6]; /* payload, key, name, state, flow, node */
-};
-
-static double mono_now(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Two daemons on one state folder would both run its jobs, whatever their sockets. */
 static int take_folder(struct store *s, const char *dir)
@@ -138,30 +53,6 @@ static int take_folder(struct store *s, const char *dir)
         return 0;
 }
 
-/* The ids this daemon starts from: after every id the database has seen (SQLite), or a block of
- * its own (a database nodes share). */
-static int first_ids(struct store *s)
-{
-        const struct db_driver *d = s->db->driver;
-        int64_t last;
-        int r;
-
-        if (!d->reserve_ids) {
-                s->next_id = d->load_next_id(s->db) + 1;
-                return 0;
-        }
-        r = d->reserve_ids(s->db, ID_BLOCK, &last);
-        if (r < 0) {
-                char *why = d->why(s->db);
-
-                log_error("%s: cannot reserve job ids: %s", s->db->name, why ? why : "error");
-                free(why);
-                return r;
-        }
-        s->next_id = last - ID_BLOCK + 1;
-        s->id_end = last + 1;
-        return 0;
-}
 
 int store_open(const struct store_config *config, struct store **ret)
 {
@@ -192,14 +83,14 @@ int store_open(const struct store_config *config, struct store **ret)
         s->me.pid = getpid();
         s->me.min_threads = config->min_threads;
         s->me.max_threads = config->max_threads;
-        opened = mono_now();
+        opened = store_mono_now();
         r = s->node ? take_folder(s, config->dir) : -ENOMEM;
         if (r == 0 && config->conninfo && *config->conninfo)
                 r = db_pg_open(config->conninfo, config->schema, &s->me, s->lease_time, &s->db);
         else if (r == 0)
                 r = db_sqlite_open(config->dir, &s->db);
         if (r == 0)
-                r = first_ids(s);
+                r = store_first_ids(s);
         if (r < 0) {
                 store_free(s);
                 return r;
@@ -370,162 +261,12 @@ static void wait_until(struct store *s, double at)
                 pthread_cond_timedwait(&s->cond, &s->lock, &ts);
 }
 
-static void adopted_free(struct adopted *a)
-{
-        while (a) {
-                struct adopted *next = a->next;
 
-                for (size_t i = 0; i < sizeof(a->strings) / sizeof(*a->strings); i++)
-                        free(a->strings[i]);
-                strv_free(a->row.env);
-                free(a);
-                a = next;
-        }
-}
 
-static const char *keep(struct adopted *a, size_t i, const char *text)
-{
-        return text ? (a->strings[i] = strdup(text)) : NULL;
-}
 
-/* Store thread: a row the driver read, copied onto the list in data. */
-static void collect(void *data, const struct store_job_row *row)
-{
-        struct adopted ***tail = data, *a = calloc(1, sizeof(*a));
 
-        if (!a)
-                goto oom;
-        a->row = *row;
-        a->row.payload = keep(a, 0, row->payload);
-        a->row.key = keep(a, 1, row->key);
-        a->row.name = keep(a, 2, row->name);
-        a->row.state = keep(a, 3, row->state);
-        a->row.flow = keep(a, 4, row->flow);
-        a->row.node = keep(a, 5, row->node);
-        a->row.env = row->env ? strv_dup(row->env) : NULL;
-        if ((row->payload && !a->row.payload) || (row->key && !a->row.key) ||
-            (row->name && !a->row.name) || (row->state && !a->row.state) ||
-            (row->flow && !a->row.flow) || (row->node && !a->row.node) ||
-            (row->env && !a->row.env)) {
-                adopted_free(a);
-                goto oom;
-        }
-        **tail = a;
-        *tail = &a->next;
-        return;
-oom:
-        /* Its row is this node's now: the node's next start reads it. */
-        log_error("Out of memory for job %lld, taken from node %s: it waits for this node's "
-                  "next start", (long long)row->id, row->node);
-}
 
-/* Store thread, under lock (let go meanwhile): the jobs of every node whose lease ran out. */
-static void adopt(struct store *s)
-{
-        const struct db_driver *d = s->db->driver;
-        struct adopted *taken, **tail;
-        int r;
 
-        do {
-                taken = NULL;
-                tail = &taken;
-                pthread_mutex_unlock(&s->lock);
-                r = d->adopt(s->db, collect, &tail);
-                pthread_mutex_lock(&s->lock);
-                if (r <= 0) {
-                        adopted_free(taken);
-                        break;
-                }
-                *s->adopted_tail = taken;
-                if (taken)
-                        s->adopted_tail = tail;
-        } while (!s->stop);
-}
-
-/* Store thread, under lock (let go meanwhile): this node's keyed jobs that other nodes asked to
- * run again while idle, for the loop with the adopted ones. */
-static void take_again(struct store *s)
-{
-        struct adopted *taken = NULL, **tail = &taken;
-        int r;
-
-        pthread_mutex_unlock(&s->lock);
-        r = s->db->driver->take_again(s->db, collect, &tail);
-        pthread_mutex_lock(&s->lock);
-        if (r < 0) {
-                adopted_free(taken); /* still asked for: taken at the next renewal */
-                return;
-        }
-        *s->adopted_tail = taken;
-        if (taken)
-                s->adopted_tail = tail;
-}
-
-/* Store thread, under lock: whether node_duties() has something to do now. */
-static bool duties_due(const struct store *s)
-{
-        return s->db->driver->renew && !s->lease_lost &&
-               (mono_now() >= s->renew_at || (s->ids_wanted && !s->spare_id && !s->ids_failing));
-}
-
-/* Store thread, under lock (let go meanwhile): a block of ids when the loop took the last one
- * (tried again with the next renewal when it fails), and the lease renewed when that is due. A
- * renewal tells the loop, which fences the node when its lease runs out unrenewed. */
-static void node_duties(struct store *s)
-{
-        const struct db_driver *d = s->db->driver;
-        struct db_node me, *nodes = NULL;
-        double sent = mono_now();
-        bool renew = sent >= s->renew_at;
-        size_t n = 0;
-        int64_t last;
-        int r;
-
-        if (!d->renew || s->lease_lost)
-                return;
-        if (s->ids_wanted && !s->spare_id && (!s->ids_failing || renew)) {
-                pthread_mutex_unlock(&s->lock);
-                r = d->reserve_ids(s->db, ID_BLOCK, &last);
-                pthread_mutex_lock(&s->lock);
-                s->ids_failing = r < 0;
-                if (r == 0) {
-                        s->spare_id = last - ID_BLOCK + 1;
-                        s->ids_wanted = false;
-                }
-                pthread_cond_broadcast(&s->ids_cond);
-        }
-        if (!renew)
-                return;
-        s->renew_at = sent + s->lease_renew;
-        me = s->me;
-        pthread_mutex_unlock(&s->lock);
-        r = d->renew(s->db, &me, &nodes, &n);
-        if (r == -EIO && !s->renew_failing) {
-                char *why = d->why(s->db);
-
-                log_error("%s: cannot renew the lease of node %s: %s (trying again)",
-                          s->db->name, me.name, why ? why : "error");
-                free(why);
-        } else if (r == 0 && s->renew_failing)
-                log_info("%s: node %s renewed its lease again", s->db->name, me.name);
-        s->renew_failing = r == -EIO;
-        pthread_mutex_lock(&s->lock);
-        if (r == 0) {
-                s->lease_until = sent + s->lease_time;
-                free(s->nodes);
-                s->nodes = nodes;
-                s->nnodes = n;
-                s->nodes_at = mono_now();
-                adopt(s);
-                take_again(s);
-        } else if (r == -ESTALE) {
-                log_error("%s: node %s lost its lease: another node took its jobs", s->db->name,
-                          me.name);
-                s->lease_lost = true;
-                pthread_cond_broadcast(&s->ids_cond);
-        }
-        uv_async_send(&s->async);
-}
 
 /* Store thread, under lock: the reads of a batch that failed are answered with no row (their
  * askers go on without it) rather than tried again with its writes; the writes are returned. */
@@ -562,10 +303,10 @@ static void *store_thread(void *arg)
                 char *why = NULL;
                 int r;
 
-                while (!s->head && !s->stop && !duties_due(s))
+                while (!s->head && !s->stop && !store_duties_due(s))
                         wait_until(s, s->db->driver->renew && !s->lease_lost ? s->renew_at
                                                                               : INFINITY);
-                node_duties(s);
+                store_node_duties(s);
                 if (!s->head && s->stop)
                         break;
                 if (!s->head)
@@ -724,7 +465,7 @@ void store_free(struct store *s)
         pthread_cond_destroy(&s->cond);
         pthread_cond_destroy(&s->ids_cond);
         free(s->nodes);
-        adopted_free(s->adopted);
+        store_adopted_free(s->adopted);
         free(s->failure);
         free(s);
 }
@@ -761,7 +502,7 @@ bool store_failing(struct store *s, char *why, size_t len)
         return failing;
 }
 
-static void out_of_memory(void)
+void store_out_of_memory(void)
 {
         log_error("Out of memory for the state database");
         abort();
@@ -769,7 +510,7 @@ static void out_of_memory(void)
 
 /* Loop thread: a new write, a spare one if there is one. Out of memory here is fatal: an
  * accepted job must not be lost. */
-static struct op *op_new(struct store *s, enum db_stmt stmt)
+struct op *store_op_new(struct store *s, enum db_stmt stmt)
 {
         struct op *op;
 
@@ -783,7 +524,7 @@ static struct op *op_new(struct store *s, enum db_stmt stmt)
         if (!op)
                 op = calloc(1, sizeof(*op));
         if (!op)
-                out_of_memory();
+                store_out_of_memory();
         op->next = NULL;
         op->stmt = stmt;
         op->done = NULL;
@@ -795,17 +536,17 @@ static struct op *op_new(struct store *s, enum db_stmt stmt)
         return op;
 }
 
-static void put_int(struct op *op, int64_t i)
+void store_op_int(struct op *op, int64_t i)
 {
         op->v[op->n++] = (struct value){.type = DB_INT, .i = i};
 }
 
-static void put_real(struct op *op, double d)
+static void store_op_real(struct op *op, double d)
 {
         op->v[op->n++] = (struct value){.type = DB_REAL, .d = d};
 }
 
-static void put_text(struct op *op, const char *text)
+void store_op_text(struct op *op, const char *text)
 {
         struct value *v = &op->v[op->n++];
         size_t len = text ? strlen(text) + 1 : 0;
@@ -820,7 +561,7 @@ static void put_text(struct op *op, const char *text)
                         size *= 2;
                 buf = realloc(op->buf, size);
                 if (!buf)
-                        out_of_memory();
+                        store_out_of_memory();
                 op->buf = buf;
                 op->buf_size = size;
         }
@@ -831,7 +572,7 @@ static void put_text(struct op *op, const char *text)
 }
 
 /* Any thread: the op's sequence number. */
-static uint64_t queue(struct store *s, struct op *op)
+uint64_t store_op_queue(struct store *s, struct op *op)
 {
         uint64_t seq;
 
@@ -863,330 +604,152 @@ static void put_env(struct store *s, struct env_block *env, int64_t job_id)
         vars = json_object_new_array();
         for (v = env->vars; *v; v++)
                 json_object_array_add(vars, json_object_new_string(*v));
-        op = op_new(s, DB_PUT_ENV);
-        put_int(op, env->store_id);
-        put_text(op, json_object_to_json_string_ext(vars, JSON_C_TO_STRING_PLAIN));
+        op = store_op_new(s, DB_PUT_ENV);
+        store_op_int(op, env->store_id);
+        store_op_text(op, json_object_to_json_string_ext(vars, JSON_C_TO_STRING_PLAIN));
         json_object_put(vars);
-        queue(s, op);
+        store_op_queue(s, op);
 }
 
 /* The columns that change while a job lives, last in both statements. */
 static void put_state(struct op *op, const struct store_job_row *row)
 {
-        put_int(op, row->persist);
-        put_text(op, row->state);
-        put_int(op, row->qorder);
-        put_real(op, row->due);
-        put_int(op, row->runs);
-        put_text(op, row->flow);
-        put_real(op, row->started);
+        store_op_int(op, row->persist);
+        store_op_text(op, row->state);
+        store_op_int(op, row->qorder);
+        store_op_real(op, row->due);
+        store_op_int(op, row->runs);
+        store_op_text(op, row->flow);
+        store_op_real(op, row->started);
 }
 
 /* A job's whole row, as DB_PUT_JOB and DB_CLAIM_JOB begin. */
-static struct op *job_op(struct store *s, enum db_stmt stmt, const struct store_job_row *row,
+struct op *store_job_op(struct store *s, enum db_stmt stmt, const struct store_job_row *row,
                          struct env_block *env)
 {
         struct op *op;
 
         if (env)
                 put_env(s, env, row->id);
-        op = op_new(s, stmt);
-        put_int(op, row->id);
-        put_int(op, row->owner);
-        put_int(op, row->very_slow);
-        put_text(op, row->payload);
+        op = store_op_new(s, stmt);
+        store_op_int(op, row->id);
+        store_op_int(op, row->owner);
+        store_op_int(op, row->very_slow);
+        store_op_text(op, row->payload);
         if (env)
-                put_int(op, env->store_id);
+                store_op_int(op, env->store_id);
         else
                 op->n++;
-        put_text(op, row->key);
-        put_text(op, row->name);
+        store_op_text(op, row->key);
+        store_op_text(op, row->name);
         put_state(op, row);
         return op;
 }
 
 uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct env_block *env)
 {
-        return queue(s, job_op(s, DB_PUT_JOB, row, env));
+        return store_op_queue(s, store_job_op(s, DB_PUT_JOB, row, env));
 }
 
-void store_on_mail(struct store *s, void (*on_mail)(void *data, const struct db_mail *m),
-                   void *data)
-{
-        s->on_mail = on_mail;
-        s->mail_data = data;
-}
 
-void store_send_mail(struct store *s, const char *to, int64_t session, const char *kind,
-                     const char *body)
-{
-        struct op *op = op_new(s, DB_SEND_MAIL);
 
-        put_text(op, to);
-        put_int(op, session);
-        put_text(op, kind);
-        put_text(op, body);
-        queue(s, op);
-}
 
-void store_find_job(struct store *s, int64_t id,
-                    void (*done)(void *data, const struct db_result *res), void *data)
-{
-        struct op *op = op_new(s, DB_FIND_JOB);
 
-        put_int(op, id);
-        op->done = done;
-        op->data = data;
-        queue(s, op);
-}
 
-void store_list_jobs(struct store *s, int64_t after_id, int64_t owner, const char *state,
-                     int64_t limit, void (*done)(void *data, const struct db_result *res),
-                     void *data)
-{
-        struct op *op = op_new(s, DB_LIST_JOBS);
 
-        put_int(op, after_id);
-        put_int(op, owner);
-        put_text(op, state);
-        put_int(op, limit);
-        op->done = done;
-        op->data = data;
-        queue(s, op);
-}
 
-bool store_alone(struct store *s)
-{
-        bool alone;
 
-        pthread_mutex_lock(&s->lock);
-        alone = !s->db->driver->renew ||
-                (s->nodes_at > 0 && s->nnodes == 1 && strcmp(s->nodes[0].name, s->me.name) == 0);
-        pthread_mutex_unlock(&s->lock);
-        return alone;
-}
 
-bool store_nodes_known(struct store *s)
-{
-        bool known;
 
-        pthread_mutex_lock(&s->lock);
-        known = !s->db->driver->renew || s->nodes_at > 0;
-        pthread_mutex_unlock(&s->lock);
-        return known;
-}
 
-bool store_shared(const struct store *s)
-{
-        return s->db->driver->renew != NULL;
-}
 
-uint64_t store_claim_job(struct store *s, const struct store_job_row *row, struct env_block *env,
-                         const char *queue_name, const char *what, bool may_again,
-                         void (*done)(void *data, const struct db_result *res), void *data)
-{
-        struct op *op = job_op(s, DB_CLAIM_JOB, row, env);
 
-        put_text(op, queue_name);
-        put_text(op, what);
-        put_int(op, may_again);
-        op->done = done;
-        op->data = data;
-        return queue(s, op);
-}
-
-/* What a thread waits on until its op is committed: freed by the last of the two. */
-struct waiter {
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        int refs;
-        bool done, gone; /* gone: the caller stopped waiting */
-        int64_t value;   /* the first number of the first row, 0 without one */
-        int64_t *out;    /* where that goes too, on the store's thread, while the caller waits */
-};
-
-static void waiter_unref(struct waiter *w)
-{
-        bool last;
-
-        pthread_mutex_lock(&w->lock);
-        last = --w->refs == 0;
-        pthread_mutex_unlock(&w->lock);
-        if (!last)
-                return;
-        pthread_mutex_destroy(&w->lock);
-        pthread_cond_destroy(&w->cond);
-        free(w);
-}
-
-/* Store thread (or the store's end: res NULL). */
-static void wake(void *data, const struct db_result *res)
-{
-        struct waiter *w = data;
-
-        pthread_mutex_lock(&w->lock);
-        w->done = res != NULL;
-        w->value = res && res->got ? res->i[0] : 0;
-        if (w->out && w->done && !w->gone)
-                __atomic_store_n(w->out, w->value, __ATOMIC_RELEASE);
-        pthread_cond_signal(&w->cond);
-        pthread_mutex_unlock(&w->lock);
-        waiter_unref(w);
-}
-
-/* Any thread but the store's and the loop: queues stmt on id and waits until it is committed
- * (0, its first number in *ret), or until give_up(arg) says so, looked at every 50 ms
- * (-ECANCELED: it is committed later, or never). */
-static int call_wait(struct store *s, enum db_stmt stmt, int64_t id, int64_t arg2,
-                     int64_t *out, bool (*give_up)(void *arg), void *arg, int64_t *ret)
-{
-        struct waiter *w = calloc(1, sizeof(*w));
-        pthread_condattr_t attr;
-        struct op *op;
-        int r;
-
-        if (!w)
-                out_of_memory();
-        pthread_mutex_init(&w->lock, NULL);
-        pthread_condattr_init(&attr);
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-        pthread_cond_init(&w->cond, &attr);
-        pthread_condattr_destroy(&attr);
-        w->refs = 2;
-        w->out = out;
-        op = op_new(s, stmt);
-        put_int(op, id);
-        if (stmt == DB_KEY_END)
-                put_int(op, arg2);
-        op->done = wake;
-        op->data = w;
-        op->on_store = true;
-        queue(s, op);
-        pthread_mutex_lock(&w->lock);
-        while (!w->done) {
-                struct timespec ts;
-
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                ts.tv_nsec += 50 * 1000 * 1000;
-                if (ts.tv_nsec >= 1000 * 1000 * 1000) {
-                        ts.tv_sec++;
-                        ts.tv_nsec -= 1000 * 1000 * 1000;
-                }
-                if (pthread_cond_timedwait(&w->cond, &w->lock, &ts) == ETIMEDOUT && !w->done &&
-                    give_up(arg))
-                        break;
-        }
-        r = w->done ? 0 : -ECANCELED;
-        w->gone = true;
-        *ret = w->value;
-        pthread_mutex_unlock(&w->lock);
-        waiter_unref(w);
-        return r;
-}
-
-int store_key_start(struct store *s, int64_t id, int64_t *starts, bool (*give_up)(void *arg),
-                    void *arg)
-{
-        int64_t ignored;
-
-        return call_wait(s, DB_KEY_START, id, 0, starts, give_up, arg, &ignored);
-}
-
-int store_key_end(struct store *s, int64_t id, bool keep, bool (*give_up)(void *arg), void *arg,
-                  bool *ret_again)
-{
-        int64_t again = 0;
-        int r = call_wait(s, DB_KEY_END, id, !keep, NULL, give_up, arg, &again);
-
-        *ret_again = r == 0 && again;
-        return r;
-}
 
 uint64_t store_put_job_state(struct store *s, const struct store_job_row *row)
 {
-        struct op *op = op_new(s, DB_PUT_JOB_STATE);
+        struct op *op = store_op_new(s, DB_PUT_JOB_STATE);
 
-        put_int(op, row->id);
+        store_op_int(op, row->id);
         put_state(op, row);
-        return queue(s, op);
+        return store_op_queue(s, op);
 }
 
 void store_delete_job(struct store *s, int64_t id)
 {
-        struct op *op = op_new(s, DB_DELETE_JOB);
+        struct op *op = store_op_new(s, DB_DELETE_JOB);
 
-        put_int(op, id);
-        queue(s, op);
+        store_op_int(op, id);
+        store_op_queue(s, op);
 }
 
 void store_add_run(struct store *s, const struct run_record *rec, int64_t history_limit)
 {
-        struct op *op = op_new(s, DB_ADD_RUN);
+        struct op *op = store_op_new(s, DB_ADD_RUN);
 
-        put_int(op, rec->id);
-        put_int(op, rec->run);
-        put_int(op, rec->very_slow);
-        put_int(op, rec->owner);
-        put_text(op, rec->summary ? rec->summary : ""); /* NOT NULL: a row that fails stops all */
-        put_real(op, rec->started);
-        put_real(op, rec->ended);
-        put_text(op, rec->outcome);
-        put_int(op, rec->exit_code);
-        put_int(op, rec->signal);
-        put_text(op, rec->log);
-        put_int(op, rec->oom);
+        store_op_int(op, rec->id);
+        store_op_int(op, rec->run);
+        store_op_int(op, rec->very_slow);
+        store_op_int(op, rec->owner);
+        store_op_text(op, rec->summary ? rec->summary : ""); /* NOT NULL: a row that fails stops all */
+        store_op_real(op, rec->started);
+        store_op_real(op, rec->ended);
+        store_op_text(op, rec->outcome);
+        store_op_int(op, rec->exit_code);
+        store_op_int(op, rec->signal);
+        store_op_text(op, rec->log);
+        store_op_int(op, rec->oom);
         if (rec->cpu_time >= 0)
-                put_real(op, rec->cpu_time);
+                store_op_real(op, rec->cpu_time);
         else
                 op->n++;
         if (rec->memory_peak >= 0)
-                put_int(op, rec->memory_peak);
+                store_op_int(op, rec->memory_peak);
         else
                 op->n++;
-        put_int(op, rec->leftovers);
-        put_int(op, rec->attempt > 0 ? rec->attempt : 1);
-        put_text(op, rec->node ? rec->node : "");
+        store_op_int(op, rec->leftovers);
+        store_op_int(op, rec->attempt > 0 ? rec->attempt : 1);
+        store_op_text(op, rec->node ? rec->node : "");
         pthread_mutex_lock(&s->lock);
         s->history_limit = history_limit;
         s->runs_added = true;
         pthread_mutex_unlock(&s->lock);
-        queue(s, op);
+        store_op_queue(s, op);
 }
 
 void store_forget_log(struct store *s, int64_t id, int64_t run, const char *path)
 {
-        struct op *op = op_new(s, DB_FORGET_LOG);
+        struct op *op = store_op_new(s, DB_FORGET_LOG);
 
-        put_int(op, id);
-        put_int(op, run);
-        put_text(op, path);
-        queue(s, op);
+        store_op_int(op, id);
+        store_op_int(op, run);
+        store_op_text(op, path);
+        store_op_queue(s, op);
 }
 
 void store_put_setting(struct store *s, const char *name, double value)
 {
-        struct op *op = op_new(s, DB_PUT_SETTING);
+        struct op *op = store_op_new(s, DB_PUT_SETTING);
 
-        put_text(op, name);
-        put_real(op, value);
-        queue(s, op);
+        store_op_text(op, name);
+        store_op_real(op, value);
+        store_op_queue(s, op);
 }
 
 void store_delete_settings(struct store *s, const char *prefix)
 {
-        struct op *op = op_new(s, DB_DELETE_SETTINGS);
+        struct op *op = store_op_new(s, DB_DELETE_SETTINGS);
 
-        put_text(op, prefix);
-        queue(s, op);
+        store_op_text(op, prefix);
+        store_op_queue(s, op);
 }
 
 void store_put_setting_text(struct store *s, const char *name, const char *text)
 {
-        struct op *op = op_new(s, DB_PUT_SETTING);
+        struct op *op = store_op_new(s, DB_PUT_SETTING);
 
-        put_text(op, name);
-        put_text(op, text);
-        queue(s, op);
+        store_op_text(op, name);
+        store_op_text(op, text);
+        store_op_queue(s, op);
 }
 
 /* A read at start: its failure counts among the errors (the driver said why). */
@@ -1221,107 +784,8 @@ int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struc
         return counted(s, s->db->driver->load_runs(s->db, limit, cb, data));
 }
 
-const char *store_node(const struct store *s)
-{
-        return s->node;
-}
 
-int64_t store_new_id(struct store *s)
-{
-        struct timespec ts;
-        int64_t id = 0;
 
-        if (!s->id_end)
-                return s->next_id++;
-        /* Half the block gone: the next one is reserved before it is needed. */
-        if (s->next_id == s->id_end - ID_BLOCK / 2) {
-                pthread_mutex_lock(&s->lock);
-                s->ids_wanted = true;
-                pthread_cond_signal(&s->cond);
-                pthread_mutex_unlock(&s->lock);
-        }
-        if (s->next_id < s->id_end)
-                return s->next_id++;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += 2;
-        pthread_mutex_lock(&s->lock);
-        s->ids_wanted = true;
-        pthread_cond_signal(&s->cond);
-        while (!s->spare_id && !s->lease_lost && !s->ids_failing &&
-               pthread_cond_timedwait(&s->ids_cond, &s->lock, &ts) != ETIMEDOUT)
-                ;
-        if (s->spare_id && !s->lease_lost) {
-                s->next_id = s->spare_id;
-                s->id_end = s->spare_id + ID_BLOCK;
-                s->spare_id = 0;
-                id = s->next_id++;
-        }
-        pthread_mutex_unlock(&s->lock);
-        return id ? id : -EAGAIN;
-}
 
-void store_report(struct store *s, int64_t running, int64_t min_threads, int64_t max_threads)
-{
-        pthread_mutex_lock(&s->lock);
-        s->me.running = running;
-        s->me.min_threads = min_threads;
-        s->me.max_threads = max_threads;
-        pthread_mutex_unlock(&s->lock);
-}
 
-int store_nodes(struct store *s, struct db_node **ret, size_t *ret_n)
-{
-        double age;
-        size_t n;
 
-        pthread_mutex_lock(&s->lock);
-        n = s->db->driver->renew ? s->nnodes : 0;
-        *ret = calloc(n ? n : 1, sizeof(**ret));
-        if (*ret && n) {
-                memcpy(*ret, s->nodes, n * sizeof(**ret));
-                age = mono_now() - s->nodes_at;
-                for (size_t i = 0; i < n; i++) {
-                        struct db_node *node = &(*ret)[i];
-
-                        node->lease_age += age;
-                        /* This node's as it reports now. */
-                        if (strcmp(node->name, s->me.name) == 0) {
-                                node->running = s->me.running;
-                                node->min_threads = s->me.min_threads;
-                                node->max_threads = s->me.max_threads;
-                        }
-                }
-        } else if (*ret) {
-                (*ret)[0] = s->me;
-                n = 1;
-        }
-        pthread_mutex_unlock(&s->lock);
-        *ret_n = n;
-        return *ret ? 0 : -ENOMEM;
-}
-
-bool store_lease(struct store *s, double *ret_until)
-{
-        bool lost;
-
-        pthread_mutex_lock(&s->lock);
-        *ret_until = s->lease_until;
-        lost = s->lease_lost;
-        pthread_mutex_unlock(&s->lock);
-        return lost;
-}
-
-void store_take_adopted(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
-                        void *data)
-{
-        struct adopted *taken;
-
-        pthread_mutex_lock(&s->lock);
-        taken = s->adopted;
-        s->adopted = NULL;
-        s->adopted_tail = &s->adopted;
-        pthread_mutex_unlock(&s->lock);
-        for (struct adopted *a = taken; a; a = a->next)
-                cb(data, &a->row);
-        adopted_free(taken);
-}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/* Ops whose rows matter: a key's claim, a keyed run's start and end (waited for on a pool
+ * thread), mail between nodes, reads of other nodes' jobs. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "store/db.h"
+#include "store/store-internal.h"
+#include "store/store.h"
+
+/* What a thread waits on until its op is committed: freed by the last of the two. */
+struct waiter {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        int refs;
+        bool done, gone; /* gone: the caller stopped waiting */
+        int64_t value;   /* the first number of the first row, 0 without one */
+        int64_t *out;    /* where that goes too, on the store's thread, while the caller waits */
+};
+
+void store_on_mail(struct store *s, void (*on_mail)(void *data, const struct db_mail *m),
+                   void *data)
+{
+        s->on_mail = on_mail;
+        s->mail_data = data;
+}
+
+void store_send_mail(struct store *s, const char *to, int64_t session, const char *kind,
+                     const char *body)
+{
+        struct op *op = store_op_new(s, DB_SEND_MAIL);
+
+        store_op_text(op, to);
+        store_op_int(op, session);
+        store_op_text(op, kind);
+        store_op_text(op, body);
+        store_op_queue(s, op);
+}
+
+void store_find_job(struct store *s, int64_t id,
+                    void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct op *op = store_op_new(s, DB_FIND_JOB);
+
+        store_op_int(op, id);
+        op->done = done;
+        op->data = data;
+        store_op_queue(s, op);
+}
+
+void store_list_jobs(struct store *s, int64_t after_id, int64_t owner, const char *state,
+                     int64_t limit, void (*done)(void *data, const struct db_result *res),
+                     void *data)
+{
+        struct op *op = store_op_new(s, DB_LIST_JOBS);
+
+        store_op_int(op, after_id);
+        store_op_int(op, owner);
+        store_op_text(op, state);
+        store_op_int(op, limit);
+        op->done = done;
+        op->data = data;
+        store_op_queue(s, op);
+}
+
+uint64_t store_claim_job(struct store *s, const struct store_job_row *row, struct env_block *env,
+                         const char *queue_name, const char *what, bool may_again,
+                         void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct op *op = store_job_op(s, DB_CLAIM_JOB, row, env);
+
+        store_op_text(op, queue_name);
+        store_op_text(op, what);
+        store_op_int(op, may_again);
+        op->done = done;
+        op->data = data;
+        return store_op_queue(s, op);
+}
+
+static void waiter_unref(struct waiter *w)
+{
+        bool last;
+
+        pthread_mutex_lock(&w->lock);
+        last = --w->refs == 0;
+        pthread_mutex_unlock(&w->lock);
+        if (!last)
+                return;
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->cond);
+        free(w);
+}
+
+/* Store thread (or the store's end: res NULL). */
+static void wake(void *data, const struct db_result *res)
+{
+        struct waiter *w = data;
+
+        pthread_mutex_lock(&w->lock);
+        w->done = res != NULL;
+        w->value = res && res->got ? res->i[0] : 0;
+        if (w->out && w->done && !w->gone)
+                __atomic_store_n(w->out, w->value, __ATOMIC_RELEASE);
+        pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+        waiter_unref(w);
+}
+
+/* Any thread but the store's and the loop: queues stmt on id and waits until it is committed
+ * (0, its first number in *ret), or until give_up(arg) says so, looked at every 50 ms
+ * (-ECANCELED: it is committed later, or never). */
+static int call_wait(struct store *s, enum db_stmt stmt, int64_t id, int64_t arg2,
+                     int64_t *out, bool (*give_up)(void *arg), void *arg, int64_t *ret)
+{
+        struct waiter *w = calloc(1, sizeof(*w));
+        pthread_condattr_t attr;
+        struct op *op;
+        int r;
+
+        if (!w)
+                store_out_of_memory();
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&w->cond, &attr);
+        pthread_condattr_destroy(&attr);
+        w->refs = 2;
+        w->out = out;
+        op = store_op_new(s, stmt);
+        store_op_int(op, id);
+        if (stmt == DB_KEY_END)
+                store_op_int(op, arg2);
+        op->done = wake;
+        op->data = w;
+        op->on_store = true;
+        store_op_queue(s, op);
+        pthread_mutex_lock(&w->lock);
+        while (!w->done) {
+                struct timespec ts;
+
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                ts.tv_nsec += 50 * 1000 * 1000;
+                if (ts.tv_nsec >= 1000 * 1000 * 1000) {
+                        ts.tv_sec++;
+                        ts.tv_nsec -= 1000 * 1000 * 1000;
+                }
+                if (pthread_cond_timedwait(&w->cond, &w->lock, &ts) == ETIMEDOUT && !w->done &&
+                    give_up(arg))
+                        break;
+        }
+        r = w->done ? 0 : -ECANCELED;
+        w->gone = true;
+        *ret = w->value;
+        pthread_mutex_unlock(&w->lock);
+        waiter_unref(w);
+        return r;
+}
+
+int store_key_start(struct store *s, int64_t id, int64_t *starts, bool (*give_up)(void *arg),
+                    void *arg)
+{
+        int64_t ignored;
+
+        return call_wait(s, DB_KEY_START, id, 0, starts, give_up, arg, &ignored);
+}
+
+int store_key_end(struct store *s, int64_t id, bool keep, bool (*give_up)(void *arg), void *arg,
+                  bool *ret_again)
+{
+        int64_t again = 0;
+        int r = call_wait(s, DB_KEY_END, id, !keep, NULL, give_up, arg, &again);
+
+        *ret_again = r == 0 && again;
+        return r;
+}
