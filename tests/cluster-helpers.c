@@ -455,6 +455,16 @@ int cluster_live_items(struct cluster *c, int k)
         return n;
 }
 
+int cluster_live_items_left(struct cluster *c)
+{
+        int n = 0;
+
+        for (int k = 1; k <= c->n; k++)
+                if (c->running[k - 1])
+                        n += cluster_live_items(c, k);
+        return n;
+}
+
 /* The requests, one a line, in one buffer (the caller frees it). */
 static char *requests(const char *method, char *const *params, int n, size_t *ret_len)
 {

@@ -90,6 +90,8 @@ json_object *cluster_nodes(struct cluster *c, int k);
 bool cluster_lists(struct cluster *c, int k, const char *name);
 /* How many of the live items node k's `list` has are node k's. */
 int cluster_live_items(struct cluster *c, int k);
+/* The same summed over the running nodes. */
+int cluster_live_items_left(struct cluster *c);
 
 /*
  * Pipelined calls on one connection: every request sent before the first reply is read (with

@@ -144,16 +144,6 @@ static void submit_pipelined(int k, char *const *params, int n, int64_t *ids)
         free(replies);
 }
 
-static int live_items_left(void)
-{
-        int n = 0;
-
-        for (int k = 1; k <= c.n; k++)
-                if (c.running[k - 1])
-                        n += cluster_live_items(&c, k);
-        return n;
-}
-
 static int node_index(const char *name)
 {
         for (int k = 1; k <= c.n; k++)
@@ -574,7 +564,7 @@ START_TEST(a_killed_nodes_jobs_run_again_once_elsewhere_after_its_lease)
         wait_for(pids_gone(runs, IN_FLIGHT), 2, "the runs of the killed n3 still run");
 
         wait_for(all_ended(FLOCK_JOBS), c.lease_time + 20, "n3's jobs did not run again elsewhere");
-        wait_for(live_items_left() == 0, 30, "jobs taken from n3 are still live");
+        wait_for(cluster_live_items_left(&c) == 0, 30, "jobs taken from n3 are still live");
         read_events(runs, FLOCK_JOBS);
         check_ran_again_once(ids, runs);
         for (int j = 0; j < IN_FLIGHT; j++)
@@ -632,7 +622,7 @@ START_TEST(a_node_stopped_past_its_lease_fences_when_it_continues)
         ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
         ck_assert_str_eq(str_member(rec, "node"), "n3");
         json_object_put(rec);
-        wait_for(live_items_left() == 0, 30, "jobs are still live");
+        wait_for(cluster_live_items_left(&c) == 0, 30, "jobs are still live");
         read_events(runs, FLOCK_JOBS);
         check_ran_again_once(ids, runs);
 }
@@ -745,7 +735,7 @@ START_TEST(a_postgresql_restart_under_load_loses_no_acknowledged_job)
         }
 
         wait_for(all_acked_ran(tokens, &l), 30, "acknowledged jobs did not run");
-        wait_for(live_items_left() == 0, 30, "jobs are still live");
+        wait_for(cluster_live_items_left(&c) == 0, 30, "jobs are still live");
         counts = count_tokens(tokens, LOAD_MAX);
         for (int i = 0; i < l.sent; i++)
                 ck_assert_msg(counts[i] == 1 || (!l.acked_tokens[i] && counts[i] == 0),
