@@ -14,8 +14,10 @@
 #include <uv.h>
 
 #include "store/db.h"
-#include "store/envs.h"
-#include "store/store.h"
+
+struct adopted; /* store-nodes.c's */
+struct env_block;
+struct store_job_row;
 
 #define OP_VALUES_MAX 17
 
@@ -93,12 +95,6 @@ struct store {
         struct adopted *adopted, **adopted_tail; /* under lock: taken, for the loop */
 };
 
-/* A job taken from a node whose lease ran out: its row, with copies of what it points to. */
-struct adopted {
-        struct adopted *next;
-        struct store_job_row row;
-        char *strings[6]; /* payload, key, name, state, flow, node */
-};
 
 /* store.c. An op (loop, or a pool thread; out of memory is fatal: an accepted job must not be
  * lost), its values, queued: its sequence number. */

@@ -13,6 +13,13 @@
 #include "util/log.h"
 #include "util/strv.h"
 
+/* A job taken from a node whose lease ran out: its row, with copies of what it points to. */
+struct adopted {
+        struct adopted *next;
+        struct store_job_row row;
+        char *strings[6]; /* payload, key, name, state, flow, node */
+};
+
 double store_mono_now(void)
 {
         struct timespec ts;
