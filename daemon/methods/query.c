@@ -11,6 +11,7 @@
 #include "jobs/suspend.h"
 #include "methods/method.h"
 #include "server/conn.h"
+#include "server/relay.h"
 #include "store/store.h"
 #include "store/history.h"
 #include "store/run-record.h"
@@ -245,6 +246,9 @@ static void handle_subscribe(struct registry *reg, struct conn *c, union params 
         }
         r->result = json_object_new_object();
         json_object_object_add(r->result, "subscribed", json_object_new_boolean(1));
+        /* Another node's client subscribes to that node alone. */
+        if (reg->relay && !c->relayed)
+                relay_subscribe(reg->relay, c);
 }
 
 static void prefill_history(struct registry *reg, union params *p)

@@ -33,6 +33,7 @@ struct relay_out {
         char node[64];
         struct conn *c;
         char *pending; /* the id (compact JSON) of the request whose reply it awaits, or NULL */
+        bool subscribing; /* its subscribe's reply, not the client's, is still to come */
         int64_t epoch; /* the other node's: as last seen at the opening (0: none seen yet),
                         * then its mail's */
 };
@@ -208,38 +209,55 @@ static char *request_id(const char *line)
         return text;
 }
 
-bool relay_forward(struct relay *r, struct conn *c, const char *node, const char *line,
-                   size_t len)
+/* The client's session with node (opened with its credentials if need be), whose epoch is as
+ * last seen (0: none seen yet); NULL when out of memory. */
+static struct relay_out *session(struct relay *r, struct conn *c, const char *node, int64_t epoch)
 {
         struct relay_out *o;
-        char *copy, *creds;
+        char *creds;
+
+        for (o = r->outs; o && !(o->c == c && strcmp(o->node, node) == 0); o = o->next)
+                ;
+        if (o || !(o = calloc(1, sizeof(*o))))
+                return o;
+        o->id = ++r->last_session;
+        o->epoch = epoch;
+        snprintf(o->node, sizeof(o->node), "%s", node);
+        o->c = conn_ref(c);
+        o->next = r->outs;
+        r->outs = o;
+        if (asprintf(&creds, "{\"uid\":%u,\"gid\":%u,\"admin\":%s}", (unsigned)c->uid,
+                     (unsigned)c->gid, conn_is_admin(c) ? "true" : "false") >= 0) {
+                store_send_mail(r->store, node, o->id, "open", creds);
+                free(creds);
+        }
+        watch(r);
+        return o;
+}
+
+/* The epoch of node as last seen: -1 when it is not live, 0 before the first renewal. */
+static int64_t epoch_now(struct relay *r, const char *node)
+{
         size_t n;
         struct db_node *nodes = nodes_of(r, &n);
         int64_t epoch = epoch_of(nodes, n, node);
 
         free(nodes);
-        if (!store_nodes_known(r->store))
-                epoch = 0; /* as the first renewal sees it */
-        else if (epoch < 0)
+        return store_nodes_known(r->store) ? epoch : 0;
+}
+
+bool relay_forward(struct relay *r, struct conn *c, const char *node, const char *line,
+                   size_t len)
+{
+        int64_t epoch = epoch_now(r, node);
+        struct relay_out *o;
+        char *copy;
+
+        if (epoch < 0)
                 return false;
         copy = strndup(line, len);
-        for (o = r->outs; o && !(o->c == c && strcmp(o->node, node) == 0); o = o->next)
-                ;
-        if (!o && copy && (o = calloc(1, sizeof(*o)))) {
-                o->id = ++r->last_session;
-                o->epoch = epoch;
-                snprintf(o->node, sizeof(o->node), "%s", node);
-                o->c = conn_ref(c);
-                o->next = r->outs;
-                r->outs = o;
-                if (asprintf(&creds, "{\"uid\":%u,\"gid\":%u,\"admin\":%s}", (unsigned)c->uid,
-                             (unsigned)c->gid, conn_is_admin(c) ? "true" : "false") >= 0) {
-                        store_send_mail(r->store, node, o->id, "open", creds);
-                        free(creds);
-                }
-                watch(r);
-        }
-        if (!o || !copy) {
+        o = copy ? session(r, c, node, epoch) : NULL;
+        if (!o) {
                 free(copy);
                 conn_reply_line(c, sw_error_line(NULL, SW_E_INTERNAL, "out of memory"));
                 return true;
@@ -251,6 +269,25 @@ bool relay_forward(struct relay *r, struct conn *c, const char *node, const char
         if (!o->pending)
                 conn_resume(c); /* a notification: nothing comes back */
         return true;
+}
+
+#define SUBSCRIBE "{\"jsonrpc\":\"2.0\",\"id\":\"relay-subscribe\",\"method\":\"subscribe\"}"
+
+void relay_subscribe(struct relay *r, struct conn *c)
+{
+        size_t n;
+        struct db_node *nodes = nodes_of(r, &n);
+
+        for (size_t i = 0; i < n; i++) {
+                struct relay_out *o;
+
+                if (strcmp(nodes[i].name, store_node(r->store)) == 0 ||
+                    !(o = session(r, c, nodes[i].name, nodes[i].epoch)))
+                        continue;
+                o->subscribing = true;
+                store_send_mail(r->store, o->node, o->id, "line", SUBSCRIBE);
+        }
+        free(nodes);
 }
 
 void relay_conn_closed(struct relay *r, struct conn *c)
@@ -443,6 +480,10 @@ static void mail_out(struct relay *r, const struct db_mail *m)
         if (m->epoch < o->epoch)
                 return;
         o->epoch = m->epoch;
+        if (o->subscribing && answers(m->body, "\"relay-subscribe\"")) {
+                o->subscribing = false; /* the client has its own */
+                return;
+        }
         if (strcmp(m->kind, "end") == 0) {
                 snprintf(why, sizeof(why), "node %s ended the request", o->node);
                 end_out(r, o, why);

@@ -38,6 +38,9 @@ void relay_close(struct relay *r);
  * as last seen. */
 bool relay_forward(struct relay *r, struct conn *c, const char *node, const char *line,
                    size_t len);
+/* The client subscribed here: it gets the events of every other live node too (of the nodes
+ * live now). */
+void relay_subscribe(struct relay *r, struct conn *c);
 /* The client is gone: its sessions end. */
 void relay_conn_closed(struct relay *r, struct conn *c);
 /* Mail from another node (store_on_mail()'s). */
