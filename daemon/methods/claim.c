@@ -110,7 +110,7 @@ void claim_submit(struct registry *reg, struct conn *c, struct job *job,
 
         if (!cl) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
-                registry_check_idle(reg, job);
+                drop(reg, job);
                 return;
         }
         *cl = (struct claim){
