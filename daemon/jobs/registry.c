@@ -161,9 +161,13 @@ static void retire(struct registry *reg, struct job *job)
         users_remove(&reg->users, job);
         users_remove(&job->queue->users, job);
         schedule_remove(&reg->schedule, job);
-        /* At shutdown what leaves the tables is not done: queued and delayed jobs stay on disk. */
-        if (!__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
+        /* At shutdown what leaves the tables is not done: queued and delayed jobs stay on disk.
+         * A keyed row that another node's ask keeps says it is idle (pg_take_again). */
+        if (!__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE)) {
+                if (job->key_shared)
+                        registry_save_state(reg, job, "idle");
                 store_delete_job(reg->store, job->id);
+        }
         job_unref(job);
 }
 

@@ -332,11 +332,12 @@ int pg_take_again(struct db *db, void (*cb)(void *data, const struct store_job_r
         if (r == 0)
                 r = params_do(p, "SELECT fence($1, $2)", 2, values);
         /* One statement picks the rows and clears their asks: an ask that comes after is
-         * another's. */
+         * another's. Only an idle job's: one that is queued, held or waiting runs, and its
+         * start answers the ask. */
         if (r == 0)
                 r = params_exec(p,
                                 "WITH t AS (UPDATE jobs SET again = false WHERE node = $1 AND"
-                                " again AND NOT running RETURNING id)"
+                                " again AND NOT running AND state = 'idle' RETURNING id)"
                                 " SELECT array_agg(id)::text FROM t",
                                 1, values, &res);
         if (r == 0 && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
