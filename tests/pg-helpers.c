@@ -15,27 +15,39 @@
 #error "PG_SERVER must name tests/pg-server"
 #endif
 
-/* Runs the program and returns its exit status (-1 for a signal), with what it wrote to its
- * standard output in *ret_out (the caller frees it) unless ret_out is NULL. */
-static int run(char *const argv[], char **ret_out)
+/* Starts the program with its standard output on a pipe (in *ret_out_fd). With hold >= 0 it
+ * waits for a byte on hold before it runs the program, and ends when hold closes first. */
+static pid_t start(char *const argv[], int hold, int *ret_out_fd)
 {
-        size_t len = 0, size = 256;
-        char *out = NULL;
-        int status, p[2];
-        ssize_t n;
+        int p[2];
         pid_t pid;
+        char go;
 
         ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
         pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
+                if (hold >= 0 && read(hold, &go, 1) != 1)
+                        _exit(127);
                 if (dup2(p[1], STDOUT_FILENO) < 0)
                         _exit(127);
                 execv(argv[0], argv);
                 _exit(127);
         }
         close(p[1]);
-        out = malloc(size);
+        *ret_out_fd = p[0];
+        return pid;
+}
+
+/* Waits for the program and returns its exit status (-1 for a signal), with what it wrote to its
+ * standard output in *ret_out (the caller frees it) unless ret_out is NULL. */
+static int finish(pid_t pid, int out_fd, char **ret_out)
+{
+        size_t len = 0, size = 256;
+        char *out = malloc(size);
+        int status;
+        ssize_t n;
+
         ck_assert_ptr_nonnull(out);
         do {
                 if (size - len < 128) {
@@ -43,18 +55,26 @@ static int run(char *const argv[], char **ret_out)
                         out = realloc(out, size);
                         ck_assert_ptr_nonnull(out);
                 }
-                n = read(p[0], out + len, size - len - 1);
+                n = read(out_fd, out + len, size - len - 1);
                 if (n > 0)
                         len += (size_t)n;
         } while (n > 0 || (n < 0 && errno == EINTR));
         out[len] = '\0';
-        close(p[0]);
+        close(out_fd);
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
         if (ret_out)
                 *ret_out = out;
         else
                 free(out);
         return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run(char *const argv[], char **ret_out)
+{
+        int out_fd;
+        pid_t pid = start(argv, -1, &out_fd);
+
+        return finish(pid, out_fd, ret_out);
 }
 
 /* pg-server with the arguments; it must succeed. What it printed, its last newline cut, in buf. */
@@ -118,6 +138,24 @@ void pg_start(const struct pg_server *pg)
 void pg_restart(const struct pg_server *pg)
 {
         pg_server(NULL, 0, "restart", pg->dir);
+}
+
+void pg_restart_ready(const struct pg_server *pg, struct pg_restart *r)
+{
+        char *argv[] = {(char *)PG_SERVER, (char *)"restart", (char *)pg->dir, NULL};
+        int hold[2];
+
+        ck_assert_int_eq(pipe2(hold, O_CLOEXEC), 0);
+        r->pid = start(argv, hold[0], &r->out_fd);
+        close(hold[0]);
+        r->go_fd = hold[1];
+}
+
+void pg_restart_go(struct pg_restart *r)
+{
+        ck_assert_int_eq(write(r->go_fd, "", 1), 1);
+        close(r->go_fd);
+        ck_assert_msg(finish(r->pid, r->out_fd, NULL) == 0, "pg-server restart failed");
 }
 
 int pg_query(const struct pg_server *pg, const char *sql, char **ret_out)

@@ -26,6 +26,14 @@ void pg_remove(struct pg_server *pg);
 void pg_stop(const struct pg_server *pg);
 void pg_start(const struct pg_server *pg);
 void pg_restart(const struct pg_server *pg);
+/* A restart forked now and run by pg_restart_go, which waits for it: a test that restarts
+ * beside threads of its own forks before it starts them (a fork beside running threads may
+ * hang under ThreadSanitizer). */
+struct pg_restart {
+        int pid, go_fd, out_fd;
+};
+void pg_restart_ready(const struct pg_server *pg, struct pg_restart *r);
+void pg_restart_go(struct pg_restart *r);
 /* Runs the SQL with psql as role slowwork and returns psql's exit status; what it printed
  * (unaligned, rows only) in *ret_out when ret_out is not NULL (the caller frees it). */
 int pg_query(const struct pg_server *pg, const char *sql, char **ret_out);

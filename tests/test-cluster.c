@@ -700,6 +700,7 @@ static bool all_acked_ran(const char *tokens, const struct load *l)
 START_TEST(a_postgresql_restart_under_load_loses_no_acknowledged_job)
 {
         struct load l = {.node = 1};
+        struct pg_restart restart;
         pthread_t thread;
         char *tokens;
         double back;
@@ -714,10 +715,11 @@ START_TEST(a_postgresql_restart_under_load_loses_no_acknowledged_job)
         c.lease_renew = 2;
         tokens = cluster_path(&c, "tokens");
         cluster_start(&c);
+        pg_restart_ready(&c.pg, &restart);
         ck_assert_int_eq(pthread_create(&thread, NULL, load_run, &l), 0);
         wait_for(atomic_load(&l.acked) >= 200, 20, "n1 acknowledged %d submits",
                  atomic_load(&l.acked));
-        pg_restart(&c.pg);
+        pg_restart_go(&restart);
         back = mono_now();
         before = atomic_load(&l.acked);
         wait_for(atomic_load(&l.acked) >= before + 200, 20,
