@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A client of any node sees every node's jobs: status, wait, cancel, release, log (and slowctl
- * log -f) of a job another node holds or ran are asked of that node and answered as there. */
+ * log -f) of a job another node holds are asked of that node and answered as there; a finished
+ * run's record and log come from the database. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdio.h>
@@ -288,6 +289,137 @@ START_TEST(a_subscriber_on_any_node_hears_of_every_nodes_jobs)
 }
 END_TEST
 
+/* Node k's status of the job once it answers with a record of the job's run (a finished job's:
+ * not live). */
+static json_object *finished_status(int k, int64_t id)
+{
+        char *p = id_params(id);
+        double end = mono_now() + scaled(10);
+        json_object *st;
+
+        for (;;) {
+                json_object *reply = cluster_call(&c, k, "status", p);
+
+                st = reply && reply_code(reply) == 0 ? json_object_get(reply_result(reply)) : NULL;
+                json_object_put(reply);
+                if (st && !json_object_get_boolean(json_object_object_get(st, "live")))
+                        break;
+                ck_assert_msg(mono_now() < end, "job %lld: %s", (long long)id,
+                              st ? json_object_to_json_string(st) : "no status");
+                json_object_put(st);
+                short_pause();
+        }
+        free(p);
+        return st;
+}
+
+/* The job's whole log as node k gives it, in pieces of at most max bytes. */
+static char *log_in_pieces(int k, int64_t id, int max)
+{
+        char *text = strdup(""), *p;
+        int64_t offset = 0;
+
+        for (int pieces = 0;; pieces++) {
+                json_object *piece;
+                char *more;
+
+                ck_assert_int_lt(pieces, 1000);
+                ck_assert_int_ge(asprintf(&p, "{\"id\":%lld,\"offset\":%lld,\"max\":%d}",
+                                          (long long)id, (long long)offset, max),
+                                 0);
+                piece = cluster_call_ok(&c, k, "log", p);
+                free(p);
+                ck_assert_int_ge(asprintf(&more, "%s%s", text, str_member(piece, "data")), 0);
+                free(text);
+                text = more;
+                ck_assert_int_gt(int_member(piece, "offset"), offset - 1);
+                offset = int_member(piece, "offset");
+                if (json_object_get_boolean(json_object_object_get(piece, "eof"))) {
+                        json_object_put(piece);
+                        return text;
+                }
+                json_object_put(piece);
+        }
+}
+
+/*
+ * A finished run's record and log are in the database: a node that did not run it shows both,
+ * also once the node that ran it is gone and its log file with it. Each node prunes only its own
+ * runs (here n2, at history-limit 1), and removes only its own logs (also for a user's budget).
+ */
+START_TEST(a_finished_runs_record_and_log_come_from_the_database_once_its_node_is_gone)
+{
+        char *job, *p, *log_path, *text, want[16384];
+        json_object *st, *rec;
+        int64_t id;
+        int len = 0;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        /* A character across byte 1,000 (where the first piece ends), 1,000 numbered lines, and
+         * a byte that is not UTF-8. */
+        job = command(false, "printf %%0999d 0 | tr 0 a; printf '\\303\\251\\n'; seq 1 1000; "
+                             "printf 'last\\377\\n'");
+        id = cluster_submit(&c, 1, job);
+        p = id_params(id);
+        rec = cluster_call_ok(&c, 1, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        log_path = strdup(str_member(rec, "log"));
+        json_object_put(rec);
+        memset(want, 'a', 999);
+        len = 999;
+        len += snprintf(want + len, sizeof(want) - (size_t)len, "\xc3\xa9\n");
+        for (int i = 1; i <= 1000; i++)
+                len += snprintf(want + len, sizeof(want) - (size_t)len, "%d\n", i);
+        snprintf(want + len, sizeof(want) - (size_t)len, "last\xef\xbf\xbd\n");
+
+        /* n2 started before the run, and n1 no longer holds the job: the record comes from
+         * the database. */
+        st = finished_status(2, id);
+        ck_assert_str_eq(str_member(st, "node"), "n1");
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "succeeded");
+        json_object_put(st);
+
+        /* Started again, n2 has n1's run in its history. It keeps one run of its own, and
+         * 1 KiB of each user's logs: its prunes and its budget leave n1's run and log alone. */
+        cluster_kill(&c, 2);
+        cluster_start_node(&c, 2);
+        json_object_put(cluster_call_ok(&c, 2, "settings.set",
+                                        "{\"history-limit\":1,\"max-log-bytes-per-user\":1024}"));
+        for (int i = 0; i < 3; i++) {
+                char *mine = id_params(cluster_submit(&c, 2, job));
+
+                json_object_put(cluster_call_ok(&c, 2, "wait", mine));
+                free(mine);
+        }
+        ck_assert_int_eq(access(log_path, F_OK), 0);
+
+        cluster_kill(&c, 1);
+        ck_assert_int_eq(unlink(log_path), 0);
+        rec = cluster_call_ok(&c, 2, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_str_eq(str_member(rec, "node"), "n1");
+        ck_assert_int_eq(int_member(rec, "exit_code"), 0);
+        json_object_put(rec);
+        text = log_in_pieces(2, id, 1000);
+        ck_assert_str_eq(text, want);
+        free(text);
+        text = log_in_pieces(2, id, 65536);
+        ck_assert_str_eq(text, want);
+        free(text);
+        /* Past its end: nothing, and the end. */
+        ck_assert_int_ge(asprintf(&text, "{\"id\":%lld,\"offset\":1000000}", (long long)id), 0);
+        rec = cluster_call_ok(&c, 2, "log", text);
+        ck_assert_str_eq(str_member(rec, "data"), "");
+        ck_assert(json_object_get_boolean(json_object_object_get(rec, "eof")));
+        json_object_put(rec);
+        free(text);
+        free(log_path);
+        free(p);
+        free(job);
+}
+END_TEST
+
 static int run(void)
 {
         Suite *s = suite_create("cluster-views");
@@ -302,6 +434,8 @@ static int run(void)
         tcase_add_test(tc, list_on_any_node_pages_through_every_nodes_live_jobs_by_id);
         tcase_add_test(tc, a_request_passed_to_a_node_that_starts_again_or_dies_gets_an_error);
         tcase_add_test(tc, a_subscriber_on_any_node_hears_of_every_nodes_jobs);
+        tcase_add_test(tc,
+                       a_finished_runs_record_and_log_come_from_the_database_once_its_node_is_gone);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

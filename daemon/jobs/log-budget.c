@@ -15,7 +15,9 @@ void log_budget_keep(struct history *h, struct store *s, int64_t budget,
         for (size_t i = 0; i < h->n && bytes > budget; i++) {
                 struct run_record *rec = history_at(h, i);
 
-                if (rec->owner != ended->owner || !rec->log)
+                /* Another node's run: its log is that node's (and its budget's). */
+                if (rec->owner != ended->owner || !rec->log ||
+                    (store_shared(s) && rec->node != store_node(s)))
                         continue;
                 store_forget_log(s, rec->id, rec->run, rec->log);
                 bytes -= rec->log_bytes;

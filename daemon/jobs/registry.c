@@ -303,6 +303,24 @@ void registry_run_ended(struct registry *reg, struct job *job, struct run_record
         job->last = rec;
 }
 
+const struct run_record *registry_last_run(const struct registry *reg, int64_t id)
+{
+        const struct run_record *rec = history_last(&reg->history, id),
+                                 *learned = history_last(&reg->learned, id);
+
+        return learned && (!rec || learned->run > rec->run) ? learned : rec;
+}
+
+void registry_learn_run(struct registry *reg, struct run_record *rec)
+{
+        const struct run_record *have = registry_last_run(reg, rec->id);
+
+        if (have && have->run >= rec->run)
+                run_record_free(rec);
+        else
+                history_add(&reg->learned, rec, LEARNED_MAX); /* frees it when it fails */
+}
+
 static void waiter_free(struct waiter *w)
 {
         json_object_put(w->id);
@@ -690,7 +708,7 @@ static int dep_outcome(struct registry *reg, int64_t id, const char **ret_outcom
                 *ret_outcome = job_idle(job) && job->last ? job->last->outcome : NULL;
                 return 0;
         }
-        rec = history_last(&reg->history, id);
+        rec = registry_last_run(reg, id);
         if (!rec)
                 return -ENOENT;
         *ret_owner = rec->owner;
@@ -1065,6 +1083,7 @@ void registry_free(struct registry *reg)
         json_object_put(reg->file_queues);
         json_object_put(reg->kept_queues);
         history_free(&reg->history);
+        history_free(&reg->learned);
         free(reg->id_blocks);
         plugins_free(&reg->shared.plugins);
         metrics_free(&reg->metrics);

@@ -60,6 +60,7 @@ struct registry {
         struct inflight inflight;
         struct supervisor supervisor; /* stops what the runs leave, should the daemon die */
         struct history history;
+        struct history learned; /* other nodes' runs read from a shared database since */
         struct relay *relay; /* requests about other nodes' jobs go there (NULL: none) */
         struct gate gate; /* runs held back: for free space, or paused */
         struct pause pause;
@@ -166,6 +167,12 @@ void registry_run_again(struct registry *reg, struct job *job, const char *why);
 void registry_save_state(struct registry *reg, struct job *job, const char *state);
 /* A run ended (rec NULL: out of memory): into the history and the state database. */
 void registry_run_ended(struct registry *reg, struct job *job, struct run_record *rec);
+/* Another node's run, read from a shared database, taken over: kept apart from the history
+ * (neither its length nor its users' logs count it), the last LEARNED_MAX of them. */
+#define LEARNED_MAX 1024
+void registry_learn_run(struct registry *reg, struct run_record *rec);
+/* A job's last finished run as this node knows it (history or learned), or NULL. */
+const struct run_record *registry_last_run(const struct registry *reg, int64_t id);
 /* A job neither pending nor running answers its waiters, and leaves the tables unless a handle
  * keeps it. */
 void registry_check_idle(struct registry *reg, struct job *job);

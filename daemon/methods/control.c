@@ -12,7 +12,7 @@
 static const struct run_record *gone_job(struct registry *reg, struct conn *c, int64_t id,
                                          struct reply *r)
 {
-        const struct run_record *rec = history_last(&reg->history, id);
+        const struct run_record *rec = registry_last_run(reg, id);
 
         if (!rec)
                 reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)id);

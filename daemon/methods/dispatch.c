@@ -12,6 +12,7 @@
 #include "server/conn.h"
 #include "server/relay.h"
 #include "store/db.h"
+#include "store/run-record.h"
 #include "store/store.h"
 
 static const struct method *const tables[] = {
@@ -120,12 +121,57 @@ struct holder_lookup {
         struct registry *reg;
         struct conn *c;
         json_object *id; /* the request's */
+        int64_t job;
         char *line;
         size_t len;
 };
 
 static void dispatch(struct registry *reg, struct conn *c, const char *line, size_t len,
                      bool may_relay);
+
+static void lookup_free(struct holder_lookup *lk)
+{
+        json_object_put(lk->id);
+        conn_unref(lk->c);
+        free(lk->line);
+        free(lk);
+}
+
+/* The request answered here, as any request. */
+static void answer_here(struct holder_lookup *lk)
+{
+        struct conn *c = lk->c;
+
+        c->busy = false;
+        dispatch(lk->reg, c, lk->line, lk->len, false);
+        if (!c->busy)
+                conn_resume(c);
+        lookup_free(lk);
+}
+
+/* A finished job's last run, as the database has it, in the history: this node answers. */
+static void run_found(void *data, const struct db_result *res)
+{
+        struct holder_lookup *lk = data;
+        struct run_record *rec = res && res->text ? run_record_from_row(res->text) : NULL;
+
+        if (!res || lk->c->closing) {
+                run_record_free(rec);
+                lookup_free(lk);
+                return;
+        }
+        if (!res->got) {
+                conn_reply_line(lk->c, sw_error_line(json_object_get(lk->id), SW_E_INTERNAL,
+                                                     "cannot read the job database"));
+                lookup_free(lk);
+                return;
+        }
+        if (rec && !registry_find(lk->reg, rec->id))
+                registry_learn_run(lk->reg, rec);
+        else
+                run_record_free(rec);
+        answer_here(lk);
+}
 
 static void holder_found(void *data, const struct db_result *res)
 {
@@ -137,40 +183,41 @@ static void holder_found(void *data, const struct db_result *res)
 
         if (!res || c->closing) {
                 /* nobody to answer */
+        } else if (elsewhere && res->i[0] == 1) {
+                /* Finished: its record and log are in the database. */
+                store_find_run(lk->reg->store, lk->job, run_found, lk);
+                return;
         } else if (elsewhere && relay_forward(lk->reg->relay, c, node, lk->line, lk->len)) {
                 /* answered there */
-        } else if (elsewhere && res->i[0] == 0) {
+        } else if (elsewhere) {
                 /* A live job of a node whose lease ran out: the next node to renew takes it. */
                 snprintf(why, sizeof(why),
                          "the job's node %s is not live: another node takes its jobs", node);
                 conn_reply_line(c, sw_error_line(json_object_get(lk->id), SW_E_BUSY, why));
         } else {
-                /* Nowhere else: answered here, as any request. */
-                c->busy = false;
-                dispatch(lk->reg, c, lk->line, lk->len, false);
-                if (!c->busy)
-                        conn_resume(c);
+                answer_here(lk);
+                return;
         }
-        json_object_put(lk->id);
-        conn_unref(c);
-        free(lk->line);
-        free(lk);
+        lookup_free(lk);
 }
 
 /* Whether a request about job "id" is to be asked of the node that holds it, once known: a job
- * of a shared database that this node neither holds nor ran; then the request waits for that. */
+ * of a shared database that this node neither holds nor last ran (the history's record of
+ * another node's run may be outdated); then the request waits for that. */
 static bool ask_holder(struct registry *reg, struct conn *c, const struct method *method,
                        json_object *id, json_object *params, const char *line, size_t len)
 {
+        const struct run_record *rec;
         struct holder_lookup *lk;
         json_object *v;
         int64_t job;
 
-        if (!method->by_id || !reg->relay || c->relayed || store_alone(reg->store) ||
+        if (!method->by_id || !reg->relay || c->relayed || !store_shared(reg->store) ||
             !json_object_object_get_ex(params, "id", &v) || !json_object_is_type(v, json_type_int))
                 return false;
         job = json_object_get_int64(v);
-        if (job <= 0 || registry_find(reg, job) || history_last(&reg->history, job))
+        rec = registry_last_run(reg, job);
+        if (job <= 0 || registry_find(reg, job) || (rec && rec->node == store_node(reg->store)))
                 return false;
         lk = calloc(1, sizeof(*lk));
         if (!lk || !(lk->line = strndup(line, len))) {
@@ -180,6 +227,7 @@ static bool ask_holder(struct registry *reg, struct conn *c, const struct method
         lk->reg = reg;
         lk->c = conn_ref(c);
         lk->id = json_object_get(id);
+        lk->job = job;
         lk->len = len;
         c->busy = true;
         store_find_job(reg->store, job, holder_found, lk);

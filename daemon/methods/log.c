@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The log method: a piece of a run's log file, read off the loop thread, as UTF-8 text (bytes
- * that are not UTF-8 become U+FFFD). "offset" lets a client follow a running job.
+ * that are not UTF-8 become U+FFFD). "offset" lets a client follow a running job. Another
+ * node's finished run's log is read from the database they share.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,7 +16,9 @@
 #include "jobs/registry.h"
 #include "methods/method.h"
 #include "server/conn.h"
+#include "store/db.h"
 #include "store/run-record.h"
+#include "store/store.h"
 
 #define LOG_CHUNK_DEFAULT 65536
 #define LOG_CHUNK_MAX 131072 /* escaped as JSON, it stays well under a 1 MiB reply */
@@ -132,9 +135,9 @@ static void read_work(uv_work_t *work)
                 x->err = -ENOMEM;
 }
 
-static void read_done(uv_work_t *work, int status)
+/* The read's reply; x freed. */
+static void reply_read(struct log_read *x)
 {
-        struct log_read *x = work->data;
         json_object *o;
 
         if (x->err < 0) {
@@ -161,12 +164,67 @@ static void read_done(uv_work_t *work, int status)
         free(x);
 }
 
+static void read_done(uv_work_t *work, int status)
+{
+        (void)status;
+        reply_read(work->data);
+}
+
+static int hex_digit(char h)
+{
+        return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : -1;
+}
+
+/* The bytes of a hex text in buf (room for half its length): how many, or -1 if it is not
+ * hex. */
+static ssize_t from_hex(const char *hex, char *buf)
+{
+        size_t n = strlen(hex) / 2;
+
+        for (size_t i = 0; i < n; i++) {
+                int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+
+                if (hi < 0 || lo < 0)
+                        return -1;
+                buf[i] = (char)(hi * 16 + lo);
+        }
+        return (ssize_t)n;
+}
+
+/* A piece of another node's run's log, as the shared database keeps it (none kept: as a run
+ * that wrote nothing). */
+static void db_read_done(void *data, const struct db_result *res)
+{
+        struct log_read *x = data;
+        const char *hex = res && res->text ? res->text : "";
+        char *buf = malloc(strlen(hex) / 2 + 1);
+        ssize_t n = buf ? from_hex(hex, buf) : -1;
+
+        if (!res) { /* the daemon stops */
+                json_object_put(x->id);
+                conn_unref(x->c);
+                free(buf);
+                free(x->path);
+                free(x);
+                return;
+        }
+        x->at_end = !res->got || x->offset + n >= res->i[0];
+        if (!buf)
+                x->err = -ENOMEM;
+        else if (!res->got || n < 0)
+                x->err = -EIO;
+        else if (!(x->data = to_utf8(buf, (size_t)n, x->at_end, &x->len)))
+                x->err = -ENOMEM;
+        free(buf);
+        reply_read(x);
+}
+
 static void handle_log(struct registry *reg, struct conn *c, union params *params,
                        struct reply *r)
 {
         struct sw_log_params *p = &params->log;
         struct job *job = registry_find(reg, p->id);
-        const struct run_record *rec = job ? job->last : history_last(&reg->history, p->id);
+        const struct run_record *rec = job ? job->last : registry_last_run(reg, p->id);
         struct log_read *x;
         char *path = NULL;
         bool running = job && slow_work_is_executing(&job->dw.work);
@@ -222,7 +280,11 @@ static void handle_log(struct registry *reg, struct conn *c, union params *param
         if (x->max < 4) /* room for any whole character, so that a reader always moves on */
                 x->max = 4;
         x->running = running;
-        uv_queue_work(c->clients->loop, &x->work, read_work, read_done);
+        /* Another node's run: its log file is there, and its copy in the shared database. */
+        if (!running && rec && store_shared(reg->store) && rec->node != store_node(reg->store))
+                store_read_log(reg->store, p->id, rec->run, x->offset, x->max, db_read_done, x);
+        else
+                uv_queue_work(c->clients->loop, &x->work, read_work, read_done);
         r->deferred = true;
 }
 

@@ -65,7 +65,7 @@ static void handle_status(struct registry *reg, struct conn *c, union params *pa
                         r->result = live_status(job);
                         return;
                 }
-                rec = history_last(&reg->history, params->id.id);
+                rec = registry_last_run(reg, params->id.id);
                 if (!rec)
                         reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)params->id.id);
                 else if (!registry_may_touch(c, rec->owner))

@@ -89,6 +89,11 @@ static const char *const migrations[DB_SCHEMA] = {
     " to_node text NOT NULL, from_node text NOT NULL, epoch bigint NOT NULL,"
     " session bigint NOT NULL, kind text NOT NULL, body text NOT NULL);"
     "CREATE INDEX mail_by_to ON mail (to_node, seq);",
+    /* 8: finished runs' logs, so that any node shows them; each node prunes its own runs. */
+    "CREATE TABLE logs (id bigint NOT NULL, run bigint NOT NULL, data bytea NOT NULL,"
+    " PRIMARY KEY (id, run));"
+    "CREATE INDEX runs_by_node ON runs (node, seq);"
+    "CREATE INDEX runs_by_id ON runs (id, seq);",
 };
 
 enum { PRUNE = DB_STMT_SHARED_MAX, FENCE, STMTS };
@@ -120,7 +125,9 @@ static const char *const stmt_sql[STMTS] = {
                            " OR left(name, length($1::text) + 1) = $1::text || '/')",
     /* The ids it used (its block's others are given up when it joins alone). */
     [DB_PUT_NEXT_ID] = "UPDATE nodes SET used_id = greatest(used_id, $1) WHERE name = $2",
-    [DB_FORGET_LOG] = "UPDATE runs SET log = NULL WHERE id = $1 AND run = $2 AND log = $3",
+    [DB_FORGET_LOG] = "WITH f AS (DELETE FROM logs WHERE id = $1 AND run = $2)"
+                      " UPDATE runs SET log = NULL WHERE id = $1 AND run = $2 AND log = $3"
+                      " AND node = $4",
     /* Returns the key's job (this one, or another node's: asked to run again when it runs the
      * same, or its row from before schema 6 does not say, and may be asked), whether its run is
      * under way, whether it runs the same, and its node. */
@@ -156,8 +163,21 @@ static const char *const stmt_sql[STMTS] = {
         " FROM json_array_elements_text(p->'argv') a), (p->>'plugin') || ':' || (p->>'entry')),"
         " 'queue', coalesce(p->>'queue', 'default')) ORDER BY id) FROM l), '[]')::text",
     /* By rank, not by arithmetic: a transaction rolled back leaves a gap in the sequence. */
-    [PRUNE] = "DELETE FROM runs WHERE seq <= (SELECT seq FROM runs ORDER BY seq DESC"
-              " OFFSET $1 LIMIT 1) RETURNING log",
+    [DB_PUT_LOG] = "INSERT INTO logs (id, run, data) VALUES ($1, $2, $3)"
+                   " ON CONFLICT (id, run) DO UPDATE SET data = excluded.data",
+    /* These two return a row however it is: none means that the read failed. */
+    [DB_FIND_RUN] = "SELECT 0, 0, 0, (SELECT row_to_json(r)::text FROM (SELECT id, run,"
+                    " very_slow, owner, summary, started, ended, outcome, exit_code, signal, log,"
+                    " oom, cpu_time, memory_peak, leftovers, attempt, node FROM runs"
+                    " WHERE id = $1 ORDER BY seq DESC LIMIT 1) r)",
+    [DB_READ_LOG] = "SELECT coalesce(octet_length(l.data), -1), 0, 0, encode(substring(l.data"
+                    " FROM least($3::bigint + 1, 1073741824)::int FOR $4::int), 'hex')"
+                    " FROM (SELECT 1) one LEFT JOIN logs l ON l.id = $1 AND l.run = $2",
+    /* A node's own runs beyond the limit, with their kept logs: the files are its to remove. */
+    [PRUNE] = "WITH d AS (DELETE FROM runs WHERE node = $2 AND seq <= (SELECT seq FROM runs"
+              " WHERE node = $2 ORDER BY seq DESC OFFSET $1 LIMIT 1) RETURNING id, run, log),"
+              " l AS (DELETE FROM logs USING d WHERE logs.id = d.id AND logs.run = d.run)"
+              " SELECT log FROM d",
     [FENCE] = "SELECT fence($1, $2)",
 };
 
@@ -358,7 +378,7 @@ static const char *value_text(const struct db_value *v, char *buf, size_t len)
         else if (v->type == DB_REAL)
                 snprintf(buf, len, "%.17g", v->d);
         else
-                return v->type == DB_TEXT ? v->text : NULL;
+                return v->type == DB_TEXT || v->type == DB_BLOB ? v->text : NULL;
         return buf;
 }
 
@@ -397,21 +417,27 @@ static int pipe_send(struct pg_db *p, int stmt, const struct db_value *v, int n)
 {
         char bufs[PARAMS_MAX][32], name[16];
         const char *values[PARAMS_MAX];
-        int i, ok;
+        int lengths[PARAMS_MAX] = {0}, formats[PARAMS_MAX] = {0}, i, ok;
 
         struct db_result *out = p->out;
 
         p->out = NULL;
         if (want_result(p, out) < 0)
                 return -EIO;
-        for (i = 0; i < n && i < PARAMS_MAX; i++)
+        for (i = 0; i < n && i < PARAMS_MAX; i++) {
                 values[i] = value_text(&v[i], bufs[i], sizeof(bufs[i]));
+                /* A blob goes as its bytes (libpq copies them before it returns). */
+                if (v[i].type == DB_BLOB) {
+                        lengths[i] = (int)v[i].i;
+                        formats[i] = 1;
+                }
+        }
         snprintf(name, sizeof(name), "s%d", stmt);
         if (stmt < 0)
                 ok = PQsendQueryParams(p->conn, stmt == -1 ? "BEGIN" : "COMMIT", 0, NULL, NULL,
                                        NULL, NULL, 0);
         else
-                ok = PQsendQueryPrepared(p->conn, name, n, values, NULL, NULL, 0);
+                ok = PQsendQueryPrepared(p->conn, name, n, values, lengths, formats, 0);
         if (!ok)
                 return pg_failed(p, NULL);
         p->sent++;
@@ -463,6 +489,7 @@ static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n
         /* The rows that are a node's say whose. */
         if (stmt == DB_PUT_JOB || stmt == DB_PUT_ENV || stmt == DB_PUT_SETTING ||
             stmt == DB_DELETE_SETTINGS || stmt == DB_PUT_NEXT_ID || stmt == DB_CLAIM_JOB ||
+            stmt == DB_FORGET_LOG ||
             stmt == DB_SEND_MAIL || stmt == DB_LIST_JOBS)
                 with[n++] = (struct db_value){.type = DB_TEXT, .text = p->node};
         p->out = out;
@@ -476,7 +503,10 @@ static int prune(struct db *db, int64_t limit, char ***logs)
 
         p->prune_at = p->sent;
         p->logs = logs;
-        return pipe_send(p, PRUNE, &(struct db_value){.type = DB_INT, .i = limit}, 1);
+        return pipe_send(p, PRUNE,
+                         (struct db_value[]){{.type = DB_INT, .i = limit},
+                                             {.type = DB_TEXT, .text = p->node}},
+                         2);
 }
 
 static void add_logs(char ***logs, const PGresult *res)

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DB_SCHEMA 7 /* the schema version of the databases this daemon writes */
+#define DB_SCHEMA 8 /* the schema version of the databases this daemon writes */
 
 struct store_job_row;
 struct run_record;
@@ -42,14 +42,20 @@ enum db_stmt {
         /* The live jobs of the other nodes after an id (owner, state, limit as list's): how
          * many, and the first limit of them (JSON, list's items). */
         DB_LIST_JOBS,
+        /* A finished run's log, kept when its record is (id, run, the bytes); of a job's last
+         * run, its record (JSON: the runs row); a piece of a kept log (id, run, offset, most
+         * bytes): the log's length, and the piece (hex). */
+        DB_PUT_LOG,
+        DB_FIND_RUN,
+        DB_READ_LOG,
         DB_STMT_SHARED_MAX
 };
 
 struct db_value {
-        enum { DB_NULL, DB_INT, DB_REAL, DB_TEXT } type;
-        int64_t i;
+        enum { DB_NULL, DB_INT, DB_REAL, DB_TEXT, DB_BLOB } type;
+        int64_t i; /* a blob's length */
         double d;
-        const char *text;
+        const char *text; /* a blob's bytes */
 };
 
 struct db;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/db.h"
 #include "store/run-record.h"
 
 struct node_name {
@@ -82,4 +83,61 @@ json_object *run_record_to_json(const struct run_record *rec)
         if (rec->memory_peak >= 0)
                 json_object_object_add(o, "memory_peak", json_object_new_int64(rec->memory_peak));
         return o;
+}
+
+static int64_t row_int(json_object *row, const char *name, int64_t none)
+{
+        json_object *v = json_object_object_get(row, name);
+
+        return v ? json_object_get_int64(v) : none;
+}
+
+static double row_real(json_object *row, const char *name, double none)
+{
+        json_object *v = json_object_object_get(row, name);
+
+        return v ? json_object_get_double(v) : none;
+}
+
+static const char *row_text(json_object *row, const char *name)
+{
+        json_object *v = json_object_object_get(row, name);
+
+        return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+struct run_record *run_record_from_row(const char *text)
+{
+        json_object *row = json_tokener_parse(text);
+        struct run_record *rec = calloc(1, sizeof(*rec));
+        const char *summary = row_text(row, "summary"), *log = row_text(row, "log");
+
+        if (!rec || !json_object_is_type(row, json_type_object) || !summary ||
+            !row_text(row, "outcome") || !row_text(row, "node"))
+                goto fail;
+        rec->id = row_int(row, "id", 0);
+        rec->run = row_int(row, "run", 0);
+        rec->very_slow = row_int(row, "very_slow", 0);
+        rec->owner = (uid_t)row_int(row, "owner", 0);
+        rec->started = row_real(row, "started", 0);
+        rec->ended = row_real(row, "ended", 0);
+        rec->outcome = db_outcome_name(row_text(row, "outcome"));
+        rec->exit_code = (int)row_int(row, "exit_code", 0);
+        rec->signal = (int)row_int(row, "signal", 0);
+        rec->oom = row_int(row, "oom", 0);
+        rec->cpu_time = row_real(row, "cpu_time", -1);
+        rec->memory_peak = row_int(row, "memory_peak", -1);
+        rec->leftovers = (int)row_int(row, "leftovers", 0);
+        rec->attempt = row_int(row, "attempt", 1);
+        rec->node = run_record_node(row_text(row, "node"));
+        rec->summary = strdup(summary);
+        rec->log = log ? strdup(log) : NULL;
+        if (!rec->node || !rec->summary || (log && !rec->log))
+                goto fail;
+        json_object_put(row);
+        return rec;
+fail:
+        json_object_put(row);
+        run_record_free(rec);
+        return NULL;
 }

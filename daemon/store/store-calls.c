@@ -51,6 +51,31 @@ void store_find_job(struct store *s, int64_t id,
         store_op_queue(s, op);
 }
 
+void store_find_run(struct store *s, int64_t id,
+                    void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct op *op = store_op_new(s, DB_FIND_RUN);
+
+        store_op_int(op, id);
+        op->done = done;
+        op->data = data;
+        store_op_queue(s, op);
+}
+
+void store_read_log(struct store *s, int64_t id, int64_t run, int64_t offset, int64_t max,
+                    void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct op *op = store_op_new(s, DB_READ_LOG);
+
+        store_op_int(op, id);
+        store_op_int(op, run);
+        store_op_int(op, offset);
+        store_op_int(op, max);
+        op->done = done;
+        op->data = data;
+        store_op_queue(s, op);
+}
+
 void store_list_jobs(struct store *s, int64_t after_id, int64_t owner, const char *state,
                      int64_t limit, void (*done)(void *data, const struct db_result *res),
                      void *data)

@@ -106,7 +106,36 @@ int store_open(const struct store_config *config, struct store **ret)
 /* The statements that only read: they wait for no commit, and none waits for them. */
 static bool is_read(enum db_stmt stmt)
 {
-        return stmt == DB_FIND_JOB || stmt == DB_LIST_JOBS;
+        return stmt == DB_FIND_JOB || stmt == DB_LIST_JOBS || stmt == DB_FIND_RUN ||
+               stmt == DB_READ_LOG;
+}
+
+#define LOG_KEPT_MAX (64 * 1024 * 1024) /* a shared database keeps a log's first bytes */
+
+/* Store thread: a finished run's log file (op: id, run, path, size) as the blob of its row, its
+ * first LOG_KEPT_MAX bytes; 0 without a row when the file is gone (a log removed for a user's
+ * budget is no more kept) or there is no memory for it (a log not kept, not a job lost). */
+static int run_put_log(struct store *s, struct op *op)
+{
+        int64_t size = op->v[3].i < LOG_KEPT_MAX ? op->v[3].i : LOG_KEPT_MAX;
+        char *data = malloc(size > 0 ? (size_t)size : 1);
+        int fd = data ? open(op->buf + op->v[2].text, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+        ssize_t n = 0;
+        int r = 0;
+
+        if (fd >= 0) {
+                n = pread(fd, data, (size_t)size, 0);
+                close(fd);
+        }
+        if (n > 0)
+                r = s->db->driver->run(
+                        s->db, DB_PUT_LOG,
+                        (struct db_value[]){{.type = DB_INT, .i = op->v[0].i},
+                                            {.type = DB_INT, .i = op->v[1].i},
+                                            {.type = DB_BLOB, .i = n, .text = data}},
+                        3, NULL);
+        free(data);
+        return r;
 }
 
 /* Store thread: runs one queued write. */
@@ -115,6 +144,8 @@ static int run_op(struct store *s, struct op *op)
         struct db_value v[OP_VALUES_MAX];
         int i;
 
+        if (op->stmt == DB_PUT_LOG)
+                return run_put_log(s, op);
         for (i = 0; i < op->n; i++)
                 v[i] = (struct db_value){.type = op->v[i].type,
                                          .i = op->v[i].i,
@@ -714,6 +745,16 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
         s->runs_added = true;
         pthread_mutex_unlock(&s->lock);
         store_op_queue(s, op);
+        /* Where several nodes share the database, the log goes with its record: any node shows
+         * it, also once this one is gone. */
+        if (s->db->driver->renew && rec->log && rec->log_bytes > 0) {
+                op = store_op_new(s, DB_PUT_LOG);
+                store_op_int(op, rec->id);
+                store_op_int(op, rec->run);
+                store_op_text(op, rec->log);
+                store_op_int(op, rec->log_bytes);
+                store_op_queue(s, op);
+        }
 }
 
 void store_forget_log(struct store *s, int64_t id, int64_t run, const char *path)

@@ -135,6 +135,15 @@ void store_send_mail(struct store *s, const char *to, int64_t session, const cha
 void store_find_job(struct store *s, int64_t id,
                     void (*done)(void *data, const struct db_result *res), void *data);
 
+/* Of a shared database, done(data, res) on the loop (res NULL: never known): job id's last
+ * run, res->text its row as JSON (run_record_from_row(); NULL: no run); a piece of a run's log kept there, from offset, at most max bytes: res->i[0] the
+ * log's length (-1: none kept), res->text the piece in hex. No row (res->got false): the
+ * database could not be read. */
+void store_find_run(struct store *s, int64_t id,
+                    void (*done)(void *data, const struct db_result *res), void *data);
+void store_read_log(struct store *s, int64_t id, int64_t run, int64_t offset, int64_t max,
+                    void (*done)(void *data, const struct db_result *res), void *data);
+
 /* The live jobs of the other nodes, as of their last writes, with ids above after_id, of owner
  * (-1: any) and in state (NULL: any): done(data, res) on the loop, res->i[0] how many, res->text
  * the first limit (0: all) as list's items (a JSON array; no row: the database could not be
