@@ -52,7 +52,7 @@ static void exit_text(json_object *rec, char *buf, size_t len)
                 snprintf(buf, len, "-");
 }
 
-static int add_run(struct table *t, json_object *rec)
+static int add_run(struct table *t, json_object *rec, bool nodes)
 {
         char id[24], run[24], code[24], started[FORMAT_MAX], duration[FORMAT_MAX];
         double start = json_double(rec, "started", 0), end = json_double(rec, "ended", 0);
@@ -65,8 +65,11 @@ static int add_run(struct table *t, json_object *rec)
                 format_duration(end - start, duration, sizeof(duration));
         else
                 snprintf(duration, sizeof(duration), "-");
-        return table_add(t, id, run, json_str(rec, "outcome", "?"), code, started, duration,
-                         json_str(rec, "command", ""));
+        return table_add_row(t, (const char *[]){id, run, json_str(rec, "outcome", "?"), code,
+                                                 started, duration,
+                                                 nodes ? json_str(rec, "node", "")
+                                                       : json_str(rec, "command", ""),
+                                                 json_str(rec, "command", "")});
 }
 
 static const char *colour_outcome(const struct table *t, size_t row, const char *cell)
@@ -79,15 +82,18 @@ static int print_runs(struct ctl *x, json_object *result)
         json_object *runs = json_object_object_get(result, "runs");
         size_t i,
             n = json_object_is_type(runs, json_type_array) ? json_object_array_length(runs) : 0;
+        /* Runs of several nodes (a shared database) say where they ran. */
+        bool nodes = output_several_nodes(runs);
         struct table t;
         int r;
 
-        table_init(&t, 7, 1u << 0 | 1u << 1 | 1u << 3 | 1u << 5);
+        table_init(&t, 7 + nodes, 1u << 0 | 1u << 1 | 1u << 3 | 1u << 5);
         t.coloured = 1u << 2;
         t.colour = colour_outcome;
-        r = table_add(&t, "ID", "RUN", "OUTCOME", "EXIT", "STARTED", "DURATION", "COMMAND");
+        r = table_add_row(&t, (const char *[]){"ID", "RUN", "OUTCOME", "EXIT", "STARTED",
+                                               "DURATION", nodes ? "NODE" : "COMMAND", "COMMAND"});
         for (i = 0; i < n && r == 0; i++)
-                r = add_run(&t, json_object_array_get_idx(runs, i));
+                r = add_run(&t, json_object_array_get_idx(runs, i), nodes);
         if (r == 0)
                 table_print(&t, stdout);
         else

@@ -280,10 +280,7 @@ int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
         }
         items = json_object_object_get(result, "items");
         n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
-        /* Jobs of several nodes (a shared database) say whose they are. */
-        for (i = 1; i < n && !nodes; i++)
-                nodes = strcmp(json_str(json_object_array_get_idx(items, i), "node", ""),
-                               json_str(json_object_array_get_idx(items, 0), "node", "")) != 0;
+        nodes = output_several_nodes(items);
         table_init(&t, 7 + nodes, 1u << 0 | 1u << 4);
         r = table_add_row(&t, (const char *[]){"ID", "CLASS", "QUEUE", "STATE", "RUNS", "NAME",
                                                nodes ? "NODE" : "COMMAND", "COMMAND"});

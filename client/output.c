@@ -288,6 +288,17 @@ double json_double(json_object *o, const char *name, double fallback)
         return json_object_get_double(v);
 }
 
+bool output_several_nodes(json_object *items)
+{
+        size_t n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
+
+        for (size_t i = 1; i < n; i++)
+                if (strcmp(json_str(json_object_array_get_idx(items, i), "node", ""),
+                           json_str(json_object_array_get_idx(items, 0), "node", "")) != 0)
+                        return true;
+        return false;
+}
+
 const char *json_str(json_object *o, const char *name, const char *fallback)
 {
         json_object *v;

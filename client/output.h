@@ -4,6 +4,7 @@
 #define SLOWCTL_OUTPUT_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -41,6 +42,9 @@ char *output_human(const char *name, json_object *v);
 const char *output_user(int64_t uid);
 /* The colour of an outcome where stdout wants colours, else NULL. */
 const char *output_outcome_colour(const char *outcome);
+/* Whether the objects of an array (jobs, runs) name more than one "node": a shared database's,
+ * whose tables then show a NODE column. */
+bool output_several_nodes(json_object *items);
 /* One line of compact JSON on stdout. */
 void output_json(json_object *o);
 /* A value as text: strings bare, null as "-", numbers and the rest as JSON; malloc'd. */

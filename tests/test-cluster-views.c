@@ -420,6 +420,106 @@ START_TEST(a_finished_runs_record_and_log_come_from_the_database_once_its_node_i
 }
 END_TEST
 
+/* The ids of a history page's runs, newest first, as "ID@NODE ..." (the caller frees it). */
+static char *page_runs(json_object *page)
+{
+        json_object *runs = json_object_object_get(page, "runs");
+        char *text = strdup(""), *more;
+
+        ck_assert_msg(json_object_is_type(runs, json_type_array), "history: %s",
+                      json_object_to_json_string(page));
+        for (size_t i = 0; i < json_object_array_length(runs); i++) {
+                json_object *rec = json_object_array_get_idx(runs, i);
+
+                ck_assert_int_ge(asprintf(&more, "%s%s%lld@%s", text, i ? " " : "",
+                                          (long long)int_member(rec, "id"),
+                                          str_member(rec, "node")),
+                                 0);
+                free(text);
+                text = more;
+        }
+        return text;
+}
+
+static void assert_history(int k, const char *params, const char *want, bool more)
+{
+        json_object *page = cluster_call_ok(&c, k, "history", params);
+        char *got = page_runs(page);
+
+        ck_assert_msg(strcmp(got, want) == 0, "history %s on n%d: %s, not %s", params, k, got,
+                      want);
+        ck_assert_int_eq(json_object_get_boolean(json_object_object_get(page, "more")), more);
+        free(got);
+        json_object_put(page);
+}
+
+/* history on any node pages through every node's runs, newest first, with its filters. */
+START_TEST(history_on_any_node_pages_through_every_nodes_runs)
+{
+        const char *commands[] = {"exit 0", "exit 3", "exit 3", "true"};
+        char want[256], params[256], msg[256], out[4096], *cmd;
+        int64_t ids[4];
+        size_t n;
+        FILE *f;
+        int fd, found = 0;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        for (int i = 0; i < 4; i++) {
+                char *job = command(false, "%s", commands[i]), *p;
+
+                ids[i] = cluster_submit(&c, 1 + i % 2, job);
+                p = id_params(ids[i]);
+                json_object_put(cluster_call_ok(&c, 1 + i % 2, "wait", p));
+                free(p);
+                free(job);
+        }
+        snprintf(want, sizeof(want), "%lld@n2 %lld@n1 %lld@n2 %lld@n1", (long long)ids[3],
+                 (long long)ids[2], (long long)ids[1], (long long)ids[0]);
+        assert_history(1, NULL, want, false);
+        assert_history(2, NULL, want, false);
+
+        snprintf(want, sizeof(want), "%lld@n2 %lld@n1", (long long)ids[3], (long long)ids[2]);
+        assert_history(1, "{\"limit\":2}", want, true);
+        snprintf(params, sizeof(params), "{\"limit\":2,\"before\":{\"id\":%lld,\"run\":1}}",
+                 (long long)ids[2]);
+        snprintf(want, sizeof(want), "%lld@n2 %lld@n1", (long long)ids[1], (long long)ids[0]);
+        assert_history(1, params, want, false);
+        snprintf(want, sizeof(want), "%lld@n1 %lld@n2", (long long)ids[2], (long long)ids[1]);
+        assert_history(2, "{\"outcome\":\"failed\"}", want, false);
+        assert_history(2, "{\"owner\":4242}", "", false);
+
+        /* slowctl history says where each ran. */
+        ck_assert_int_ge(asprintf(&cmd, "%s --socket %s history", SLOWCTL,
+                                  cluster_node(&c, 2)->sock),
+                         0);
+        f = popen(cmd, "r");
+        ck_assert_ptr_nonnull(f);
+        n = fread(out, 1, sizeof(out) - 1, f);
+        out[n] = '\0';
+        ck_assert_int_eq(pclose(f), 0);
+        ck_assert_msg(strstr(out, "DURATION  NODE  COMMAND\n"), "%s", out);
+        for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+                long long id = 0;
+
+                if (sscanf(line, "%lld", &id) == 1 && id == ids[2]) {
+                        ck_assert_msg(strstr(line, " n1 ") && strstr(line, " exit 3"), "%s",
+                                      line);
+                        found++;
+                }
+        }
+        ck_assert_int_eq(found, 1);
+        free(cmd);
+
+        fd = cluster_connect(&c, 2);
+        ck_assert_int_eq(call_error(fd, "history", "{\"before\":{\"id\":987654,\"run\":1}}", msg,
+                                    sizeof(msg)),
+                         -32001);
+        ck_assert_str_eq(msg, "run 987654/1 is not in the history");
+        close(fd);
+}
+END_TEST
+
 static int run(void)
 {
         Suite *s = suite_create("cluster-views");
@@ -436,6 +536,7 @@ static int run(void)
         tcase_add_test(tc, a_subscriber_on_any_node_hears_of_every_nodes_jobs);
         tcase_add_test(tc,
                        a_finished_runs_record_and_log_come_from_the_database_once_its_node_is_gone);
+        tcase_add_test(tc, history_on_any_node_pages_through_every_nodes_runs);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

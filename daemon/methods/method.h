@@ -82,6 +82,17 @@ struct sw_list_params;
 void list_other_nodes(struct registry *reg, struct conn *c, const struct sw_list_params *p,
                       struct reply *r);
 
+/* history's page: the record added to runs unless the page is full (limit records, or about
+ * 4 MiB with bytes so far; false). */
+struct run_record;
+bool history_page_add(json_object *runs, const struct run_record *rec, int64_t limit,
+                      size_t *bytes);
+/* history of a shared database: every node's runs, from the database (history-nodes.c); owner
+ * -1 for any, outcomes a mask of sw_outcomes (0: any), before.id 0 for none. */
+void history_of_all_nodes(struct registry *reg, struct conn *c, const struct sw_history_params *p,
+                          int64_t owner, unsigned outcomes, const struct sw_run_position *before,
+                          struct reply *r);
+
 /* The live job a request names, if the client may touch it; else NULL and an error reply. */
 struct job *method_lookup_job(struct registry *reg, struct conn *c, int64_t id, struct reply *r);
 /* The queue param names (NULL: the default queue); else NULL and an error reply naming param. */

@@ -263,14 +263,12 @@ struct history_query {
         unsigned outcomes; /* a mask of sw_outcomes; 0: any */
         bool any_owner;
         uid_t owner;
+        struct sw_run_position before; /* id 0: none */
 };
 
 static int history_query(struct registry *reg, struct conn *c, const struct sw_history_params *p,
                          struct history_query *q, struct reply *r)
 {
-        struct sw_run_position pos;
-        const struct run_record *rec;
-
         *q = (struct history_query){.start = reg->history.n};
         if (p->outcome &&
             sw_outcomes_parse(p->outcome, &q->outcomes, r->message, sizeof(r->message)))
@@ -280,17 +278,25 @@ static int history_query(struct registry *reg, struct conn *c, const struct sw_h
                                    (long long)p->owner);
         q->any_owner = p->owner < 0 && conn_is_admin(c);
         q->owner = p->owner >= 0 ? (uid_t)p->owner : c->uid;
-        if (!p->before)
-                return 0;
-        if (sw_run_position_parse(p->before, &pos, r->message, sizeof(r->message)))
+        if (p->before &&
+            sw_run_position_parse(p->before, &q->before, r->message, sizeof(r->message)))
                 return r->code = SW_E_INVALID_PARAMS;
+        return 0;
+}
+
+/* Where the page starts in this node's history: below the run before, if it is there. */
+static int history_start(struct registry *reg, struct history_query *q, struct reply *r)
+{
+        if (!q->before.id)
+                return 0;
         while (q->start-- > 0) {
-                rec = history_at(&reg->history, q->start);
-                if (rec->id == pos.id && rec->run == pos.run)
+                const struct run_record *rec = history_at(&reg->history, q->start);
+
+                if (rec->id == q->before.id && rec->run == q->before.run)
                         return 0;
         }
         return reply_error(r, SW_E_NOT_FOUND, "run %lld/%lld is not in the history",
-                           (long long)pos.id, (long long)pos.run);
+                           (long long)q->before.id, (long long)q->before.run);
 }
 
 static bool history_match(const struct history_query *q, const struct sw_history_params *p,
@@ -305,6 +311,17 @@ static bool history_match(const struct history_query *q, const struct sw_history
 #define HISTORY_PAGE_BYTES (4u * 1024 * 1024)
 #define RECORD_BYTES       320 /* a record's JSON beside its command and log path, about */
 
+bool history_page_add(json_object *runs, const struct run_record *rec, int64_t limit,
+                      size_t *bytes)
+{
+        *bytes += RECORD_BYTES + strlen(rec->summary) + (rec->log ? strlen(rec->log) : 0);
+        if ((int64_t)json_object_array_length(runs) == limit ||
+            (*bytes > HISTORY_PAGE_BYTES && json_object_array_length(runs) > 0))
+                return false;
+        json_object_array_add(runs, run_record_to_json(rec));
+        return true;
+}
+
 static void handle_history(struct registry *reg, struct conn *c, union params *params,
                            struct reply *r)
 {
@@ -316,21 +333,24 @@ static void handle_history(struct registry *reg, struct conn *c, union params *p
 
         if (history_query(reg, c, p, &q, r))
                 return;
+        /* Nodes share their runs: every node's, from the database. */
+        if (store_shared(reg->store)) {
+                history_of_all_nodes(reg, c, p, q.any_owner ? -1 : (int64_t)q.owner, q.outcomes,
+                                     &q.before, r);
+                return;
+        }
+        if (history_start(reg, &q, r))
+                return;
         runs = json_object_new_array();
         r->result = json_object_new_object();
         json_object_object_add(r->result, "runs", runs);
         for (i = q.start; i-- > 0;) {
                 const struct run_record *rec = history_at(&reg->history, i);
 
-                if (!history_match(&q, p, rec))
-                        continue;
-                bytes += RECORD_BYTES + strlen(rec->summary) + (rec->log ? strlen(rec->log) : 0);
-                if ((int64_t)json_object_array_length(runs) == p->limit ||
-                    (bytes > HISTORY_PAGE_BYTES && json_object_array_length(runs) > 0)) {
+                if (history_match(&q, p, rec) && !history_page_add(runs, rec, p->limit, &bytes)) {
                         more = true;
                         break;
                 }
-                json_object_array_add(runs, run_record_to_json(rec));
         }
         json_object_object_add(r->result, "more", json_object_new_boolean(more));
 }

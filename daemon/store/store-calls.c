@@ -76,6 +76,27 @@ void store_read_log(struct store *s, int64_t id, int64_t run, int64_t offset, in
         store_op_queue(s, op);
 }
 
+void store_list_runs(struct store *s, int64_t before_id, int64_t before_run, int64_t owner,
+                     const char *outcomes, double since, int64_t limit,
+                     void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct op *op = store_op_new(s, DB_LIST_RUNS);
+
+        if (before_id > 0) {
+                store_op_int(op, before_id);
+                store_op_int(op, before_run);
+        } else {
+                op->n += 2; /* NULL */
+        }
+        store_op_int(op, owner);
+        store_op_text(op, outcomes);
+        store_op_real(op, since);
+        store_op_int(op, limit);
+        op->done = done;
+        op->data = data;
+        store_op_queue(s, op);
+}
+
 void store_list_jobs(struct store *s, int64_t after_id, int64_t owner, const char *state,
                      int64_t limit, void (*done)(void *data, const struct db_result *res),
                      void *data)

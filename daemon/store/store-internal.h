@@ -101,6 +101,7 @@ struct store {
 void store_out_of_memory(void);
 struct op *store_op_new(struct store *s, enum db_stmt stmt);
 void store_op_int(struct op *op, int64_t i);
+void store_op_real(struct op *op, double d);
 void store_op_text(struct op *op, const char *text);
 uint64_t store_op_queue(struct store *s, struct op *op);
 /* A job's whole row, as DB_PUT_JOB and DB_CLAIM_JOB begin (its environment's row queued). */

@@ -107,7 +107,7 @@ int store_open(const struct store_config *config, struct store **ret)
 static bool is_read(enum db_stmt stmt)
 {
         return stmt == DB_FIND_JOB || stmt == DB_LIST_JOBS || stmt == DB_FIND_RUN ||
-               stmt == DB_READ_LOG;
+               stmt == DB_READ_LOG || stmt == DB_LIST_RUNS;
 }
 
 #define LOG_KEPT_MAX (64 * 1024 * 1024) /* a shared database keeps a log's first bytes */
@@ -572,7 +572,7 @@ void store_op_int(struct op *op, int64_t i)
         op->v[op->n++] = (struct value){.type = DB_INT, .i = i};
 }
 
-static void store_op_real(struct op *op, double d)
+void store_op_real(struct op *op, double d)
 {
         op->v[op->n++] = (struct value){.type = DB_REAL, .d = d};
 }
