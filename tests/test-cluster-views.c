@@ -520,6 +520,54 @@ START_TEST(history_on_any_node_pages_through_every_nodes_runs)
 }
 END_TEST
 
+/* A submit that waits for another node's live job is made on that node; one that waits for a
+ * finished one is made on the node asked, which reads how it ended from the database. */
+START_TEST(a_submit_after_another_nodes_job_goes_to_its_node)
+{
+        char *gated, *failing, *params, *p;
+        json_object *st, *rec;
+        int64_t a, b, f, d;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        gated = command(false, "while [ ! -e %s/go ]; do sleep 0.02; done", c.dir);
+        a = cluster_submit(&c, 1, gated);
+        ck_assert_int_ge(asprintf(&params, "{\"command\":\"echo after\",\"after\":[%lld]}",
+                                  (long long)a),
+                         0);
+        b = cluster_submit(&c, 2, params);
+        free(params);
+        st = status_once(1, b, "waiting");
+        ck_assert_str_eq(str_member(st, "node"), "n1");
+        json_object_put(st);
+        cluster_touch(&c, "go");
+        p = id_params(b);
+        rec = cluster_call_ok(&c, 2, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_str_eq(str_member(rec, "node"), "n1");
+        json_object_put(rec);
+        free(p);
+
+        failing = command(false, "exit 3");
+        f = cluster_submit(&c, 1, failing);
+        p = id_params(f);
+        json_object_put(cluster_call_ok(&c, 1, "wait", p));
+        free(p);
+        ck_assert_int_ge(asprintf(&params, "{\"command\":\"true\",\"after\":[%lld]}", (long long)f),
+                         0);
+        d = cluster_submit(&c, 2, params);
+        free(params);
+        p = id_params(d);
+        rec = cluster_call_ok(&c, 2, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "dependency-failed");
+        ck_assert_str_eq(str_member(rec, "node"), "n2");
+        json_object_put(rec);
+        free(p);
+        free(failing);
+        free(gated);
+}
+END_TEST
+
 static int run(void)
 {
         Suite *s = suite_create("cluster-views");
@@ -537,6 +585,7 @@ static int run(void)
         tcase_add_test(tc,
                        a_finished_runs_record_and_log_come_from_the_database_once_its_node_is_gone);
         tcase_add_test(tc, history_on_any_node_pages_through_every_nodes_runs);
+        tcase_add_test(tc, a_submit_after_another_nodes_job_goes_to_its_node);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -201,23 +201,61 @@ static void holder_found(void *data, const struct db_result *res)
         lookup_free(lk);
 }
 
-/* Whether a request about job "id" is to be asked of the node that holds it, once known: a job
- * of a shared database that this node neither holds nor last ran (the history's record of
- * another node's run may be outdated); then the request waits for that. */
-static bool ask_holder(struct registry *reg, struct conn *c, const struct method *method,
-                       json_object *id, json_object *params, const char *line, size_t len)
+/* The first of a submit's after and after_any jobs that this node neither holds nor knows the
+ * end of, or 0. */
+static int64_t unknown_dep(struct registry *reg, json_object *params)
+{
+        static const char *const names[] = {"after", "after_any"};
+
+        for (size_t k = 0; k < 2; k++) {
+                json_object *ids = json_object_object_get(params, names[k]);
+                size_t n = json_object_is_type(ids, json_type_array) ? json_object_array_length(ids)
+                                                                     : 0;
+
+                for (size_t i = 0; i < n; i++) {
+                        json_object *v = json_object_array_get_idx(ids, i);
+                        int64_t job = json_object_get_int64(v);
+
+                        if (json_object_is_type(v, json_type_int) && job > 0 &&
+                            !registry_find(reg, job) && !registry_last_run(reg, job))
+                                return job;
+                }
+        }
+        return 0;
+}
+
+/* The job whose node a request is to be asked of, or 0: a job that this node neither holds nor
+ * last ran (the history's record of another node's run may be outdated), named by the request's
+ * id; or one that a submit waits for (the submit goes to that job's node). */
+static int64_t job_elsewhere(struct registry *reg, const struct method *method,
+                             json_object *params)
 {
         const struct run_record *rec;
-        struct holder_lookup *lk;
         json_object *v;
         int64_t job;
 
-        if (!method->by_id || !reg->relay || c->relayed || !store_shared(reg->store) ||
-            !json_object_object_get_ex(params, "id", &v) || !json_object_is_type(v, json_type_int))
-                return false;
+        if (strcmp(method->name, "submit") == 0)
+                return unknown_dep(reg, params);
+        if (!method->by_id || !json_object_object_get_ex(params, "id", &v) ||
+            !json_object_is_type(v, json_type_int))
+                return 0;
         job = json_object_get_int64(v);
         rec = registry_last_run(reg, job);
         if (job <= 0 || registry_find(reg, job) || (rec && rec->node == store_node(reg->store)))
+                return 0;
+        return job;
+}
+
+/* Whether a request about another node's job is to be asked of that node, once known (then the
+ * request waits for that). */
+static bool ask_holder(struct registry *reg, struct conn *c, const struct method *method,
+                       json_object *id, json_object *params, const char *line, size_t len)
+{
+        struct holder_lookup *lk;
+        int64_t job;
+
+        if (!reg->relay || c->relayed || !store_shared(reg->store) ||
+            !(job = job_elsewhere(reg, method, params)))
                 return false;
         lk = calloc(1, sizeof(*lk));
         if (!lk || !(lk->line = strndup(line, len))) {
