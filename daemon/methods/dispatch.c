@@ -149,7 +149,7 @@ static void answer_here(struct holder_lookup *lk)
         lookup_free(lk);
 }
 
-/* A finished job's last run, as the database has it, in the history: this node answers. */
+/* A finished job's last run, as the database has it, learned: this node answers. */
 static void run_found(void *data, const struct db_result *res)
 {
         struct holder_lookup *lk = data;
