@@ -520,22 +520,65 @@ START_TEST(history_on_any_node_pages_through_every_nodes_runs)
 }
 END_TEST
 
-/* A submit that waits for another node's live job is made on that node; one that waits for a
- * finished one is made on the node asked, which reads how it ended from the database. */
+/* How many live jobs node k lists, every node's. */
+static size_t listed_jobs(int k)
+{
+        json_object *result = cluster_call_ok(&c, k, "list", NULL);
+        size_t n = json_object_array_length(json_object_object_get(result, "items"));
+
+        json_object_put(result);
+        return n;
+}
+
+/* A finished job of n1 (its command), once n1 holds it no more. */
+static int64_t finished_on_n1(const char *cmd)
+{
+        char *job = command(false, "%s", cmd), *p;
+        int64_t id = cluster_submit(&c, 1, job);
+
+        p = id_params(id);
+        json_object_put(cluster_call_ok(&c, 1, "wait", p));
+        wait_for(listed_jobs(2) == 0, 10, "job %lld stays live", (long long)id);
+        free(p);
+        free(job);
+        return id;
+}
+
+/* The run record of the job a submit to node k with the params made, once it ended. */
+static json_object *submit_and_wait(int k, const char *params)
+{
+        char *p = id_params(cluster_submit(&c, k, params));
+        json_object *rec = cluster_call_ok(&c, k, "wait", p);
+
+        free(p);
+        return rec;
+}
+
+/*
+ * A submit that waits for another node's live job is made on that node, with the environment
+ * the client set on its connection; one that waits for finished jobs of another node is made on
+ * the node asked, which reads how they ended from the database.
+ */
 START_TEST(a_submit_after_another_nodes_job_goes_to_its_node)
 {
-        char *gated, *failing, *params, *p;
+        char *gated, *params, *p, *out, **lines;
         json_object *st, *rec;
-        int64_t a, b, f, d;
+        int64_t a, b, f, ok1, ok2;
+        int fd;
 
         cluster_init(&c, 2);
         cluster_start(&c);
         gated = command(false, "while [ ! -e %s/go ]; do sleep 0.02; done", c.dir);
         a = cluster_submit(&c, 1, gated);
-        ck_assert_int_ge(asprintf(&params, "{\"command\":\"echo after\",\"after\":[%lld]}",
-                                  (long long)a),
+        out = cluster_path(&c, "out");
+        fd = cluster_connect(&c, 2);
+        json_object_put(call_ok(fd, "env.set", "{\"env\":{\"GREETING\":\"hello from n2\"}}"));
+        ck_assert_int_ge(asprintf(&params,
+                                  "{\"command\":\"echo \\\"$GREETING\\\" >%s\",\"after\":[%lld]}",
+                                  out, (long long)a),
                          0);
-        b = cluster_submit(&c, 2, params);
+        b = job_submit(fd, params);
+        close(fd);
         free(params);
         st = status_once(1, b, "waiting");
         ck_assert_str_eq(str_member(st, "node"), "n1");
@@ -547,23 +590,39 @@ START_TEST(a_submit_after_another_nodes_job_goes_to_its_node)
         ck_assert_str_eq(str_member(rec, "node"), "n1");
         json_object_put(rec);
         free(p);
+        lines = read_lines(out);
+        ck_assert_msg(lines[0] && strcmp(lines[0], "hello from n2") == 0, "%s", lines[0]);
+        strv_free(lines);
 
-        failing = command(false, "exit 3");
-        f = cluster_submit(&c, 1, failing);
-        p = id_params(f);
-        json_object_put(cluster_call_ok(&c, 1, "wait", p));
-        free(p);
-        ck_assert_int_ge(asprintf(&params, "{\"command\":\"true\",\"after\":[%lld]}", (long long)f),
+        /* Two finished jobs of n1, both looked up; one failed. */
+        ok1 = finished_on_n1("true");
+        ok2 = finished_on_n1("true");
+        f = finished_on_n1("exit 3");
+        ck_assert_int_ge(asprintf(&params, "{\"command\":\"true\",\"after\":[%lld,%lld]}",
+                                  (long long)ok1, (long long)ok2),
                          0);
-        d = cluster_submit(&c, 2, params);
+        rec = submit_and_wait(2, params);
         free(params);
-        p = id_params(d);
-        rec = cluster_call_ok(&c, 2, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_str_eq(str_member(rec, "node"), "n2");
+        json_object_put(rec);
+        ck_assert_int_ge(asprintf(&params,
+                                  "{\"command\":\"true\",\"after\":[%lld],\"after_any\":[%lld]}",
+                                  (long long)ok1, (long long)f),
+                         0);
+        rec = submit_and_wait(2, params);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        free(params);
+        ck_assert_int_ge(asprintf(&params, "{\"command\":\"true\",\"after\":[%lld,%lld]}",
+                                  (long long)ok2, (long long)f),
+                         0);
+        rec = submit_and_wait(2, params);
         ck_assert_str_eq(str_member(rec, "outcome"), "dependency-failed");
         ck_assert_str_eq(str_member(rec, "node"), "n2");
         json_object_put(rec);
-        free(p);
-        free(failing);
+        free(params);
+        free(out);
         free(gated);
 }
 END_TEST

@@ -12,7 +12,6 @@
 #include "server/conn.h"
 #include "server/relay.h"
 #include "store/db.h"
-#include "store/run-record.h"
 #include "store/store.h"
 
 static const struct method *const tables[] = {
@@ -116,162 +115,6 @@ void method_call_again(struct registry *reg, struct conn *c, const char *name, j
                 conn_reply(c, id, r->result, r->code, r->message);
 }
 
-/* A request about a job this node neither holds nor ran, waiting to learn which node does. */
-struct holder_lookup {
-        struct registry *reg;
-        struct conn *c;
-        json_object *id; /* the request's */
-        int64_t job;
-        char *line;
-        size_t len;
-};
-
-static void dispatch(struct registry *reg, struct conn *c, const char *line, size_t len,
-                     bool may_relay);
-
-static void lookup_free(struct holder_lookup *lk)
-{
-        json_object_put(lk->id);
-        conn_unref(lk->c);
-        free(lk->line);
-        free(lk);
-}
-
-/* The request answered here, as any request. */
-static void answer_here(struct holder_lookup *lk)
-{
-        struct conn *c = lk->c;
-
-        c->busy = false;
-        dispatch(lk->reg, c, lk->line, lk->len, false);
-        if (!c->busy)
-                conn_resume(c);
-        lookup_free(lk);
-}
-
-/* A finished job's last run, as the database has it, learned: this node answers. */
-static void run_found(void *data, const struct db_result *res)
-{
-        struct holder_lookup *lk = data;
-        struct run_record *rec = res && res->text ? run_record_from_row(res->text) : NULL;
-
-        if (!res || lk->c->closing) {
-                run_record_free(rec);
-                lookup_free(lk);
-                return;
-        }
-        if (!res->got) {
-                conn_reply_line(lk->c, sw_error_line(json_object_get(lk->id), SW_E_INTERNAL,
-                                                     "cannot read the job database"));
-                lookup_free(lk);
-                return;
-        }
-        if (rec && !registry_find(lk->reg, rec->id))
-                registry_learn_run(lk->reg, rec);
-        else
-                run_record_free(rec);
-        answer_here(lk);
-}
-
-static void holder_found(void *data, const struct db_result *res)
-{
-        struct holder_lookup *lk = data;
-        struct conn *c = lk->c;
-        const char *node = res && res->got ? res->text : NULL;
-        bool elsewhere = node && strcmp(node, store_node(lk->reg->store)) != 0;
-        char why[160];
-
-        if (!res || c->closing) {
-                /* nobody to answer */
-        } else if (elsewhere && res->i[0] == 1) {
-                /* Finished: its record and log are in the database. */
-                store_find_run(lk->reg->store, lk->job, run_found, lk);
-                return;
-        } else if (elsewhere && relay_forward(lk->reg->relay, c, node, lk->line, lk->len)) {
-                /* answered there */
-        } else if (elsewhere) {
-                /* A live job of a node whose lease ran out: the next node to renew takes it. */
-                snprintf(why, sizeof(why),
-                         "the job's node %s is not live: another node takes its jobs", node);
-                conn_reply_line(c, sw_error_line(json_object_get(lk->id), SW_E_BUSY, why));
-        } else {
-                answer_here(lk);
-                return;
-        }
-        lookup_free(lk);
-}
-
-/* The first of a submit's after and after_any jobs that this node neither holds nor knows the
- * end of, or 0. */
-static int64_t unknown_dep(struct registry *reg, json_object *params)
-{
-        static const char *const names[] = {"after", "after_any"};
-
-        for (size_t k = 0; k < 2; k++) {
-                json_object *ids = json_object_object_get(params, names[k]);
-                size_t n = json_object_is_type(ids, json_type_array) ? json_object_array_length(ids)
-                                                                     : 0;
-
-                for (size_t i = 0; i < n; i++) {
-                        json_object *v = json_object_array_get_idx(ids, i);
-                        int64_t job = json_object_get_int64(v);
-
-                        if (json_object_is_type(v, json_type_int) && job > 0 &&
-                            !registry_find(reg, job) && !registry_last_run(reg, job))
-                                return job;
-                }
-        }
-        return 0;
-}
-
-/* The job whose node a request is to be asked of, or 0: a job that this node neither holds nor
- * last ran (the history's record of another node's run may be outdated), named by the request's
- * id; or one that a submit waits for (the submit goes to that job's node). */
-static int64_t job_elsewhere(struct registry *reg, const struct method *method,
-                             json_object *params)
-{
-        const struct run_record *rec;
-        json_object *v;
-        int64_t job;
-
-        if (strcmp(method->name, "submit") == 0)
-                return unknown_dep(reg, params);
-        if (!method->by_id || !json_object_object_get_ex(params, "id", &v) ||
-            !json_object_is_type(v, json_type_int))
-                return 0;
-        job = json_object_get_int64(v);
-        rec = registry_last_run(reg, job);
-        if (job <= 0 || registry_find(reg, job) || (rec && rec->node == store_node(reg->store)))
-                return 0;
-        return job;
-}
-
-/* Whether a request about another node's job is to be asked of that node, once known (then the
- * request waits for that). */
-static bool ask_holder(struct registry *reg, struct conn *c, const struct method *method,
-                       json_object *id, json_object *params, const char *line, size_t len)
-{
-        struct holder_lookup *lk;
-        int64_t job;
-
-        if (!reg->relay || c->relayed || !store_shared(reg->store) ||
-            !(job = job_elsewhere(reg, method, params)))
-                return false;
-        lk = calloc(1, sizeof(*lk));
-        if (!lk || !(lk->line = strndup(line, len))) {
-                free(lk);
-                return false;
-        }
-        lk->reg = reg;
-        lk->c = conn_ref(c);
-        lk->id = json_object_get(id);
-        lk->job = job;
-        lk->len = len;
-        c->busy = true;
-        store_find_job(reg->store, job, holder_found, lk);
-        return true;
-}
-
 static void dispatch(struct registry *reg, struct conn *c, const char *line, size_t len,
                      bool may_relay)
 {
@@ -295,7 +138,7 @@ static void dispatch(struct registry *reg, struct conn *c, const char *line, siz
                 reply_error(&r, SW_E_NO_METHOD, "no method \"%.64s\"", req.method);
                 goto done;
         }
-        if (may_relay && ask_holder(reg, c, method, id, req.params, line, len)) {
+        if (may_relay && elsewhere_ask(reg, c, method, id, req.params, line, len)) {
                 json_object_put(id);
                 sw_request_clear(&req);
                 return;
@@ -316,4 +159,9 @@ done:
 void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
 {
         dispatch(data, c, line, len, true);
+}
+
+void dispatch_here(struct registry *reg, struct conn *c, const char *line, size_t len)
+{
+        dispatch(reg, c, line, len, false);
 }

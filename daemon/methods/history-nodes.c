@@ -98,5 +98,5 @@ void history_of_all_nodes(struct registry *reg, struct conn *c, const struct sw_
         r->deferred = true;
         store_list_runs(reg->store, before->id, before->run, owner,
                         outcome_array(outcomes, array, sizeof(array)), p->since, p->limit + 1,
-                        listed, w);
+                        HISTORY_PAGE_BYTES, RECORD_BYTES, listed, w);
 }

@@ -82,8 +82,12 @@ struct sw_list_params;
 void list_other_nodes(struct registry *reg, struct conn *c, const struct sw_list_params *p,
                       struct reply *r);
 
+/* A history page's records stop near this many bytes, whatever the limit: a client reads a reply
+ * whole, and the connection drops one that leaves replies this large unread (CONN_OUT_MAX). */
+#define HISTORY_PAGE_BYTES (4u * 1024 * 1024)
+#define RECORD_BYTES       320 /* a record's JSON beside its command and log path, about */
 /* history's page: the record added to runs unless the page is full (limit records, or about
- * 4 MiB with bytes so far; false). */
+ * HISTORY_PAGE_BYTES with bytes so far; false). */
 struct run_record;
 bool history_page_add(json_object *runs, const struct run_record *rec, int64_t limit,
                       size_t *bytes);

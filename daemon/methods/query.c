@@ -306,11 +306,6 @@ static bool history_match(const struct history_query *q, const struct sw_history
                (!q->outcomes || (q->outcomes & sw_outcome_bit(rec->outcome)));
 }
 
-/* A page's records stop near this many bytes, whatever the limit: a client reads a reply whole,
- * and the connection drops one that leaves replies this large unread (CONN_OUT_MAX). */
-#define HISTORY_PAGE_BYTES (4u * 1024 * 1024)
-#define RECORD_BYTES       320 /* a record's JSON beside its command and log path, about */
-
 bool history_page_add(json_object *runs, const struct run_record *rec, int64_t limit,
                       size_t *bytes)
 {

@@ -173,13 +173,17 @@ static const char *const stmt_sql[STMTS] = {
     [DB_READ_LOG] = "SELECT coalesce(octet_length(l.data), -1), 0, 0, encode(substring(l.data"
                     " FROM least($3::bigint + 1, 1073741824)::int FOR $4::int), 'hex')"
                     " FROM (SELECT 1) one LEFT JOIN logs l ON l.id = $1 AND l.run = $2",
+    /* The rows up to the first past $7 bytes, each counted as $8 and its texts' lengths. */
     [DB_LIST_RUNS] = "SELECT b.found::int, 0, 0, (SELECT coalesce(json_agg(r ORDER BY r.seq DESC),"
                      " '[]')::text FROM (SELECT seq, id, run, very_slow, owner, summary, started,"
                      " ended, outcome, exit_code, signal, log, oom, cpu_time, memory_peak,"
-                     " leftovers, attempt, node FROM runs WHERE seq < b.seq"
+                     " leftovers, attempt, node FROM (SELECT *, sum(size) OVER (ORDER BY seq DESC)"
+                     " AS upto FROM (SELECT *, $8::bigint + octet_length(summary)"
+                     " + coalesce(octet_length(log), 0) AS size FROM runs WHERE seq < b.seq"
                      " AND ($3::bigint < 0 OR owner = $3) AND ($4::text[] IS NULL"
                      " OR outcome = ANY ($4::text[])) AND ended >= $5 ORDER BY seq DESC"
-                     " LIMIT $6) r) FROM (SELECT $1::bigint IS NULL OR s IS NOT NULL AS found,"
+                     " LIMIT $6) l) w WHERE upto - size <= $7::bigint) r)"
+                     " FROM (SELECT $1::bigint IS NULL OR s IS NOT NULL AS found,"
                      " coalesce(s, 9223372036854775807) AS seq FROM (SELECT max(seq) AS s"
                      " FROM runs WHERE id = $1 AND run = $2) x) b",
     /* A node's own runs beyond the limit, with their kept logs: the files are its to remove. */

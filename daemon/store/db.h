@@ -49,8 +49,10 @@ enum db_stmt {
         DB_FIND_RUN,
         DB_READ_LOG,
         /* Every node's runs, newest first, before a run (id, run; NULL: none), of owner (-1:
-         * any), with an outcome of a list (NULL: any), ended since, at most limit: whether the
-         * run before is there (1, or no run asked), and the runs (JSON, their rows). */
+         * any), with an outcome of a list (NULL: any), ended since, at most limit, up to the
+         * first past a number of bytes (each run counted as a number and its texts' lengths):
+         * whether the run before is there (1, or no run asked), and the runs (JSON, their
+         * rows). */
         DB_LIST_RUNS,
         DB_STMT_SHARED_MAX
 };

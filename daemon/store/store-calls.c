@@ -77,8 +77,9 @@ void store_read_log(struct store *s, int64_t id, int64_t run, int64_t offset, in
 }
 
 void store_list_runs(struct store *s, int64_t before_id, int64_t before_run, int64_t owner,
-                     const char *outcomes, double since, int64_t limit,
-                     void (*done)(void *data, const struct db_result *res), void *data)
+                     const char *outcomes, double since, int64_t limit, int64_t page_bytes,
+                     int64_t record_bytes, void (*done)(void *data, const struct db_result *res),
+                     void *data)
 {
         struct op *op = store_op_new(s, DB_LIST_RUNS);
 
@@ -92,6 +93,8 @@ void store_list_runs(struct store *s, int64_t before_id, int64_t before_run, int
         store_op_text(op, outcomes);
         store_op_real(op, since);
         store_op_int(op, limit);
+        store_op_int(op, page_bytes);
+        store_op_int(op, record_bytes);
         op->done = done;
         op->data = data;
         store_op_queue(s, op);

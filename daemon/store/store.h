@@ -146,12 +146,15 @@ void store_read_log(struct store *s, int64_t id, int64_t run, int64_t offset, in
 
 /* Every node's runs of a shared database, newest first: after the run before_id/before_run
  * (before_id 0: from the newest), of owner (-1: any), with an outcome of outcomes (a PostgreSQL
- * array's text; NULL: any), ended at since or later, at most limit. done(data, res) on the loop:
+ * array's text; NULL: any), ended at since or later, at most limit, and up to the first one past
+ * page_bytes (each counted as record_bytes and its command's and log path's lengths).
+ * done(data, res) on the loop:
  * res->i[0] 0 when the run before is not there, res->text the runs (a JSON array of their rows,
  * run_record_from_row()'s); no row: the database could not be read; NULL res: never known. */
 void store_list_runs(struct store *s, int64_t before_id, int64_t before_run, int64_t owner,
-                     const char *outcomes, double since, int64_t limit,
-                     void (*done)(void *data, const struct db_result *res), void *data);
+                     const char *outcomes, double since, int64_t limit, int64_t page_bytes,
+                     int64_t record_bytes, void (*done)(void *data, const struct db_result *res),
+                     void *data);
 
 /* The live jobs of the other nodes, as of their last writes, with ids above after_id, of owner
  * (-1: any) and in state (NULL: any): done(data, res) on the loop, res->i[0] how many, res->text

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Requests about the jobs of other nodes of a shared database: a request that names a job by id
+ * which this node neither holds nor last ran, and a submit that waits for such jobs, wait while
+ * the database says where the job is. A live job's request goes to its node (relay.c); a
+ * finished job's last run is read from the database and learned, and the request is answered
+ * here.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/registry.h"
+#include "methods/dispatch.h"
+#include "methods/method.h"
+#include "server/conn.h"
+#include "server/relay.h"
+#include "store/db.h"
+#include "store/envs.h"
+#include "store/run-record.h"
+#include "store/store.h"
+
+/* A request waiting to learn which node holds or ran a job. */
+struct lookup {
+        struct registry *reg;
+        struct conn *c;
+        json_object *id;     /* the request's */
+        json_object *params; /* a submit's, whose after and after_any are looked at in turn */
+        size_t dep;          /* the next of them to look at (after's, then after_any's) */
+        int64_t job;
+        char *line;
+        size_t len;
+};
+
+static void lookup_free(struct lookup *lk)
+{
+        json_object_put(lk->id);
+        json_object_put(lk->params);
+        conn_unref(lk->c);
+        free(lk->line);
+        free(lk);
+}
+
+/* Whether this node holds the job or last ran it (the history's record of another node's run
+ * may be outdated). */
+static bool known_here(struct registry *reg, int64_t job)
+{
+        const struct run_record *rec = registry_last_run(reg, job);
+
+        return registry_find(reg, job) || (rec && rec->node == store_node(reg->store));
+}
+
+/* The next of a submit's after and after_any jobs, from *at on, that this node does not know;
+ * *at moves past it (each is looked at once). 0 when none is left. */
+static int64_t unknown_dep(struct registry *reg, json_object *params, size_t *at)
+{
+        static const char *const names[] = {"after", "after_any"};
+        size_t base = 0;
+
+        for (size_t k = 0; k < 2; k++) {
+                json_object *ids = json_object_object_get(params, names[k]);
+                size_t n = json_object_is_type(ids, json_type_array) ? json_object_array_length(ids)
+                                                                     : 0;
+
+                for (size_t i = *at > base ? *at - base : 0; i < n; i++) {
+                        json_object *v = json_object_array_get_idx(ids, i);
+                        int64_t job = json_object_get_int64(v);
+
+                        if (json_object_is_type(v, json_type_int) && job > 0 &&
+                            !known_here(reg, job)) {
+                                *at = base + i + 1;
+                                return job;
+                        }
+                }
+                base += n;
+        }
+        *at = base;
+        return 0;
+}
+
+static void holder_found(void *data, const struct db_result *res);
+
+/* Looks up the submit's next unknown job, or answers the request here. */
+static void next_or_answer(struct lookup *lk)
+{
+        struct conn *c = lk->c;
+
+        lk->job = lk->params ? unknown_dep(lk->reg, lk->params, &lk->dep) : 0;
+        if (lk->job) {
+                store_find_job(lk->reg->store, lk->job, holder_found, lk);
+                return;
+        }
+        c->busy = false;
+        dispatch_here(lk->reg, c, lk->line, lk->len);
+        if (!c->busy)
+                conn_resume(c);
+        lookup_free(lk);
+}
+
+/* A finished job's last run, as the database has it, learned: this node answers. */
+static void run_found(void *data, const struct db_result *res)
+{
+        struct lookup *lk = data;
+        struct run_record *rec = res && res->text ? run_record_from_row(res->text) : NULL;
+
+        if (!res || lk->c->closing || !res->got) {
+                if (res && !res->got && !lk->c->closing)
+                        conn_reply_line(lk->c, sw_error_line(json_object_get(lk->id),
+                                                             SW_E_INTERNAL,
+                                                             "cannot read the job database"));
+                run_record_free(rec);
+                lookup_free(lk);
+                return;
+        }
+        if (rec && !registry_find(lk->reg, rec->id))
+                registry_learn_run(lk->reg, rec);
+        else
+                run_record_free(rec);
+        next_or_answer(lk);
+}
+
+/* The submit's line with the connection's environment (env.set) when it has none of its own:
+ * the other node's connection has none. A new string, or NULL for the line as it is. */
+static char *with_env(struct lookup *lk)
+{
+        struct env_block *env = lk->c->env;
+        json_object *req, *params, *vars;
+        char *line = NULL;
+
+        if (!lk->params || !env || json_object_object_get(lk->params, "env") ||
+            json_object_object_get(lk->params, "plugin"))
+                return NULL;
+        req = json_tokener_parse(lk->line);
+        params = json_object_object_get(req, "params");
+        if (!json_object_is_type(params, json_type_object)) {
+                json_object_put(req);
+                return NULL;
+        }
+        vars = json_object_new_object();
+        for (char **v = env->vars; *v; v++) {
+                const char *eq = strchr(*v, '=');
+                char *name = eq ? strndup(*v, (size_t)(eq - *v)) : NULL;
+
+                if (name)
+                        json_object_object_add(vars, name, json_object_new_string(eq + 1));
+                free(name);
+        }
+        json_object_object_add(params, "env", vars);
+        line = strdup(json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
+        json_object_put(req);
+        return line;
+}
+
+/* Passes the request to the node: false when that node is not live. */
+static bool forward(struct lookup *lk, const char *node)
+{
+        char *line = with_env(lk);
+        bool sent = relay_forward(lk->reg->relay, lk->c, node, line ? line : lk->line,
+                                  line ? strlen(line) : lk->len);
+
+        free(line);
+        return sent;
+}
+
+static void holder_found(void *data, const struct db_result *res)
+{
+        struct lookup *lk = data;
+        struct conn *c = lk->c;
+        const char *node = res && res->got ? res->text : NULL;
+        char why[192];
+        int code;
+
+        if (!res || c->closing) {
+                lookup_free(lk);
+                return;
+        }
+        if (!node || strcmp(node, store_node(lk->reg->store)) == 0) {
+                next_or_answer(lk); /* nowhere else (or unknown: the database unread) */
+                return;
+        }
+        if (res->i[0] == 1) {
+                /* Finished: its record and log are in the database. */
+                store_find_run(lk->reg->store, lk->job, run_found, lk);
+                return;
+        }
+        if (c->relayed) {
+                /* A submit passed on from another node waits for this node's live jobs alone. */
+                code = SW_E_CONFLICT;
+                snprintf(why, sizeof(why),
+                         "job %lld is a live job of node %s: a submit waits for the live jobs of "
+                         "one node only",
+                         (long long)lk->job, node);
+        } else if (forward(lk, node)) {
+                lookup_free(lk);
+                return;
+        } else {
+                /* A live job of a node whose lease ran out: the next node to renew takes it. */
+                code = SW_E_BUSY;
+                snprintf(why, sizeof(why),
+                         "the job's node %s is not live: another node takes its jobs", node);
+        }
+        conn_reply_line(c, sw_error_line(json_object_get(lk->id), code, why));
+        lookup_free(lk);
+}
+
+bool elsewhere_ask(struct registry *reg, struct conn *c, const struct method *method,
+                   json_object *id, json_object *params, const char *line, size_t len)
+{
+        bool submit = strcmp(method->name, "submit") == 0;
+        struct lookup *lk;
+        json_object *v;
+        size_t dep = 0;
+        int64_t job = 0;
+
+        /* A node serving another node's client asks no further, but learns finished jobs. */
+        if (!reg->relay || !store_shared(reg->store) || (c->relayed && !submit))
+                return false;
+        if (submit)
+                job = unknown_dep(reg, params, &dep);
+        else if (method->by_id && json_object_object_get_ex(params, "id", &v) &&
+                 json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0 &&
+                 !known_here(reg, json_object_get_int64(v)))
+                job = json_object_get_int64(v);
+        if (!job)
+                return false;
+        lk = calloc(1, sizeof(*lk));
+        if (!lk || !(lk->line = strndup(line, len))) {
+                free(lk);
+                return false;
+        }
+        *lk = (struct lookup){
+            .reg = reg,
+            .c = conn_ref(c),
+            .id = json_object_get(id),
+            .params = submit ? json_object_get(params) : NULL,
+            .dep = dep,
+            .job = job,
+            .line = lk->line,
+            .len = len,
+        };
+        c->busy = true;
+        store_find_job(reg->store, job, holder_found, lk);
+        return true;
+}
