@@ -40,15 +40,22 @@ void store_send_mail(struct store *s, const char *to, int64_t session, const cha
         store_op_queue(s, op);
 }
 
+/* A read: done(data, res) on the loop with its row. */
+static void read_op(struct store *s, struct op *op,
+                    void (*done)(void *data, const struct db_result *res), void *data)
+{
+        op->done = done;
+        op->data = data;
+        store_op_queue(s, op);
+}
+
 void store_find_job(struct store *s, int64_t id,
                     void (*done)(void *data, const struct db_result *res), void *data)
 {
         struct op *op = store_op_new(s, DB_FIND_JOB);
 
         store_op_int(op, id);
-        op->done = done;
-        op->data = data;
-        store_op_queue(s, op);
+        read_op(s, op, done, data);
 }
 
 void store_find_run(struct store *s, int64_t id,
@@ -57,9 +64,7 @@ void store_find_run(struct store *s, int64_t id,
         struct op *op = store_op_new(s, DB_FIND_RUN);
 
         store_op_int(op, id);
-        op->done = done;
-        op->data = data;
-        store_op_queue(s, op);
+        read_op(s, op, done, data);
 }
 
 void store_read_log(struct store *s, int64_t id, int64_t run, int64_t offset, int64_t max,
@@ -71,9 +76,7 @@ void store_read_log(struct store *s, int64_t id, int64_t run, int64_t offset, in
         store_op_int(op, run);
         store_op_int(op, offset);
         store_op_int(op, max);
-        op->done = done;
-        op->data = data;
-        store_op_queue(s, op);
+        read_op(s, op, done, data);
 }
 
 void store_list_runs(struct store *s, int64_t before_id, int64_t before_run, int64_t owner,
@@ -95,9 +98,7 @@ void store_list_runs(struct store *s, int64_t before_id, int64_t before_run, int
         store_op_int(op, limit);
         store_op_int(op, page_bytes);
         store_op_int(op, record_bytes);
-        op->done = done;
-        op->data = data;
-        store_op_queue(s, op);
+        read_op(s, op, done, data);
 }
 
 void store_list_jobs(struct store *s, int64_t after_id, int64_t owner, const char *state,
@@ -110,9 +111,7 @@ void store_list_jobs(struct store *s, int64_t after_id, int64_t owner, const cha
         store_op_int(op, owner);
         store_op_text(op, state);
         store_op_int(op, limit);
-        op->done = done;
-        op->data = data;
-        store_op_queue(s, op);
+        read_op(s, op, done, data);
 }
 
 uint64_t store_claim_job(struct store *s, const struct store_job_row *row, struct env_block *env,
