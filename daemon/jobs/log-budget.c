@@ -16,8 +16,7 @@ void log_budget_keep(struct history *h, struct store *s, int64_t budget,
                 struct run_record *rec = history_at(h, i);
 
                 /* Another node's run: its log is that node's (and its budget's). */
-                if (rec->owner != ended->owner || !rec->log ||
-                    (store_shared(s) && rec->node != store_node(s)))
+                if (rec->owner != ended->owner || !rec->log || store_other_node(s, rec->node))
                         continue;
                 store_forget_log(s, rec->id, rec->run, rec->log);
                 bytes -= rec->log_bytes;

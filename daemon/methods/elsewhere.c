@@ -48,7 +48,7 @@ static bool known_here(struct registry *reg, int64_t job)
 {
         const struct run_record *rec = registry_last_run(reg, job);
 
-        return registry_find(reg, job) || (rec && rec->node == store_node(reg->store));
+        return registry_find(reg, job) || (rec && !store_other_node(reg->store, rec->node));
 }
 
 /* The next of a submit's after and after_any jobs, from *at on, that this node does not know;
@@ -102,8 +102,10 @@ static void next_or_answer(struct lookup *lk)
 static void run_found(void *data, const struct db_result *res)
 {
         struct lookup *lk = data;
-        struct run_record *rec = res && res->text ? run_record_from_row(res->text) : NULL;
+        json_object *row = res && res->text ? json_tokener_parse(res->text) : NULL;
+        struct run_record *rec = row ? run_record_from_row(row) : NULL;
 
+        json_object_put(row);
         if (!res || lk->c->closing || !res->got) {
                 if (res && !res->got && !lk->c->closing)
                         conn_reply_line(lk->c, sw_error_line(json_object_get(lk->id),

@@ -30,8 +30,7 @@ static json_object *page_of(json_object *rows, int64_t limit)
 
         json_object_object_add(result, "runs", runs);
         for (i = 0; i < n && !more; i++) {
-                struct run_record *rec = run_record_from_row(
-                    json_object_to_json_string(json_object_array_get_idx(rows, i)));
+                struct run_record *rec = run_record_from_row(json_object_array_get_idx(rows, i));
 
                 more = rec && !history_page_add(runs, rec, limit, &bytes);
                 run_record_free(rec);

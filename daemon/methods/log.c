@@ -197,17 +197,18 @@ static void db_read_done(void *data, const struct db_result *res)
 {
         struct log_read *x = data;
         const char *hex = res && res->text ? res->text : "";
-        char *buf = malloc(strlen(hex) / 2 + 1);
-        ssize_t n = buf ? from_hex(hex, buf) : -1;
+        char *buf;
+        ssize_t n;
 
         if (!res) { /* the daemon stops */
                 json_object_put(x->id);
                 conn_unref(x->c);
-                free(buf);
                 free(x->path);
                 free(x);
                 return;
         }
+        buf = malloc(strlen(hex) / 2 + 1);
+        n = buf ? from_hex(hex, buf) : -1;
         x->at_end = !res->got || x->offset + n >= res->i[0];
         if (!buf)
                 x->err = -ENOMEM;
@@ -281,7 +282,7 @@ static void handle_log(struct registry *reg, struct conn *c, union params *param
                 x->max = 4;
         x->running = running;
         /* Another node's run: its log file is there, and its copy in the shared database. */
-        if (!running && rec && store_shared(reg->store) && rec->node != store_node(reg->store))
+        if (!running && rec && store_other_node(reg->store, rec->node))
                 store_read_log(reg->store, p->id, rec->run, x->offset, x->max, db_read_done, x);
         else
                 uv_queue_work(c->clients->loop, &x->work, read_work, read_done);

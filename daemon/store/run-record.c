@@ -106,9 +106,8 @@ static const char *row_text(json_object *row, const char *name)
         return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-struct run_record *run_record_from_row(const char *text)
+struct run_record *run_record_from_row(json_object *row)
 {
-        json_object *row = json_tokener_parse(text);
         struct run_record *rec = calloc(1, sizeof(*rec));
         const char *summary = row_text(row, "summary"), *log = row_text(row, "log");
 
@@ -134,10 +133,8 @@ struct run_record *run_record_from_row(const char *text)
         rec->log = log ? strdup(log) : NULL;
         if (!rec->node || !rec->summary || (log && !rec->log))
                 goto fail;
-        json_object_put(row);
         return rec;
 fail:
-        json_object_put(row);
         run_record_free(rec);
         return NULL;
 }

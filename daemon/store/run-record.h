@@ -39,8 +39,8 @@ const char *run_record_node(const char *name);
 struct run_record *run_record_dup(const struct run_record *rec);
 void run_record_free(struct run_record *rec);
 /* A record from its row of a shared database as JSON (the runs table's columns; log_bytes 0),
- * or NULL when the text is no such row or out of memory. */
-struct run_record *run_record_from_row(const char *text);
+ * or NULL when it is no such row or out of memory. */
+struct run_record *run_record_from_row(json_object *row);
 /* As the protocol shows it: wait's result, status's "last". */
 json_object *run_record_to_json(const struct run_record *rec);
 

@@ -95,7 +95,6 @@ struct store {
         struct adopted *adopted, **adopted_tail; /* under lock: taken, for the loop */
 };
 
-
 /* store.c. An op (loop, or a pool thread; out of memory is fatal: an accepted job must not be
  * lost), its values, queued: its sequence number. */
 void store_out_of_memory(void);

@@ -340,3 +340,8 @@ bool store_shared(const struct store *s)
 {
         return s->db->driver->renew != NULL;
 }
+
+bool store_other_node(const struct store *s, const char *node)
+{
+        return store_shared(s) && node != s->node;
+}

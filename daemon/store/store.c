@@ -22,11 +22,6 @@
 
 #define OP_SPARE_MAX 4096 /* ops kept for reuse: a burst's, never the heap's holes between jobs */
 
-
-
-
-
-
 /* Two daemons on one state folder would both run its jobs, whatever their sockets. */
 static int take_folder(struct store *s, const char *dir)
 {
@@ -52,7 +47,6 @@ static int take_folder(struct store *s, const char *dir)
         }
         return 0;
 }
-
 
 int store_open(const struct store_config *config, struct store **ret)
 {
@@ -291,13 +285,6 @@ static void wait_until(struct store *s, double at)
         else
                 pthread_cond_timedwait(&s->cond, &s->lock, &ts);
 }
-
-
-
-
-
-
-
 
 /* Store thread, under lock: the reads of a batch that failed are answered with no row (their
  * askers go on without it) rather than tried again with its writes; the writes are returned. */
@@ -682,20 +669,6 @@ uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct 
         return store_op_queue(s, store_job_op(s, DB_PUT_JOB, row, env));
 }
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 uint64_t store_put_job_state(struct store *s, const struct store_job_row *row)
 {
         struct op *op = store_op_new(s, DB_PUT_JOB_STATE);
@@ -824,9 +797,4 @@ int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struc
 {
         return counted(s, s->db->driver->load_runs(s->db, limit, cb, data));
 }
-
-
-
-
-
 

@@ -101,6 +101,8 @@ int store_load_runs(struct store *s, int64_t limit, void (*cb)(void *data, struc
 /* Keys across the nodes of a shared database (PostgreSQL); on SQLite keys are the registry's
  * alone. Whether the database is shared. */
 bool store_shared(const struct store *s);
+/* Whether a record's node (run_record_node()'s) is another node of a shared database. */
+bool store_other_node(const struct store *s, const char *node);
 /* Whether no other node was live at the last renewal (always, on SQLite; never before the
  * first renewal), and whether there was one (store_nodes() gives this node alone before). */
 bool store_alone(struct store *s);
