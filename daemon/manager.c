@@ -9,13 +9,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jobs/drain.h"
 #include "jobs/queues.h"
 #include "jobs/restore.h"
 #include "jobs/settings.h"
+#include "jobs/shared-settings.h"
 #include "manager.h"
 #include "methods/dispatch.h"
 #include "methods/metrics.h"
 #include "server/activation.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "util/log.h"
 #include "util/private-dir.h"
@@ -130,8 +133,23 @@ static void on_lease_lost(void *data)
         manager_stop(m);
 }
 
+/* Mail from another node: its shared settings changed, or a relayed request's. */
+static void on_mail(void *data, const struct db_mail *mail)
+{
+        struct manager *m = data;
+
+        if (strcmp(mail->kind, SHARED_SETTINGS_MAIL) == 0)
+                registry_shared_read(&m->registry, NULL, NULL);
+        else if (strcmp(mail->kind, DRAIN_MAIL) == 0 || strcmp(mail->kind, DRAINED_MAIL) == 0)
+                registry_drain_mail(&m->registry, mail);
+        else if (m->relay_open)
+                relay_on_mail(&m->relay, mail);
+}
+
 static void close_relay(struct manager *m)
 {
+        if (m->store)
+                store_on_mail(m->store, NULL, NULL);
         if (!m->relay_open)
                 return;
         relay_close(&m->relay);
@@ -311,6 +329,7 @@ int manager_start(struct manager *m)
                         m->relay_open = true;
                         m->registry.relay = &m->relay;
                 }
+                store_on_mail(m->store, on_mail, m);
                 r = store_start(m->store, m->loop, on_commit, m);
                 if (r < 0)
                         log_error_errno(r, "Failed to start the state database's thread: %m");
@@ -402,6 +421,7 @@ struct manager *manager_free(struct manager *m)
                 return NULL;
         registry_free_pool(&m->registry);
         registry_close_events(&m->registry);
+        registry_close_drains(&m->registry);
         close_lease(m);
         close_relay(m);
         store_stop(m->store);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <math.h>
 
+#include "jobs/drain.h"
 #include "jobs/lease.h"
 #include "jobs/registry.h"
 #include "jobs/restore.h"
@@ -32,6 +33,7 @@ void lease_check(struct lease *l)
                 return;
         registry_report_node(reg);
         restore_adopted(reg);
+        registry_check_drains(reg);
         if (lost) {
                 registry_fence(reg, true);
                 if (!l->told) {

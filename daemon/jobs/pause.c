@@ -4,14 +4,13 @@
 #include <stdlib.h>
 
 #include "jobs/pause.h"
-#include "server/conn.h"
 #include "store/store.h"
 #include "util/log.h"
 
 struct drain {
         struct drain *next;
-        struct conn *c;
-        json_object *id;
+        void (*done)(void *data, bool drained);
+        void *data;
 };
 
 void pause_init(struct pause *p, const char *queue, struct store *store)
@@ -30,13 +29,6 @@ static void log_change(const struct pause *p, const char *what, const char *rest
                 log_info("Queue %s %s%s", p->queue, what, rest);
         else
                 log_info("%c%s%s", what[0] - 'a' + 'A', what + 1, rest);
-}
-
-void pause_restore(struct pause *p, bool paused)
-{
-        __atomic_store_n(&p->paused, paused, __ATOMIC_SEQ_CST);
-        if (paused)
-                log_change(p, "paused", " before the restart: no job starts until resume");
 }
 
 bool pause_is_on(const struct pause *p)
@@ -65,34 +57,47 @@ json_object *pause_result(const struct pause *p)
         return o;
 }
 
-/* Each drain gets the result, once what is written so far (the runs' ends) is on disk. */
-static void answer_drains(struct pause *p)
+/* Each drain is done (drained) or dropped. */
+static void end_drains(struct pause *p, bool drained)
 {
         struct drain *d, *drains = p->drains;
 
         p->drains = NULL;
         while ((d = drains)) {
                 drains = d->next;
-                conn_wait_for_store(d->c);
-                conn_reply(d->c, d->id, pause_result(p), 0, NULL);
-                conn_unref(d->c);
+                d->done(d->data, drained);
                 free(d);
         }
 }
 
-void pause_set(struct pause *p, bool paused)
+/* The state changed here (how NULL: kept), or as the database keeps it. */
+static void change(struct pause *p, bool paused, const char *how)
 {
-        if (pause_is_on(p) != paused)
-                log_change(p, paused ? "paused" : "resumed",
-                           paused ? ": no job starts until resume" : "");
+        char rest[96];
+
+        if (pause_is_on(p) != paused) {
+                snprintf(rest, sizeof(rest), "%s%s", how ? how : "",
+                         paused ? ": no job starts until resume" : "");
+                log_change(p, paused ? "paused" : "resumed", rest);
+        }
         __atomic_store_n(&p->paused, paused, __ATOMIC_SEQ_CST);
-        store_put_setting(p->store, p->kept_name, paused ? 1 : 0);
-        if (paused)
-                return;
-        answer_drains(p);
+        if (!how)
+                store_put_setting(p->store, p->kept_name, paused ? 1 : 0);
+        if (!paused)
+                end_drains(p, true);
 }
 
-int pause_add_drain(struct pause *p, struct conn *c, json_object *id)
+void pause_set(struct pause *p, bool paused)
+{
+        change(p, paused, NULL);
+}
+
+void pause_restore(struct pause *p, bool paused, const char *how)
+{
+        change(p, paused, how);
+}
+
+int pause_add_drain(struct pause *p, void (*done)(void *data, bool drained), void *data)
 {
         struct drain *d;
 
@@ -101,9 +106,7 @@ int pause_add_drain(struct pause *p, struct conn *c, json_object *id)
         d = malloc(sizeof(*d));
         if (!d)
                 return -ENOMEM;
-        d->c = conn_ref(c);
-        d->id = json_object_get(id);
-        d->next = p->drains;
+        *d = (struct drain){p->drains, done, data};
         p->drains = d;
         return 1;
 }
@@ -111,17 +114,10 @@ int pause_add_drain(struct pause *p, struct conn *c, json_object *id)
 void pause_run_done(struct pause *p)
 {
         if (__atomic_sub_fetch(&p->runs, 1, __ATOMIC_SEQ_CST) == 0)
-                answer_drains(p);
+                end_drains(p, true);
 }
 
 void pause_close(struct pause *p)
 {
-        struct drain *d;
-
-        while ((d = p->drains)) {
-                p->drains = d->next;
-                json_object_put(d->id);
-                conn_unref(d->c);
-                free(d);
-        }
+        end_drains(p, false);
 }

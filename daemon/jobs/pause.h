@@ -15,7 +15,6 @@
 
 #define PAUSE_KEPT_NAME "paused"
 
-struct conn;
 struct drain;
 struct store;
 
@@ -32,20 +31,24 @@ struct pause {
 void pause_init(struct pause *p, const char *queue, struct store *store);
 /* A run of its jobs is past its start (any thread). */
 void pause_run_started(struct pause *p);
-/* Start: the state the database kept. */
-void pause_restore(struct pause *p, bool paused);
+/* The state the database keeps, as read at start or after another node changed it (how: " before
+ * the restart", " on another node"), kept as it is; a resume answers the drains waiting. */
+void pause_restore(struct pause *p, bool paused, const char *how);
+#define PAUSE_AT_START " before the restart"
+#define PAUSE_ELSEWHERE " on another node"
 /* Pauses or resumes, kept in the state database; a resume answers the drains waiting (the caller
  * opens the gate, which queues the held runs again). */
 void pause_set(struct pause *p, bool paused);
 bool pause_is_on(const struct pause *p);
 /* {"paused":B,"running":N}: N the runs in progress. */
 json_object *pause_result(const struct pause *p);
-/* A drain answered later (1), or now when no run is in progress (0); -ENOMEM. */
-int pause_add_drain(struct pause *p, struct conn *c, json_object *id);
+/* done(data, true) once no run is in progress (1; also at a resume), or now none is (0, and
+ * done is not called); -ENOMEM. done(data, false) when p closes first. */
+int pause_add_drain(struct pause *p, void (*done)(void *data, bool drained), void *data);
 /* A run the pool started has ended, or was held back (EVENT_ENDED, EVENT_HELD): one less in
  * progress. */
 void pause_run_done(struct pause *p);
-/* Drops the drains unanswered (shutdown). */
+/* Drops the drains unanswered (shutdown, a queue removed). */
 void pause_close(struct pause *p);
 
 #endif

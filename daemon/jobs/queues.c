@@ -136,18 +136,25 @@ int registry_set_queue(struct registry *reg, struct queue *q, json_object *given
         return r;
 }
 
-void registry_remove_queue(struct registry *reg, struct queue *q)
+/* Out of the list, as queue.remove takes it (queue_free() is the caller's). */
+static void unlink_queue(struct registry *reg, struct queue *q)
 {
         struct queue **p;
-        char row[96];
 
         for (p = &reg->queues; *p != q; p = &(*p)->next)
                 ;
         *p = q->next;
+        burst_end(&reg->burst);
+}
+
+void registry_remove_queue(struct registry *reg, struct queue *q)
+{
+        char row[96];
+
+        unlink_queue(reg, q);
         snprintf(row, sizeof(row), "queue.%s", q->name);
         store_delete_settings(reg->store, row);
         log_info("Queue %s removed", q->name);
-        burst_end(&reg->burst);
         queue_free(q);
 }
 
@@ -160,12 +167,9 @@ void registry_load_kept_queue(struct registry *reg, const char *name, double val
         json_object *q;
 
         snprintf(buf, sizeof(buf), "%.*s", dot ? (int)(dot - qname) : (int)strlen(qname), qname);
-        if (strcmp(buf, SW_QUEUE_DEFAULT) == 0 && dot && strcmp(dot + 1, PAUSE_KEPT_NAME) == 0) {
-                pause_restore(&reg->queues->pause, value != 0);
-                return;
-        }
         if (sw_queue_name_check("queue", buf, err, sizeof(err)) ||
-            strcmp(buf, SW_QUEUE_DEFAULT) == 0) {
+            (strcmp(buf, SW_QUEUE_DEFAULT) == 0 &&
+             !(dot && strcmp(dot + 1, PAUSE_KEPT_NAME) == 0))) {
                 log_warning("Ignoring the kept setting %s: not a queue's", name);
                 return;
         }
@@ -183,27 +187,48 @@ void registry_load_kept_queue(struct registry *reg, const char *name, double val
                                            : json_object_new_double(value));
 }
 
-/* A kept queue, with its pause taken out of its settings. */
-static void make_kept(struct registry *reg, const char *name, json_object *kept)
+/* A kept queue, made or set again, with its pause taken out of its settings (the default
+ * queue's pause alone is kept). */
+static void apply_kept(struct registry *reg, const char *name, json_object *kept, const char *how)
 {
         json_object *paused = NULL;
+        struct queue *q = registry_find_queue(reg, name);
         struct sw_queue_settings s;
-        struct queue *q;
         char err[256];
 
         if (json_object_object_get_ex(kept, PAUSE_KEPT_NAME, &paused)) {
                 paused = json_object_get(paused);
                 json_object_object_del(kept, PAUSE_KEPT_NAME);
         }
-        if (settings_of(reg, name, kept, &s, err, sizeof(err)) < 0) {
-                log_warning("Queue %s: ignoring its kept settings: %s", name, err);
-                /* Nor are they worked in again at a reload, which would refuse the file. */
-                kept = NULL;
-                settings_of(reg, name, NULL, &s, err, sizeof(err));
+        if (q != reg->queues) {
+                if (settings_of(reg, name, kept, &s, err, sizeof(err)) < 0) {
+                        log_warning("Queue %s: ignoring its kept settings: %s", name, err);
+                        /* Nor are they worked in again at a reload, which would refuse the file. */
+                        kept = NULL;
+                        settings_of(reg, name, NULL, &s, err, sizeof(err));
+                }
+                if (!q) {
+                        make(reg, name, &s, kept, &q);
+                } else {
+                        json_object_put(q->kept);
+                        q->kept = kept ? json_object_get(kept) : json_object_new_object();
+                        queue_configure(q, &s);
+                }
         }
-        if (make(reg, name, &s, kept, &q) == 0 && paused)
-                pause_restore(&q->pause, json_object_get_double(paused) != 0);
+        if (q)
+                pause_restore(&q->pause, paused && json_object_get_double(paused) != 0, how);
         json_object_put(paused);
+}
+
+/* Each queue kept, made or set as its rows say. */
+static void apply_kept_queues(struct registry *reg, const char *how)
+{
+        if (!reg->kept_queues)
+                return;
+        json_object_object_foreach(reg->kept_queues, kname, kept)
+                apply_kept(reg, kname, kept, how);
+        json_object_put(reg->kept_queues);
+        reg->kept_queues = NULL;
 }
 
 void registry_set_file_queues(struct registry *reg, json_object *file_queues)
@@ -215,12 +240,7 @@ void registry_set_file_queues(struct registry *reg, json_object *file_queues)
                 json_object_put(reg->file_queues);
                 reg->file_queues = file_queues ? json_object_get(file_queues) : NULL;
         }
-        if (reg->kept_queues) {
-                json_object_object_foreach(reg->kept_queues, kname, kept)
-                        make_kept(reg, kname, kept);
-                json_object_put(reg->kept_queues);
-                reg->kept_queues = NULL;
-        }
+        apply_kept_queues(reg, PAUSE_AT_START);
         for (struct queue *q = reg->queues->next; q; q = q->next)
                 if (settings_of(reg, q->name, q->kept, &s, err, sizeof(err)) == 0)
                         queue_configure(q, &s);
@@ -233,6 +253,46 @@ void registry_set_file_queues(struct registry *reg, json_object *file_queues)
                     settings_of(reg, name, NULL, &s, err, sizeof(err)) == 0)
                         make(reg, name, &s, NULL, NULL);
         }
+}
+
+void registry_apply_kept_queues(struct registry *reg)
+{
+        struct sw_queue_settings s;
+        struct queue *q, *next;
+        char err[256];
+
+        /* A queue with kept rows that have gone was removed on another node: it goes here too,
+         * unless this node's file declares it (then the file's lines alone set it), or it holds
+         * jobs of this node (then it stays, as for a restored job). */
+        for (q = reg->queues->next; q; q = next) {
+                next = q->next;
+                if (!q->kept || (reg->kept_queues &&
+                                 json_object_object_get_ex(reg->kept_queues, q->name, NULL)))
+                        continue;
+                if (reg->file_queues && json_object_object_get_ex(reg->file_queues, q->name, NULL)) {
+                        json_object_put(q->kept);
+                        q->kept = NULL;
+                        if (settings_of(reg, q->name, NULL, &s, err, sizeof(err)) == 0)
+                                queue_configure(q, &s);
+                        pause_restore(&q->pause, false, PAUSE_ELSEWHERE);
+                        continue;
+                }
+                if (q->njobs > 0) {
+                        log_warning("Queue %s was removed on another node, but holds %zu job%s "
+                                    "here: it stays until they have gone",
+                                    q->name, q->njobs, q->njobs == 1 ? "" : "s");
+                        json_object_put(q->kept);
+                        q->kept = NULL;
+                        continue;
+                }
+                unlink_queue(reg, q);
+                log_info("Queue %s removed on another node", q->name);
+                queue_free(q);
+        }
+        /* The default queue's pause is its one row. */
+        if (!reg->kept_queues || !json_object_object_get_ex(reg->kept_queues, SW_QUEUE_DEFAULT, NULL))
+                pause_restore(&reg->queues->pause, false, PAUSE_ELSEWHERE);
+        apply_kept_queues(reg, PAUSE_ELSEWHERE);
 }
 
 struct queue *registry_restore_queue(struct registry *reg, const char *name)

@@ -29,6 +29,10 @@ int registry_set_queue(struct registry *reg, struct queue *q, json_object *given
 void registry_remove_queue(struct registry *reg, struct queue *q);
 /* Start: a kept row named "queue.…" (settings.c reads them all). */
 void registry_load_kept_queue(struct registry *reg, const char *name, double value);
+/* Another node changed the kept rows of the queues, as read again (registry_load_kept_queue()
+ * for each): every queue made, set, paused or resumed as its rows say, and removed when its
+ * rows have gone (unless it holds jobs). */
+void registry_apply_kept_queues(struct registry *reg);
 /* Reload, before anything changes: whether the file's queue lines (as registry_set_file_queues
  * takes them) go with every queue's kept settings: 0, or -EINVAL with err naming the queue. */
 int registry_check_file_queues(struct registry *reg, json_object *file_queues, char *err,

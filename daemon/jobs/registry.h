@@ -36,6 +36,7 @@
 #define REGISTRY_ID_BLOCK 4096 /* ids counted together, for registry_count_before() */
 
 struct conn;
+struct drain_wait;
 
 /* What the registry knows of a connection (conn->data): its handles, and whether it follows
  * events. Made by the first hold or subscribe, gone with the connection. */
@@ -64,6 +65,9 @@ struct registry {
         struct relay *relay; /* requests about other nodes' jobs go there (NULL: none) */
         struct gate gate; /* runs held back: for free space, or paused */
         struct pause pause;
+        uint64_t shared_changes; /* this node's changes of the rows all nodes share */
+        struct drain_wait *drain_waits; /* pauses with drain not answered yet (jobs/drain.c) */
+        int64_t last_drain;             /* their numbers, from a random start */
         struct users users;       /* per-user limits, and runs held back by them */
         struct deps deps;         /* jobs waiting for others to end */
         struct schedule schedule; /* recurring jobs */

@@ -86,7 +86,7 @@ static void load_setting(void *data, const char *name, double value, const char 
         json_object *v;
 
         if (strcmp(name, PAUSE_KEPT_NAME) == 0) {
-                pause_restore(&reg->pause, value != 0);
+                pause_restore(&reg->pause, value != 0, PAUSE_AT_START);
                 return;
         }
         if (strncmp(name, "queue.", strlen("queue.")) == 0) {

@@ -11,6 +11,7 @@
 #include "jobs/queues.h"
 #include "jobs/registry.h"
 #include "jobs/settings.h"
+#include "jobs/shared-settings.h"
 #include "methods/method.h"
 #include "server/conn.h"
 #include "store/db.h"
@@ -114,6 +115,8 @@ static void handle_settings_set(struct registry *reg, struct conn *c, union para
                         reply_error(r, SW_E_INVALID_PARAMS, "%s; nothing was changed", err);
                 else if (q != reg->queues)
                         r->result = queue_settings_result(q);
+                if (e == 0 && q != reg->queues && !p->settings.runtime)
+                        registry_shared_changed(reg);
                 if (q != reg->queues)
                         return;
         }

@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <string.h>
 
+#include "jobs/drain.h"
 #include "jobs/pause.h"
 #include "jobs/queue.h"
 #include "jobs/registry.h"
+#include "jobs/shared-settings.h"
 #include "jobs/suspend.h"
 #include "methods/method.h"
 #include "server/conn.h"
@@ -41,8 +43,9 @@ static void handle_pause(struct registry *reg, struct conn *c, union params *p, 
         if (!admin_only(c, "pause", r) || !(pause = pause_of(reg, p->pause.queue, r)))
                 return;
         pause_set(pause, true);
+        registry_shared_changed(reg);
         if (p->pause.drain)
-                e = pause_add_drain(pause, c, r->id);
+                e = registry_drain(reg, pause == &reg->pause ? NULL : pause->queue, c, r->id);
         if (e < 0) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
@@ -61,6 +64,7 @@ static void handle_resume(struct registry *reg, struct conn *c, union params *p,
         if (!admin_only(c, "resume", r) || !(pause = pause_of(reg, p->queue_opt.queue, r)))
                 return;
         pause_set(pause, false);
+        registry_shared_changed(reg);
         /* The held runs are queued again, in the order they came (those of a queue still
          * paused are held again). */
         gate_open(&reg->gate);

@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* queue.add and queue.remove (admins only), queue.list. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jobs/queues.h"
+#include "jobs/shared-settings.h"
 #include "methods/method.h"
 #include "server/conn.h"
+#include "store/db.h"
+#include "store/store.h"
 
 static bool admin_only(struct conn *c, const char *what, struct reply *r)
 {
@@ -62,13 +67,82 @@ static void handle_queue_add(struct registry *reg, struct conn *c, union params 
                 reply_error(r, SW_E_INVALID_PARAMS, "%s", err);
         else if (e < 0)
                 reply_error(r, SW_E_INTERNAL, "cannot add queue %s: %s", p->queue.name, err);
-        else
+        else {
+                registry_shared_changed(reg);
                 r->result = registry_queue_json(reg, registry_find_queue(reg, p->queue.name));
+        }
+}
+
+/* Whether the queue holds jobs of this node (then an error reply in code and message). */
+static bool holds_jobs(const struct queue *q, int *code, char *message, size_t len)
+{
+        if (q->njobs == 0)
+                return false;
+        *code = SW_E_BUSY;
+        snprintf(message, len, "queue %s holds %zu job%s: it cannot be removed", q->name, q->njobs,
+                 q->njobs == 1 ? "" : "s");
+        return true;
+}
+
+/* The queue goes (on every node of a shared database): queue.remove's result. */
+static json_object *remove_queue(struct registry *reg, struct queue *q)
+{
+        json_object *result = json_object_new_object();
+
+        json_object_object_add(result, "name", json_object_new_string(q->name));
+        json_object_object_add(result, "removed", json_object_new_boolean(1));
+        registry_remove_queue(reg, q);
+        registry_shared_changed(reg);
+        return result;
+}
+
+/* A queue.remove on a shared database, waiting for how many jobs the other nodes hold in it. */
+struct removal {
+        struct registry *reg;
+        struct conn *c;
+        json_object *id;
+        char name[SW_QUEUE_NAME_MAX + 1];
+};
+
+static void counted(void *data, const struct db_result *res)
+{
+        struct removal *rm = data;
+        struct queue *q = registry_find_queue(rm->reg, rm->name);
+        char message[256];
+        int code = 0;
+
+        if (!res) {
+                json_object_put(rm->id);
+                goto out;
+        }
+        if (!res->got) {
+                code = SW_E_INTERNAL;
+                snprintf(message, sizeof(message), "cannot read the job database");
+        } else if (res->i[0] > 0) {
+                code = SW_E_BUSY;
+                snprintf(message, sizeof(message),
+                         "queue %s holds %lld job%s of other nodes: it cannot be removed", rm->name,
+                         (long long)res->i[0], res->i[0] == 1 ? "" : "s");
+        } else if (!q) {
+                /* Removed meanwhile, here or on another node. */
+                code = SW_E_INVALID_PARAMS;
+                snprintf(message, sizeof(message), "parameter \"name\": no queue \"%s\"",
+                         rm->name);
+        }
+        /* conn_reply() takes the id. */
+        if (code || holds_jobs(q, &code, message, sizeof(message)))
+                conn_reply(rm->c, rm->id, NULL, code, message);
+        else
+                conn_reply(rm->c, rm->id, remove_queue(rm->reg, q), 0, NULL);
+out:
+        conn_unref(rm->c);
+        free(rm);
 }
 
 static void handle_queue_remove(struct registry *reg, struct conn *c, union params *p,
                                 struct reply *r)
 {
+        struct removal *rm;
         struct queue *q;
 
         if (!admin_only(c, "remove", r))
@@ -81,15 +155,21 @@ static void handle_queue_remove(struct registry *reg, struct conn *c, union para
                             "parameter \"name\": the default queue cannot be removed");
                 return;
         }
-        if (q->njobs > 0) {
-                reply_error(r, SW_E_BUSY, "queue %s holds %zu job%s: it cannot be removed",
-                            q->name, q->njobs, q->njobs == 1 ? "" : "s");
+        if (holds_jobs(q, &r->code, r->message, sizeof(r->message)))
+                return;
+        if (!store_shared(reg->store)) {
+                r->result = remove_queue(reg, q);
                 return;
         }
-        r->result = json_object_new_object();
-        json_object_object_add(r->result, "name", json_object_new_string(q->name));
-        json_object_object_add(r->result, "removed", json_object_new_boolean(1));
-        registry_remove_queue(reg, q);
+        rm = malloc(sizeof(*rm));
+        if (!rm) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        *rm = (struct removal){reg, conn_ref(c), json_object_get(r->id), ""};
+        snprintf(rm->name, sizeof(rm->name), "%s", q->name);
+        r->deferred = true;
+        store_count_queue_jobs(reg->store, q->name, counted, rm);
 }
 
 static void handle_queue_list(struct registry *reg, struct conn *c, union params *p,

@@ -183,7 +183,6 @@ int relay_init(struct relay *r, uv_loop_t *loop, struct clients *clients, struct
         if (getrandom(&r->last_session, sizeof(r->last_session), 0) != sizeof(r->last_session))
                 r->last_session = (int64_t)time(NULL) << 20;
         r->last_session = (int64_t)((uint64_t)r->last_session >> 2);
-        store_on_mail(store, relay_on_mail, r);
         return 0;
 }
 
@@ -193,7 +192,6 @@ void relay_close(struct relay *r)
                 end_out(r, r->outs, "slowworkd is shutting down");
         for (struct relay_in *in = r->ins; in; in = in->next)
                 in_end(in, true);
-        store_on_mail(r->store, NULL, NULL);
         uv_close((uv_handle_t *)&r->timer, NULL);
 }
 

@@ -43,7 +43,7 @@ bool relay_forward(struct relay *r, struct conn *c, const char *node, const char
 void relay_subscribe(struct relay *r, struct conn *c);
 /* The client is gone: its sessions end. */
 void relay_conn_closed(struct relay *r, struct conn *c);
-/* Mail from another node (store_on_mail()'s). */
+/* Mail from another node of a session's kind (store_on_mail()'s, through the caller's). */
 void relay_on_mail(void *data, const struct db_mail *m);
 
 #endif

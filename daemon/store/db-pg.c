@@ -94,6 +94,12 @@ static const char *const migrations[DB_SCHEMA] = {
     " PRIMARY KEY (id, run));"
     "CREATE INDEX runs_by_node ON runs (node, seq);"
     "CREATE INDEX runs_by_id ON runs (id, seq);",
+    /* 9: the pauses and the queues are the cluster's: rows of node '*', each the newest that
+     * a node had. */
+    "INSERT INTO settings (node, name, value, text) SELECT '*', name, value, text FROM"
+    " (SELECT DISTINCT ON (name) * FROM settings WHERE name = 'paused' OR name LIKE 'queue.%'"
+    " ORDER BY name, seq DESC) s ORDER BY seq;"
+    "DELETE FROM settings WHERE node <> '*' AND (name = 'paused' OR name LIKE 'queue.%');",
 };
 
 enum { PRUNE = DB_STMT_SHARED_MAX, FENCE, STMTS };
@@ -148,6 +154,11 @@ static const char *const stmt_sql[STMTS] = {
                      " epoch) SELECT $1, $2, $3, $4, $5, epoch FROM nodes WHERE name = $5"
                      " RETURNING 1) SELECT pg_notify('slowwork_mail',"
                      " current_schema() || '/' || $1::text) FROM m",
+    [DB_SEND_MAIL_ALL] = "WITH m AS (INSERT INTO mail (to_node, session, kind, body, from_node,"
+                         " epoch) SELECT n.name, 0, $1, $2, s.name, s.epoch FROM nodes s JOIN nodes n"
+                         " ON n.name <> s.name AND n.lease_until >= now() WHERE s.name = $3"
+                         " RETURNING to_node) SELECT pg_notify('slowwork_mail',"
+                         " current_schema() || '/' || to_node) FROM m",
     [DB_FIND_JOB] = "SELECT o, 0, 0, node FROM (SELECT node, 0 AS o, 0 AS seq FROM jobs"
                     " WHERE id = $1 UNION ALL SELECT node, 1, seq FROM runs WHERE id = $1) x"
                     " ORDER BY o, seq DESC LIMIT 1",
@@ -186,6 +197,10 @@ static const char *const stmt_sql[STMTS] = {
                      " FROM (SELECT $1::bigint IS NULL OR s IS NOT NULL AS found,"
                      " coalesce(s, 9223372036854775807) AS seq FROM (SELECT max(seq) AS s"
                      " FROM runs WHERE id = $1 AND run = $2) x) b",
+    [DB_SHARED_SETTINGS] = "SELECT 0, 0, 0, coalesce(json_agg(json_build_array(name, value)"
+                           " ORDER BY seq), '[]')::text FROM settings WHERE node = '*'",
+    [DB_COUNT_QUEUE_JOBS] = "SELECT count(*), 0, 0, NULL FROM jobs WHERE node <> $2"
+                            " AND coalesce(payload::json->>'queue', 'default') = $1",
     /* A node's own runs beyond the limit, with their kept logs: the files are its to remove. */
     [PRUNE] = "WITH d AS (DELETE FROM runs WHERE node = $2 AND seq <= (SELECT seq FROM runs"
               " WHERE node = $2 ORDER BY seq DESC OFFSET $1 LIMIT 1) RETURNING id, run, log),"
@@ -499,11 +514,15 @@ static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n
                 with[2] = v[1].type == DB_TEXT ? v[1] : (struct db_value){.type = DB_NULL};
                 n = 3;
         }
-        /* The rows that are a node's say whose. */
-        if (stmt == DB_PUT_JOB || stmt == DB_PUT_ENV || stmt == DB_PUT_SETTING ||
-            stmt == DB_DELETE_SETTINGS || stmt == DB_PUT_NEXT_ID || stmt == DB_CLAIM_JOB ||
-            stmt == DB_FORGET_LOG ||
-            stmt == DB_SEND_MAIL || stmt == DB_LIST_JOBS)
+        /* The rows that are a node's say whose; the settings all nodes share are node '*'s. */
+        if ((stmt == DB_PUT_SETTING || stmt == DB_DELETE_SETTINGS) &&
+            db_setting_shared(v[0].text))
+                with[n++] = (struct db_value){.type = DB_TEXT, .text = "*"};
+        else if (stmt == DB_PUT_JOB || stmt == DB_PUT_ENV || stmt == DB_PUT_SETTING ||
+                 stmt == DB_DELETE_SETTINGS || stmt == DB_PUT_NEXT_ID || stmt == DB_CLAIM_JOB ||
+                 stmt == DB_FORGET_LOG || stmt == DB_SEND_MAIL || stmt == DB_SEND_MAIL_ALL ||
+                 stmt == DB_LIST_JOBS ||
+                 stmt == DB_COUNT_QUEUE_JOBS)
                 with[n++] = (struct db_value){.type = DB_TEXT, .text = p->node};
         p->out = out;
         return pipe_send(p, (int)stmt, with, n);
@@ -660,7 +679,10 @@ static int load_settings(struct db *db,
         struct settings_ctx c = {cb, data};
         const char *values[] = {p->node};
 
-        return pg_query_rows(p, "SELECT name, value, text FROM settings WHERE node = $1 ORDER BY seq",
+        /* The shared ones last: a node's own row of the same name is from before schema 9. */
+        return pg_query_rows(p,
+                             "SELECT name, value, text FROM settings WHERE node IN ($1, '*')"
+                             " ORDER BY node = '*', seq",
                              1, values, setting_row, &c, "the settings");
 }
 

@@ -57,3 +57,8 @@ void db_mail_free(struct db_mail *m)
                 m = next;
         }
 }
+
+bool db_setting_shared(const char *name)
+{
+        return strcmp(name, "paused") == 0 || strncmp(name, "queue.", strlen("queue.")) == 0;
+}

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DB_SCHEMA 8 /* the schema version of the databases this daemon writes */
+#define DB_SCHEMA 9 /* the schema version of the databases this daemon writes */
 
 struct store_job_row;
 struct run_record;
@@ -39,6 +39,8 @@ enum db_stmt {
          * job (its text; none when no row has the id). */
         DB_SEND_MAIL,
         DB_FIND_JOB,
+        /* Mail to every other live node at the commit (kind, body). */
+        DB_SEND_MAIL_ALL,
         /* The live jobs of the other nodes after an id (owner, state, limit as list's): how
          * many, and the first limit of them (JSON, list's items). */
         DB_LIST_JOBS,
@@ -54,6 +56,12 @@ enum db_stmt {
          * whether the run before is there (1, or no run asked), and the runs (JSON, their
          * rows). */
         DB_LIST_RUNS,
+        /* The settings all nodes share (db_setting_shared()'s), in the order written: a row
+         * however it is, its text a JSON array of [name, value] pairs. */
+        DB_SHARED_SETTINGS,
+        /* How many live jobs of the other nodes are in a queue (its name): a row however it
+         * is. */
+        DB_COUNT_QUEUE_JOBS,
         DB_STMT_SHARED_MAX
 };
 
@@ -76,6 +84,10 @@ struct db_mail {
         int64_t seq; /* the order it was sent in */
 };
 void db_mail_free(struct db_mail *m);
+
+/* Whether all the nodes of a shared database share the kept setting so named: the daemon's
+ * pause ("paused") and the queues ("queue.NAME" and "queue.NAME/SETTING", their pauses too). */
+bool db_setting_shared(const char *name);
 
 /* The first row a statement returns: numbers, then a text (the caller's to free). */
 struct db_result {

@@ -40,6 +40,15 @@ void store_send_mail(struct store *s, const char *to, int64_t session, const cha
         store_op_queue(s, op);
 }
 
+void store_send_mail_all(struct store *s, const char *kind, const char *body)
+{
+        struct op *op = store_op_new(s, DB_SEND_MAIL_ALL);
+
+        store_op_text(op, kind);
+        store_op_text(op, body);
+        store_op_queue(s, op);
+}
+
 /* A read: done(data, res) on the loop with its row. */
 static void read_op(struct store *s, struct op *op,
                     void (*done)(void *data, const struct db_result *res), void *data)
@@ -111,6 +120,21 @@ void store_list_jobs(struct store *s, int64_t after_id, int64_t owner, const cha
         store_op_int(op, owner);
         store_op_text(op, state);
         store_op_int(op, limit);
+        read_op(s, op, done, data);
+}
+
+void store_read_shared_settings(struct store *s,
+                                void (*done)(void *data, const struct db_result *res), void *data)
+{
+        read_op(s, store_op_new(s, DB_SHARED_SETTINGS), done, data);
+}
+
+void store_count_queue_jobs(struct store *s, const char *queue,
+                            void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct op *op = store_op_new(s, DB_COUNT_QUEUE_JOBS);
+
+        store_op_text(op, queue);
         read_op(s, op, done, data);
 }
 

@@ -131,6 +131,8 @@ void store_on_mail(struct store *s, void (*on_mail)(void *data, const struct db_
                    void *data);
 void store_send_mail(struct store *s, const char *to, int64_t session, const char *kind,
                      const char *body);
+/* The same to every other node live when its batch is committed (session 0). */
+void store_send_mail_all(struct store *s, const char *kind, const char *body);
 /* The node that holds job id (res->i[0] 0), or last ran it (1): done(data, res) on the loop,
  * res->text its name (NULL: no row has the id, or the database could not be read; res NULL:
  * never known). */
@@ -165,6 +167,17 @@ void store_list_runs(struct store *s, int64_t before_id, int64_t before_run, int
 void store_list_jobs(struct store *s, int64_t after_id, int64_t owner, const char *state,
                      int64_t limit, void (*done)(void *data, const struct db_result *res),
                      void *data);
+
+/* The kept settings that the nodes share (db_setting_shared()'s), newest last: done(data, res)
+ * on the loop, res->text a JSON array of [name, value] pairs (no row: the database could not be
+ * read; NULL res: never known). */
+void store_read_shared_settings(struct store *s,
+                                void (*done)(void *data, const struct db_result *res), void *data);
+
+/* How many live jobs the other nodes hold in the queue, as of their last writes: done(data, res)
+ * on the loop, res->i[0] (no row: the database could not be read; NULL res: never known). */
+void store_count_queue_jobs(struct store *s, const char *queue,
+                            void (*done)(void *data, const struct db_result *res), void *data);
 
 /* This daemon's node name, as run records hold it. */
 const char *store_node(const struct store *s);

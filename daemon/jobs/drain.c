@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "jobs/drain.h"
+#include "jobs/pause.h"
+#include "jobs/queue.h"
+#include "jobs/queues.h"
+#include "jobs/shared-settings.h"
+#include "server/conn.h"
+#include "store/db.h"
+#include "store/store.h"
+#include "util/log.h"
+
+/* A client's pause with drain, waiting. */
+struct drain_wait {
+        struct drain_wait *next;
+        struct registry *reg;
+        struct conn *c;
+        json_object *id;
+        char *queue;
+        int64_t token;
+        bool here;            /* this node's runs are still in progress */
+        struct db_node *away; /* the other nodes awaited, n of them */
+        size_t n;
+};
+
+/* Another node's drain, answered from here. */
+struct drain_ask {
+        struct registry *reg;
+        char node[64];
+        int64_t token;
+        char *queue;
+};
+/* The pause of the queue named (NULL: the daemon's); NULL when there is no such queue. */
+static struct pause *pause_of(struct registry *reg, const char *queue)
+{
+        struct queue *q;
+
+        if (!queue)
+                return &reg->pause;
+        q = registry_find_queue(reg, queue);
+        return q ? &q->pause : NULL;
+}
+
+static void wait_free(struct drain_wait *w)
+{
+        conn_unref(w->c);
+        json_object_put(w->id);
+        free(w->queue);
+        free(w->away);
+        free(w);
+}
+
+/* Answered once this node's runs and every node awaited are done. */
+static void finish(struct drain_wait *w)
+{
+        struct registry *reg = w->reg;
+        struct drain_wait **p;
+        struct pause *pause;
+        json_object *result;
+
+        if (w->here || w->n > 0)
+                return;
+        for (p = &reg->drain_waits; *p && *p != w; p = &(*p)->next)
+                ;
+        if (*p)
+                *p = w->next;
+        pause = pause_of(reg, w->queue);
+        if (pause) {
+                result = pause_result(pause);
+        } else {
+                /* Removed meanwhile (on another node): its runs are over. */
+                result = json_object_new_object();
+                json_object_object_add(result, "queue", json_object_new_string(w->queue));
+                json_object_object_add(result, "paused", json_object_new_boolean(1));
+                json_object_object_add(result, "running", json_object_new_int64(0));
+        }
+        /* What is written so far (the runs' ends) is on disk first. */
+        conn_wait_for_store(w->c);
+        conn_reply(w->c, w->id, result, 0, NULL); /* which takes the id */
+        w->id = NULL;
+        wait_free(w);
+}
+
+static void here_done(void *data, bool drained)
+{
+        struct drain_wait *w = data;
+
+        w->here = false;
+        if (drained)
+                finish(w);
+}
+
+/* Node i is no longer awaited. */
+static void away_done(struct drain_wait *w, size_t i)
+{
+        w->away[i] = w->away[--w->n];
+}
+
+static int64_t new_token(struct registry *reg)
+{
+        /* From a random start: numbers no earlier start of this node used, whose answers may
+         * still come (62 bits). */
+        if (reg->last_drain == 0) {
+                if (getrandom(&reg->last_drain, sizeof(reg->last_drain), 0) !=
+                    sizeof(reg->last_drain))
+                        reg->last_drain = (int64_t)time(NULL) << 20;
+                reg->last_drain = (int64_t)((uint64_t)reg->last_drain >> 2);
+        }
+        return ++reg->last_drain;
+}
+
+/* The other live nodes are asked to drain too. */
+static int ask_away(struct registry *reg, struct drain_wait *w)
+{
+        json_object *body;
+        size_t n = 0;
+
+        if (!store_shared(reg->store) || store_nodes(reg->store, &w->away, &n) < 0)
+                return store_shared(reg->store) ? -ENOMEM : 0;
+        body = json_object_new_object();
+        json_object_object_add(body, "token", json_object_new_int64(w->token));
+        json_object_object_add(body, "queue", w->queue ? json_object_new_string(w->queue) : NULL);
+        for (size_t i = 0; i < n; i++) {
+                if (!store_other_node(reg->store, w->away[i].name))
+                        continue;
+                store_send_mail(reg->store, w->away[i].name, 0, DRAIN_MAIL,
+                                json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
+                w->away[w->n++] = w->away[i];
+        }
+        json_object_put(body);
+        return 0;
+}
+
+int registry_drain(struct registry *reg, const char *queue, struct conn *c, json_object *id)
+{
+        struct drain_wait *w = calloc(1, sizeof(*w));
+        int e;
+
+        if (!w || (queue && !(w->queue = strdup(queue)))) {
+                free(w);
+                return -ENOMEM;
+        }
+        w->reg = reg;
+        w->c = conn_ref(c);
+        w->id = json_object_get(id);
+        w->token = new_token(reg);
+        e = ask_away(reg, w);
+        if (e == 0)
+                e = pause_add_drain(pause_of(reg, queue), here_done, w);
+        if (e < 0 || (e == 0 && w->n == 0)) {
+                wait_free(w);
+                return e;
+        }
+        w->here = e > 0;
+        w->next = reg->drain_waits;
+        reg->drain_waits = w;
+        return 1;
+}
+
+static void tell(struct registry *reg, const char *node, int64_t token)
+{
+        char body[24];
+
+        snprintf(body, sizeof(body), "%" PRId64, token);
+        store_send_mail(reg->store, node, 0, DRAINED_MAIL, body);
+}
+
+static void ask_free(struct drain_ask *a)
+{
+        free(a->queue);
+        free(a);
+}
+
+static void ask_done(void *data, bool drained)
+{
+        struct drain_ask *a = data;
+
+        /* Not at shutdown: the node asking sees this one go. */
+        if (drained)
+                tell(a->reg, a->node, a->token);
+        ask_free(a);
+}
+
+/* The shared rows as they are now, read after the asking node's pause was committed: the
+ * node asking is told once no run is in progress here, if the pause still holds. */
+static void ask_read(void *data, bool stopping)
+{
+        struct drain_ask *a = data;
+        struct pause *p = pause_of(a->reg, a->queue);
+        int e = 0;
+
+        if (stopping) {
+                ask_free(a);
+                return;
+        }
+        if (p && pause_is_on(p))
+                e = pause_add_drain(p, ask_done, a);
+        /* Nothing runs there (or, out of memory, the asking node is not kept waiting). */
+        if (e <= 0)
+                ask_done(a, true);
+}
+
+static void asked(struct registry *reg, const struct db_mail *m)
+{
+        json_object *body = json_tokener_parse(m->body), *token, *queue;
+        struct drain_ask *a;
+
+        queue = json_object_object_get(body, "queue");
+        if (!json_object_object_get_ex(body, "token", &token) ||
+            !json_object_is_type(token, json_type_int) ||
+            (queue && !json_object_is_type(queue, json_type_string))) {
+                log_warning("Ignoring a drain of node %s that is not one", m->from);
+                json_object_put(body);
+                return;
+        }
+        a = calloc(1, sizeof(*a));
+        if (a && queue && !(a->queue = strdup(json_object_get_string(queue)))) {
+                free(a);
+                a = NULL;
+        }
+        if (a) {
+                a->reg = reg;
+                a->token = json_object_get_int64(token);
+                snprintf(a->node, sizeof(a->node), "%s", m->from);
+                registry_shared_read(reg, ask_read, a);
+        } else {
+                tell(reg, m->from, json_object_get_int64(token));
+        }
+        json_object_put(body);
+}
+
+static void drained(struct registry *reg, const struct db_mail *m)
+{
+        int64_t token = strtoll(m->body, NULL, 10);
+
+        for (struct drain_wait *w = reg->drain_waits; w; w = w->next) {
+                if (w->token != token)
+                        continue;
+                for (size_t i = 0; i < w->n; i++)
+                        if (strcmp(w->away[i].name, m->from) == 0) {
+                                away_done(w, i);
+                                break;
+                        }
+                finish(w);
+                return;
+        }
+}
+
+void registry_drain_mail(struct registry *reg, const struct db_mail *m)
+{
+        if (strcmp(m->kind, DRAIN_MAIL) == 0)
+                asked(reg, m);
+        else
+                drained(reg, m);
+}
+
+void registry_check_drains(struct registry *reg)
+{
+        struct drain_wait *w, *next;
+        struct db_node *live = NULL;
+        size_t n = 0;
+
+        if (!reg->drain_waits || store_nodes(reg->store, &live, &n) < 0)
+                return;
+        for (w = reg->drain_waits; w; w = next) {
+                next = w->next;
+                for (size_t i = w->n; i-- > 0;) {
+                        size_t k;
+
+                        for (k = 0; k < n && !(strcmp(live[k].name, w->away[i].name) == 0 &&
+                                               live[k].epoch == w->away[i].epoch);
+                             k++)
+                                ;
+                        if (k == n)
+                                away_done(w, i);
+                }
+                finish(w);
+        }
+        free(live);
+}
+
+void registry_close_drains(struct registry *reg)
+{
+        struct drain_wait *w;
+
+        while ((w = reg->drain_waits)) {
+                reg->drain_waits = w->next;
+                wait_free(w);
+        }
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A pause with drain, answered once no run is in progress where the pause holds: on this node,
+ * and on a shared database on every other node live as last seen. Each of those is mailed
+ * DRAIN_MAIL ({"token": N, "queue": NAME or null}) after the pause's rows: it reads the shared
+ * rows again, and mails DRAINED_MAIL (N) back once its runs there have ended, or at once when
+ * the pause no longer holds. A node that is no longer live, or started again, counts as drained.
+ * Loop thread only.
+ */
+#ifndef SLOWWORKD_DRAIN_H
+#define SLOWWORKD_DRAIN_H
+
+#include <json-c/json.h>
+
+#include "jobs/registry.h"
+
+#define DRAIN_MAIL "drain"
+#define DRAINED_MAIL "drained"
+
+struct db_mail;
+
+/* The client c's pause with drain (request id) of the queue's pause (NULL: the daemon's),
+ * paused already: answered later (1), or nothing to wait for (0: the caller answers); -ENOMEM. */
+int registry_drain(struct registry *reg, const char *queue, struct conn *c, json_object *id);
+/* Mail DRAIN_MAIL or DRAINED_MAIL from another node. */
+void registry_drain_mail(struct registry *reg, const struct db_mail *m);
+/* The nodes awaited are looked at again (at each lease renewal): those gone count as drained. */
+void registry_check_drains(struct registry *reg);
+/* Shutdown: the drains not answered are dropped. */
+void registry_close_drains(struct registry *reg);
+
+#endif

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/gate.h"
+#include "jobs/pause.h"
+#include "jobs/queues.h"
+#include "jobs/shared-settings.h"
+#include "store/db.h"
+#include "store/store.h"
+#include "util/log.h"
+
+void registry_shared_changed(struct registry *reg)
+{
+        reg->shared_changes++;
+        /* The nodes live at the commit, which this node may not have seen yet. */
+        if (store_shared(reg->store))
+                store_send_mail_all(reg->store, SHARED_SETTINGS_MAIL, "");
+}
+
+struct reading {
+        struct registry *reg;
+        uint64_t changes; /* this node's, when the read was asked for */
+        void (*then)(void *data, bool stopping);
+        void *data;
+};
+
+/* The rows applied: [[name, value], ...]; false when they are not that. */
+static bool apply_rows(struct registry *reg, json_object *rows)
+{
+        bool paused = false;
+        size_t n;
+
+        if (!json_object_is_type(rows, json_type_array))
+                return false;
+        n = json_object_array_length(rows);
+        for (size_t i = 0; i < n; i++) {
+                json_object *row = json_object_array_get_idx(rows, i);
+                const char *name = json_object_get_string(json_object_array_get_idx(row, 0));
+                double value = json_object_get_double(json_object_array_get_idx(row, 1));
+
+                if (!name)
+                        continue;
+                if (strcmp(name, PAUSE_KEPT_NAME) == 0)
+                        paused = value != 0;
+                else
+                        registry_load_kept_queue(reg, name, value);
+        }
+        pause_restore(&reg->pause, paused, PAUSE_ELSEWHERE);
+        registry_apply_kept_queues(reg);
+        /* What a resume lets go is queued again (what is still paused is held again). */
+        gate_open(&reg->gate);
+        return true;
+}
+
+static void applied(void *data, const struct db_result *res)
+{
+        struct reading *rd = data;
+        struct registry *reg = rd->reg;
+        json_object *rows;
+
+        if (!res) {
+                if (rd->then)
+                        rd->then(rd->data, true);
+                free(rd);
+                return;
+        }
+        /* This node changed them since: a read after its rows are written has them too. */
+        if (rd->changes != reg->shared_changes) {
+                rd->changes = reg->shared_changes;
+                store_read_shared_settings(reg->store, applied, rd);
+                return;
+        }
+        rows = res->got && res->text ? json_tokener_parse(res->text) : NULL;
+        if (!apply_rows(reg, rows))
+                log_warning("Cannot read the settings another node changed: %s",
+                            res->got ? "not a list" : "the job database cannot be read");
+        json_object_put(rows);
+        if (rd->then)
+                rd->then(rd->data, false);
+        free(rd);
+}
+
+void registry_shared_read(struct registry *reg, void (*then)(void *data, bool stopping),
+                          void *data)
+{
+        struct reading *rd = malloc(sizeof(*rd));
+
+        if (!rd) {
+                log_warning("Cannot read the settings another node changed: out of memory");
+                if (then)
+                        then(data, false);
+                return;
+        }
+        *rd = (struct reading){reg, reg->shared_changes, then, data};
+        store_read_shared_settings(reg->store, applied, rd);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kept settings that the nodes of a shared database share (db_setting_shared()'s): the
+ * daemon's pause, and the queues with their settings and pauses. A node that changes them tells
+ * the other live nodes (mail "settings", sent with the rows' batch); each reads the shared rows
+ * again and applies them. A node that starts reads them with its own. Loop thread only.
+ */
+#ifndef SLOWWORKD_SHARED_SETTINGS_H
+#define SLOWWORKD_SHARED_SETTINGS_H
+
+#include "jobs/registry.h"
+
+#define SHARED_SETTINGS_MAIL "settings"
+
+/* This node changed them (its rows are queued): the other nodes are told. Nothing on SQLite. */
+void registry_shared_changed(struct registry *reg);
+/* Mail SHARED_SETTINGS_MAIL came, or another node's request needs them as they are now: the
+ * rows are read and applied, then then(data, false) is called (then NULL: nothing), also when
+ * the read failed; then(data, true) when the daemon stops first. */
+void registry_shared_read(struct registry *reg, void (*then)(void *data, bool stopping),
+                          void *data);
+
+#endif
