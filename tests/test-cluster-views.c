@@ -627,6 +627,68 @@ START_TEST(a_submit_after_another_nodes_job_goes_to_its_node)
 }
 END_TEST
 
+/*
+ * A submit on n2 that waits for live jobs of n1 and of n3 is made on n1 (the first's node), and
+ * waits there for n3's job too, whose end n1 reads from the database; an `after` job of n3 that
+ * fails fails it, and one n3 holds no more counts however n3 went.
+ */
+START_TEST(a_submit_after_live_jobs_of_two_other_nodes_waits_for_both)
+{
+        char *gate1, *gate3, *params, *p;
+        json_object *st, *rec;
+        int64_t a, b, job, failing;
+
+        cluster_init(&c, 3);
+        cluster_start(&c);
+        gate1 = command(false, "while [ ! -e %s/go1 ]; do sleep 0.02; done", c.dir);
+        gate3 = command(false, "while [ ! -e %s/go3 ]; do sleep 0.02; done", c.dir);
+        a = cluster_submit(&c, 1, gate1);
+        b = cluster_submit(&c, 3, gate3);
+        ck_assert_int_ge(asprintf(&params, "{\"command\":\"true\",\"after\":[%lld,%lld]}",
+                                  (long long)a, (long long)b),
+                         0);
+        job = cluster_submit(&c, 2, params);
+        free(params);
+        st = status_once(2, job, "waiting");
+        ck_assert_str_eq(str_member(st, "node"), "n1");
+        json_object_put(st);
+
+        /* n1's job ends: it waits on for n3's. */
+        cluster_touch(&c, "go1");
+        p = id_params(a);
+        json_object_put(cluster_call_ok(&c, 1, "wait", p));
+        free(p);
+        usleep(300 * 1000); /* a lease renewal or more */
+        json_object_put(status_once(1, job, "waiting"));
+        cluster_touch(&c, "go3");
+        p = id_params(job);
+        rec = cluster_call_ok(&c, 3, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_str_eq(str_member(rec, "node"), "n1");
+        json_object_put(rec);
+        free(p);
+
+        /* An `after` job of n3 that fails, while n1's still runs. */
+        free(gate1);
+        gate1 = command(false, "while [ ! -e %s/go1b ]; do sleep 0.02; done", c.dir);
+        a = cluster_submit(&c, 1, gate1);
+        failing = cluster_submit(&c, 3, "{\"command\":\"sleep 1; exit 4\"}");
+        ck_assert_int_ge(asprintf(&params, "{\"command\":\"true\",\"after\":[%lld,%lld]}",
+                                  (long long)a, (long long)failing),
+                         0);
+        job = cluster_submit(&c, 2, params);
+        free(params);
+        p = id_params(job);
+        rec = cluster_call_ok(&c, 1, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "dependency-failed");
+        json_object_put(rec);
+        free(p);
+        cluster_touch(&c, "go1b");
+        free(gate1);
+        free(gate3);
+}
+END_TEST
+
 static int run(void)
 {
         Suite *s = suite_create("cluster-views");
@@ -645,6 +707,7 @@ static int run(void)
                        a_finished_runs_record_and_log_come_from_the_database_once_its_node_is_gone);
         tcase_add_test(tc, history_on_any_node_pages_through_every_nodes_runs);
         tcase_add_test(tc, a_submit_after_another_nodes_job_goes_to_its_node);
+        tcase_add_test(tc, a_submit_after_live_jobs_of_two_other_nodes_waits_for_both);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -132,11 +132,10 @@ static void settle(struct deps *d, int64_t id, bool succeeded)
         free(failed);
 }
 
-void deps_ended(struct deps *d, struct job *job)
+/* The ends still to tell, told (the ends of jobs they settle in turn too, not in calls below
+ * this one). */
+static void tell(struct deps *d)
 {
-        if (d->n == 0 || push(&d->ended, &d->nended, &d->ended_size, job) < 0 || d->telling)
-                return;
-        /* A failed job's end is told here too, not in a call below this one. */
         d->telling = true;
         while (d->nended > 0) {
                 struct job *ended = d->ended[--d->nended];
@@ -146,6 +145,22 @@ void deps_ended(struct deps *d, struct job *job)
                 job_unref(ended);
         }
         d->telling = false;
+}
+
+void deps_ended(struct deps *d, struct job *job)
+{
+        if (d->n == 0 || push(&d->ended, &d->nended, &d->ended_size, job) < 0 || d->telling)
+                return;
+        tell(d);
+}
+
+void deps_ended_elsewhere(struct deps *d, int64_t id, bool succeeded)
+{
+        if (d->telling) /* not from a callback of this module's */
+                return;
+        d->telling = true;
+        settle(d, id, succeeded);
+        tell(d);
 }
 
 bool deps_cycle(struct deps *d, const struct job *job, const int64_t *ids,

@@ -36,6 +36,8 @@ int deps_wait(struct deps *d, struct job *job);
 bool deps_drop(struct deps *d, struct job *job);
 /* The job ended (went idle; its last run says how): each job waiting for it hears of it. */
 void deps_ended(struct deps *d, struct job *job);
+/* The same of a job of another node, by its id. */
+void deps_ended_elsewhere(struct deps *d, int64_t id, bool succeeded);
 /* Whether waiting for ids would close a circle through job (which waits for them, or would):
  * some id is job's, or waits, directly or through others, for job. find looks a live job up. */
 bool deps_cycle(struct deps *d, const struct job *job, const int64_t *ids,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <math.h>
 
+#include "jobs/deps-elsewhere.h"
 #include "jobs/drain.h"
 #include "jobs/lease.h"
 #include "jobs/registry.h"
@@ -34,6 +35,7 @@ void lease_check(struct lease *l)
         registry_report_node(reg);
         restore_adopted(reg);
         registry_check_drains(reg);
+        registry_read_deps_elsewhere(reg);
         if (lost) {
                 registry_fence(reg, true);
                 if (!l->told) {

@@ -709,11 +709,18 @@ static int dep_outcome(struct registry *reg, int64_t id, const char **ret_outcom
                 return 0;
         }
         rec = registry_last_run(reg, id);
-        if (!rec)
-                return -ENOENT;
-        *ret_owner = rec->owner;
-        *ret_outcome = rec->outcome;
-        return 0;
+        if (rec) {
+                *ret_owner = rec->owner;
+                *ret_outcome = rec->outcome;
+                return 0;
+        }
+        for (size_t i = 0; i < reg->nlive_elsewhere; i++)
+                if (reg->live_elsewhere[i].id == id) {
+                        *ret_owner = reg->live_elsewhere[i].owner;
+                        *ret_outcome = NULL;
+                        return 0;
+                }
+        return -ENOENT;
 }
 
 static struct job *find_job(void *data, int64_t id)

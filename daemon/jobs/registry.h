@@ -37,6 +37,10 @@
 
 struct conn;
 struct drain_wait;
+struct live_elsewhere {
+        int64_t id;
+        uid_t owner;
+};
 
 /* What the registry knows of a connection (conn->data): its handles, and whether it follows
  * events. Made by the first hold or subscribe, gone with the connection. */
@@ -70,6 +74,11 @@ struct registry {
         int64_t last_drain;             /* their numbers, from a random start */
         struct users users;       /* per-user limits, and runs held back by them */
         struct deps deps;         /* jobs waiting for others to end */
+        /* While a submit is served: the live jobs of other nodes that it may wait for, as the
+         * database said (methods/elsewhere.c), each of its owner (NULL: none). */
+        const struct live_elsewhere *live_elsewhere;
+        size_t nlive_elsewhere;
+        bool reading_deps; /* the ends of other nodes' jobs are being read (deps-elsewhere.c) */
         struct schedule schedule; /* recurring jobs */
         struct metrics metrics;
         struct metrics_file metrics_file; /* its text comes from whoever sets render */

@@ -31,6 +31,8 @@ struct lookup {
         int64_t job;
         char *line;
         size_t len;
+        struct live_elsewhere *live; /* a submit's live jobs of other nodes, nlive of them */
+        size_t nlive;
 };
 
 static void lookup_free(struct lookup *lk)
@@ -39,6 +41,7 @@ static void lookup_free(struct lookup *lk)
         json_object_put(lk->params);
         conn_unref(lk->c);
         free(lk->line);
+        free(lk->live);
         free(lk);
 }
 
@@ -92,7 +95,11 @@ static void next_or_answer(struct lookup *lk)
                 return;
         }
         c->busy = false;
+        lk->reg->live_elsewhere = lk->live;
+        lk->reg->nlive_elsewhere = lk->nlive;
         dispatch_here(lk->reg, c, lk->line, lk->len);
+        lk->reg->live_elsewhere = NULL;
+        lk->reg->nlive_elsewhere = 0;
         if (!c->busy)
                 conn_resume(c);
         lookup_free(lk);
@@ -187,12 +194,18 @@ static void holder_found(void *data, const struct db_result *res)
                 return;
         }
         if (c->relayed) {
-                /* A submit passed on from another node waits for this node's live jobs alone. */
-                code = SW_E_CONFLICT;
-                snprintf(why, sizeof(why),
-                         "job %lld is a live job of node %s: a submit waits for the live jobs of "
-                         "one node only",
-                         (long long)lk->job, node);
+                /* A submit passed on from another node is made here: it waits for the live jobs
+                 * of third nodes as the database tells their ends (deps-elsewhere.c). */
+                struct live_elsewhere *more = realloc(lk->live, (lk->nlive + 1) * sizeof(*more));
+
+                if (more) {
+                        lk->live = more;
+                        lk->live[lk->nlive++] = (struct live_elsewhere){lk->job, (uid_t)res->i[1]};
+                        next_or_answer(lk);
+                        return;
+                }
+                code = SW_E_INTERNAL;
+                snprintf(why, sizeof(why), "out of memory");
         } else if (forward(lk, node)) {
                 lookup_free(lk);
                 return;

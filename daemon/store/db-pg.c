@@ -159,9 +159,13 @@ static const char *const stmt_sql[STMTS] = {
                          " ON n.name <> s.name AND n.lease_until >= now() WHERE s.name = $3"
                          " RETURNING to_node) SELECT pg_notify('slowwork_mail',"
                          " current_schema() || '/' || to_node) FROM m",
-    [DB_FIND_JOB] = "SELECT o, 0, 0, node FROM (SELECT node, 0 AS o, 0 AS seq FROM jobs"
-                    " WHERE id = $1 UNION ALL SELECT node, 1, seq FROM runs WHERE id = $1) x"
-                    " ORDER BY o, seq DESC LIMIT 1",
+    [DB_FIND_JOB] = "SELECT o, owner, 0, node FROM (SELECT node, owner, 0 AS o, 0 AS seq"
+                    " FROM jobs WHERE id = $1 UNION ALL SELECT node, owner, 1, seq FROM runs"
+                    " WHERE id = $1) x ORDER BY o, seq DESC LIMIT 1",
+    [DB_ENDED_JOBS] = "SELECT 0, 0, 0, coalesce(json_agg(json_build_array(i, (SELECT outcome"
+                      " FROM runs WHERE id = i ORDER BY seq DESC LIMIT 1))), '[]')::text"
+                      " FROM unnest($1::bigint[]) i WHERE NOT EXISTS (SELECT 1 FROM jobs"
+                      " WHERE id = i)",
     [DB_LIST_JOBS] =
         "WITH f AS (SELECT id, very_slow, state, name, key, owner, node, runs, payload::json AS p"
         " FROM jobs WHERE node <> $5 AND id > $1 AND ($2::bigint < 0 OR owner = $2)"

@@ -129,6 +129,15 @@ void store_read_shared_settings(struct store *s,
         read_op(s, store_op_new(s, DB_SHARED_SETTINGS), done, data);
 }
 
+void store_ended_jobs(struct store *s, const char *ids,
+                      void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct op *op = store_op_new(s, DB_ENDED_JOBS);
+
+        store_op_text(op, ids);
+        read_op(s, op, done, data);
+}
+
 void store_count_queue_jobs(struct store *s, const char *queue,
                             void (*done)(void *data, const struct db_result *res), void *data)
 {

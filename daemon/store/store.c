@@ -102,7 +102,7 @@ static bool is_read(enum db_stmt stmt)
 {
         return stmt == DB_FIND_JOB || stmt == DB_LIST_JOBS || stmt == DB_FIND_RUN ||
                stmt == DB_READ_LOG || stmt == DB_LIST_RUNS || stmt == DB_SHARED_SETTINGS ||
-               stmt == DB_COUNT_QUEUE_JOBS;
+               stmt == DB_COUNT_QUEUE_JOBS || stmt == DB_ENDED_JOBS;
 }
 
 #define LOG_KEPT_MAX (64 * 1024 * 1024) /* a shared database keeps a log's first bytes */

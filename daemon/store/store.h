@@ -133,9 +133,9 @@ void store_send_mail(struct store *s, const char *to, int64_t session, const cha
                      const char *body);
 /* The same to every other node live when its batch is committed (session 0). */
 void store_send_mail_all(struct store *s, const char *kind, const char *body);
-/* The node that holds job id (res->i[0] 0), or last ran it (1): done(data, res) on the loop,
- * res->text its name (NULL: no row has the id, or the database could not be read; res NULL:
- * never known). */
+/* The node that holds job id (res->i[0] 0), or last ran it (1), and the job's owner (res->i[1]):
+ * done(data, res) on the loop, res->text the node's name (NULL: no row has the id, or the
+ * database could not be read; res NULL: never known). */
 void store_find_job(struct store *s, int64_t id,
                     void (*done)(void *data, const struct db_result *res), void *data);
 
@@ -167,6 +167,12 @@ void store_list_runs(struct store *s, int64_t before_id, int64_t before_run, int
 void store_list_jobs(struct store *s, int64_t after_id, int64_t owner, const char *state,
                      int64_t limit, void (*done)(void *data, const struct db_result *res),
                      void *data);
+
+/* Of the jobs ids (an array's text, "{1,2}"), those that no node holds, each with how its last
+ * run ended: done(data, res) on the loop, res->text a JSON array of [id, outcome or null] (no
+ * row: the database could not be read; NULL res: never known). */
+void store_ended_jobs(struct store *s, const char *ids,
+                      void (*done)(void *data, const struct db_result *res), void *data);
 
 /* The kept settings that the nodes share (db_setting_shared()'s), newest last: done(data, res)
  * on the loop, res->text a JSON array of [name, value] pairs (no row: the database could not be
