@@ -263,7 +263,7 @@ void registry_apply_kept_queues(struct registry *reg)
 
         /* A queue with kept rows that have gone was removed on another node: it goes here too,
          * unless this node's file declares it (then the file's lines alone set it), or it holds
-         * jobs of this node (then it stays, as for a restored job). */
+         * jobs of this node (then it stays, as a restored job's queue would be made again). */
         for (q = reg->queues->next; q; q = next) {
                 next = q->next;
                 if (!q->kept || (reg->kept_queues &&
@@ -279,7 +279,7 @@ void registry_apply_kept_queues(struct registry *reg)
                 }
                 if (q->njobs > 0) {
                         log_warning("Queue %s was removed on another node, but holds %zu job%s "
-                                    "here: it stays until they have gone",
+                                    "here: it stays, with the defaults after a restart",
                                     q->name, q->njobs, q->njobs == 1 ? "" : "s");
                         json_object_put(q->kept);
                         q->kept = NULL;
