@@ -630,7 +630,8 @@ END_TEST
 /*
  * A submit on n2 that waits for live jobs of n1 and of n3 is made on n1 (the first's node), and
  * waits there for n3's job too, whose end n1 reads from the database; an `after` job of n3 that
- * fails fails it, and one n3 holds no more counts however n3 went.
+ * fails fails it. A keyed submit whose key is n2's idle job, after a live job of n1, adds it to
+ * what that job waits for, on n2.
  */
 START_TEST(a_submit_after_live_jobs_of_two_other_nodes_waits_for_both)
 {
@@ -684,6 +685,29 @@ START_TEST(a_submit_after_live_jobs_of_two_other_nodes_waits_for_both)
         json_object_put(rec);
         free(p);
         cluster_touch(&c, "go1b");
+
+        job = cluster_submit(&c, 2, "{\"command\":\"true\",\"key\":\"k\",\"persist\":true}");
+        p = id_params(job);
+        json_object_put(cluster_call_ok(&c, 2, "wait", p));
+        free(gate1);
+        gate1 = command(false, "while [ ! -e %s/go1c ]; do sleep 0.02; done", c.dir);
+        a = cluster_submit(&c, 1, gate1);
+        ck_assert_int_ge(asprintf(&params,
+                                  "{\"command\":\"true\",\"key\":\"k\",\"after\":[%lld]}",
+                                  (long long)a),
+                         0);
+        ck_assert_int_eq(cluster_submit(&c, 2, params), job);
+        free(params);
+        st = status_once(2, job, "waiting");
+        ck_assert_str_eq(str_member(st, "node"), "n2");
+        json_object_put(st);
+        cluster_touch(&c, "go1c");
+        json_object_put(status_once(2, job, "idle"));
+        rec = cluster_call_ok(&c, 2, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_int_eq(int_member(rec, "run"), 2);
+        json_object_put(rec);
+        free(p);
         free(gate1);
         free(gate3);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/queues.h"
 #include "jobs/registry.h"
 #include "methods/dispatch.h"
 #include "methods/method.h"
@@ -172,6 +173,21 @@ static bool forward(struct lookup *lk, const char *node)
         return sent;
 }
 
+/* Whether the submit's key names a live job of this node, which a submit with after jobs adds
+ * them to: it stays here, whatever node those are on. */
+static bool key_here(struct lookup *lk)
+{
+        json_object *key = json_object_object_get(lk->params, "key");
+        json_object *queue = json_object_object_get(lk->params, "queue");
+        struct queue *q;
+
+        if (!json_object_is_type(key, json_type_string) ||
+            (queue && !json_object_is_type(queue, json_type_string)))
+                return false;
+        q = registry_find_queue(lk->reg, json_object_get_string(queue));
+        return q && registry_find_key(lk->reg, lk->c->uid, q, json_object_get_string(key));
+}
+
 static void holder_found(void *data, const struct db_result *res)
 {
         struct lookup *lk = data;
@@ -193,9 +209,10 @@ static void holder_found(void *data, const struct db_result *res)
                 store_find_run(lk->reg->store, lk->job, run_found, lk);
                 return;
         }
-        if (c->relayed) {
-                /* A submit passed on from another node is made here: it waits for the live jobs
-                 * of third nodes as the database tells their ends (deps-elsewhere.c). */
+        if (c->relayed || key_here(lk)) {
+                /* A submit passed on from another node, or of a key held here, is made here: it
+                 * waits for the live jobs of other nodes as the database tells their ends
+                 * (deps-elsewhere.c). */
                 struct live_elsewhere *more = realloc(lk->live, (lk->nlive + 1) * sizeof(*more));
 
                 if (more) {
