@@ -202,6 +202,8 @@ START_TEST(a_queue_added_set_paused_or_removed_on_one_node_is_so_on_every_node)
         ck_assert(!paused_on(1, NULL));
         json_object_put(cluster_call_ok(&c, 1, "resume", "{\"queue\":\"gpu\"}"));
         wait_for(!paused_on(2, "gpu"), 10, "n2's gpu queue is still paused");
+        /* n2 applied both, and its runtime change stayed. */
+        ck_assert_int_eq(max_threads_on(2, "gpu"), 5);
 
         /* A queue that a job of any node is in stays. */
         id = gated_job(2, "gpu", "go");

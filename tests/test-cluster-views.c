@@ -642,7 +642,8 @@ START_TEST(a_submit_after_live_jobs_of_two_other_nodes_waits_for_both)
         cluster_init(&c, 3);
         cluster_start(&c);
         gate1 = command(false, "while [ ! -e %s/go1 ]; do sleep 0.02; done", c.dir);
-        gate3 = command(false, "while [ ! -e %s/go3 ]; do sleep 0.02; done", c.dir);
+        /* Kept after its run: it ends idle, and n3 still holds it. */
+        gate3 = command(true, "while [ ! -e %s/go3 ]; do sleep 0.02; done", c.dir);
         a = cluster_submit(&c, 1, gate1);
         b = cluster_submit(&c, 3, gate3);
         ck_assert_int_ge(asprintf(&params, "{\"command\":\"true\",\"after\":[%lld,%lld]}",

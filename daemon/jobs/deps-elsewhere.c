@@ -74,7 +74,7 @@ static void ended(void *data, const struct db_result *res)
         json_object *rows;
         size_t n;
 
-        if (!res)
+        if (!res || registry_stopping(reg))
                 return;
         reg->reading_deps = false;
         rows = res->got && res->text ? json_tokener_parse(res->text) : NULL;

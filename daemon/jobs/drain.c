@@ -129,7 +129,7 @@ static int ask_away(struct registry *reg, struct drain_wait *w)
         json_object_object_add(body, "token", json_object_new_int64(w->token));
         json_object_object_add(body, "queue", w->queue ? json_object_new_string(w->queue) : NULL);
         for (size_t i = 0; i < n; i++) {
-                if (!store_other_node(reg->store, w->away[i].name))
+                if (strcmp(w->away[i].name, store_node(reg->store)) == 0)
                         continue;
                 store_send_mail(reg->store, w->away[i].name, 0, DRAIN_MAIL,
                                 json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
@@ -190,15 +190,20 @@ static void ask_done(void *data, bool drained)
 }
 
 /* The shared rows as they are now, read after the asking node's pause was committed: the
- * node asking is told once no run is in progress here, if the pause still holds. */
-static void ask_read(void *data, bool stopping)
+ * node asking is told once no run is in progress here, if the pause still holds. A read that
+ * failed is asked for again (paced by the store's tries); out of memory, it is told at once. */
+static void ask_read(void *data, int r)
 {
         struct drain_ask *a = data;
         struct pause *p = pause_of(a->reg, a->queue);
         int e = 0;
 
-        if (stopping) {
+        if (r == -ECANCELED) {
                 ask_free(a);
+                return;
+        }
+        if (r == -EIO) {
+                registry_shared_read(a->reg, ask_read, a);
                 return;
         }
         if (p && pause_is_on(p))

@@ -207,9 +207,11 @@ static void apply_kept(struct registry *reg, const char *name, json_object *kept
                         kept = NULL;
                         settings_of(reg, name, NULL, &s, err, sizeof(err));
                 }
+                /* An existing queue is set again only when its rows changed: a runtime change
+                 * of its settings stays. */
                 if (!q) {
                         make(reg, name, &s, kept, &q);
-                } else {
+                } else if (!q->kept || !kept || !json_object_equal(q->kept, kept)) {
                         json_object_put(q->kept);
                         q->kept = kept ? json_object_get(kept) : json_object_new_object();
                         queue_configure(q, &s);
@@ -262,27 +264,27 @@ void registry_apply_kept_queues(struct registry *reg)
         char err[256];
 
         /* A queue with kept rows that have gone was removed on another node: it goes here too,
-         * unless this node's file declares it (then the file's lines alone set it), or it holds
-         * jobs of this node (then it stays, as a restored job's queue would be made again). */
+         * unless this node's file declares it, or it holds jobs of this node (as a restored
+         * job's queue is made again); then it stays, resumed, set by the file's lines alone. */
         for (q = reg->queues->next; q; q = next) {
+                bool declared;
+
                 next = q->next;
                 if (!q->kept || (reg->kept_queues &&
                                  json_object_object_get_ex(reg->kept_queues, q->name, NULL)))
                         continue;
-                if (reg->file_queues && json_object_object_get_ex(reg->file_queues, q->name, NULL)) {
+                declared = reg->file_queues &&
+                           json_object_object_get_ex(reg->file_queues, q->name, NULL);
+                if (declared || q->njobs > 0) {
+                        if (!declared)
+                                log_warning("Queue %s was removed on another node, but holds %zu "
+                                            "job%s here: it stays, with the defaults",
+                                            q->name, q->njobs, q->njobs == 1 ? "" : "s");
                         json_object_put(q->kept);
                         q->kept = NULL;
                         if (settings_of(reg, q->name, NULL, &s, err, sizeof(err)) == 0)
                                 queue_configure(q, &s);
                         pause_restore(&q->pause, false, PAUSE_ELSEWHERE);
-                        continue;
-                }
-                if (q->njobs > 0) {
-                        log_warning("Queue %s was removed on another node, but holds %zu job%s "
-                                    "here: it stays, with the defaults after a restart",
-                                    q->name, q->njobs, q->njobs == 1 ? "" : "s");
-                        json_object_put(q->kept);
-                        q->kept = NULL;
                         continue;
                 }
                 unlink_queue(reg, q);

@@ -986,6 +986,11 @@ void registry_report_node(struct registry *reg)
                      reg->settings.min_threads, reg->settings.max_threads);
 }
 
+bool registry_stopping(struct registry *reg)
+{
+        return __atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE);
+}
+
 void registry_stop_starting(struct registry *reg)
 {
         __atomic_store_n(&reg->shared.run.stopping, true, __ATOMIC_RELEASE);

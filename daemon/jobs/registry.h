@@ -115,6 +115,8 @@ struct registry_config {
 int registry_init(struct registry *reg, const struct registry_config *config);
 /* Shutdown: queued runs do not start; running ones go on, but suspended ones stop. */
 void registry_stop_starting(struct registry *reg);
+/* Whether it was called: what a read answers at the store's stop is no longer acted on. */
+bool registry_stopping(struct registry *reg);
 /* The node's fence (its lease ran out unrenewed): its shell runs are killed, recorded interrupted
  * and queued again, and nothing starts until the fence is lifted (the lease renewed). */
 void registry_fence(struct registry *reg, bool fenced);

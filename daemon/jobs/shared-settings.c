@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@ void registry_shared_changed(struct registry *reg)
 struct reading {
         struct registry *reg;
         uint64_t changes; /* this node's, when the read was asked for */
-        void (*then)(void *data, bool stopping);
+        void (*then)(void *data, int r);
         void *data;
 };
 
@@ -58,10 +59,11 @@ static void applied(void *data, const struct db_result *res)
         struct reading *rd = data;
         struct registry *reg = rd->reg;
         json_object *rows;
+        bool ok;
 
-        if (!res) {
+        if (!res || registry_stopping(reg)) {
                 if (rd->then)
-                        rd->then(rd->data, true);
+                        rd->then(rd->data, -ECANCELED);
                 free(rd);
                 return;
         }
@@ -72,24 +74,24 @@ static void applied(void *data, const struct db_result *res)
                 return;
         }
         rows = res->got && res->text ? json_tokener_parse(res->text) : NULL;
-        if (!apply_rows(reg, rows))
+        ok = apply_rows(reg, rows);
+        if (!ok)
                 log_warning("Cannot read the settings another node changed: %s",
                             res->got ? "not a list" : "the job database cannot be read");
         json_object_put(rows);
         if (rd->then)
-                rd->then(rd->data, false);
+                rd->then(rd->data, ok ? 0 : -EIO);
         free(rd);
 }
 
-void registry_shared_read(struct registry *reg, void (*then)(void *data, bool stopping),
-                          void *data)
+void registry_shared_read(struct registry *reg, void (*then)(void *data, int r), void *data)
 {
         struct reading *rd = malloc(sizeof(*rd));
 
         if (!rd) {
                 log_warning("Cannot read the settings another node changed: out of memory");
                 if (then)
-                        then(data, false);
+                        then(data, -ENOMEM);
                 return;
         }
         *rd = (struct reading){reg, reg->shared_changes, then, data};

@@ -111,7 +111,7 @@ static void counted(void *data, const struct db_result *res)
         char message[256];
         int code = 0;
 
-        if (!res) {
+        if (!res || registry_stopping(rm->reg)) {
                 json_object_put(rm->id);
                 goto out;
         }

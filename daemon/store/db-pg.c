@@ -164,8 +164,9 @@ static const char *const stmt_sql[STMTS] = {
                     " WHERE id = $1) x ORDER BY o, seq DESC LIMIT 1",
     [DB_ENDED_JOBS] = "SELECT 0, 0, 0, coalesce(json_agg(json_build_array(i, (SELECT outcome"
                       " FROM runs WHERE id = i ORDER BY seq DESC LIMIT 1))), '[]')::text"
-                      " FROM unnest($1::bigint[]) i WHERE NOT EXISTS (SELECT 1 FROM jobs"
-                      " WHERE id = i)",
+                      " FROM unnest($1::bigint[]) i WHERE NOT EXISTS (SELECT 1 FROM jobs j"
+                      " WHERE j.id = i AND (j.state <> 'idle' OR NOT EXISTS (SELECT 1 FROM runs r"
+                      " WHERE r.id = i)))",
     [DB_LIST_JOBS] =
         "WITH f AS (SELECT id, very_slow, state, name, key, owner, node, runs, payload::json AS p"
         " FROM jobs WHERE node <> $5 AND id > $1 AND ($2::bigint < 0 OR owner = $2)"

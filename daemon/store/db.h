@@ -39,8 +39,9 @@ enum db_stmt {
          * job (its text; none when no row has the id). */
         DB_SEND_MAIL,
         DB_FIND_JOB,
-        /* Of a list of ids (an array's text), those no node holds, each with its last run's
-         * outcome (JSON [[id, outcome or null], ...]): a row however it is. */
+        /* Of a list of ids (an array's text), those that ended (no node holds them, or one
+         * holds them idle after a run), each with its last run's outcome (JSON [[id, outcome
+         * or null], ...]): a row however it is. */
         DB_ENDED_JOBS,
         /* Mail to every other live node at the commit (kind, body). */
         DB_SEND_MAIL_ALL,

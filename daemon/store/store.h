@@ -168,8 +168,8 @@ void store_list_jobs(struct store *s, int64_t after_id, int64_t owner, const cha
                      int64_t limit, void (*done)(void *data, const struct db_result *res),
                      void *data);
 
-/* Of the jobs ids (an array's text, "{1,2}"), those that no node holds, each with how its last
- * run ended: done(data, res) on the loop, res->text a JSON array of [id, outcome or null] (no
+/* Of the jobs ids (an array's text, "{1,2}"), those that ended (no node holds them, or one
+ * holds them idle after a run, as a job waited for ends here), each with how its last run ended: done(data, res) on the loop, res->text a JSON array of [id, outcome or null] (no
  * row: the database could not be read; NULL res: never known). */
 void store_ended_jobs(struct store *s, const char *ids,
                       void (*done)(void *data, const struct db_result *res), void *data);
