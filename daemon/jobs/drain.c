@@ -38,6 +38,7 @@ struct drain_ask {
         int64_t token;
         char *queue;
 };
+
 /* The pause of the queue named (NULL: the daemon's); NULL when there is no such queue. */
 static struct pause *pause_of(struct registry *reg, const char *queue)
 {
