@@ -421,6 +421,21 @@ json_object *reply_result(json_object *reply)
         return result;
 }
 
+json_object *queue_entry(int fd, const char *name)
+{
+        json_object *r = call_ok(fd, "queue.list", NULL), *found = NULL;
+        json_object *list = json_object_object_get(r, "queues");
+
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                json_object *q = json_object_array_get_idx(list, i);
+
+                if (strcmp(str_member(q, "name"), name) == 0)
+                        found = json_object_get(q);
+        }
+        json_object_put(r);
+        return found;
+}
+
 const char *str_member(json_object *o, const char *name)
 {
         json_object *v = json_object_object_get(o, name);

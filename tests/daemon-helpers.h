@@ -91,6 +91,8 @@ const char *job_state_of(int fd, int64_t id); /* pending, running or idle (a sta
  * a state that sends none (an idle job leaving) cannot be waited for. Fails after 20 s. */
 void job_wait_state(int fd, int64_t id, const char *want);
 const char *str_member(json_object *o, const char *name);
+/* The queue.list entry of a queue (the caller puts it), or NULL. */
+json_object *queue_entry(int fd, const char *name);
 int64_t int_member(json_object *o, const char *name);
 
 /* Gates for jobs. A FIFO at dir/name (the caller frees the path); the daemon's folder goes with

@@ -35,17 +35,11 @@ static bool paused_on(int k, const char *queue)
 /* Node k's queue.list entry of the queue (the caller puts it), or NULL. */
 static json_object *queue_on(int k, const char *name)
 {
-        json_object *r = cluster_call_ok(&c, k, "queue.list", NULL), *found = NULL;
-        json_object *list = json_object_object_get(r, "queues");
+        int fd = cluster_connect(&c, k);
+        json_object *q = queue_entry(fd, name);
 
-        for (size_t i = 0; i < json_object_array_length(list); i++) {
-                json_object *q = json_object_array_get_idx(list, i);
-
-                if (strcmp(str_member(q, "name"), name) == 0)
-                        found = json_object_get(q);
-        }
-        json_object_put(r);
-        return found;
+        close(fd);
+        return q;
 }
 
 static bool has_queue(int k, const char *name)

@@ -18,22 +18,6 @@ static void call_done(int fd, const char *method, const char *params)
         json_object_put(call_ok(fd, method, params));
 }
 
-/* The queue.list entry of a queue (the caller puts it), or NULL. */
-static json_object *queue_entry(int fd, const char *name)
-{
-        json_object *r = call_ok(fd, "queue.list", NULL), *found = NULL;
-        json_object *list = json_object_object_get(r, "queues");
-
-        for (size_t i = 0; i < json_object_array_length(list); i++) {
-                json_object *q = json_object_array_get_idx(list, i);
-
-                if (strcmp(str_member(q, "name"), name) == 0)
-                        found = json_object_get(q);
-        }
-        json_object_put(r);
-        return found;
-}
-
 static size_t queue_count(int fd)
 {
         json_object *r = call_ok(fd, "queue.list", NULL);
