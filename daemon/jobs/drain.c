@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "jobs/drain.h"
 #include "jobs/pause.h"
@@ -17,6 +15,7 @@
 #include "store/db.h"
 #include "store/store.h"
 #include "util/log.h"
+#include "util/random-start.h"
 
 /* A client's pause with drain, waiting. */
 struct drain_wait {
@@ -107,14 +106,8 @@ static void away_done(struct drain_wait *w, size_t i)
 
 static int64_t new_token(struct registry *reg)
 {
-        /* From a random start: numbers no earlier start of this node used, whose answers may
-         * still come (62 bits). */
-        if (reg->last_drain == 0) {
-                if (getrandom(&reg->last_drain, sizeof(reg->last_drain), 0) !=
-                    sizeof(reg->last_drain))
-                        reg->last_drain = (int64_t)time(NULL) << 20;
-                reg->last_drain = (int64_t)((uint64_t)reg->last_drain >> 2);
-        }
+        if (reg->last_drain == 0)
+                reg->last_drain = random_start();
         return ++reg->last_drain;
 }
 

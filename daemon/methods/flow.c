@@ -45,7 +45,7 @@ static void handle_pause(struct registry *reg, struct conn *c, union params *p, 
         pause_set(pause, true);
         registry_shared_changed(reg);
         if (p->pause.drain)
-                e = registry_drain(reg, pause == &reg->pause ? NULL : pause->queue, c, r->id);
+                e = registry_drain(reg, pause->queue, c, r->id);
         if (e < 0) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;

@@ -10,10 +10,8 @@
 #define _GNU_SOURCE
 #include <json-c/json.h>
 #include <stdio.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -23,6 +21,7 @@
 #include "store/db.h"
 #include "store/store.h"
 #include "util/log.h"
+#include "util/random-start.h"
 
 #define PRUNE_MS 1000 /* how often sessions look whether their other node is still live */
 
@@ -179,10 +178,7 @@ int relay_init(struct relay *r, uv_loop_t *loop, struct clients *clients, struct
         e = uv_timer_init(loop, &r->timer);
         if (e < 0)
                 return e;
-        /* Numbers no earlier start of this node used (62 random bits). */
-        if (getrandom(&r->last_session, sizeof(r->last_session), 0) != sizeof(r->last_session))
-                r->last_session = (int64_t)time(NULL) << 20;
-        r->last_session = (int64_t)((uint64_t)r->last_session >> 2);
+        r->last_session = random_start();
         return 0;
 }
 
