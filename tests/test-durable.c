@@ -371,6 +371,86 @@ START_TEST(a_submit_is_answered_only_once_its_job_is_on_disk)
 }
 END_TEST
 
+/* The number of runs the pool has finished. */
+static int64_t items_run(int fd)
+{
+        json_object *stats = call_ok(fd, "stats", NULL);
+        int64_t n = int_member(stats, "items_run");
+
+        json_object_put(stats);
+        return n;
+}
+
+START_TEST(a_job_that_ends_before_its_write_commits_is_kept_only_as_its_run)
+{
+        int fd, other, i;
+        json_object *reply, *st;
+        sqlite3 *db;
+
+        SKIP_UNLESS_SQLITE("it holds the SQLite file's write lock and reads its tables");
+        daemon_start(&d, "--plugin-dir", PLUGINS_BUILT, NULL);
+        fd = client_connect(d.sock);
+        other = client_connect(d.sock);
+        /* What the daemon writes to the jobs table, seen by a trigger of the test's. */
+        db = lock_database();
+        ck_assert_int_eq(sqlite3_exec(db,
+                                      "CREATE TABLE written (id INTEGER);"
+                                      "CREATE TRIGGER jobs_written AFTER INSERT ON jobs "
+                                      "BEGIN INSERT INTO written VALUES (new.id); END;",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+        /* A delayed job: the store's thread waits for the lock to write it, and what comes
+         * next makes one batch. In it, a job that runs and ends, one kept (persist) after its
+         * run, and one that waits for the first. */
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\",\"params\":"
+                        "{\"plugin\":\"hello\",\"entry\":\"noop\",\"delay\":3600}}");
+        ck_assert(!readable_within(fd, 200)); /* no reply before the commit */
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"submit\",\"params\":"
+                        "{\"plugin\":\"hello\",\"entry\":\"noop\"}}");
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"submit\",\"params\":"
+                        "{\"plugin\":\"hello\",\"entry\":\"noop\",\"persist\":true}}");
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"submit\",\"params\":"
+                        "{\"plugin\":\"hello\",\"entry\":\"noop\",\"after\":[1]}}");
+        for (i = 0; i < 500 && items_run(other) < 2; i++)
+                usleep(10000);
+        ck_assert_int_eq(items_run(other), 2);
+        unlock_database(db);
+        for (i = 1; i <= 4; i++) {
+                reply = read_reply(fd);
+                ck_assert_int_eq(reply_code(reply), 0);
+                json_object_put(reply);
+        }
+        /* Job 2's row was never written, only its run; the others' rows are there. */
+        ck_assert_int_eq(rows("SELECT count(*) FROM written WHERE id = 2"), 0);
+        ck_assert_int_eq(rows("SELECT count(*) FROM written WHERE id IN (1, 3, 4)"), 3);
+        ck_assert_int_eq(rows("SELECT count(*) FROM jobs"), 3);
+        ck_assert_int_eq(rows("SELECT count(*) FROM runs WHERE id = 2"), 1);
+        ck_assert_int_eq(rows("SELECT count(*) FROM runs WHERE id = 3"), 1);
+        close(fd);
+        close(other);
+        daemon_kill_hard(&d);
+
+        daemon_start_again(&d, "--plugin-dir", PLUGINS_BUILT, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_str_eq(job_state_of(fd, 1), "pending");
+        st = job_status(fd, 2);
+        ck_assert_int_eq(int_member(st, "runs"), 1);
+        json_object_put(st);
+        st = job_status(fd, 3);
+        ck_assert_str_eq(str_member(st, "state"), "idle");
+        ck_assert_int_eq(int_member(st, "runs"), 1);
+        json_object_put(st);
+        st = job_status(fd, 4); /* still waiting for job 1 */
+        ck_assert_int_eq(int_member(st, "runs"), 0);
+        json_object_put(st);
+        ck_assert_int_eq(items_run(fd), 0); /* nothing ran again */
+        ck_assert_int_eq(call_code(fd, "release", "{\"id\":3}"), 0);
+        ck_assert_int_eq(call_code(fd, "cancel", "{\"id\":1}"), 0);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(jobs_submitted_after_env_set_keep_its_environment_through_a_crash)
 {
         json_object *reply, *rec;
@@ -996,6 +1076,7 @@ int main(void)
         tcase_add_test(tc, a_plugin_that_crashes_the_daemon_does_not_run_again_on_its_own);
         tcase_add_test(tc, a_kill_under_load_loses_no_acknowledged_job);
         tcase_add_test(tc, a_submit_is_answered_only_once_its_job_is_on_disk);
+        tcase_add_test(tc, a_job_that_ends_before_its_write_commits_is_kept_only_as_its_run);
         tcase_add_test(tc, jobs_submitted_after_env_set_keep_its_environment_through_a_crash);
         tcase_add_test(tc, a_payload_is_kept_exactly_through_a_crash);
         tcase_add_test(tc, a_full_state_folder_refuses_submits_and_loses_nothing_accepted);

@@ -105,14 +105,20 @@ int plugins_get(struct plugins *ps, const char *name, const char *entry, struct 
                         return r;
         }
         p->refs++;
-        sym = dlsym(p->handle, entry);
-        if (!sym || !own_function(p, sym)) {
-                snprintf(err, errlen, "plugin \"%s\" has no entry point \"%s\"", name, entry);
-                plugins_put(ps, p);
-                return -ENOENT;
+        if (!p->entry || strcmp(p->entry, entry) != 0) {
+                sym = dlsym(p->handle, entry);
+                if (!sym || !own_function(p, sym)) {
+                        snprintf(err, errlen, "plugin \"%s\" has no entry point \"%s\"", name,
+                                 entry);
+                        plugins_put(ps, p);
+                        return -ENOENT;
+                }
+                free(p->entry);
+                p->entry = strdup(entry); /* without memory, the next job looks it up again */
+                p->entry_fn = (slowwork_plugin_entry *)sym;
         }
         *ret = p;
-        *ret_entry = (slowwork_plugin_entry *)sym;
+        *ret_entry = p->entry_fn;
         return 0;
 }
 
@@ -120,6 +126,7 @@ static void unload(struct plugin *p)
 {
         dlclose(p->handle);
         free(p->name);
+        free(p->entry);
         free(p);
 }
 

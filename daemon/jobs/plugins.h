@@ -15,6 +15,9 @@ struct plugin {
         char *name;
         void *handle;
         unsigned refs;
+        /* The entry point found last, by name: most jobs of a plugin call the same one. */
+        char *entry;
+        slowwork_plugin_entry *entry_fn;
 };
 
 struct plugins {

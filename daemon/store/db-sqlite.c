@@ -447,6 +447,7 @@ static const struct db_driver sqlite_driver = {
     .retry_first = 1,
     .retry_last = 1,
     .retrying = "trying again every second",
+    .delete_supersedes = true,
     .begin = begin,
     .run = run,
     .prune = prune,

@@ -115,6 +115,9 @@ struct db_driver {
          * and how the log says it. */
         double retry_first, retry_last;
         const char *retrying;
+        /* DB_DELETE_JOB removes the job's row whatever it holds: the job's writes before it in a
+         * batch need not be run. */
+        bool delete_supersedes;
 
         /* One transaction: begin, run..., prune, commit (or rollback). Each returns 0 or -EIO;
          * why() says what failed last (a new string, or NULL when out of memory). A run with

@@ -98,7 +98,7 @@ int store_open(const struct store_config *config, struct store **ret)
 }
 
 /* The statements that only read: they wait for no commit, and none waits for them. */
-static bool is_read(enum db_stmt stmt)
+bool store_is_read(enum db_stmt stmt)
 {
         return stmt == DB_FIND_JOB || stmt == DB_LIST_JOBS || stmt == DB_FIND_RUN ||
                stmt == DB_READ_LOG || stmt == DB_LIST_RUNS || stmt == DB_SHARED_SETTINGS ||
@@ -228,8 +228,10 @@ static int commit(struct store *s, struct op *batch, int64_t prune_limit, int64_
         char **logs = NULL;
         bool forgets = false;
 
+        store_mark_superseded(d, batch);
         for (op = batch; r == 0 && op; op = op->next) {
-                r = run_op(s, op);
+                if (!op->superseded)
+                        r = run_op(s, op);
                 forgets |= op->stmt == DB_FORGET_LOG;
         }
         if (r == 0 && prune_limit > 0)
@@ -296,7 +298,7 @@ static struct op *answer_reads(struct store *s, struct op *batch)
         while (*p) {
                 struct op *op = *p;
 
-                if (!is_read(op->stmt)) {
+                if (!store_is_read(op->stmt)) {
                         p = &op->next;
                         continue;
                 }
@@ -599,7 +601,7 @@ uint64_t store_op_queue(struct store *s, struct op *op)
         *s->tail = op;
         s->tail = &op->next;
         /* A read is no write that a reply waits for. */
-        seq = is_read(op->stmt) ? __atomic_load_n(&s->queued, __ATOMIC_RELAXED)
+        seq = store_is_read(op->stmt) ? __atomic_load_n(&s->queued, __ATOMIC_RELAXED)
                                 : __atomic_add_fetch(&s->queued, 1, __ATOMIC_RELAXED);
         if ((op->stmt == DB_PUT_JOB || op->stmt == DB_CLAIM_JOB) && op->v[0].i > s->max_id) {
                 s->max_id = op->v[0].i;
