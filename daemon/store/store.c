@@ -602,7 +602,7 @@ uint64_t store_op_queue(struct store *s, struct op *op)
         s->tail = &op->next;
         /* A read is no write that a reply waits for. */
         seq = store_is_read(op->stmt) ? __atomic_load_n(&s->queued, __ATOMIC_RELAXED)
-                                : __atomic_add_fetch(&s->queued, 1, __ATOMIC_RELAXED);
+                                      : __atomic_add_fetch(&s->queued, 1, __ATOMIC_RELAXED);
         if ((op->stmt == DB_PUT_JOB || op->stmt == DB_CLAIM_JOB) && op->v[0].i > s->max_id) {
                 s->max_id = op->v[0].i;
                 s->max_id_new = true;
