@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * JSON by RFC 8259, checked before json-c reads a line: json-c, even in strict mode, takes NaN,
- * Infinity, "-01", "1.", "2.e3", single quotes and raw control characters in strings, turns a
- * lone surrogate escape into U+FFFD, and of two members with one name keeps the last. The scan
- * also finds what the protocol needs and json-c hides: duplicate names, at every depth, and
- * where the top-level "id" is written, so that an id json-c would change is refused.
+ * JSON by RFC 8259, read in one pass into json-c's objects: json-c's own reader, even in strict
+ * mode, takes NaN, Infinity, "-01", "1.", "2.e3", single quotes and raw control characters in
+ * strings, turns a lone surrogate escape into U+FFFD, and of two members with one name keeps the
+ * last; it also switches the thread's locale twice per text. The scan also finds what the
+ * protocol needs and json-c hides: duplicate names, at every depth, and where the top-level "id"
+ * is written, so that an id json-c would change is refused. The values it makes are those
+ * json-c's reader would make of the same text (numbers included: see number()).
  */
+#define _GNU_SOURCE /* strtod_l */
 #include <errno.h>
 #include <json-c/json.h>
+#include <locale.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,10 +67,14 @@ struct name {
         const char *p; /* for sorting */
 };
 
+#define NO_KEY ((size_t)-1) /* a name the scan refused: the text is refused too */
+
 struct frame {
         bool object;
         size_t first_name; /* the object's names are name[first_name..nnames) */
         size_t buf_mark;
+        json_object *obj; /* building: the object or array */
+        size_t key;       /* building, an object: its member's name, NUL-ended, in buf */
 };
 
 struct scanner {
@@ -79,6 +88,8 @@ struct scanner {
         size_t buf_len, buf_size;
         char *errbuf;
         size_t errlen;
+        bool build;        /* json-c's objects are made of the values */
+        json_object *root; /* building: the value, which holds the rest */
 };
 
 #define fail(sc, ...)                                                                              \
@@ -335,20 +346,35 @@ static int name_cmp(const void *a, const void *b)
         return x->at < y->at ? -1 : 1;
 }
 
+/* The second of two members with one name: the later one, as the sort puts it. */
+static int duplicate(struct scanner *sc, const struct name *name)
+{
+        return names_refused(sc, "duplicate member \"%.*s\" at byte %zu",
+                             (int)(name->len < 64 ? name->len : 64), name->p, name->at);
+}
+
+#define NAMES_PAIRWISE 8
+
 /* At the end of the object whose names begin at first: no name twice. */
 static int check_names(struct scanner *sc, size_t first)
 {
         struct name *v = sc->name + first;
-        size_t n = sc->nnames - first, i;
+        size_t n = sc->nnames - first, i, j;
 
         for (i = 0; i < n; i++)
                 v[i].p = v[i].decoded ? sc->buf + v[i].off : sc->s + v[i].off;
+        /* A few names (a request's) are compared pairwise, sooner than sorted. */
+        if (n <= NAMES_PAIRWISE) {
+                for (i = 1; i < n; i++)
+                        for (j = 0; j < i; j++)
+                                if (v[i].len == v[j].len && memcmp(v[i].p, v[j].p, v[i].len) == 0)
+                                        return duplicate(sc, &v[i]);
+                return 0;
+        }
         qsort(v, n, sizeof(*v), name_cmp);
         for (i = 1; i < n; i++)
                 if (v[i].len == v[i - 1].len && memcmp(v[i].p, v[i - 1].p, v[i].len) == 0)
-                        return names_refused(sc, "duplicate member \"%.*s\" at byte %zu",
-                                             (int)(v[i].len < 64 ? v[i].len : 64), v[i].p,
-                                             v[i].at);
+                        return duplicate(sc, &v[i]);
         return 0;
 }
 
@@ -401,11 +427,104 @@ static int scan_word(struct scanner *sc)
         return fail(sc, "unexpected character at byte %zu", sc->pos);
 }
 
-/* A scalar, or the opening of an array or object, at pos. */
+static int nomem(struct scanner *sc)
+{
+        return proto_error(sc->errbuf, sc->errlen, -ENOMEM, "out of memory");
+}
+
+/* The "C" locale's numbers, whatever the program's locale is (NULL: none to be had). */
+static locale_t c_numeric;
+static pthread_once_t c_numeric_once = PTHREAD_ONCE_INIT;
+
+static void c_numeric_make(void)
+{
+        c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+/* Building: the number from from to pos as json-c's reader makes it: an integer as int64, or as
+ * uint64 above INT64_MAX, either clamped as strtoll() and strtoull() clamp; one with a fraction or
+ * an exponent as a double that keeps its text. */
+static int number(struct scanner *sc, size_t from, json_object **ret)
+{
+        size_t len = sc->pos - from;
+        unsigned long long u;
+        char *text;
+        int r = buf_reserve(sc, len + 1);
+
+        if (r)
+                return r;
+        text = sc->buf + sc->buf_len;
+        memcpy(text, sc->s + from, len);
+        text[len] = '\0';
+        if (strpbrk(text, ".eE")) {
+                pthread_once(&c_numeric_once, c_numeric_make);
+                *ret = json_object_new_double_s(
+                    c_numeric ? strtod_l(text, NULL, c_numeric) : strtod(text, NULL), text);
+        } else if (text[0] == '-') {
+                *ret = json_object_new_int64(strtoll(text, NULL, 10));
+        } else {
+                u = strtoull(text, NULL, 10);
+                *ret = u <= INT64_MAX ? json_object_new_int64((int64_t)u)
+                                      : json_object_new_uint64(u);
+        }
+        return *ret ? 0 : nomem(sc);
+}
+
+/* Building: the string from from (its quote) to pos. */
+static int string_value(struct scanner *sc, size_t from, bool escaped, json_object **ret)
+{
+        size_t mark = sc->buf_len;
+        bool nul = false;
+        int r;
+
+        if (!escaped) {
+                *ret = json_object_new_string_len(sc->s + from + 1, (int)(sc->pos - from - 2));
+        } else {
+                r = decode(sc, from + 1, sc->pos - 1, &nul);
+                if (r)
+                        return r;
+                *ret = json_object_new_string_len(sc->buf + mark, (int)(sc->buf_len - mark));
+                sc->buf_len = mark;
+        }
+        return *ret ? 0 : nomem(sc);
+}
+
+/* Building: v (taken over) as the value, or the next of the open array or object. */
+static int attach(struct scanner *sc, struct frame *stack, size_t depth, json_object *v)
+{
+        struct frame *top;
+        int r;
+
+        if (depth == 0) {
+                sc->root = v;
+                return 0;
+        }
+        top = &stack[depth - 1];
+        if (!top->object) {
+                r = json_object_array_add(top->obj, v);
+        } else if (top->key == NO_KEY) {
+                json_object_put(v); /* under a name the scan refused: the text is refused */
+                return 0;
+        } else {
+                /* A name seen twice is refused at the object's end, and the objects with it. */
+                r = json_object_object_add_ex(top->obj, sc->buf + top->key, v,
+                                              JSON_C_OBJECT_ADD_KEY_IS_NEW);
+        }
+        if (r) {
+                json_object_put(v);
+                return nomem(sc);
+        }
+        return 0;
+}
+
+/* A scalar, or the opening of an array or object, at pos; building, made and attached. */
 static int scan_value_start(struct scanner *sc, struct frame *stack, size_t *depth)
 {
-        bool escaped;
+        size_t from = sc->pos;
+        json_object *v = NULL;
+        bool escaped = false;
         char c;
+        int r;
 
         if (sc->pos >= sc->n)
                 return fail(sc, "unexpected end of data at byte %zu", sc->pos);
@@ -413,20 +532,55 @@ static int scan_value_start(struct scanner *sc, struct frame *stack, size_t *dep
         if (c == '{' || c == '[') {
                 if (*depth == DEPTH_MAX)
                         return fail(sc, "nesting deeper than %d at byte %zu", DEPTH_MAX, sc->pos);
-                stack[(*depth)++] = (struct frame){
-                    .object = c == '{', .first_name = sc->nnames, .buf_mark = sc->buf_len};
+                if (sc->build) {
+                        v = c == '{' ? json_object_new_object() : json_object_new_array();
+                        r = v ? attach(sc, stack, *depth, v) : nomem(sc);
+                        if (r)
+                                return r;
+                }
+                stack[(*depth)++] = (struct frame){.object = c == '{',
+                                                   .first_name = sc->nnames,
+                                                   .buf_mark = sc->buf_len,
+                                                   .obj = v,
+                                                   .key = NO_KEY};
                 sc->pos++;
                 return 0;
         }
         if (c == '"')
-                return scan_string(sc, &escaped);
-        if (c == '-' || is_digit(c))
-                return scan_number(sc);
-        return scan_word(sc);
+                r = scan_string(sc, &escaped);
+        else if (c == '-' || is_digit(c))
+                r = scan_number(sc);
+        else
+                r = scan_word(sc);
+        if (r || !sc->build)
+                return r;
+        if (c == '"')
+                r = string_value(sc, from, escaped, &v);
+        else if (c == '-' || is_digit(c))
+                r = number(sc, from, &v);
+        else if (c != 'n' && !(v = json_object_new_boolean(c == 't')))
+                r = nomem(sc);
+        return r ? r : attach(sc, stack, *depth, v);
 }
 
-/* A member name and its colon; *ret_id when it is the top-level object's "id". */
-static int scan_member(struct scanner *sc, size_t depth, bool *ret_id)
+/* Building: the name, NUL-ended, at the end of the buffer (where *ret says). */
+static int keep_key(struct scanner *sc, const struct name *name, size_t *ret)
+{
+        int r = buf_reserve(sc, name->len + 1);
+
+        if (r)
+                return r;
+        memmove(sc->buf + sc->buf_len, name->decoded ? sc->buf + name->off : sc->s + name->off,
+                name->len);
+        sc->buf[sc->buf_len + name->len] = '\0';
+        *ret = sc->buf_len;
+        sc->buf_len += name->len + 1;
+        return 0;
+}
+
+/* A member name and its colon; *ret_id when it is the top-level object's "id"; building, where
+ * the name is kept in *ret_key. */
+static int scan_member(struct scanner *sc, size_t depth, bool *ret_id, size_t *ret_key)
 {
         struct name name;
         int r;
@@ -437,8 +591,11 @@ static int scan_member(struct scanner *sc, size_t depth, bool *ret_id)
         if (r)
                 return r;
         *ret_id = false;
+        *ret_key = NO_KEY;
         if (sc->names) {
                 r = add_name(sc, &name);
+                if (!r && sc->build)
+                        r = keep_key(sc, &name, ret_key);
                 if (r)
                         return r;
                 *ret_id =
@@ -488,7 +645,7 @@ static int scan(struct scanner *sc, struct proto_json_scan *ret)
                         }
                         break;
                 case MEMBER:
-                        r = scan_member(sc, depth, &id_open);
+                        r = scan_member(sc, depth, &id_open, &stack[depth - 1].key);
                         if (r)
                                 return r;
                         step = VALUE;
@@ -546,6 +703,28 @@ int proto_json_scan(const char *text, size_t len, bool names, struct proto_json_
         if (r == 0 && ret)
                 *ret = info;
         return r;
+}
+
+int proto_json_parse(const char *text, size_t len, json_object **ret,
+                     struct proto_json_scan *ret_scan, char *errbuf, size_t errlen)
+{
+        struct scanner sc = {.s = text,
+                             .n = len,
+                             .names = true,
+                             .errbuf = errbuf,
+                             .errlen = errlen,
+                             .build = true};
+        int r;
+
+        r = scan(&sc, ret_scan);
+        free(sc.name);
+        free(sc.buf);
+        if (r) {
+                json_object_put(sc.root);
+                return r;
+        }
+        *ret = sc.root;
+        return 0;
 }
 
 int sw_json_check(const char *text, size_t len, char *errbuf, size_t errlen)

@@ -6,7 +6,6 @@
  * the line is scanned by RFC 8259 (json.c), and only then read by json-c.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +16,6 @@
 #include "error-internal.h"
 #include "json-internal.h"
 #include "proto.h"
-
-#define TO_STRING_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 #define seterr proto_error
 
@@ -71,62 +68,12 @@ static char *utf8_sanitize(const char *s)
         return copy;
 }
 
-static bool all_space(const char *s, size_t n)
-{
-        size_t i;
-
-        for (i = 0; i < n; i++)
-                if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
-                        return false;
-        return true;
-}
-
-static pthread_key_t tokener_key;
-static pthread_once_t tokener_once = PTHREAD_ONCE_INIT;
-
-static void tokener_free(void *tok)
-{
-        json_tokener_free(tok);
-}
-
-static void tokener_key_make(void)
-{
-        if (pthread_key_create(&tokener_key, tokener_free) != 0)
-                abort();
-}
-
-/* The calling thread's tokener, reset; freed when the thread ends. NULL when out of memory. */
-static json_tokener *tokener(void)
-{
-        json_tokener *tok;
-
-        pthread_once(&tokener_once, tokener_key_make);
-        tok = pthread_getspecific(tokener_key);
-        if (tok) {
-                json_tokener_reset(tok);
-                return tok;
-        }
-        tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
-        if (tok && pthread_setspecific(tokener_key, tok) != 0) {
-                json_tokener_free(tok);
-                return NULL;
-        }
-        /* parse_line checks UTF-8 first, more strictly than json-c would. */
-        if (tok)
-                json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-        return tok;
-}
-
 /* One JSON value that must take the whole line; *ret is NULL for JSON null. SW_E_INVALID_REQUEST
  * for a duplicate or NUL-holding member name; *ret_scan says where the top-level "id" is. */
 static int parse_line(const char *line, size_t len, size_t max, json_object **ret,
                       struct proto_json_scan *ret_scan, char *errbuf, size_t errlen)
 {
-        enum json_tokener_error e;
-        json_tokener *tok;
-        json_object *obj;
         size_t end;
-        int r;
 
         if (len > max)
                 return seterr(errbuf, errlen, SW_E_TOO_LARGE,
@@ -136,32 +83,7 @@ static int parse_line(const char *line, size_t len, size_t max, json_object **re
         end = utf8_check(line, len);
         if (end < len)
                 return seterr(errbuf, errlen, SW_E_PARSE, "invalid UTF-8 at byte %zu", end);
-        r = proto_json_scan(line, len, true, ret_scan, errbuf, errlen);
-        if (r)
-                return r;
-
-        tok = tokener();
-        if (!tok)
-                return seterr(errbuf, errlen, -ENOMEM, "out of memory");
-        obj = json_tokener_parse_ex(tok, line, (int)len);
-        e = json_tokener_get_error(tok);
-        end = json_tokener_get_parse_end(tok);
-        if (e == json_tokener_continue) {
-                /* A value with no end of its own, such as a number: the NUL ends the input. */
-                obj = json_tokener_parse_ex(tok, "", 1);
-                e = json_tokener_get_error(tok);
-                end = len;
-        }
-        if (e != json_tokener_success)
-                return seterr(errbuf, errlen, SW_E_PARSE, "invalid JSON: %s at byte %zu",
-                              json_tokener_error_desc(e), end);
-        if (end < len && !all_space(line + end, len - end)) {
-                json_object_put(obj);
-                return seterr(errbuf, errlen, SW_E_PARSE,
-                              "invalid JSON: characters after the value at byte %zu", end);
-        }
-        *ret = obj;
-        return 0;
+        return proto_json_parse(line, len, ret, ret_scan, errbuf, errlen);
 }
 
 /* A string member without NUL bytes: 1 with *ret, 0 when absent, -1 when of another type. */
@@ -312,20 +234,12 @@ static int add_string(json_object *obj, const char *key, const char *s)
 /* The line for obj, which it puts. */
 static char *finish(json_object *obj)
 {
-        const char *s = json_object_to_json_string_ext(obj, TO_STRING_FLAGS);
-        char *line = NULL;
-        size_t n;
+        struct proto_text t = {0};
 
-        if (s) {
-                n = strlen(s);
-                line = malloc(n + 2);
-                if (line) {
-                        memcpy(line, s, n);
-                        memcpy(line + n, "\n", 2);
-                }
-        }
+        proto_text_value(&t, obj);
+        proto_text_raw(&t, "\n", 1);
         json_object_put(obj);
-        return line;
+        return proto_text_end(&t);
 }
 
 /* {"jsonrpc":"2.0","id":id}, taking id over. */
@@ -345,39 +259,21 @@ static json_object *reply_new(json_object *id)
         return obj;
 }
 
-/* The text of each, joined, as a line; NULL on allocation failure. */
-static char *join_line(const char *const *parts, size_t n)
-{
-        size_t len[8], total = 2, i;
-        char *line, *p;
-
-        for (i = 0; i < n; i++)
-                total += len[i] = strlen(parts[i]);
-        line = p = malloc(total);
-        if (!line)
-                return NULL;
-        for (i = 0; i < n; i++) {
-                memcpy(p, parts[i], len[i]);
-                p += len[i];
-        }
-        memcpy(p, "\n", 2);
-        return line;
-}
-
-/* Made from the text of id and result, without an object around them: the reply to every
- * request, so the one most made. */
+/* Made from id and result, without an object around them: the reply to every request, so the
+ * one most made. */
 char *sw_result_line(json_object *id, json_object *result)
 {
-        const char *parts[] = {"{\"jsonrpc\":\"2.0\",\"id\":", NULL, ",\"result\":", NULL, "}"};
-        char *line = NULL;
+        struct proto_text t = {0};
+        static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":", middle[] = ",\"result\":";
 
-        parts[1] = json_object_to_json_string_ext(id, TO_STRING_FLAGS);
-        parts[3] = parts[1] ? json_object_to_json_string_ext(result, TO_STRING_FLAGS) : NULL;
-        if (parts[3])
-                line = join_line(parts, sizeof(parts) / sizeof(parts[0]));
+        proto_text_raw(&t, head, sizeof(head) - 1);
+        proto_text_value(&t, id);
+        proto_text_raw(&t, middle, sizeof(middle) - 1);
+        proto_text_value(&t, result);
+        proto_text_raw(&t, "}\n", 2);
         json_object_put(id);
         json_object_put(result);
-        return line;
+        return proto_text_end(&t);
 }
 
 static json_object *error_new(int code, const char *message)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-internal.h"
 #include "methods.h"
 #include "proto.h"
 #include "run-suite.h"
@@ -574,6 +575,12 @@ START_TEST(request_duplicate_member_is_invalid_request)
                     "{\"plugin\":\"p\",\"arg\":[1,{\"a\":{\"b\":1,\"c\":2,\"b\":3}}]}}",
                     SW_E_INVALID_REQUEST, NULL);
         ck_assert_msg(strstr(errbuf, "duplicate member \"b\""), "%s", errbuf);
+        /* Among many names (compared otherwise than a few). */
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\",\"params\":"
+                    "{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,"
+                    "\"i\":9,\"c\":10}}",
+                    SW_E_INVALID_REQUEST, NULL);
+        ck_assert_msg(strstr(errbuf, "duplicate member \"c\""), "%s", errbuf);
         /* A line that is not JSON is a parse error, whatever its names. */
         bad_request(
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":1,\"a\":2},}",
@@ -824,6 +831,166 @@ START_TEST(json_test_suite_parsing)
                       dir, n_count, y_count);
         ck_assert_msg(failures[0] == '\0', "JSONTestSuite cases wrongly decided:%s", failures);
         free(dir);
+}
+END_TEST
+
+/* What json-c's own reader makes of text (strict; a bare number ended by the text's end). */
+static json_object *json_c_reads(const char *text, size_t len)
+{
+        json_tokener *tok = json_tokener_new();
+        json_object *v;
+
+        ck_assert_ptr_nonnull(tok);
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+        v = json_tokener_parse_ex(tok, text, (int)len);
+        if (json_tokener_get_error(tok) == json_tokener_continue)
+                v = json_tokener_parse_ex(tok, "", 1);
+        ck_assert_msg(json_tokener_get_error(tok) == json_tokener_success, "json-c refuses %s",
+                      text);
+        json_tokener_free(tok);
+        return v;
+}
+
+/* Whether a and b are the same: types (int64 or uint64 too), values, member order, texts. */
+static bool same_value(json_object *a, json_object *b)
+{
+        size_t i, n;
+
+        if (!a || !b)
+                return a == b;
+        if (json_object_get_type(a) != json_object_get_type(b))
+                return false;
+        switch (json_object_get_type(a)) {
+        case json_type_int:
+                return json_object_get_int64(a) == json_object_get_int64(b) &&
+                       json_object_get_uint64(a) == json_object_get_uint64(b);
+        case json_type_double:
+                return memcmp(&(double){json_object_get_double(a)},
+                              &(double){json_object_get_double(b)}, sizeof(double)) == 0 &&
+                       strcmp(json_object_to_json_string(a), json_object_to_json_string(b)) == 0;
+        case json_type_string:
+                return json_object_get_string_len(a) == json_object_get_string_len(b) &&
+                       memcmp(json_object_get_string(a), json_object_get_string(b),
+                              (size_t)json_object_get_string_len(a)) == 0;
+        case json_type_boolean:
+                return json_object_get_boolean(a) == json_object_get_boolean(b);
+        case json_type_array:
+                n = json_object_array_length(a);
+                if (n != json_object_array_length(b))
+                        return false;
+                for (i = 0; i < n; i++)
+                        if (!same_value(json_object_array_get_idx(a, i),
+                                        json_object_array_get_idx(b, i)))
+                                return false;
+                return true;
+        case json_type_object: {
+                struct lh_entry *x = json_object_get_object(a)->head,
+                                *y = json_object_get_object(b)->head;
+
+                for (; x && y; x = x->next, y = y->next)
+                        if (strcmp(lh_entry_k(x), lh_entry_k(y)) != 0 ||
+                            !same_value((json_object *)lh_entry_v(x), (json_object *)lh_entry_v(y)))
+                                return false;
+                return !x && !y;
+        }
+        default:
+                return true;
+        }
+}
+
+/* Writes v as the daemon does, and checks the bytes against json-c's writer's. */
+static void writes_as_json_c_does(json_object *v)
+{
+        struct proto_text t = {0};
+        const char *theirs = json_object_to_json_string_ext(
+            v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        char *ours;
+
+        proto_text_value(&t, v);
+        ours = proto_text_end(&t);
+        ck_assert_ptr_nonnull(ours);
+        ck_assert_str_eq(ours, theirs);
+        free(ours);
+}
+
+/* Reads text as the daemon does, and checks the value against json-c's reader's, and the text
+ * written of it against json-c's writer's. */
+static void reads_as_json_c_does(const char *text, size_t len)
+{
+        struct proto_json_scan scan;
+        json_object *ours = NULL, *theirs;
+
+        ck_assert_msg(proto_json_parse(text, len, &ours, &scan, errbuf, sizeof(errbuf)) == 0,
+                      "%.200s: %s", text, errbuf);
+        theirs = json_c_reads(text, len);
+        ck_assert_msg(same_value(ours, theirs), "%.200s: read as %.200s, json-c reads %.200s",
+                      text, json_object_to_json_string(ours), json_object_to_json_string(theirs));
+        writes_as_json_c_does(ours);
+        json_object_put(ours);
+        json_object_put(theirs);
+}
+
+/* The one-pass reader makes what json-c's reader makes, and the writer writes what json-c's
+ * writer writes: every JSON text of JSONTestSuite that both take, and the numbers at and past
+ * int64's and uint64's ends, doubles as written, escapes, and nesting; then values made in C
+ * (every control byte, doubles not read from a text). */
+START_TEST(json_values_and_texts_are_what_json_c_makes)
+{
+        static const char *const texts[] = {
+            "{\"a\":1,\"b\":-1,\"c\":9223372036854775807,\"d\":9223372036854775808,"
+            "\"e\":18446744073709551615,\"f\":18446744073709551616,\"g\":-9223372036854775808,"
+            "\"h\":-9223372036854775809,\"i\":-0,\"j\":0,\"k\":99999999999999999999999}",
+            "[1.5,-0.0,1e400,-1e400,1e-400,2.50,1E3,1e+2,0.1,-2.5e-3,"
+            "123456789012345678901234567890.5,0.30000000000000004]",
+            "\"\\u0000a\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00 \xc3\xbc\"",
+            "{\"nested\":{\"x\":[{\"y\":null,\"z\":true},false,[],{}],\"\":{}},"
+            "\"k\\u00e9y\":\"v\",\"k\\ty\":[[[[1]]]]}",
+            "null", "true", "false", "  42  ", "-7", "3.25", "\"x\"", "[]", "{}", " [ 1 , 2 ] ",
+            "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"submit\","
+            "\"params\":{\"cwd\":\"/tmp\",\"command\":\"true\",\"delay\":0.5}}",
+        };
+        char *dir = test_parsing_dir(), *text;
+        size_t i, len, n = 0;
+        struct dirent *e;
+        DIR *d;
+
+        for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+                reads_as_json_c_does(texts[i], strlen(texts[i]));
+        d = opendir(dir);
+        ck_assert_msg(d, "cannot open %s: %s", dir, strerror(errno));
+        while ((e = readdir(d))) {
+                if ((e->d_name[0] != 'y' && e->d_name[0] != 'i') || e->d_name[1] != '_')
+                        continue;
+                text = read_case(dir, e->d_name, &len);
+                /* What the reader refuses (an i_ case, or a name twice) is not compared. */
+                if (proto_json_scan(text, len, true, NULL, errbuf, sizeof(errbuf)) == 0) {
+                        reads_as_json_c_does(text, len);
+                        n++;
+                }
+                free(text);
+        }
+        closedir(d);
+        ck_assert_int_ge(n, 90);
+        free(dir);
+        {
+                char bytes[128];
+                json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+                for (i = 0; i < sizeof(bytes); i++)
+                        bytes[i] = (char)i;
+                json_object_object_add(o, "bytes\x01/\"",
+                                       json_object_new_string_len(bytes, sizeof(bytes)));
+                json_object_array_add(a, json_object_new_double(0.1));
+                json_object_array_add(a, json_object_new_double(-1e300));
+                json_object_array_add(a, json_object_new_double(3));
+                json_object_array_add(a, json_object_new_int64(INT64_MIN));
+                json_object_array_add(a, json_object_new_uint64(UINT64_MAX));
+                json_object_array_add(a, NULL);
+                json_object_object_add(o, "made", a);
+                json_object_object_add(o, "none", NULL);
+                writes_as_json_c_does(o);
+                json_object_put(o);
+        }
 }
 END_TEST
 
@@ -1612,6 +1779,7 @@ static Suite *proto_suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, json_check_takes_rfc_8259_only);
         tcase_add_test(tc, json_test_suite_parsing);
+        tcase_add_test(tc, json_values_and_texts_are_what_json_c_makes);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("replies");

@@ -248,12 +248,32 @@ struct strings {
         char *owned; /* what summary was made into */
 };
 
+/* "plugin:entry", and " arg" after it when there is one (made for every job: no printf). */
+static char *plugin_summary(const struct sw_submit_params *p)
+{
+        const char *arg = p->arg ? arg_text(p->arg) : NULL;
+        size_t np = strlen(p->plugin), ne = strlen(p->entry), na = arg ? strlen(arg) : 0;
+        char *s = malloc(np + ne + na + 3), *e;
+
+        if (!s)
+                return NULL;
+        memcpy(s, p->plugin, np);
+        s[np] = ':';
+        e = mempcpy(s + np + 1, p->entry, ne);
+        if (arg) {
+                *e++ = ' ';
+                e = mempcpy(e, arg, na);
+        }
+        *e = '\0';
+        return s;
+}
+
 static int strings_of(const struct sw_submit_params *p, struct strings *ret)
 {
         *ret = (struct strings){.name = p->name, .key = p->key};
         if (p->plugin) {
-                if (asprintf(&ret->owned, "%s:%s%s%s", p->plugin, p->entry, p->arg ? " " : "",
-                             p->arg ? arg_text(p->arg) : "") < 0)
+                ret->owned = plugin_summary(p);
+                if (!ret->owned)
                         return -ENOMEM;
                 ret->summary = ret->owned;
                 return 0;

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * json-c's objects as text, into one buffer: the same bytes json_object_to_json_string_ext()
+ * writes with JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, without its buffer per
+ * object and its printf per number. A double is json-c's own text (it keeps how it was written).
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json-internal.h"
+
+/* Room for n more bytes: false when there is none to be had. */
+static bool reserve(struct proto_text *t, size_t n)
+{
+        size_t size;
+        char *s;
+
+        if (t->failed)
+                return false;
+        if (t->len + n <= t->size)
+                return true;
+        for (size = t->size ? t->size : 128; size < t->len + n; size *= 2)
+                ;
+        s = realloc(t->s, size);
+        if (!s) {
+                t->failed = true;
+                return false;
+        }
+        t->s = s;
+        t->size = size;
+        return true;
+}
+
+void proto_text_raw(struct proto_text *t, const char *s, size_t n)
+{
+        if (!reserve(t, n))
+                return;
+        memcpy(t->s + t->len, s, n);
+        t->len += n;
+}
+
+/* s[0, n) quoted as json-c quotes it: the short escapes, \u00xx for the other control bytes. */
+static void quoted(struct proto_text *t, const char *s, size_t n)
+{
+        static const char hex[] = "0123456789abcdef";
+        size_t i;
+        char *p;
+
+        if (!reserve(t, 6 * n + 2))
+                return;
+        p = t->s + t->len;
+        *p++ = '"';
+        for (i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)s[i];
+
+                if (c >= 0x20 && c != '"' && c != '\\') {
+                        *p++ = (char)c;
+                        continue;
+                }
+                *p++ = '\\';
+                switch (c) {
+                case '"':
+                case '\\':
+                        *p++ = (char)c;
+                        break;
+                case '\b':
+                        *p++ = 'b';
+                        break;
+                case '\f':
+                        *p++ = 'f';
+                        break;
+                case '\n':
+                        *p++ = 'n';
+                        break;
+                case '\r':
+                        *p++ = 'r';
+                        break;
+                case '\t':
+                        *p++ = 't';
+                        break;
+                default:
+                        memcpy(p, "u00", 3);
+                        p[3] = hex[c >> 4];
+                        p[4] = hex[c & 0xf];
+                        p += 5;
+                }
+        }
+        *p++ = '"';
+        t->len = (size_t)(p - t->s);
+}
+
+/* An integer as json-c writes it: int64, or uint64 above INT64_MAX. */
+static void integer(struct proto_text *t, json_object *v)
+{
+        int64_t i = json_object_get_int64(v);
+        uint64_t u = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
+        char buf[24], *p = buf + sizeof(buf);
+
+        if (i == INT64_MAX)
+                u = json_object_get_uint64(v);
+        do
+                *--p = (char)('0' + u % 10);
+        while ((u /= 10) > 0);
+        if (i < 0)
+                *--p = '-';
+        proto_text_raw(t, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+void proto_text_value(struct proto_text *t, json_object *v)
+{
+        const char *s;
+        size_t i, n;
+        bool first = true;
+
+        switch (json_object_get_type(v)) {
+        case json_type_null:
+                proto_text_raw(t, "null", 4);
+                break;
+        case json_type_boolean:
+                if (json_object_get_boolean(v))
+                        proto_text_raw(t, "true", 4);
+                else
+                        proto_text_raw(t, "false", 5);
+                break;
+        case json_type_int:
+                integer(t, v);
+                break;
+        case json_type_string:
+                quoted(t, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+                break;
+        case json_type_array:
+                proto_text_raw(t, "[", 1);
+                n = json_object_array_length(v);
+                for (i = 0; i < n; i++) {
+                        if (i > 0)
+                                proto_text_raw(t, ",", 1);
+                        proto_text_value(t, json_object_array_get_idx(v, i));
+                }
+                proto_text_raw(t, "]", 1);
+                break;
+        case json_type_object:
+                proto_text_raw(t, "{", 1);
+                json_object_object_foreach(v, key, member)
+                {
+                        if (!first)
+                                proto_text_raw(t, ",", 1);
+                        first = false;
+                        quoted(t, key, strlen(key));
+                        proto_text_raw(t, ":", 1);
+                        proto_text_value(t, member);
+                }
+                proto_text_raw(t, "}", 1);
+                break;
+        default: /* a double: json-c's text of it */
+                s = json_object_to_json_string_ext(
+                    v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+                if (s)
+                        proto_text_raw(t, s, strlen(s));
+                else
+                        t->failed = true;
+        }
+}
+
+char *proto_text_end(struct proto_text *t)
+{
+        proto_text_raw(t, "", 1);
+        if (t->failed) {
+                free(t->s);
+                return NULL;
+        }
+        return t->s;
+}
