@@ -67,7 +67,7 @@ struct name {
         const char *p; /* for sorting */
 };
 
-#define NO_KEY ((size_t)-1) /* a name the scan refused: the text is refused too */
+#define NO_KEY ((size_t)-1) /* an object's member name, before its first */
 
 struct frame {
         bool object;
@@ -291,6 +291,7 @@ static int names_refused(struct scanner *sc, const char *fmt, ...)
         }
         sc->names = false;
         sc->names_error = SW_E_INVALID_REQUEST;
+        sc->build = false; /* what was made goes with the text */
         return 0;
 }
 
@@ -500,16 +501,10 @@ static int attach(struct scanner *sc, struct frame *stack, size_t depth, json_ob
                 return 0;
         }
         top = &stack[depth - 1];
-        if (!top->object) {
-                r = json_object_array_add(top->obj, v);
-        } else if (top->key == NO_KEY) {
-                json_object_put(v); /* under a name the scan refused: the text is refused */
-                return 0;
-        } else {
-                /* A name seen twice is refused at the object's end, and the objects with it. */
-                r = json_object_object_add_ex(top->obj, sc->buf + top->key, v,
-                                              JSON_C_OBJECT_ADD_KEY_IS_NEW);
-        }
+        /* A name seen twice is refused at the object's end, and what was made with it. */
+        r = top->object ? json_object_object_add_ex(top->obj, sc->buf + top->key, v,
+                                                    JSON_C_OBJECT_ADD_KEY_IS_NEW)
+                        : json_object_array_add(top->obj, v);
         if (r) {
                 json_object_put(v);
                 return nomem(sc);

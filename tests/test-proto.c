@@ -581,6 +581,11 @@ START_TEST(request_duplicate_member_is_invalid_request)
                     "\"i\":9,\"c\":10}}",
                     SW_E_INVALID_REQUEST, NULL);
         ck_assert_msg(strstr(errbuf, "duplicate member \"c\""), "%s", errbuf);
+        /* Objects and arrays as the values of the names, and after them. */
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\",\"params\":"
+                    "{\"a\":{\"x\":[1]},\"a\":[{\"y\":2}],\"z\":{\"w\":{\"v\":3}}}}",
+                    SW_E_INVALID_REQUEST, NULL);
+        ck_assert_msg(strstr(errbuf, "duplicate member \"a\""), "%s", errbuf);
         /* A line that is not JSON is a parse error, whatever its names. */
         bad_request(
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":1,\"a\":2},}",
@@ -597,6 +602,11 @@ START_TEST(request_member_name_with_nul_is_invalid_request)
         bad_request(
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"wait\",\"params\":{\"id\\u0000\":3}}",
             SW_E_INVALID_REQUEST, NULL);
+        ck_assert_msg(strstr(errbuf, "NUL"), "%s", errbuf);
+        /* Objects and arrays under such a name, and after it. */
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\",\"params\":"
+                    "{\"a\\u0000\":{\"b\":[1,{\"c\":2}]},\"d\":{\"e\":[{}]}}}",
+                    SW_E_INVALID_REQUEST, NULL);
         ck_assert_msg(strstr(errbuf, "NUL"), "%s", errbuf);
 }
 END_TEST
