@@ -19,8 +19,9 @@ struct proto_json_scan {
  * names would read as one), and *ret is filled in. */
 int proto_json_scan(const char *text, size_t len, bool names, struct proto_json_scan *ret,
                     char *errbuf, size_t errlen);
-/* The scan with names, and the value as json-c's objects in *ret (NULL for JSON null): the same
- * values json-c's reader would make of the text. */
+/* The scan with names, and the value as json-c's objects in *ret (NULL for JSON null): the
+ * values json-c's reader would make of the text, its surrogate pair bug aside (json.c); ret_scan
+ * may be NULL. */
 int proto_json_parse(const char *text, size_t len, json_object **ret,
                      struct proto_json_scan *ret_scan, char *errbuf, size_t errlen);
 

@@ -59,10 +59,14 @@ size_t sw_lines_pending(const struct sw_lines *l); /* bytes of an incomplete lin
 /* 0 when text is one JSON value by RFC 8259 (whitespace around it allowed), else SW_E_PARSE with
  * a message in errbuf. Stricter than json-c: no NaN, Infinity, "-01", "1.", "2.e3", quotes other
  * than '"', comments, raw control characters in strings, invalid UTF-8 or escapes, lone
- * surrogates in \u escapes (RFC 8259 leaves them open; they are refused), nesting deeper than
- * json-c's 32. Duplicate member names are valid JSON (RFC 8259 says they SHOULD NOT occur);
- * the message parsers below refuse them. */
+ * surrogates in \u escapes (RFC 8259 leaves them open; they are refused), a value nested 32
+ * deep (json-c takes a 32nd array or object only empty). Duplicate member names are valid JSON
+ * (RFC 8259 says they SHOULD NOT occur); the message parsers below refuse them. */
 int sw_json_check(const char *text, size_t len, char *errbuf, size_t errlen);
+/* A JSON text read as the protocol reads a line: 0 with the value in *ret (NULL for null), or
+ * what sw_json_check() refuses, SW_E_INVALID_REQUEST for a member name twice in an object or
+ * with a NUL byte, -ENOMEM. errbuf may be NULL. */
+int sw_json_read(const char *text, size_t len, json_object **ret, char *errbuf, size_t errlen);
 
 struct sw_request {
         char *method;

@@ -1004,6 +1004,55 @@ START_TEST(json_values_and_texts_are_what_json_c_makes)
 }
 END_TEST
 
+/* What json-c's reader takes as to depth, this one takes: its 32nd array or object only empty. */
+START_TEST(json_depth_is_json_c_s)
+{
+        static const char *const inner[] = {"1", "", "{\"a\":1}", "{}", "[]"};
+        char text[256];
+        size_t depth, i, k, len;
+        json_tokener *tok;
+        json_object *v;
+        bool theirs, ours;
+
+        for (depth = 29; depth <= 33; depth++)
+                for (i = 0; i < sizeof(inner) / sizeof(inner[0]); i++) {
+                        for (k = 0, len = 0; k < depth; k++)
+                                text[len++] = '[';
+                        len += (size_t)sprintf(text + len, "%s", inner[i]);
+                        for (k = 0; k < depth; k++)
+                                text[len++] = ']';
+                        text[len] = '\0';
+                        tok = json_tokener_new();
+                        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+                        v = json_tokener_parse_ex(tok, text, (int)len + 1);
+                        theirs = json_tokener_get_error(tok) == json_tokener_success;
+                        json_object_put(v);
+                        json_tokener_free(tok);
+                        v = NULL;
+                        ours = sw_json_read(text, len, &v, errbuf, sizeof(errbuf)) == 0;
+                        json_object_put(v);
+                        ck_assert_msg(ours == theirs, "%zu deep around %s: json-c %s, here %s",
+                                      depth, inner[i], theirs ? "takes it" : "refuses it",
+                                      ours ? "taken" : errbuf);
+                        ck_assert_int_eq(sw_json_check(text, len, NULL, 0) == 0, ours);
+                }
+}
+END_TEST
+
+/* An escaped surrogate pair is its character, also where json-c 0.16 makes U+FFFD of it
+ * (U+xD800 to U+xDFFF of planes 1 to 16), in a string and in a name. */
+START_TEST(json_surrogate_pairs_are_their_characters)
+{
+        const char *text = "{\"\\uD836\\uDC00\":\"\\uD836\\uDC00\\uDBB6\\uDD24x\"}";
+        json_object *v = NULL, *s;
+
+        ck_assert_int_eq(sw_json_read(text, strlen(text), &v, errbuf, sizeof(errbuf)), 0);
+        ck_assert(json_object_object_get_ex(v, "\xf0\x9d\xa0\x80", &s));
+        ck_assert_str_eq(json_object_get_string(s), "\xf0\x9d\xa0\x80\xf3\xbd\xa4\xa4x");
+        json_object_put(v);
+}
+END_TEST
+
 /* Replies */
 
 START_TEST(result_line_is_one_plain_json_line)
@@ -1790,6 +1839,8 @@ static Suite *proto_suite(void)
         tcase_add_test(tc, json_check_takes_rfc_8259_only);
         tcase_add_test(tc, json_test_suite_parsing);
         tcase_add_test(tc, json_values_and_texts_are_what_json_c_makes);
+        tcase_add_test(tc, json_depth_is_json_c_s);
+        tcase_add_test(tc, json_surrogate_pairs_are_their_characters);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("replies");

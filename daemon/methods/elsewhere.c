@@ -141,7 +141,8 @@ static char *with_env(struct lookup *lk)
         if (!lk->params || !env || json_object_object_get(lk->params, "env") ||
             json_object_object_get(lk->params, "plugin"))
                 return NULL;
-        req = json_tokener_parse(lk->line);
+        if (sw_json_read(lk->line, strlen(lk->line), &req, NULL, 0) != 0)
+                return NULL;
         params = json_object_object_get(req, "params");
         if (!json_object_is_type(params, json_type_object)) {
                 json_object_put(req);

@@ -83,6 +83,14 @@ static void watch(struct relay *r)
                 uv_timer_stop(&r->timer);
 }
 
+/* A line read as a request was (NULL when it is not JSON): ids compare as they were read. */
+static json_object *read_json(const char *line)
+{
+        json_object *v = NULL;
+
+        return sw_json_read(line, strlen(line), &v, NULL, 0) == 0 ? v : NULL;
+}
+
 /* Ends a session of this node's client: the request that awaits a reply, if one does, gets an
  * error (why) instead. Off the list first: the reply may close the client's connection. */
 static void end_out(struct relay *r, struct relay_out *o, const char *why)
@@ -94,8 +102,7 @@ static void end_out(struct relay *r, struct relay_out *o, const char *why)
                 }
         watch(r);
         if (o->pending && why)
-                conn_reply_line(o->c, sw_error_line(json_tokener_parse(o->pending),
-                                                    SW_E_INTERNAL, why));
+                conn_reply_line(o->c, sw_error_line(read_json(o->pending), SW_E_INTERNAL, why));
         free(o->pending);
         conn_unref(o->c);
         free(o);
@@ -194,7 +201,7 @@ void relay_close(struct relay *r)
 /* The compact JSON of a request's id, or NULL for a notification (or an unreadable line). */
 static char *request_id(const char *line)
 {
-        json_object *req = json_tokener_parse(line), *id = NULL;
+        json_object *req = read_json(line), *id = NULL;
         char *text = NULL;
 
         if (json_object_object_get_ex(req, "id", &id) && id)
@@ -427,7 +434,7 @@ static void write_in(struct relay_in *in, const char *body)
 /* Whether the line is the reply to the request whose id is pending. */
 static bool answers(const char *line, const char *pending)
 {
-        json_object *o = json_tokener_parse(line), *id;
+        json_object *o = read_json(line), *id;
         bool yes = false;
 
         if (pending && json_object_object_get_ex(o, "id", &id) &&
