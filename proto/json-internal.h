@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The length of the valid UTF-8 character at s, or 0: no overlong forms, no surrogates. */
 size_t proto_utf8_char(const unsigned char *s, size_t n);
@@ -34,6 +35,8 @@ struct proto_text {
 };
 
 void proto_text_raw(struct proto_text *t, const char *s, size_t n);
+void proto_text_int(struct proto_text *t, int64_t i);
+void proto_text_string(struct proto_text *t, const char *s);
 void proto_text_value(struct proto_text *t, json_object *v);
 /* The text, NUL-ended (the caller's to free). */
 char *proto_text_end(struct proto_text *t);

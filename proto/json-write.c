@@ -91,21 +91,38 @@ static void quoted(struct proto_text *t, const char *s, size_t n)
         t->len = (size_t)(p - t->s);
 }
 
+/* The digits of u, after a '-' when negative. */
+static void digits(struct proto_text *t, uint64_t u, bool negative)
+{
+        char buf[24], *p = buf + sizeof(buf);
+
+        do
+                *--p = (char)('0' + u % 10);
+        while ((u /= 10) > 0);
+        if (negative)
+                *--p = '-';
+        proto_text_raw(t, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+void proto_text_int(struct proto_text *t, int64_t i)
+{
+        digits(t, i < 0 ? 0 - (uint64_t)i : (uint64_t)i, i < 0);
+}
+
+void proto_text_string(struct proto_text *t, const char *s)
+{
+        quoted(t, s, strlen(s));
+}
+
 /* An integer as json-c writes it: int64, or uint64 above INT64_MAX. */
 static void integer(struct proto_text *t, json_object *v)
 {
         int64_t i = json_object_get_int64(v);
-        uint64_t u = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
-        char buf[24], *p = buf + sizeof(buf);
 
         if (i == INT64_MAX)
-                u = json_object_get_uint64(v);
-        do
-                *--p = (char)('0' + u % 10);
-        while ((u /= 10) > 0);
-        if (i < 0)
-                *--p = '-';
-        proto_text_raw(t, p, (size_t)(buf + sizeof(buf) - p));
+                digits(t, json_object_get_uint64(v), false);
+        else
+                proto_text_int(t, i);
 }
 
 void proto_text_value(struct proto_text *t, json_object *v)

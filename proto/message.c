@@ -316,29 +316,24 @@ char *sw_error_line(json_object *id, int code, const char *message)
 
 static char *call_line(const char *method, json_object *params, bool has_id, int64_t id)
 {
-        json_object *obj = json_object_new_object(), *v;
-        int r;
+        static const char head[] = "{\"jsonrpc\":\"2.0\",";
+        struct proto_text t = {0};
 
-        if (!obj || add_string(obj, "jsonrpc", "2.0") < 0)
-                goto fail;
+        proto_text_raw(&t, head, sizeof(head) - 1);
         if (has_id) {
-                v = json_object_new_int64(id);
-                if (!v || add(obj, "id", v) < 0)
-                        goto fail;
+                proto_text_raw(&t, "\"id\":", 5);
+                proto_text_int(&t, id);
+                proto_text_raw(&t, ",", 1);
         }
-        if (add_string(obj, "method", method) < 0)
-                goto fail;
+        proto_text_raw(&t, "\"method\":", 9);
+        proto_text_string(&t, method);
         if (params) {
-                r = add(obj, "params", params);
-                params = NULL;
-                if (r < 0)
-                        goto fail;
+                proto_text_raw(&t, ",\"params\":", 10);
+                proto_text_value(&t, params);
         }
-        return finish(obj);
-fail:
+        proto_text_raw(&t, "}\n", 2);
         json_object_put(params);
-        json_object_put(obj);
-        return NULL;
+        return proto_text_end(&t);
 }
 
 char *sw_request_line(const char *method, json_object *params, int64_t id)
