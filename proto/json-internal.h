@@ -26,19 +26,4 @@ int proto_json_scan(const char *text, size_t len, bool names, struct proto_json_
 int proto_json_parse(const char *text, size_t len, json_object **ret,
                      struct proto_json_scan *ret_scan, char *errbuf, size_t errlen);
 
-/* json-write.c: JSON text of json-c's objects, the bytes json-c writes in plain form without
- * escaping '/'. A text starts zeroed; out of memory, proto_text_end() gives NULL. */
-struct proto_text {
-        char *s;
-        size_t len, size;
-        bool failed;
-};
-
-void proto_text_raw(struct proto_text *t, const char *s, size_t n);
-void proto_text_int(struct proto_text *t, int64_t i);
-void proto_text_string(struct proto_text *t, const char *s);
-void proto_text_value(struct proto_text *t, json_object *v);
-/* The text, NUL-ended (the caller's to free). */
-char *proto_text_end(struct proto_text *t);
-
 #endif

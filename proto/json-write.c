@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json-internal.h"
+#include "proto.h"
 
 /* Room for n more bytes: false when there is none to be had. */
-static bool reserve(struct proto_text *t, size_t n)
+static bool reserve(struct sw_text *t, size_t n)
 {
         size_t size;
         char *s;
@@ -33,7 +33,7 @@ static bool reserve(struct proto_text *t, size_t n)
         return true;
 }
 
-void proto_text_raw(struct proto_text *t, const char *s, size_t n)
+void sw_text_raw(struct sw_text *t, const char *s, size_t n)
 {
         if (!reserve(t, n))
                 return;
@@ -42,7 +42,7 @@ void proto_text_raw(struct proto_text *t, const char *s, size_t n)
 }
 
 /* s[0, n) quoted as json-c quotes it: the short escapes, \u00xx for the other control bytes. */
-static void quoted(struct proto_text *t, const char *s, size_t n)
+static void quoted(struct sw_text *t, const char *s, size_t n)
 {
         static const char hex[] = "0123456789abcdef";
         size_t i;
@@ -92,7 +92,7 @@ static void quoted(struct proto_text *t, const char *s, size_t n)
 }
 
 /* The digits of u, after a '-' when negative. */
-static void digits(struct proto_text *t, uint64_t u, bool negative)
+static void digits(struct sw_text *t, uint64_t u, bool negative)
 {
         char buf[24], *p = buf + sizeof(buf);
 
@@ -101,31 +101,31 @@ static void digits(struct proto_text *t, uint64_t u, bool negative)
         while ((u /= 10) > 0);
         if (negative)
                 *--p = '-';
-        proto_text_raw(t, p, (size_t)(buf + sizeof(buf) - p));
+        sw_text_raw(t, p, (size_t)(buf + sizeof(buf) - p));
 }
 
-void proto_text_int(struct proto_text *t, int64_t i)
+void sw_text_int(struct sw_text *t, int64_t i)
 {
         digits(t, i < 0 ? 0 - (uint64_t)i : (uint64_t)i, i < 0);
 }
 
-void proto_text_string(struct proto_text *t, const char *s)
+void sw_text_string(struct sw_text *t, const char *s)
 {
         quoted(t, s, strlen(s));
 }
 
 /* An integer as json-c writes it: int64, or uint64 above INT64_MAX. */
-static void integer(struct proto_text *t, json_object *v)
+static void integer(struct sw_text *t, json_object *v)
 {
         int64_t i = json_object_get_int64(v);
 
         if (i == INT64_MAX)
                 digits(t, json_object_get_uint64(v), false);
         else
-                proto_text_int(t, i);
+                sw_text_int(t, i);
 }
 
-void proto_text_value(struct proto_text *t, json_object *v)
+void sw_text_value(struct sw_text *t, json_object *v)
 {
         const char *s;
         size_t i, n;
@@ -133,13 +133,13 @@ void proto_text_value(struct proto_text *t, json_object *v)
 
         switch (json_object_get_type(v)) {
         case json_type_null:
-                proto_text_raw(t, "null", 4);
+                sw_text_raw(t, "null", 4);
                 break;
         case json_type_boolean:
                 if (json_object_get_boolean(v))
-                        proto_text_raw(t, "true", 4);
+                        sw_text_raw(t, "true", 4);
                 else
-                        proto_text_raw(t, "false", 5);
+                        sw_text_raw(t, "false", 5);
                 break;
         case json_type_int:
                 integer(t, v);
@@ -148,41 +148,41 @@ void proto_text_value(struct proto_text *t, json_object *v)
                 quoted(t, json_object_get_string(v), (size_t)json_object_get_string_len(v));
                 break;
         case json_type_array:
-                proto_text_raw(t, "[", 1);
+                sw_text_raw(t, "[", 1);
                 n = json_object_array_length(v);
                 for (i = 0; i < n; i++) {
                         if (i > 0)
-                                proto_text_raw(t, ",", 1);
-                        proto_text_value(t, json_object_array_get_idx(v, i));
+                                sw_text_raw(t, ",", 1);
+                        sw_text_value(t, json_object_array_get_idx(v, i));
                 }
-                proto_text_raw(t, "]", 1);
+                sw_text_raw(t, "]", 1);
                 break;
         case json_type_object:
-                proto_text_raw(t, "{", 1);
+                sw_text_raw(t, "{", 1);
                 json_object_object_foreach(v, key, member)
                 {
                         if (!first)
-                                proto_text_raw(t, ",", 1);
+                                sw_text_raw(t, ",", 1);
                         first = false;
                         quoted(t, key, strlen(key));
-                        proto_text_raw(t, ":", 1);
-                        proto_text_value(t, member);
+                        sw_text_raw(t, ":", 1);
+                        sw_text_value(t, member);
                 }
-                proto_text_raw(t, "}", 1);
+                sw_text_raw(t, "}", 1);
                 break;
         default: /* a double: json-c's text of it */
                 s = json_object_to_json_string_ext(
                     v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
                 if (s)
-                        proto_text_raw(t, s, strlen(s));
+                        sw_text_raw(t, s, strlen(s));
                 else
                         t->failed = true;
         }
 }
 
-char *proto_text_end(struct proto_text *t)
+char *sw_text_end(struct sw_text *t)
 {
-        proto_text_raw(t, "", 1);
+        sw_text_raw(t, "", 1);
         if (t->failed) {
                 free(t->s);
                 return NULL;

@@ -234,12 +234,12 @@ static int add_string(json_object *obj, const char *key, const char *s)
 /* The line for obj, which it puts. */
 static char *finish(json_object *obj)
 {
-        struct proto_text t = {0};
+        struct sw_text t = {0};
 
-        proto_text_value(&t, obj);
-        proto_text_raw(&t, "\n", 1);
+        sw_text_value(&t, obj);
+        sw_text_raw(&t, "\n", 1);
         json_object_put(obj);
-        return proto_text_end(&t);
+        return sw_text_end(&t);
 }
 
 /* {"jsonrpc":"2.0","id":id}, taking id over. */
@@ -263,17 +263,17 @@ static json_object *reply_new(json_object *id)
  * one most made. */
 char *sw_result_line(json_object *id, json_object *result)
 {
-        struct proto_text t = {0};
+        struct sw_text t = {0};
         static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":", middle[] = ",\"result\":";
 
-        proto_text_raw(&t, head, sizeof(head) - 1);
-        proto_text_value(&t, id);
-        proto_text_raw(&t, middle, sizeof(middle) - 1);
-        proto_text_value(&t, result);
-        proto_text_raw(&t, "}\n", 2);
+        sw_text_raw(&t, head, sizeof(head) - 1);
+        sw_text_value(&t, id);
+        sw_text_raw(&t, middle, sizeof(middle) - 1);
+        sw_text_value(&t, result);
+        sw_text_raw(&t, "}\n", 2);
         json_object_put(id);
         json_object_put(result);
-        return proto_text_end(&t);
+        return sw_text_end(&t);
 }
 
 static json_object *error_new(int code, const char *message)
@@ -317,23 +317,23 @@ char *sw_error_line(json_object *id, int code, const char *message)
 static char *call_line(const char *method, json_object *params, bool has_id, int64_t id)
 {
         static const char head[] = "{\"jsonrpc\":\"2.0\",";
-        struct proto_text t = {0};
+        struct sw_text t = {0};
 
-        proto_text_raw(&t, head, sizeof(head) - 1);
+        sw_text_raw(&t, head, sizeof(head) - 1);
         if (has_id) {
-                proto_text_raw(&t, "\"id\":", 5);
-                proto_text_int(&t, id);
-                proto_text_raw(&t, ",", 1);
+                sw_text_raw(&t, "\"id\":", 5);
+                sw_text_int(&t, id);
+                sw_text_raw(&t, ",", 1);
         }
-        proto_text_raw(&t, "\"method\":", 9);
-        proto_text_string(&t, method);
+        sw_text_raw(&t, "\"method\":", 9);
+        sw_text_string(&t, method);
         if (params) {
-                proto_text_raw(&t, ",\"params\":", 10);
-                proto_text_value(&t, params);
+                sw_text_raw(&t, ",\"params\":", 10);
+                sw_text_value(&t, params);
         }
-        proto_text_raw(&t, "}\n", 2);
+        sw_text_raw(&t, "}\n", 2);
         json_object_put(params);
-        return proto_text_end(&t);
+        return sw_text_end(&t);
 }
 
 char *sw_request_line(const char *method, json_object *params, int64_t id)

@@ -68,6 +68,23 @@ int sw_json_check(const char *text, size_t len, char *errbuf, size_t errlen);
  * with a NUL byte, -ENOMEM. errbuf may be NULL. */
 int sw_json_read(const char *text, size_t len, json_object **ret, char *errbuf, size_t errlen);
 
+/* JSON text written piece by piece into one buffer (json-write.c): values of json-c's objects
+ * as json-c writes them in plain form without escaping '/', or raw pieces, strings and integers
+ * written the same way. A text starts zeroed; after a failed allocation sw_text_end() gives
+ * NULL. */
+struct sw_text {
+        char *s;
+        size_t len, size;
+        bool failed;
+};
+
+void sw_text_raw(struct sw_text *t, const char *s, size_t n);
+void sw_text_int(struct sw_text *t, int64_t i);
+void sw_text_string(struct sw_text *t, const char *s);
+void sw_text_value(struct sw_text *t, json_object *v);
+/* The text, NUL-ended (the caller's to free), or NULL. */
+char *sw_text_end(struct sw_text *t);
+
 struct sw_request {
         char *method;
         json_object *id;     /* NULL: a notification, which gets no reply */

@@ -911,13 +911,13 @@ static bool same_value(json_object *a, json_object *b)
 /* Writes v as the daemon does, and checks the bytes against json-c's writer's. */
 static void writes_as_json_c_does(json_object *v)
 {
-        struct proto_text t = {0};
+        struct sw_text t = {0};
         const char *theirs = json_object_to_json_string_ext(
             v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
         char *ours;
 
-        proto_text_value(&t, v);
-        ours = proto_text_end(&t);
+        sw_text_value(&t, v);
+        ours = sw_text_end(&t);
         ck_assert_ptr_nonnull(ours);
         ck_assert_str_eq(ours, theirs);
         free(ours);

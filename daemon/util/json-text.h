@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * JSON text written piece by piece, without json-c's objects (each of which costs a hash table):
- * for the texts made for every job. A failed allocation is remembered, and json_text_end()
- * returns NULL then.
+ * for the texts made for every job. proto's sw_text (strings escaped as json-c escapes them)
+ * with the commas put in. A failed allocation is remembered, and json_text_end() returns NULL
+ * then.
  */
 #ifndef SLOWWORKD_JSON_TEXT_H
 #define SLOWWORKD_JSON_TEXT_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto.h"
+
 struct json_text {
-        char *s;
-        size_t len, size;
-        bool failed;
+        struct sw_text text;
 };
 
 void json_text_raw(struct json_text *t, const char *s, size_t n);
