@@ -1015,6 +1015,30 @@ static int dropped(const struct senders *x)
         return n;
 }
 
+/* slowworkd runs on the malloc configure chose (jemalloc, unless --without-jemalloc or the
+ * sanitizers): not on libc's because a link dropped the library or put it behind libc. */
+START_TEST(slowworkd_runs_on_the_malloc_it_was_configured_with)
+{
+        char path[64], line[512];
+        bool jemalloc = false;
+        FILE *f;
+
+        daemon_start(&d, NULL);
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int)d.pid);
+        f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        while (fgets(line, sizeof(line), f))
+                jemalloc |= strstr(line, "/libjemalloc.so") != NULL;
+        fclose(f);
+#ifdef WITH_JEMALLOC
+        ck_assert_msg(jemalloc, "configured with jemalloc, slowworkd has not loaded it");
+#else
+        ck_assert_msg(!jemalloc, "configured without jemalloc, slowworkd has loaded it");
+#endif
+        daemon_stop(&d);
+}
+END_TEST
+
 /*
  * 120 clients wait for a job, pipeline more requests behind the wait (lists, statuses, settings,
  * more waits) and never read a reply. Their replies are bounded, so the daemon stays far below
@@ -1206,6 +1230,7 @@ int main(void)
         tcase_add_test(alone, sigterm_closes_connections_at_once_while_jobs_finish);
         tcase_add_test(alone, bad_flags_exit_with_usage_status);
         tcase_add_test(alone, idle_daemon_uses_no_cpu_fresh_and_after_a_burst);
+        tcase_add_test(alone, slowworkd_runs_on_the_malloc_it_was_configured_with);
         tcase_add_test(alone, clients_that_never_read_cost_bounded_memory_which_comes_back);
         suite_add_tcase(s, alone);
         return run_suite(s);

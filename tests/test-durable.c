@@ -401,7 +401,8 @@ START_TEST(a_job_that_ends_before_its_write_commits_is_kept_only_as_its_run)
                          SQLITE_OK);
         /* A delayed job: the store's thread waits for the lock to write it, and what comes
          * next makes one batch. In it, a job that runs and ends, one kept (persist) after its
-         * run, and one that waits for the first. */
+         * run, one that waits for the first, and two deleted in the other order: a delayed
+         * one cancelled after one that runs and ends. */
         client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\",\"params\":"
                         "{\"plugin\":\"hello\",\"entry\":\"noop\",\"delay\":3600}}");
         ck_assert(!readable_within(fd, 200)); /* no reply before the commit */
@@ -411,17 +412,25 @@ START_TEST(a_job_that_ends_before_its_write_commits_is_kept_only_as_its_run)
                         "{\"plugin\":\"hello\",\"entry\":\"noop\",\"persist\":true}}");
         client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"submit\",\"params\":"
                         "{\"plugin\":\"hello\",\"entry\":\"noop\",\"after\":[1]}}");
-        for (i = 0; i < 500 && items_run(other) < 2; i++)
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"submit\",\"params\":"
+                        "{\"plugin\":\"hello\",\"entry\":\"noop\",\"delay\":3600}}");
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"submit\",\"params\":"
+                        "{\"plugin\":\"hello\",\"entry\":\"noop\"}}");
+        for (i = 0; i < 500 && items_run(other) < 3; i++)
                 usleep(10000);
-        ck_assert_int_eq(items_run(other), 2);
+        ck_assert_int_eq(items_run(other), 3);
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"cancel\",\"params\":"
+                        "{\"id\":5}}");
         unlock_database(db);
-        for (i = 1; i <= 4; i++) {
+        for (i = 1; i <= 7; i++) {
                 reply = read_reply(fd);
                 ck_assert_int_eq(reply_code(reply), 0);
                 json_object_put(reply);
         }
-        /* Job 2's row was never written, only its run; the others' rows are there. */
-        ck_assert_int_eq(rows("SELECT count(*) FROM written WHERE id = 2"), 0);
+        /* The rows of jobs 2, 5 and 6 were never written, only their runs; the others' rows
+         * are there. */
+        ck_assert_int_eq(rows("SELECT count(*) FROM written WHERE id IN (2, 5, 6)"), 0);
+        ck_assert_int_eq(rows("SELECT count(*) FROM runs WHERE id IN (5, 6)"), 2);
         ck_assert_int_eq(rows("SELECT count(*) FROM written WHERE id IN (1, 3, 4)"), 3);
         ck_assert_int_eq(rows("SELECT count(*) FROM jobs"), 3);
         ck_assert_int_eq(rows("SELECT count(*) FROM runs WHERE id = 2"), 1);

@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "jobs/supervisor.h"
 #include "store/run-record.h"
 #include "store/store.h"
+#include "util/heap.h"
 #include "util/log.h"
 
 /* A run of the last daemon that left processes: how many were killed, -1 when they could not
@@ -391,7 +391,7 @@ int restore(struct registry *reg)
         reg->crashed = NULL;
         reg->ncrashed = 0;
         /* What the reading took (rows, their JSON) goes back to the system, not kept as holes. */
-        malloc_trim(0);
+        heap_release();
         if (r == 0 && reg->njobs > 0)
                 log_info("Restored %zu job%s from the state database", reg->njobs,
                          reg->njobs == 1 ? "" : "s");

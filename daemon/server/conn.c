@@ -10,7 +10,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "server/conn.h"
 #include "store/store.h"
 #include "util/credentials.h"
+#include "util/heap.h"
 #include "util/log.h"
 
 #define READ_CHUNK 65536
@@ -65,7 +65,7 @@ static void on_close(uv_handle_t *handle)
         /* What a busy connection's buffers and replies left in the heap goes back to the
          * system now, not at some later growth (malloc keeps freed memory). */
         if (heavy)
-                malloc_trim(0);
+                heap_release();
 }
 
 void conn_close(struct conn *c, const char *why)

@@ -23,6 +23,15 @@ static int by_id_at(const void *a, const void *b)
         return by_id(a, b) ? by_id(a, b) : x->at < y->at ? -1 : x->at > y->at;
 }
 
+/* Whether the deletes are in order already: jobs end mostly in the order they were made. */
+static bool in_order(const struct deleted *del, size_t n)
+{
+        for (size_t i = 1; i < n; i++)
+                if (by_id_at(&del[i - 1], &del[i]) > 0)
+                        return false;
+        return true;
+}
+
 void store_mark_superseded(const struct db_driver *d, struct op *batch)
 {
         struct deleted *del, key, *hit;
@@ -45,7 +54,8 @@ void store_mark_superseded(const struct db_driver *d, struct op *batch)
         for (op = batch, at = 0; op; op = op->next, at++)
                 if (op->stmt == DB_DELETE_JOB && !op->done)
                         del[n++] = (struct deleted){op->v[0].i, at};
-        qsort(del, n, sizeof(*del), by_id_at);
+        if (!in_order(del, n))
+                qsort(del, n, sizeof(*del), by_id_at);
         for (op = batch, at = 0; op; op = op->next, at++) {
                 if ((op->stmt != DB_PUT_JOB && op->stmt != DB_PUT_JOB_STATE) || op->done)
                         continue;
