@@ -324,8 +324,8 @@ static int env_once(struct ctl *x, json_object *common)
 static int submit_stdin(struct ctl *x, const struct opts *o)
 {
         struct batch b = {.first_request = -1};
-        enum json_tokener_error jerr;
         json_object *common, *p, *arg;
+        char jerr[256];
         unsigned long lineno = 0;
         size_t size = 0;
         char *line = NULL;
@@ -349,10 +349,9 @@ static int submit_stdin(struct ctl *x, const struct opts *o)
                         r = batch_receive(x, &b);
                 if (r)
                         break;
-                arg = o->plugin ? json_tokener_parse_verbose(line, &jerr) : NULL;
-                if (o->plugin && !arg && jerr != json_tokener_success) {
-                        fprintf(stderr, "slowctl: line %lu: not a JSON value: %s\n", lineno,
-                                json_tokener_error_desc(jerr));
+                arg = NULL;
+                if (o->plugin && sw_json_read(line, (size_t)len, &arg, jerr, sizeof(jerr)) != 0) {
+                        fprintf(stderr, "slowctl: line %lu: not a JSON value: %s\n", lineno, jerr);
                         b.failed = true;
                         continue;
                 }

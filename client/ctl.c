@@ -169,10 +169,9 @@ json_object *ctl_queue_params(const struct opts *o)
 
 json_object *ctl_parse_number(const char *s)
 {
-        enum json_tokener_error e;
-        json_object *v = json_tokener_parse_verbose(s, &e);
+        json_object *v = NULL;
 
-        if (v &&
+        if (sw_json_read(s, strlen(s), &v, NULL, 0) == 0 && v &&
             (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
                 return v;
         json_object_put(v);

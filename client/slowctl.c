@@ -389,11 +389,11 @@ static int parse_retries(struct ctl *x, const char *s, int64_t *ret)
 
 static int parse_json_arg(struct ctl *x, const char *s, json_object **ret)
 {
-        enum json_tokener_error e;
-        json_object *v = json_tokener_parse_verbose(s, &e);
+        json_object *v = NULL;
+        char err[256];
 
-        if (e != json_tokener_success)
-                return ctl_usage_error(x, "--arg takes JSON: %s", json_tokener_error_desc(e));
+        if (sw_json_read(s, strlen(s), &v, err, sizeof(err)) != 0)
+                return ctl_usage_error(x, "--arg takes JSON: %s", err);
         json_object_put(*ret);
         *ret = v;
         return 0;

@@ -80,19 +80,29 @@ struct frame {
         size_t key;       /* building, an object: its member's name, NUL-ended, in buf */
 };
 
+/* A scanner's first storage, on its caller's stack: most texts need no more. */
+struct scanner_here {
+        struct name name[16];
+        char buf[256];
+};
+
 struct scanner {
         const char *s;
         size_t n, pos;
         bool names;
         int names_error; /* a name the protocol refuses: reported only if the text is JSON */
-        struct name *name;
+        struct name *name; /* here->name until there are more */
         size_t nnames, names_size;
-        char *buf;
+        char *buf; /* here->buf until it takes more */
         size_t buf_len, buf_size;
+        struct scanner_here *here;
         char *errbuf;
         size_t errlen;
         bool build;        /* json-c's objects are made of the values */
         json_object *root; /* building: the value, which holds the rest */
+        struct proto_json_members *members; /* building: a top-level object's members, if set */
+        const char *const *member_names;    /* the names of those kept */
+        json_object *discard;               /* the values of the others */
 };
 
 #define fail(sc, ...)                                                                              \
@@ -214,16 +224,26 @@ static int scan_string(struct scanner *sc, bool *ret_escaped)
         return 0;
 }
 
+/* Storage of n bytes for *p, which holds used bytes and is here (in the scanner) or on the heap. */
+static void *grow(void *p, const void *here, size_t used, size_t n)
+{
+        void *q = p == here ? malloc(n) : realloc(p, n);
+
+        if (q && p == here)
+                memcpy(q, p, used);
+        return q;
+}
+
 static int buf_reserve(struct scanner *sc, size_t n)
 {
-        size_t size = sc->buf_size ? sc->buf_size : 256;
+        size_t size = sc->buf_size;
         char *buf;
 
         if (sc->buf_size - sc->buf_len >= n)
                 return 0;
         while (size - sc->buf_len < n)
                 size *= 2;
-        buf = realloc(sc->buf, size);
+        buf = grow(sc->buf, sc->here->buf, sc->buf_len, size);
         if (!buf)
                 return proto_error(sc->errbuf, sc->errlen, -ENOMEM, "out of memory");
         sc->buf = buf;
@@ -324,11 +344,12 @@ static int scan_name(struct scanner *sc, struct name *ret)
 
 static int add_name(struct scanner *sc, const struct name *name)
 {
-        size_t size = sc->names_size ? 2 * sc->names_size : 16;
+        size_t size = 2 * sc->names_size;
         struct name *names;
 
         if (sc->nnames == sc->names_size) {
-                names = realloc(sc->name, size * sizeof(*names));
+                names = grow(sc->name, sc->here->name, sc->nnames * sizeof(*names),
+                             size * sizeof(*names));
                 if (!names)
                         return proto_error(sc->errbuf, sc->errlen, -ENOMEM, "out of memory");
                 sc->name = names;
@@ -493,6 +514,37 @@ static int string_value(struct scanner *sc, size_t from, bool escaped, json_obje
         return *ret ? 0 : nomem(sc);
 }
 
+/* Building: v (taken over) as the next member of the top-level object, which is not made. */
+static int keep_member(struct scanner *sc, const struct frame *top, json_object *v)
+{
+        struct proto_json_members *m = sc->members;
+        const char *name = sc->buf + top->key; /* a name with a NUL byte stops the building */
+        size_t i;
+
+        for (i = 0; sc->member_names[i] && strcmp(sc->member_names[i], name) != 0; i++)
+                ;
+        if (sc->member_names[i] && !m->has[i]) {
+                m->has[i] = true;
+                m->value[i] = v;
+                return 0;
+        }
+        if (!sc->member_names[i] && !m->unknown) {
+                m->unknown = true;
+                snprintf(m->unknown_name, sizeof(m->unknown_name), "%s", name);
+        }
+        /* Not kept (a second of one name is refused at the object's end), but an array or
+         * object is filled on as the scan goes: it goes at the end. */
+        if (!sc->discard && !(sc->discard = json_object_new_array())) {
+                json_object_put(v);
+                return nomem(sc);
+        }
+        if (json_object_array_add(sc->discard, v)) {
+                json_object_put(v);
+                return nomem(sc);
+        }
+        return 0;
+}
+
 /* Building: v (taken over) as the value, or the next of the open array or object. */
 static int attach(struct scanner *sc, struct frame *stack, size_t depth, json_object *v)
 {
@@ -504,6 +556,8 @@ static int attach(struct scanner *sc, struct frame *stack, size_t depth, json_ob
                 return 0;
         }
         top = &stack[depth - 1];
+        if (!top->obj)
+                return keep_member(sc, top, v); /* only the envelope is not made */
         /* A name seen twice is refused at the object's end, and what was made with it. */
         r = top->object ? json_object_object_add_ex(top->obj, sc->buf + top->key, v,
                                                     JSON_C_OBJECT_ADD_KEY_IS_NEW)
@@ -531,7 +585,9 @@ static int scan_value_start(struct scanner *sc, struct frame *stack, size_t *dep
         if (*depth == DEPTH_MAX)
                 return fail(sc, "nesting deeper than %d at byte %zu", DEPTH_MAX, sc->pos);
         if (c == '{' || c == '[') {
-                if (sc->build) {
+                if (sc->build && *depth == 0 && c == '{' && sc->members) {
+                        sc->members->object = true;
+                } else if (sc->build) {
                         v = c == '{' ? json_object_new_object() : json_object_new_array();
                         r = v ? attach(sc, stack, *depth, v) : nomem(sc);
                         if (r)
@@ -688,43 +744,83 @@ static int scan(struct scanner *sc, struct proto_json_scan *ret)
         }
 }
 
+static void scanner_use(struct scanner *sc, struct scanner_here *here)
+{
+        sc->here = here;
+        sc->name = here->name;
+        sc->names_size = sizeof(here->name) / sizeof(here->name[0]);
+        sc->buf = here->buf;
+        sc->buf_size = sizeof(here->buf);
+}
+
+static void scanner_free(struct scanner *sc)
+{
+        if (sc->name != sc->here->name)
+                free(sc->name);
+        if (sc->buf != sc->here->buf)
+                free(sc->buf);
+}
+
 int proto_json_scan(const char *text, size_t len, bool names, struct proto_json_scan *ret,
                     char *errbuf, size_t errlen)
 {
         struct scanner sc = {
             .s = text, .n = len, .names = names, .errbuf = errbuf, .errlen = errlen};
+        struct scanner_here here;
         struct proto_json_scan info;
         int r;
 
+        scanner_use(&sc, &here);
         r = scan(&sc, &info);
-        free(sc.name);
-        free(sc.buf);
+        scanner_free(&sc);
         if (r == 0 && ret)
                 *ret = info;
         return r;
 }
 
-int proto_json_parse(const char *text, size_t len, json_object **ret,
-                     struct proto_json_scan *ret_scan, char *errbuf, size_t errlen)
+int proto_json_parse_members(const char *text, size_t len, json_object **ret,
+                             const char *const *names, struct proto_json_members *members,
+                             struct proto_json_scan *ret_scan, char *errbuf, size_t errlen)
 {
         struct scanner sc = {.s = text,
                              .n = len,
                              .names = true,
                              .errbuf = errbuf,
                              .errlen = errlen,
-                             .build = true};
+                             .build = true,
+                             .members = members,
+                             .member_names = names};
+        struct scanner_here here;
         struct proto_json_scan info;
         int r;
 
+        if (members)
+                *members = (struct proto_json_members){0};
+        scanner_use(&sc, &here);
         r = scan(&sc, ret_scan ? ret_scan : &info);
-        free(sc.name);
-        free(sc.buf);
+        scanner_free(&sc);
+        json_object_put(sc.discard);
         if (r) {
                 json_object_put(sc.root);
+                if (members)
+                        proto_json_members_clear(members);
                 return r;
         }
         *ret = sc.root;
         return 0;
+}
+
+int proto_json_parse(const char *text, size_t len, json_object **ret,
+                     struct proto_json_scan *ret_scan, char *errbuf, size_t errlen)
+{
+        return proto_json_parse_members(text, len, ret, NULL, NULL, ret_scan, errbuf, errlen);
+}
+
+void proto_json_members_clear(struct proto_json_members *members)
+{
+        for (size_t i = 0; i < PROTO_MEMBERS_MAX; i++)
+                json_object_put(members->value[i]);
+        *members = (struct proto_json_members){0};
 }
 
 int sw_json_check(const char *text, size_t len, char *errbuf, size_t errlen)

@@ -68,9 +68,11 @@ static char *utf8_sanitize(const char *s)
         return copy;
 }
 
-/* One JSON value that must take the whole line; *ret is NULL for JSON null. SW_E_INVALID_REQUEST
- * for a duplicate or NUL-holding member name; *ret_scan says where the top-level "id" is. */
+/* One JSON value that must take the whole line: an object's members in *members, another value
+ * in *ret (NULL for JSON null). SW_E_INVALID_REQUEST for a duplicate or NUL-holding member name;
+ * *ret_scan says where the top-level "id" is. */
 static int parse_line(const char *line, size_t len, size_t max, json_object **ret,
+                      const char *const *names, struct proto_json_members *members,
                       struct proto_json_scan *ret_scan, char *errbuf, size_t errlen)
 {
         size_t end;
@@ -83,7 +85,17 @@ static int parse_line(const char *line, size_t len, size_t max, json_object **re
         end = utf8_check(line, len);
         if (end < len)
                 return seterr(errbuf, errlen, SW_E_PARSE, "invalid UTF-8 at byte %zu", end);
-        return proto_json_parse(line, len, ret, ret_scan, errbuf, errlen);
+        return proto_json_parse_members(line, len, ret, names, members, ret_scan, errbuf, errlen);
+}
+
+/* A string without NUL bytes: 1 with *ret, -1 when of another type. */
+static int string_of(json_object *v, const char **ret)
+{
+        if (!json_object_is_type(v, json_type_string) ||
+            strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+                return -1;
+        *ret = json_object_get_string(v);
+        return 1;
 }
 
 /* A string member without NUL bytes: 1 with *ret, 0 when absent, -1 when of another type. */
@@ -91,13 +103,22 @@ static int get_string(json_object *obj, const char *key, const char **ret)
 {
         json_object *v;
 
-        if (!json_object_object_get_ex(obj, key, &v))
-                return 0;
-        if (!json_object_is_type(v, json_type_string) ||
-            strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
-                return -1;
-        *ret = json_object_get_string(v);
-        return 1;
+        return json_object_object_get_ex(obj, key, &v) ? string_of(v, ret) : 0;
+}
+
+/* The same, of the envelope's member i (its place among the names it was read with). */
+static int member_string(const struct proto_json_members *m, int i, const char **ret)
+{
+        return m->has[i] ? string_of(m->value[i], ret) : 0;
+}
+
+/* The envelope's member i taken over (NULL when absent or null). */
+static json_object *member_take(struct proto_json_members *m, int i)
+{
+        json_object *v = m->value[i];
+
+        m->value[i] = NULL;
+        return v;
 }
 
 /* An integer id json-c reads as written: within int64, so not clamped, and not "-0". */
@@ -110,47 +131,62 @@ static bool id_as_written(json_object *id, const char *line, const struct proto_
                memcmp(line + scan->id_at, text, (size_t)n) == 0;
 }
 
-static bool is_jsonrpc_2(json_object *obj)
+static bool is_jsonrpc_2(const struct proto_json_members *m, int jsonrpc)
 {
         const char *version;
 
-        return get_string(obj, "jsonrpc", &version) > 0 && strcmp(version, "2.0") == 0;
+        return member_string(m, jsonrpc, &version) > 0 && strcmp(version, "2.0") == 0;
+}
+
+static bool known(const char *name, const char *const *names)
+{
+        for (size_t i = 0; names[i]; i++)
+                if (strcmp(name, names[i]) == 0)
+                        return true;
+        return false;
 }
 
 /* The first member whose name is not in names, or NULL. */
 static const char *unknown_member(json_object *obj, const char *const *names)
 {
-        size_t i;
-
         json_object_object_foreach(obj, key, val)
         {
-                for (i = 0; names[i]; i++)
-                        if (strcmp(key, names[i]) == 0)
-                                break;
-                if (!names[i])
+                (void)val;
+                if (!known(key, names))
                         return key;
         }
         return NULL;
 }
 
+/* The same of an envelope: the first member of a name it was not read with, or of a name in
+ * names (their places) not in allowed (a bit for each place). */
+static const char *unknown_envelope_member(const struct proto_json_members *m,
+                                           const char *const *names, unsigned allowed)
+{
+        for (int i = 0; names[i]; i++)
+                if (m->has[i] && !(allowed & 1u << i))
+                        return names[i];
+        return m->unknown ? m->unknown_name : NULL;
+}
+
+/* A request's envelope: its members' names, and their places. */
 static const char *const request_members[] = {"jsonrpc", "method", "id", "params", NULL};
+enum { REQ_JSONRPC, REQ_METHOD, REQ_ID, REQ_PARAMS };
 
 /* Everything but the id, which the caller has checked. */
-static int check_request(json_object *obj, char *errbuf, size_t errlen)
+static int check_request(const struct proto_json_members *m, char *errbuf, size_t errlen)
 {
         const char *name, *method;
-        json_object *params;
 
-        name = unknown_member(obj, request_members);
+        name = unknown_envelope_member(m, request_members, ~0u);
         if (name)
                 return seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "unknown member \"%.64s\"",
                               name);
-        if (!is_jsonrpc_2(obj))
+        if (!is_jsonrpc_2(m, REQ_JSONRPC))
                 return seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "\"jsonrpc\" must be \"2.0\"");
-        if (get_string(obj, "method", &method) <= 0)
+        if (member_string(m, REQ_METHOD, &method) <= 0)
                 return seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "\"method\" must be a string");
-        if (json_object_object_get_ex(obj, "params", &params) &&
-            !json_object_is_type(params, json_type_object))
+        if (m->has[REQ_PARAMS] && !json_object_is_type(m->value[REQ_PARAMS], json_type_object))
                 return seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "\"params\" must be an object");
         return 0;
 }
@@ -158,21 +194,24 @@ static int check_request(json_object *obj, char *errbuf, size_t errlen)
 int sw_request_parse(const char *line, size_t len, struct sw_request *ret, json_object **ret_id,
                      char *errbuf, size_t errlen)
 {
-        json_object *obj, *id = NULL, *params = NULL;
+        struct proto_json_members m;
+        json_object *obj, *id;
         struct proto_json_scan scan;
         const char *method;
         char *copy;
         int r;
 
         *ret_id = NULL;
-        r = parse_line(line, len, SW_LINE_MAX, &obj, &scan, errbuf, errlen);
+        r = parse_line(line, len, SW_LINE_MAX, &obj, request_members, &m, &scan, errbuf, errlen);
         if (r)
                 return r;
-        if (!json_object_is_type(obj, json_type_object)) {
-                r = seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "a request must be a JSON object");
-                goto out;
+        if (!m.object) {
+                json_object_put(obj);
+                return seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
+                              "a request must be a JSON object");
         }
-        if (json_object_object_get_ex(obj, "id", &id) && !json_object_is_type(id, json_type_int) &&
+        id = m.value[REQ_ID];
+        if (m.has[REQ_ID] && !json_object_is_type(id, json_type_int) &&
             !json_object_is_type(id, json_type_string)) {
                 r = seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
                            "\"id\" must be an integer or a string");
@@ -184,24 +223,23 @@ int sw_request_parse(const char *line, size_t len, struct sw_request *ret, json_
                            "9223372036854775807, or a string");
                 goto out;
         }
-        r = check_request(obj, errbuf, errlen);
+        r = check_request(&m, errbuf, errlen);
         if (r) {
-                *ret_id = json_object_get(id);
+                *ret_id = member_take(&m, REQ_ID);
                 goto out;
         }
-        get_string(obj, "method", &method);
+        member_string(&m, REQ_METHOD, &method);
         copy = strdup(method);
         if (!copy) {
-                *ret_id = json_object_get(id);
+                *ret_id = member_take(&m, REQ_ID);
                 r = seterr(errbuf, errlen, -ENOMEM, "out of memory");
                 goto out;
         }
-        json_object_object_get_ex(obj, "params", &params);
         ret->method = copy;
-        ret->id = json_object_get(id);
-        ret->params = json_object_get(params);
+        ret->id = member_take(&m, REQ_ID);
+        ret->params = member_take(&m, REQ_PARAMS);
 out:
-        json_object_put(obj);
+        proto_json_members_clear(&m);
         return r;
 }
 
@@ -346,24 +384,28 @@ char *sw_notification_line(const char *method, json_object *params)
         return call_line(method, params, false, 0);
 }
 
-static const char *const reply_members[] = {"jsonrpc", "id", "result", "error", NULL};
-static const char *const notification_members[] = {"jsonrpc", "method", "params", NULL};
 static const char *const error_members[] = {"code", "message", "data", NULL};
+/* A reply's or a notification's envelope: its members' names, their places, and which go with
+ * which. */
+static const char *const reply_members[] = {"jsonrpc", "id", "result", "error", "method", "params",
+                                            NULL};
+enum { REP_JSONRPC, REP_ID, REP_RESULT, REP_ERROR, REP_METHOD, REP_PARAMS };
+#define RESPONSE_MEMBERS (1u << REP_JSONRPC | 1u << REP_ID | 1u << REP_RESULT | 1u << REP_ERROR)
+#define NOTIFICATION_MEMBERS (1u << REP_JSONRPC | 1u << REP_METHOD | 1u << REP_PARAMS)
 
-static int parse_notification(json_object *obj, struct sw_reply *r)
+static int parse_notification(struct proto_json_members *m, struct sw_reply *r)
 {
-        json_object *params = NULL;
         const char *method;
 
-        if (unknown_member(obj, notification_members) || get_string(obj, "method", &method) <= 0)
+        if (unknown_envelope_member(m, reply_members, NOTIFICATION_MEMBERS) ||
+            member_string(m, REP_METHOD, &method) <= 0)
                 return SW_E_INVALID_REQUEST;
-        if (json_object_object_get_ex(obj, "params", &params) &&
-            !json_object_is_type(params, json_type_object))
+        if (m->has[REP_PARAMS] && !json_object_is_type(m->value[REP_PARAMS], json_type_object))
                 return SW_E_INVALID_REQUEST;
         r->method = strdup(method);
         if (!r->method)
                 return -ENOMEM;
-        r->params = json_object_get(params);
+        r->params = member_take(m, REP_PARAMS);
         return 0;
 }
 
@@ -390,45 +432,44 @@ static int parse_error(json_object *err, struct sw_reply *r)
         return 0;
 }
 
-static int parse_response(json_object *obj, const char *line, const struct proto_json_scan *scan,
-                          struct sw_reply *r)
+static int parse_response(struct proto_json_members *m, const char *line,
+                          const struct proto_json_scan *scan, struct sw_reply *r)
 {
-        json_object *id, *result, *err;
-        bool has_result, has_error;
+        json_object *id = m->value[REP_ID];
 
-        if (unknown_member(obj, reply_members) || !json_object_object_get_ex(obj, "id", &id))
+        if (unknown_envelope_member(m, reply_members, RESPONSE_MEMBERS) || !m->has[REP_ID])
                 return SW_E_INVALID_REQUEST;
         if (json_object_is_type(id, json_type_int) && id_as_written(id, line, scan))
                 r->id = json_object_get_int64(id);
         else if (!json_object_is_type(id, json_type_null))
                 return SW_E_INVALID_REQUEST;
-        has_result = json_object_object_get_ex(obj, "result", &result);
-        has_error = json_object_object_get_ex(obj, "error", &err);
-        if (has_result == has_error)
+        if (m->has[REP_RESULT] == m->has[REP_ERROR])
                 return SW_E_INVALID_REQUEST;
-        if (has_error)
-                return parse_error(err, r);
-        r->result = json_object_get(result);
+        if (m->has[REP_ERROR])
+                return parse_error(m->value[REP_ERROR], r);
+        r->result = member_take(m, REP_RESULT);
         return 0;
 }
 
 int sw_reply_parse(const char *line, size_t len, struct sw_reply *ret)
 {
         struct sw_reply reply = {.id = -1};
+        struct proto_json_members m;
         struct proto_json_scan scan;
         json_object *obj;
         int r;
 
-        r = parse_line(line, len, SW_REPLY_MAX, &obj, &scan, NULL, 0);
+        r = parse_line(line, len, SW_REPLY_MAX, &obj, reply_members, &m, &scan, NULL, 0);
         if (r)
                 return r;
-        if (!json_object_is_type(obj, json_type_object) || !is_jsonrpc_2(obj))
+        if (!m.object || !is_jsonrpc_2(&m, REP_JSONRPC))
                 r = SW_E_INVALID_REQUEST;
-        else if (json_object_object_get_ex(obj, "method", NULL))
-                r = parse_notification(obj, &reply);
+        else if (m.has[REP_METHOD])
+                r = parse_notification(&m, &reply);
         else
-                r = parse_response(obj, line, &scan, &reply);
+                r = parse_response(&m, line, &scan, &reply);
         json_object_put(obj);
+        proto_json_members_clear(&m);
         if (r) {
                 sw_reply_clear(&reply);
                 return r;

@@ -540,6 +540,43 @@ START_TEST(request_extra_member_is_invalid_request_with_id)
 }
 END_TEST
 
+/* The envelope's members are read without an object around them, and at most 8 are kept: the
+ * first unknown one is named all the same, a long name cut at 64 bytes, and what was read of a
+ * refused request goes (ASan sees a leak or a use after free). */
+START_TEST(request_envelope_names_its_first_unknown_member_however_many)
+{
+        char line[512], name[80];
+
+        bad_request("{\"a\":{\"x\":[1]},\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,"
+                    "\"i\":{},\"j\":[],\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}",
+                    SW_E_INVALID_REQUEST, J("3"));
+        ck_assert_msg(strstr(errbuf, "\"a\""), "%s", errbuf);
+        bad_request("{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{},\"id\":4,"
+                    "\"a\":1,\"b\":2,\"c\":3,\"d\":{\"x\":1},\"e\":5}",
+                    SW_E_INVALID_REQUEST, J("4"));
+        ck_assert_msg(strstr(errbuf, "\"a\""), "%s", errbuf);
+        memset(name, 'n', 70);
+        name[70] = '\0';
+        snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\",\"%s\":1}",
+                 name);
+        bad_request(line, SW_E_INVALID_REQUEST, J("5"));
+        name[64] = '\0';
+        ck_assert_msg(strstr(errbuf, name), "%s", errbuf);
+        name[64] = 'n';
+        name[65] = '\0';
+        ck_assert_msg(!strstr(errbuf, name), "%s", errbuf);
+        name[64] = '\0';
+        /* A known name, once cut, is not taken for the name it begins with. */
+        snprintf(line, sizeof(line),
+                 "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\",\"params%s\":{}}", name);
+        bad_request(line, SW_E_INVALID_REQUEST, J("6"));
+        /* Read, then refused for a duplicate later on: no id, nothing kept. */
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":7,\"params\":{\"a\":[1,{}]},\"method\":\"ping\","
+                    "\"params\":{}}",
+                    SW_E_INVALID_REQUEST, NULL);
+}
+END_TEST
+
 START_TEST(request_id_null_float_or_object_is_invalid_request_without_id)
 {
         bad_request("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", SW_E_INVALID_REQUEST,
@@ -983,6 +1020,28 @@ START_TEST(json_values_and_texts_are_what_json_c_makes)
         ck_assert_int_ge(n, 90);
         free(dir);
         {
+                /* More names than the reader first has room for (16), at two depths, and more
+                 * escaped text than its first buffer (256 bytes). */
+                struct sw_text t = {0};
+                char name[32];
+
+                sw_text_raw(&t, "{\"outer\":", 9);
+                for (int depth = 0; depth < 2; depth++) {
+                        sw_text_raw(&t, "{", 1);
+                        for (int k = 0; k < 40; k++) {
+                                snprintf(name, sizeof(name), "%s\"k\\u00e9%d\":", k ? "," : "", k);
+                                sw_text_raw(&t, name, strlen(name));
+                                sw_text_raw(&t, "\"\\n\\u00e9abcdefghij\\t\"", 22);
+                        }
+                        sw_text_raw(&t, depth ? ",\"inner\":1" : ",\"inner\":", depth ? 10 : 9);
+                }
+                sw_text_raw(&t, "}}}", 3);
+                text = sw_text_end(&t);
+                ck_assert_ptr_nonnull(text);
+                reads_as_json_c_does(text, strlen(text));
+                free(text);
+        }
+        {
                 char bytes[128];
                 json_object *o = json_object_new_object(), *a = json_object_new_array();
 
@@ -1187,6 +1246,10 @@ START_TEST(reply_parse_rejects_what_is_not_a_reply)
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1}}",
             "{\"jsonrpc\":\"2.0\",\"method\":\"event\",\"id\":1}",
             "[1]",
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"a\":[1]},\"b\":1,\"c\":1,\"d\":1,\"e\":1,"
+            "\"f\":1,\"g\":1,\"h\":1,\"i\":1}",
+            "{\"jsonrpc\":\"2.0\",\"method\":\"event\",\"params\":[]}",
+            "{\"jsonrpc\":\"2.0\",\"id\":null}",
         };
         struct sw_reply reply;
         size_t i;
@@ -1825,6 +1888,7 @@ static Suite *proto_suite(void)
         tcase_add_test(tc, request_method_not_a_string_is_invalid_request_with_id);
         tcase_add_test(tc, request_params_not_an_object_is_invalid_request_with_id);
         tcase_add_test(tc, request_extra_member_is_invalid_request_with_id);
+        tcase_add_test(tc, request_envelope_names_its_first_unknown_member_however_many);
         tcase_add_test(tc, request_id_null_float_or_object_is_invalid_request_without_id);
         tcase_add_test(tc, request_duplicate_member_is_invalid_request);
         tcase_add_test(tc, request_member_name_with_nul_is_invalid_request);

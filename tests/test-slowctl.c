@@ -398,11 +398,18 @@ START_TEST(submit_plugin_runs_an_entry_point_with_its_arg)
             NULL);
         ck_assert_int_eq(r.status, 9);
         run_free(&r);
-        /* --stdin: one arg per line; a line that is not JSON is reported, the others run. */
-        ctl(&r, "7\n\n[1,\"x\"]\n{bad\nnull\n", "submit", "--stdin", "--plugin", "hello", "--entry",
-            "hello", NULL);
+        ctl(&r, NULL, "submit", "--plugin", "hello", "--entry", "hello", "--arg", "[1] x", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "--arg takes JSON: invalid JSON"));
+        run_free(&r);
+        /* --stdin: one arg per line; a line that is not JSON (RFC 8259, as the daemon reads it)
+         * is reported, the others run. */
+        ctl(&r, "7\n\n[1,\"x\"]\n{bad\n7 8\n'q'\nnull\n", "submit", "--stdin", "--plugin", "hello",
+            "--entry", "hello", NULL);
         ck_assert_int_eq(r.status, 1);
         ck_assert_ptr_nonnull(strstr(r.err, "line 4: not a JSON value"));
+        ck_assert_ptr_nonnull(strstr(r.err, "line 5: not a JSON value: invalid JSON: characters after"));
+        ck_assert_ptr_nonnull(strstr(r.err, "line 6: not a JSON value"));
         ck_assert_int_eq(sscanf(r.out, "%lld\n%lld\n%lld\n", &ids[0], &ids[1], &ids[2]), 3);
         run_free(&r);
         for (int i = 0; i < 3; i++) {
