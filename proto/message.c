@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Messages: a line of bytes to a JSON-RPC 2.0 request or reply, and requests, replies and
- * notifications back to lines. json-c's strict mode still lets a few things through (overlong
- * UTF-8, surrogates, NaN, "1.", duplicate names), so the line's UTF-8 is checked here first, then
- * the line is scanned by RFC 8259 (json.c), and only then read by json-c.
+ * notifications back to lines. The line's UTF-8 is checked here first, then it is read by
+ * RFC 8259 (json.c) into json-c's objects, all but the envelope's own: its members are read by
+ * their places among the names a request, reply or notification may have.
  */
 #include <errno.h>
 #include <stdarg.h>
