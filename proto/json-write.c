@@ -23,14 +23,22 @@ static bool reserve(struct sw_text *t, size_t n)
                 return true;
         for (size = t->size ? t->size : 128; size < t->len + n; size *= 2)
                 ;
-        s = realloc(t->s, size);
+        s = t->borrowed ? malloc(size) : realloc(t->s, size);
         if (!s) {
                 t->failed = true;
                 return false;
         }
+        if (t->borrowed)
+                memcpy(s, t->s, t->len);
         t->s = s;
         t->size = size;
+        t->borrowed = false;
         return true;
+}
+
+void sw_text_start(struct sw_text *t, char *buf, size_t size)
+{
+        *t = (struct sw_text){.s = buf, .size = size, .borrowed = true};
 }
 
 void sw_text_raw(struct sw_text *t, const char *s, size_t n)
@@ -182,10 +190,18 @@ void sw_text_value(struct sw_text *t, json_object *v)
 
 char *sw_text_end(struct sw_text *t)
 {
+        char *s;
+
         sw_text_raw(t, "", 1);
         if (t->failed) {
-                free(t->s);
+                if (!t->borrowed)
+                        free(t->s);
                 return NULL;
         }
-        return t->s;
+        if (!t->borrowed)
+                return t->s;
+        s = malloc(t->len);
+        if (s)
+                memcpy(s, t->s, t->len);
+        return s;
 }

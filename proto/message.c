@@ -301,9 +301,11 @@ static json_object *reply_new(json_object *id)
  * one most made. */
 char *sw_result_line(json_object *id, json_object *result)
 {
-        struct sw_text t = {0};
+        struct sw_text t;
+        char first[512];
         static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":", middle[] = ",\"result\":";
 
+        sw_text_start(&t, first, sizeof(first));
         sw_text_raw(&t, head, sizeof(head) - 1);
         sw_text_value(&t, id);
         sw_text_raw(&t, middle, sizeof(middle) - 1);
@@ -355,8 +357,10 @@ char *sw_error_line(json_object *id, int code, const char *message)
 static char *call_line(const char *method, json_object *params, bool has_id, int64_t id)
 {
         static const char head[] = "{\"jsonrpc\":\"2.0\",";
-        struct sw_text t = {0};
+        struct sw_text t;
+        char first[512];
 
+        sw_text_start(&t, first, sizeof(first));
         sw_text_raw(&t, head, sizeof(head) - 1);
         if (has_id) {
                 sw_text_raw(&t, "\"id\":", 5);

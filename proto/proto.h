@@ -76,7 +76,12 @@ struct sw_text {
         char *s;
         size_t len, size;
         bool failed;
+        bool borrowed; /* s is the caller's buffer (sw_text_start()) until the text outgrows it */
 };
+
+/* A text written first into the caller's buf (size bytes, on its stack, say): sw_text_end() then
+ * gives it in an allocation of its own size, with no growing on the way. */
+void sw_text_start(struct sw_text *t, char *buf, size_t size);
 
 void sw_text_raw(struct sw_text *t, const char *s, size_t n);
 void sw_text_int(struct sw_text *t, int64_t i);

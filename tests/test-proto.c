@@ -1063,6 +1063,36 @@ START_TEST(json_values_and_texts_are_what_json_c_makes)
 }
 END_TEST
 
+/* A text begun in the caller's buffer comes back in an allocation of its own, whether it fitted
+ * there or outgrew it. */
+START_TEST(a_text_begun_in_the_callers_buffer_is_given_in_its_own)
+{
+        struct sw_text t;
+        char buf[16], *text;
+
+        for (int n = 1; n <= 40; n += 13) {
+                memset(buf, '#', sizeof(buf));
+                sw_text_start(&t, buf, sizeof(buf));
+                sw_text_raw(&t, "[", 1);
+                for (int i = 0; i < n; i++) {
+                        sw_text_raw(&t, i ? "," : "", i ? 1 : 0);
+                        sw_text_int(&t, i);
+                }
+                sw_text_raw(&t, "]", 1);
+                text = sw_text_end(&t);
+                ck_assert_ptr_nonnull(text);
+                ck_assert(text != buf);
+                ck_assert_str_eq(text, n == 1 ? "[0]" : n == 14 ? "[0,1,2,3,4,5,6,7,8,9,10,11,12,13]"
+                                       : n == 27 ? "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,"
+                                                   "19,20,21,22,23,24,25,26]"
+                                                 : "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,"
+                                                   "19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,"
+                                                   "34,35,36,37,38,39]");
+                free(text);
+        }
+}
+END_TEST
+
 /* What json-c's reader takes as to depth, this one takes: its 32nd array or object only empty. */
 START_TEST(json_depth_is_json_c_s)
 {
@@ -1903,6 +1933,7 @@ static Suite *proto_suite(void)
         tcase_add_test(tc, json_check_takes_rfc_8259_only);
         tcase_add_test(tc, json_test_suite_parsing);
         tcase_add_test(tc, json_values_and_texts_are_what_json_c_makes);
+        tcase_add_test(tc, a_text_begun_in_the_callers_buffer_is_given_in_its_own);
         tcase_add_test(tc, json_depth_is_json_c_s);
         tcase_add_test(tc, json_surrogate_pairs_are_their_characters);
         suite_add_tcase(s, tc);

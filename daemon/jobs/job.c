@@ -89,7 +89,10 @@ static void limits_text(struct json_text *t, const struct sw_limits *limits)
  * the same table after a restart (the environment has its own table, the class a column). */
 static char *payload_json(const struct sw_submit_params *p, const struct sw_limits *limits)
 {
-        struct json_text t = {0};
+        struct json_text t;
+        char first[1024];
+
+        sw_text_start(&t.text, first, sizeof(first));
 
         json_text_open(&t, '{');
         if (p->command) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
+#include <string.h>
 
 #include "util/json-text.h"
 
@@ -30,9 +31,19 @@ void json_text_close(struct json_text *t, char c)
 
 void json_text_name(struct json_text *t, const char *name)
 {
+        size_t n = strlen(name);
+        char quoted[64];
+
         separate(t);
-        sw_text_string(&t->text, name);
-        sw_text_raw(&t->text, ":", 1);
+        if (n + 3 > sizeof(quoted)) {
+                sw_text_string(&t->text, name);
+                sw_text_raw(&t->text, ":", 1);
+                return;
+        }
+        quoted[0] = '"';
+        memcpy(quoted + 1, name, n);
+        memcpy(quoted + 1 + n, "\":", 2);
+        sw_text_raw(&t->text, quoted, n + 3);
 }
 
 void json_text_string(struct json_text *t, const char *s)

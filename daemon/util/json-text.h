@@ -18,7 +18,8 @@ struct json_text {
 };
 
 void json_text_raw(struct json_text *t, const char *s, size_t n);
-/* "{" or "[" open, and "}" or "]" close; a member's name (with the comma before it if needed). */
+/* "{" or "[" open, and "}" or "]" close; a member's name (with the comma before it if needed):
+ * one of the daemon's own, written as it is (nothing in it to escape). */
 void json_text_open(struct json_text *t, char c);
 void json_text_close(struct json_text *t, char c);
 void json_text_name(struct json_text *t, const char *name);
