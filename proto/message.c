@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <inttypes.h>
-
 #include "error-internal.h"
 #include "json-internal.h"
 #include "proto.h"
@@ -125,10 +123,11 @@ static json_object *member_take(struct proto_json_members *m, int i)
 static bool id_as_written(json_object *id, const char *line, const struct proto_json_scan *scan)
 {
         char text[24];
-        int n = snprintf(text, sizeof(text), "%" PRId64, json_object_get_int64(id));
+        struct sw_text t;
 
-        return n > 0 && (size_t)n == scan->id_len &&
-               memcmp(line + scan->id_at, text, (size_t)n) == 0;
+        sw_text_start(&t, text, sizeof(text)); /* an int64 fits: nothing is allocated */
+        sw_text_int(&t, json_object_get_int64(id));
+        return t.len == scan->id_len && memcmp(line + scan->id_at, t.s, t.len) == 0;
 }
 
 static bool is_jsonrpc_2(const struct proto_json_members *m, int jsonrpc)
