@@ -108,12 +108,7 @@ static const char *const stmt_sql[STMTS] = {
     [DB_PUT_JOB] = "INSERT INTO jobs (id, owner, very_slow, payload, env, key, name, persist,"
                    " state, qorder, due, runs, flow, started, node)"
                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
-                   " ON CONFLICT (id) DO UPDATE SET owner = excluded.owner,"
-                   " very_slow = excluded.very_slow, payload = excluded.payload,"
-                   " env = excluded.env, key = excluded.key, name = excluded.name,"
-                   " persist = excluded.persist, state = excluded.state,"
-                   " qorder = excluded.qorder, due = excluded.due, runs = excluded.runs,"
-                   " flow = excluded.flow, started = excluded.started",
+                   DB_PUT_JOB_AGAIN,
     [DB_PUT_JOB_STATE] = "UPDATE jobs SET persist = $2, state = $3, qorder = $4, due = $5,"
                          " runs = $6, flow = $7, started = $8 WHERE id = $1",
     /* One asked to run again by another node stays: this node takes it back (take_again). */

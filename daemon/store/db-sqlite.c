@@ -54,17 +54,9 @@ static const char *const migrations[DB_SCHEMA] = {
 };
 
 static const char *const stmt_sql[DB_STMT_MAX] = {
-    /* Not INSERT OR REPLACE: a replace may delete rows, so SQLite copies every page it
-     * touches to a statement journal first; an upsert of the same columns does not. */
     [DB_PUT_JOB] = "INSERT INTO jobs (id, owner, very_slow, payload, env, key, name,"
                    " persist, state, qorder, due, runs, flow, started)"
-                   " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-                   " ON CONFLICT (id) DO UPDATE SET owner = excluded.owner,"
-                   " very_slow = excluded.very_slow, payload = excluded.payload,"
-                   " env = excluded.env, key = excluded.key, name = excluded.name,"
-                   " persist = excluded.persist, state = excluded.state,"
-                   " qorder = excluded.qorder, due = excluded.due, runs = excluded.runs,"
-                   " flow = excluded.flow, started = excluded.started",
+                   " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)" DB_PUT_JOB_AGAIN,
     [DB_PUT_JOB_STATE] = "UPDATE jobs SET persist = ?2, state = ?3, qorder = ?4, due = ?5,"
                          " runs = ?6, flow = ?7, started = ?8 WHERE id = ?1",
     [DB_DELETE_JOB] = "DELETE FROM jobs WHERE id = ?",

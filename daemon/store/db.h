@@ -17,6 +17,17 @@ struct store_job_row;
 struct run_record;
 
 /* The writes; their parameters, in order, are the store's (store.c). */
+/* What DB_PUT_JOB writes over when the job's row is there: every column it sets, in both
+ * dialects (an upsert, not a replace: SQLite copies the pages a replace touches to a statement
+ * journal first). */
+#define DB_PUT_JOB_AGAIN                                                                           \
+        " ON CONFLICT (id) DO UPDATE SET owner = excluded.owner,"                                  \
+        " very_slow = excluded.very_slow, payload = excluded.payload,"                             \
+        " env = excluded.env, key = excluded.key, name = excluded.name,"                           \
+        " persist = excluded.persist, state = excluded.state,"                                     \
+        " qorder = excluded.qorder, due = excluded.due, runs = excluded.runs,"                     \
+        " flow = excluded.flow, started = excluded.started"
+
 enum db_stmt {
         DB_PUT_JOB,
         DB_PUT_JOB_STATE,
