@@ -15,6 +15,7 @@
 #include "manager.h"
 #include "server/listener.h"
 #include "util/config-load.h"
+#include "util/mac.h"
 
 static void usage(FILE *f)
 {
@@ -37,6 +38,10 @@ static void usage(FILE *f)
               "  --lease-renew SECONDS     how often a node renews its lease (2)\n"
               "  --lease-time SECONDS      how long a lease holds; then other nodes take the\n"
               "                            node's jobs (10)\n"
+              "  --cluster-key-file FILE   the key the nodes sign their rows with (needed\n"
+              "                            with --store; root's alone, mode 0600 or 0400)\n"
+              "  --make-cluster-key FILE   write a new cluster key to FILE (which must not\n"
+              "                            exist) and exit\n"
               "  --system                  the system instance: every user may connect, jobs\n"
               "                            run as their submitters (socket\n"
               "                            " LISTENER_SYSTEM_DIR "/slowworkd.sock, state\n"
@@ -100,6 +105,8 @@ int main(int argc, char **argv)
                 OPT_NODE_NAME,
                 OPT_LEASE_RENEW,
                 OPT_LEASE_TIME,
+                OPT_CLUSTER_KEY_FILE,
+                OPT_MAKE_CLUSTER_KEY,
                 OPT_SYSTEM,
                 OPT_SETTING,
                 OPT_HELP,
@@ -115,6 +122,8 @@ int main(int argc, char **argv)
             {"node-name", required_argument, NULL, OPT_NODE_NAME},
             {"lease-renew", required_argument, NULL, OPT_LEASE_RENEW},
             {"lease-time", required_argument, NULL, OPT_LEASE_TIME},
+            {"cluster-key-file", required_argument, NULL, OPT_CLUSTER_KEY_FILE},
+            {"make-cluster-key", required_argument, NULL, OPT_MAKE_CLUSTER_KEY},
             {"system", no_argument, NULL, OPT_SYSTEM},
             {"min-threads", required_argument, NULL, OPT_SETTING},
             {"max-threads", required_argument, NULL, OPT_SETTING},
@@ -189,6 +198,11 @@ int main(int argc, char **argv)
                                 return 2;
                         }
                         break;
+                case OPT_CLUSTER_KEY_FILE:
+                        o.config.cluster_key_file = optarg;
+                        break;
+                case OPT_MAKE_CLUSTER_KEY:
+                        return mac_key_make(optarg) < 0 ? 1 : 0;
                 case OPT_SYSTEM:
                         o.system = true;
                         break;

@@ -21,6 +21,7 @@
 #include "store/db.h"
 #include "store/store.h"
 #include "util/log.h"
+#include "util/mac.h"
 #include "util/private-dir.h"
 
 /*
@@ -191,6 +192,7 @@ static void raise_fd_limit(struct rlimit *ret_before)
 int manager_new(const struct manager_options *o, struct manager **ret)
 {
         struct rlimit jobs_nofile;
+        struct mac_key *key = NULL;
         struct manager *m;
         int r;
 
@@ -216,8 +218,11 @@ int manager_new(const struct manager_options *o, struct manager **ret)
         r = make_state_dir(m, o->state_dir);
         if (r < 0)
                 goto fail;
+        if (o->file.store && (r = mac_key_load(o->file.cluster_key_file, &key)) < 0)
+                goto fail;
         r = store_open(&(struct store_config){.dir = m->state_dir,
                                               .conninfo = o->file.store,
+                                              .key = key,
                                               .schema = o->file.store_schema,
                                               .node = o->file.node_name,
                                               .lease_renew = o->file.lease_renew,
@@ -225,6 +230,7 @@ int manager_new(const struct manager_options *o, struct manager **ret)
                                               .min_threads = o->file.settings.min_threads,
                                               .max_threads = o->file.settings.max_threads},
                        &m->store);
+        key = mac_key_unref(key);
         if (r < 0)
                 goto fail;
         m->registry.shared.plugins.dir = strdup(o->plugin_dir ? o->plugin_dir : PLUGINDIR);

@@ -219,7 +219,8 @@ int cluster_run_stderr(struct cluster *c, const char *name, char **ret_err)
                         _exit(127);
                 execl(SLOWWORKD, SLOWWORKD, "--socket", sock, "--state-dir", state, "--store",
                       daemon_store(), "--store-schema", c->schema, "--node-name", name,
-                      "--lease-time", time, "--lease-renew", renew, (char *)NULL);
+                      "--lease-time", time, "--lease-renew", renew, "--cluster-key-file",
+                      getenv("SLOWWORK_TEST_CLUSTER_KEY"), (char *)NULL);
                 _exit(127);
         }
         /* One that wrongly starts must not outlive the test. */

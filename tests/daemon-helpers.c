@@ -33,24 +33,26 @@ static void sleep_ms(int ms)
         nanosleep(&ts, NULL);
 }
 
-/* In the child: a mount namespace of its own without cgroup2 at mount (NULL: as it is). */
-static void hide_cgroups(const char *mount_point)
+/* In the child: a mount namespace of its own without cgroup2 at mount_point, and with the file
+ * passwd as /etc/passwd (NULL: each as it is). */
+static void own_mounts(const char *mount_point, const char *passwd)
 {
-        if (mount_point && (unshare(CLONE_NEWNS) < 0 ||
-                            mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-                            umount2(mount_point, MNT_DETACH) < 0))
+        if ((mount_point || passwd) &&
+            (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+             (mount_point && umount2(mount_point, MNT_DETACH) < 0) ||
+             (passwd && mount(passwd, "/etc/passwd", NULL, MS_BIND, NULL) < 0)))
                 _exit(126);
 }
 
 static uid_t run_as; /* 0: as the test */
 
-static pid_t spawn_hiding(char **argv, bool quiet, const char *hide)
+static pid_t spawn_hiding(char **argv, bool quiet, const char *hide, const char *passwd)
 {
         pid_t pid = fork();
 
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
-                hide_cgroups(hide);
+                own_mounts(hide, passwd);
                 if (run_as && (setgroups(0, NULL) < 0 || setresgid(run_as, run_as, run_as) < 0 ||
                                setresuid(run_as, run_as, run_as) < 0))
                         _exit(126);
@@ -65,7 +67,7 @@ static pid_t spawn_hiding(char **argv, bool quiet, const char *hide)
 
 static pid_t spawn(char **argv, bool quiet)
 {
-        return spawn_hiding(argv, quiet, NULL);
+        return spawn_hiding(argv, quiet, NULL, NULL);
 }
 
 static bool without_cgroups;
@@ -137,6 +139,8 @@ static int state_args(struct daemon *d, char **argv, int n)
                 argv[n++] = (char *)daemon_store();
                 argv[n++] = (char *)"--store-schema";
                 argv[n++] = d->schema;
+                argv[n++] = (char *)"--cluster-key-file";
+                argv[n++] = d->cluster_key[0] ? d->cluster_key : getenv("SLOWWORK_TEST_CLUSTER_KEY");
         }
         return n;
 }
@@ -155,7 +159,8 @@ static void start(struct daemon *d, bool with_socket, va_list ap)
                 ck_assert_int_eq(chown(d->dir, run_as, run_as), 0);
         if (without_cgroups)
                 cgroup2_mount(mount, sizeof(mount));
-        d->pid = spawn_hiding(argv, false, without_cgroups ? mount : NULL);
+        d->pid = spawn_hiding(argv, false, without_cgroups ? mount : NULL,
+                              d->passwd[0] ? d->passwd : NULL);
         wait_ready(d);
 }
 

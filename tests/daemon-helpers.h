@@ -16,6 +16,8 @@ struct daemon {
         char sock[PATH_MAX];
         char state[PATH_MAX]; /* --state-dir, removed with the daemon */
         char schema[32];      /* --store-schema, with a PostgreSQL store */
+        char cluster_key[PATH_MAX]; /* its --cluster-key-file there ("": the suite's) */
+        char passwd[PATH_MAX];      /* its /etc/passwd, in a mount namespace ("": the host's) */
 };
 
 /*

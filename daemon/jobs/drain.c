@@ -34,6 +34,7 @@ struct drain_wait {
 struct drain_ask {
         struct registry *reg;
         char node[64];
+        int64_t epoch; /* the asking node's */
         int64_t token;
         char *queue;
 };
@@ -125,7 +126,7 @@ static int ask_away(struct registry *reg, struct drain_wait *w)
         for (size_t i = 0; i < n; i++) {
                 if (strcmp(w->away[i].name, store_node(reg->store)) == 0)
                         continue;
-                store_send_mail(reg->store, w->away[i].name, 0, DRAIN_MAIL,
+                store_send_mail(reg->store, w->away[i].name, w->away[i].epoch, 0, DRAIN_MAIL,
                                 json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
                 w->away[w->n++] = w->away[i];
         }
@@ -159,12 +160,12 @@ int registry_drain(struct registry *reg, const char *queue, struct conn *c, json
         return 1;
 }
 
-static void tell(struct registry *reg, const char *node, int64_t token)
+static void tell(struct registry *reg, const char *node, int64_t epoch, int64_t token)
 {
         char body[24];
 
         snprintf(body, sizeof(body), "%" PRId64, token);
-        store_send_mail(reg->store, node, 0, DRAINED_MAIL, body);
+        store_send_mail(reg->store, node, epoch, 0, DRAINED_MAIL, body);
 }
 
 static void ask_free(struct drain_ask *a)
@@ -179,7 +180,7 @@ static void ask_done(void *data, bool drained)
 
         /* Not at shutdown: the node asking sees this one go. */
         if (drained)
-                tell(a->reg, a->node, a->token);
+                tell(a->reg, a->node, a->epoch, a->token);
         ask_free(a);
 }
 
@@ -229,9 +230,10 @@ static void asked(struct registry *reg, const struct db_mail *m)
                 a->reg = reg;
                 a->token = json_object_get_int64(token);
                 snprintf(a->node, sizeof(a->node), "%s", m->from);
+                a->epoch = m->epoch;
                 registry_shared_read(reg, ask_read, a);
         } else {
-                tell(reg, m->from, json_object_get_int64(token));
+                tell(reg, m->from, m->epoch, json_object_get_int64(token));
         }
         json_object_put(body);
 }

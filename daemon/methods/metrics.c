@@ -57,6 +57,21 @@ static void histogram(FILE *f, const char *name, const char *labels,
         fprintf(f, "%s_count{%s} %llu\n", name, labels, (unsigned long long)h->count);
 }
 
+/* A shared database's rows that no node with the cluster key made, by table. */
+static void rejected_rows(FILE *f, struct store *s)
+{
+        const char *table;
+        int64_t n;
+
+        if (store_rejected_rows(s, 0, &table) < 0)
+                return;
+        family(f, "slowwork_rejected_rows_total", "counter",
+               "Rows of the shared database not acted on: their MAC did not hold.");
+        for (int i = 0; (n = store_rejected_rows(s, i, &table)) >= 0; i++)
+                fprintf(f, "slowwork_rejected_rows_total{table=\"%s\"} %lld\n", table,
+                        (long long)n);
+}
+
 static void runs(FILE *f, const struct pool_view *pools, size_t n)
 {
         char labels[256];
@@ -236,6 +251,7 @@ char *metrics_text(struct registry *reg, const struct clients *clients)
                "Reads and commits of the state database that failed.");
         fprintf(f, "slowwork_database_errors_total %llu\n",
                 (unsigned long long)store_errors(reg->store));
+        rejected_rows(f, reg->store);
         family(f, "slowwork_connections", "gauge", "Client connections open.");
         fprintf(f, "slowwork_connections %u\n", clients->n);
         node(f, reg);

@@ -47,6 +47,7 @@ struct relay_in {
         struct sw_lines lines;
         int64_t epoch; /* the other node's when it opened the session */
         bool ended;    /* closed here, or by the other node: no "end" goes (again) */
+        char *refused; /* why its user cannot be served here (no connection then), or NULL */
 };
 
 struct write_req {
@@ -108,9 +109,8 @@ static void end_out(struct relay *r, struct relay_out *o, const char *why)
         free(o);
 }
 
-static void in_closed(uv_handle_t *handle)
+static void in_free(struct relay_in *in)
 {
-        struct relay_in *in = handle->data;
         struct relay *r = in->relay;
 
         for (struct relay_in **p = &r->ins; *p; p = &(*p)->next)
@@ -119,8 +119,14 @@ static void in_closed(uv_handle_t *handle)
                         break;
                 }
         sw_lines_free(&in->lines);
+        free(in->refused);
         free(in);
         watch(r);
+}
+
+static void in_closed(uv_handle_t *handle)
+{
+        in_free(handle->data);
 }
 
 /* Ends a session served here; the other node hears of it unless it ended it. */
@@ -130,8 +136,11 @@ static void in_end(struct relay_in *in, bool tell)
                 return;
         in->ended = true;
         if (tell)
-                store_send_mail(in->relay->store, in->from, in->id, "end", "");
-        uv_close((uv_handle_t *)&in->pipe, in_closed);
+                store_send_mail(in->relay->store, in->from, in->epoch, in->id, "end", "");
+        if (in->refused)
+                in_free(in);
+        else
+                uv_close((uv_handle_t *)&in->pipe, in_closed);
 }
 
 /* Whether a session's other node is gone, or started again since its epoch (0: not known yet,
@@ -227,9 +236,10 @@ static struct relay_out *session(struct relay *r, struct conn *c, const char *no
         o->c = conn_ref(c);
         o->next = r->outs;
         r->outs = o;
-        if (asprintf(&creds, "{\"uid\":%u,\"gid\":%u,\"admin\":%s}", (unsigned)c->uid,
-                     (unsigned)c->gid, conn_is_admin(c) ? "true" : "false") >= 0) {
-                store_send_mail(r->store, node, o->id, "open", creds);
+        /* The uid goes in the row, which the other node checks by the user's name. */
+        if (asprintf(&creds, "{\"gid\":%u,\"admin\":%s}", (unsigned)c->gid,
+                     conn_is_admin(c) ? "true" : "false") >= 0) {
+                store_send_user_mail(r->store, node, o->epoch, o->id, c->uid, "open", creds);
                 free(creds);
         }
         watch(r);
@@ -265,7 +275,7 @@ bool relay_forward(struct relay *r, struct conn *c, const char *node, const char
         }
         free(o->pending);
         o->pending = request_id(copy);
-        store_send_mail(r->store, node, o->id, "line", copy);
+        store_send_mail(r->store, node, o->epoch, o->id, "line", copy);
         free(copy);
         if (!o->pending)
                 conn_resume(c); /* a notification: nothing comes back */
@@ -286,7 +296,7 @@ void relay_subscribe(struct relay *r, struct conn *c)
                     !(o = session(r, c, nodes[i].name, nodes[i].epoch)))
                         continue;
                 o->subscribing = true;
-                store_send_mail(r->store, o->node, o->id, "line", SUBSCRIBE);
+                store_send_mail(r->store, o->node, o->epoch, o->id, "line", SUBSCRIBE);
         }
         free(nodes);
 }
@@ -298,7 +308,7 @@ void relay_conn_closed(struct relay *r, struct conn *c)
         for (o = r->outs; o; o = next) {
                 next = o->next;
                 if (o->c == c) {
-                        store_send_mail(r->store, o->node, o->id, "close", "");
+                        store_send_mail(r->store, o->node, o->epoch, o->id, "close", "");
                         end_out(r, o, NULL);
                 }
         }
@@ -325,7 +335,8 @@ static void on_in_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
                 char *copy = r > 0 ? strndup(line, len) : NULL;
 
                 if (copy)
-                        store_send_mail(in->relay->store, in->from, in->id, "reply", copy);
+                        store_send_mail(in->relay->store, in->from, in->epoch, in->id,
+                                        "reply", copy);
                 free(copy);
                 r = 0;
         }
@@ -351,46 +362,62 @@ static struct relay_in *find_in(struct relay *r, const char *from, int64_t id)
         return in;
 }
 
-/* Another node's client: a connection of its own here, on one end of a socket pair. */
+/* A session another node opened, on the list (NULL when out of memory). */
+static struct relay_in *in_new(struct relay *r, const struct db_mail *m)
+{
+        struct relay_in *in = calloc(1, sizeof(*in));
+
+        if (!in)
+                return NULL;
+        in->relay = r;
+        in->id = m->session;
+        in->epoch = m->epoch;
+        snprintf(in->from, sizeof(in->from), "%s", m->from);
+        sw_lines_init_max(&in->lines, SW_REPLY_MAX);
+        in->next = r->ins;
+        r->ins = in;
+        watch(r);
+        return in;
+}
+
+/* Another node's client: a connection of its own here, on one end of a socket pair, as the user
+ * the signed row names (its uid, checked by its name), with the group and admin its node saw. A
+ * user who is another here is served no request: each gets the reason as its error. */
 static void open_in(struct relay *r, const struct db_mail *m)
 {
         json_object *creds = json_tokener_parse(m->body), *v;
         struct relay_in *in, *old = find_in(r, m->from, m->session);
-        uid_t uid = (uid_t)-1;
         gid_t gid = (gid_t)-1;
         bool admin = false;
         int fds[2] = {-1, -1};
 
         if (old)
                 in_end(old, false); /* a session of an earlier start of that node */
-        if (json_object_object_get_ex(creds, "uid", &v))
-                uid = (uid_t)json_object_get_int64(v);
         if (json_object_object_get_ex(creds, "gid", &v))
                 gid = (gid_t)json_object_get_int64(v);
         if (json_object_object_get_ex(creds, "admin", &v))
                 admin = json_object_get_boolean(v);
         json_object_put(creds);
-        in = calloc(1, sizeof(*in));
-        if (!in || uid == (uid_t)-1 ||
-            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) < 0) {
-                log_warning("Cannot serve a request of node %s's client: %s", m->from,
-                            !in                ? "out of memory"
-                            : uid == (uid_t)-1 ? "no credentials"
-                                               : "no socket pair");
-                free(in);
-                store_send_mail(r->store, m->from, m->session, "end", "");
+        if (m->uid >= 0 && m->refused) {
+                log_warning("Refused the client of node %s: %s", m->from, m->refused);
+                in = in_new(r, m);
+                if (in && !(in->refused = strdup(m->refused)))
+                        in_end(in, true);
                 return;
         }
-        in->relay = r;
-        in->id = m->session;
-        in->epoch = m->epoch;
-        snprintf(in->from, sizeof(in->from), "%s", m->from);
-        sw_lines_init_max(&in->lines, SW_REPLY_MAX);
+        if (m->uid < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) < 0 ||
+            !(in = in_new(r, m))) {
+                log_warning("Cannot serve a request of node %s's client: %s", m->from,
+                            m->uid < 0 ? "no credentials" : fds[0] < 0 ? "no socket pair" : "out of memory");
+                if (fds[0] >= 0) {
+                        close(fds[0]);
+                        close(fds[1]);
+                }
+                store_send_mail(r->store, m->from, m->epoch, m->session, "end", "");
+                return;
+        }
         uv_pipe_init(r->clients->loop, &in->pipe, 0);
         in->pipe.data = in;
-        in->next = r->ins;
-        r->ins = in;
-        watch(r);
         if (uv_pipe_open(&in->pipe, fds[1]) < 0) {
                 close(fds[1]);
                 close(fds[0]);
@@ -402,7 +429,7 @@ static void open_in(struct relay *r, const struct db_mail *m)
                 in_end(in, true);
                 return;
         }
-        conn_open(r->clients, fds[0], uid, gid, admin);
+        conn_open(r->clients, fds[0], (uid_t)m->uid, gid, admin);
 }
 
 /* A line as a connection sends it: with its newline (NULL: out of memory). */
@@ -431,6 +458,24 @@ static void write_in(struct relay_in *in, const char *body)
         }
 }
 
+/* A request of a refused user: its error goes back (a notification gets none). */
+static void refuse_line(struct relay_in *in, const char *body)
+{
+        json_object *req = read_json(body), *id = NULL;
+        char *line;
+
+        if (json_object_object_get_ex(req, "id", &id) && id) {
+                line = sw_error_line(json_object_get(id), SW_E_PERMISSION, in->refused);
+                if (line) {
+                        line[strcspn(line, "\n")] = '\0';
+                        store_send_mail(in->relay->store, in->from, in->epoch, in->id, "reply",
+                                        line);
+                }
+                free(line);
+        }
+        json_object_put(req);
+}
+
 /* Whether the line is the reply to the request whose id is pending. */
 static bool answers(const char *line, const char *pending)
 {
@@ -454,12 +499,14 @@ static void mail_in(struct relay *r, const struct db_mail *m)
 
         if (strcmp(m->kind, "open") == 0)
                 open_in(r, m);
+        else if (in && !in->ended && in->refused && strcmp(m->kind, "line") == 0)
+                refuse_line(in, m->body);
         else if (in && !in->ended && strcmp(m->kind, "line") == 0)
                 write_in(in, m->body);
         else if (in)
                 in_end(in, false);
         else if (strcmp(m->kind, "line") == 0)
-                store_send_mail(r->store, m->from, m->session, "end", "");
+                store_send_mail(r->store, m->from, m->epoch, m->session, "end", "");
 }
 
 /* Mail of a session this node opened for its client. */
@@ -474,7 +521,7 @@ static void mail_out(struct relay *r, const struct db_mail *m)
         if (!o) {
                 /* Its client went, or it is of an earlier start of this node. */
                 if (strcmp(m->kind, "reply") == 0)
-                        store_send_mail(r->store, m->from, m->session, "close", "");
+                        store_send_mail(r->store, m->from, m->epoch, m->session, "close", "");
                 return;
         }
         /* Its epoch at the opening was as last seen: an earlier one is from before. */

@@ -31,6 +31,7 @@ struct pg_mailbox {
         void *data;
         pthread_mutex_t lock;
         struct db_mail *head, **tail; /* under lock: taken, not yet handed over */
+        struct pg_mail_seen *seen;    /* the thread's: each sender's last mail */
 };
 
 static PGconn *listen_on(struct pg_mailbox *mb)
@@ -57,40 +58,15 @@ static PGconn *listen_on(struct pg_mailbox *mb)
         return conn;
 }
 
-static int by_seq(const void *a, const void *b)
-{
-        int64_t x = (*(struct db_mail *const *)a)->seq, y = (*(struct db_mail *const *)b)->seq;
-
-        return (x > y) - (x < y);
-}
-
-static struct db_mail *mail_of(const PGresult *res, int i)
-{
-        struct db_mail *m = calloc(1, sizeof(*m));
-
-        if (!m)
-                return NULL;
-        m->seq = strtoll(PQgetvalue(res, i, 0), NULL, 10);
-        m->from = strdup(PQgetvalue(res, i, 1));
-        m->session = strtoll(PQgetvalue(res, i, 2), NULL, 10);
-        m->kind = strdup(PQgetvalue(res, i, 3));
-        m->body = strdup(PQgetvalue(res, i, 4));
-        m->epoch = strtoll(PQgetvalue(res, i, 5), NULL, 10);
-        if (!m->from || !m->kind || !m->body) {
-                db_mail_free(m);
-                return NULL;
-        }
-        return m;
-}
-
-/* The node's mail, taken off the table, queued in the order it was sent. false when the
- * connection failed. */
+/* The node's mail, taken off the table, queued in the order it was sent: only what holds its MAC
+ * and is no replay (db-pg-sign.c). false when the connection failed. */
 static bool take(struct pg_mailbox *mb, PGconn *conn)
 {
         const char *values[] = {mb->p->node};
         PGresult *res = PQexecParams(conn,
-                                     "DELETE FROM mail WHERE to_node = $1 RETURNING seq,"
-                                     " from_node, session, kind, body, epoch",
+                                     "WITH m AS (DELETE FROM mail WHERE to_node = $1 RETURNING"
+                                     " *) SELECT seq, from_node, session, kind, body, epoch,"
+                                     " to_epoch, n, uid, user_name, mac FROM m ORDER BY seq",
                                      1, NULL, values, NULL, NULL, 0);
         struct db_mail **all;
         int n, i, got = 0;
@@ -102,15 +78,14 @@ static bool take(struct pg_mailbox *mb, PGconn *conn)
         n = PQntuples(res);
         all = calloc(n ? (size_t)n : 1, sizeof(*all));
         for (i = 0; all && i < n; i++)
-                if ((all[got] = mail_of(res, i)))
+                if ((all[got] = pg_mail_trusted(mb->p, res, i, &mb->seen)))
                         got++;
         PQclear(res);
-        if (got < n)
+        if (!all) {
                 log_error("%s: out of memory for mail from other nodes: %d messages dropped",
-                          mb->p->base.name, n - got);
-        if (!all)
+                          mb->p->base.name, n);
                 return true;
-        qsort(all, (size_t)got, sizeof(*all), by_seq);
+        }
         pthread_mutex_lock(&mb->lock);
         for (i = 0; i < got; i++) {
                 *mb->tail = all[i];
@@ -171,6 +146,7 @@ static void *mailbox_thread(void *arg)
                 }
         }
         PQfinish(conn);
+        pg_mail_seen_free(mb->seen);
         return NULL;
 }
 

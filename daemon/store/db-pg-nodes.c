@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "store/db-pg.h"
@@ -84,6 +85,17 @@ static bool alive(pid_t pid)
         return !(end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X'));
 }
 
+/* How far a node's epoch rises at a start: by a random step, so that a writer of the database who
+ * sets it back cannot make a node take again the epoch that old mail to it was bound to. */
+static void epoch_step(char buf[32])
+{
+        uint32_t step = 0;
+
+        if (getrandom(&step, sizeof(step), 0) != (ssize_t)sizeof(step))
+                step = (uint32_t)getpid();
+        snprintf(buf, 32, "%u", (step >> 1) + 1);
+}
+
 /* A live row of this name whose daemon was on this host and is gone (a restart after a crash):
  * taken at once, with a new epoch. 0, -EBUSY when it is not so, or -EIO. */
 static int take_own(struct pg_db *p, const char *const *values)
@@ -91,7 +103,8 @@ static int take_own(struct pg_db *p, const char *const *values)
         PGresult *res = NULL, *now = NULL;
         int r = params_exec(p, "SELECT host, pid, epoch FROM nodes WHERE name = $1 FOR UPDATE", 1,
                             values, &res);
-        const char *take[] = {values[0], values[1], values[2], values[3], values[4], values[5], NULL};
+        const char *take[] = {values[0], values[1], values[2], values[3],
+                              values[4], values[5], NULL,      values[6]};
         pid_t pid;
 
         if (r < 0)
@@ -104,11 +117,11 @@ static int take_own(struct pg_db *p, const char *const *values)
         }
         take[6] = PQgetvalue(res, 0, 2);
         r = params_exec(p,
-                        "UPDATE nodes SET epoch = epoch + 1, host = $2, pid = $3, started = now(),"
+                        "UPDATE nodes SET epoch = epoch + $8, host = $2, pid = $3, started = now(),"
                         " renewed = now(), lease_until = now() + $4 * interval '1 second',"
                         " running = 0, min_threads = $5, max_threads = $6"
                         " WHERE name = $1 AND epoch = $7 RETURNING epoch",
-                        7, take, &now);
+                        8, take, &now);
         PQclear(res);
         if (r == 0 && PQntuples(now) == 1)
                 p->epoch = strtoll(PQgetvalue(now, 0, 0), NULL, 10);
@@ -120,8 +133,8 @@ static int take_own(struct pg_db *p, const char *const *values)
 
 int pg_node_join(struct pg_db *p, const struct db_node *me, double lease_time)
 {
-        char pid[32], lease[32], min[32], max[32];
-        const char *values[] = {p->node, me->host, pid, lease, min, max};
+        char pid[32], lease[32], min[32], max[32], step[32];
+        const char *values[] = {p->node, me->host, pid, lease, min, max, step};
         PGresult *res = NULL;
         int r;
 
@@ -129,6 +142,7 @@ int pg_node_join(struct pg_db *p, const struct db_node *me, double lease_time)
         snprintf(lease, sizeof(lease), "%.3f", lease_time);
         snprintf(min, sizeof(min), "%" PRId64, me->min_threads);
         snprintf(max, sizeof(max), "%" PRId64, me->max_threads);
+        epoch_step(step);
         p->lease_time = lease_time;
         r = pg_exec(p, "BEGIN");
         /* One join at a time: one that finds no other node gives up the ids reserved unused. */
@@ -137,16 +151,16 @@ int pg_node_join(struct pg_db *p, const struct db_node *me, double lease_time)
         if (r == 0)
                 r = params_exec(p,
                                 "INSERT INTO nodes (name, epoch, host, pid, started, renewed,"
-                                " lease_until, min_threads, max_threads) VALUES ($1, 1, $2, $3,"
+                                " lease_until, min_threads, max_threads) VALUES ($1, $7, $2, $3,"
                                 " now(), now(), now() + $4 * interval '1 second', $5, $6)"
-                                " ON CONFLICT (name) DO UPDATE SET epoch = nodes.epoch + 1,"
+                                " ON CONFLICT (name) DO UPDATE SET epoch = nodes.epoch + $7,"
                                 " host = excluded.host, pid = excluded.pid,"
                                 " started = excluded.started, renewed = excluded.renewed,"
                                 " lease_until = excluded.lease_until, running = 0,"
                                 " min_threads = excluded.min_threads,"
                                 " max_threads = excluded.max_threads"
                                 " WHERE nodes.lease_until < now() RETURNING epoch",
-                                6, values, &res);
+                                7, values, &res);
         if (r == 0 && PQntuples(res) == 1)
                 p->epoch = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
         else if (r == 0)

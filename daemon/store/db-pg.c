@@ -100,28 +100,41 @@ static const char *const migrations[DB_SCHEMA] = {
     " (SELECT DISTINCT ON (name) * FROM settings WHERE name = 'paused' OR name LIKE 'queue.%'"
     " ORDER BY name, seq DESC) s ORDER BY seq;"
     "DELETE FROM settings WHERE node <> '*' AND (name = 'paused' OR name LIKE 'queue.%');",
+    /* 10: rows signed with the cluster key (db-pg-sign.c); a job's row says its owner's name;
+     * mail says the epoch of the node it is for, its sender's number for it, and the user it
+     * speaks for. The rows of before are signed by the migration (pg_sign_all()). */
+    "ALTER TABLE jobs ADD COLUMN user_name text, ADD COLUMN mac text, ADD COLUMN state_mac text;"
+    "ALTER TABLE envs ADD COLUMN mac text;"
+    "ALTER TABLE settings ADD COLUMN mac text;"
+    "ALTER TABLE mail ADD COLUMN to_epoch bigint NOT NULL DEFAULT 0,"
+    " ADD COLUMN n bigint NOT NULL DEFAULT 0, ADD COLUMN uid bigint, ADD COLUMN user_name text,"
+    " ADD COLUMN mac text;",
 };
 
 enum { PRUNE = DB_STMT_SHARED_MAX, FENCE, STMTS };
 
+#define DB_SCHEMA_SIGNED 10 /* the first version whose rows are signed */
+
 static const char *const stmt_sql[STMTS] = {
     [DB_PUT_JOB] = "INSERT INTO jobs (id, owner, very_slow, payload, env, key, name, persist,"
-                   " state, qorder, due, runs, flow, started, node)"
-                   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
-                   DB_PUT_JOB_AGAIN,
+                   " state, qorder, due, runs, flow, started, node, user_name, mac, state_mac)"
+                   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
+                   " $16, $17, $18)" DB_PUT_JOB_AGAIN ", user_name = excluded.user_name,"
+                   " mac = excluded.mac, state_mac = excluded.state_mac",
     [DB_PUT_JOB_STATE] = "UPDATE jobs SET persist = $2, state = $3, qorder = $4, due = $5,"
-                         " runs = $6, flow = $7, started = $8 WHERE id = $1",
+                         " runs = $6, flow = $7, started = $8, state_mac = $9 WHERE id = $1",
     /* One asked to run again by another node stays: this node takes it back (take_again). */
     [DB_DELETE_JOB] = "DELETE FROM jobs WHERE id = $1 AND NOT again",
-    [DB_PUT_ENV] = "INSERT INTO envs (id, vars, node) VALUES ($1, $2, $3)"
+    [DB_PUT_ENV] = "INSERT INTO envs (id, vars, node, mac) VALUES ($1, $2, $3, $4)"
                    " ON CONFLICT (id) DO NOTHING",
     [DB_ADD_RUN] = "INSERT INTO runs (id, run, very_slow, owner, summary, started, ended,"
                    " outcome, exit_code, signal, log, oom, cpu_time, memory_peak, leftovers,"
                    " attempt, node) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
                    " $13, $14, $15, $16, $17)",
-    [DB_PUT_SETTING] = "INSERT INTO settings (name, value, text, node) VALUES ($1, $2, $3, $4)"
-                       " ON CONFLICT (node, name) DO UPDATE SET value = excluded.value,"
-                       " text = excluded.text, seq = DEFAULT",
+    [DB_PUT_SETTING] = "INSERT INTO settings (name, value, text, node, mac)"
+                       " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (node, name) DO UPDATE SET"
+                       " value = excluded.value, text = excluded.text, mac = excluded.mac,"
+                       " seq = DEFAULT",
     [DB_DELETE_SETTINGS] = "DELETE FROM settings WHERE node = $2 AND (name = $1::text"
                            " OR left(name, length($1::text) + 1) = $1::text || '/')",
     /* The ids it used (its block's others are given up when it joins alone). */
@@ -133,9 +146,9 @@ static const char *const stmt_sql[STMTS] = {
      * same, or its row from before schema 6 does not say, and may be asked), whether its run is
      * under way, whether it runs the same, and its node. */
     [DB_CLAIM_JOB] = "INSERT INTO jobs (id, owner, very_slow, payload, env, key, name, persist,"
-                     " state, qorder, due, runs, flow, started, queue, what, node)"
-                     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
-                     " $16, $18) ON CONFLICT (owner, queue, key) WHERE key IS NOT NULL"
+                     " state, qorder, due, runs, flow, started, queue, what, node, user_name, mac,"
+                     " state_mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,"
+                     " $14, $15, $16, $18, $19, $20, $21) ON CONFLICT (owner, queue, key) WHERE key IS NOT NULL"
                      " DO UPDATE SET again = jobs.again OR (jobs.node <> excluded.node"
                      " AND jobs.what IN (excluded.what, '') AND $17::bigint <> 0)"
                      " RETURNING id, running::int, (what IN ($16, ''))::int, node",
@@ -145,13 +158,13 @@ static const char *const stmt_sql[STMTS] = {
                    " FROM (SELECT id, again FROM jobs WHERE id = $1 FOR UPDATE) o"
                    " WHERE j.id = o.id RETURNING o.again::int",
     /* Woken by a notification that names the schema and the node (db-pg-mail.c). */
-    [DB_SEND_MAIL] = "WITH m AS (INSERT INTO mail (to_node, session, kind, body, from_node,"
-                     " epoch) SELECT $1, $2, $3, $4, $5, epoch FROM nodes WHERE name = $5"
-                     " RETURNING 1) SELECT pg_notify('slowwork_mail',"
+    [DB_SEND_MAIL] = "WITH m AS (INSERT INTO mail (to_node, to_epoch, session, kind, body, uid,"
+                     " from_node, epoch, n, user_name, mac) VALUES ($1, $2, $3, $4, $5, $6, $7,"
+                     " $8, $9, $10, $11) RETURNING 1) SELECT pg_notify('slowwork_mail',"
                      " current_schema() || '/' || $1::text) FROM m",
-    [DB_SEND_MAIL_ALL] = "WITH m AS (INSERT INTO mail (to_node, session, kind, body, from_node,"
-                         " epoch) SELECT n.name, 0, $1, $2, s.name, s.epoch FROM nodes s JOIN nodes n"
-                         " ON n.name <> s.name AND n.lease_until >= now() WHERE s.name = $3"
+    [DB_SEND_MAIL_ALL] = "WITH m AS (INSERT INTO mail (to_node, to_epoch, session, kind, body,"
+                         " from_node, epoch, n, mac) SELECT name, 0, 0, $1, $2, $3, $4, $5, $6"
+                         " FROM nodes WHERE name <> $3 AND lease_until >= now()"
                          " RETURNING to_node) SELECT pg_notify('slowwork_mail',"
                          " current_schema() || '/' || to_node) FROM m",
     [DB_FIND_JOB] = "SELECT o, owner, 0, node FROM (SELECT node, owner, 0 AS o, 0 AS seq"
@@ -197,7 +210,8 @@ static const char *const stmt_sql[STMTS] = {
                      " FROM (SELECT $1::bigint IS NULL OR s IS NOT NULL AS found,"
                      " coalesce(s, 9223372036854775807) AS seq FROM (SELECT max(seq) AS s"
                      " FROM runs WHERE id = $1 AND run = $2) x) b",
-    [DB_SHARED_SETTINGS] = "SELECT 0, 0, 0, coalesce(json_agg(json_build_array(name, value)"
+    [DB_SHARED_SETTINGS] = "SELECT 0, 0, 0, coalesce(json_agg(json_build_array(name, value,"
+                           " text, mac)"
                            " ORDER BY seq), '[]')::text FROM settings WHERE node = '*'",
     [DB_COUNT_QUEUE_JOBS] = "SELECT count(*), 0, 0, NULL FROM jobs WHERE node <> $2"
                             " AND coalesce(payload::json->>'queue', 'default') = $1",
@@ -209,7 +223,7 @@ static const char *const stmt_sql[STMTS] = {
     [FENCE] = "SELECT fence($1, $2)",
 };
 
-#define PARAMS_MAX 18
+#define PARAMS_MAX 24
 
 /* libpq's message, on one line: each run of white space one space. */
 void pg_set_error(struct pg_db *p, const char *msg)
@@ -315,6 +329,8 @@ static int migrate_locked(struct pg_db *p)
                 r = pg_exec(p, "BEGIN");
                 if (r == 0)
                         r = pg_exec(p, migrations[version]);
+                if (r == 0 && version + 1 == DB_SCHEMA_SIGNED)
+                        r = pg_sign_all(p);
                 if (r == 0)
                         r = pg_exec(p, sql);
                 if (r == 0)
@@ -412,25 +428,31 @@ static const char *value_text(const struct db_value *v, char *buf, size_t len)
 
 /* Where the statement about to be sent (the pipeline's sent-th) puts its first row (NULL:
  * nowhere). */
-static int want_result(struct pg_db *p, struct db_result *out)
+static int want_result(struct pg_db *p, int stmt, struct db_result *out)
 {
         if (p->sent >= p->nouts) {
                 int n = p->nouts ? p->nouts * 2 : 64;
                 struct db_result **outs = realloc(p->outs, n * sizeof(*outs));
+                enum db_stmt *stmts = outs ? realloc(p->out_stmts, n * sizeof(*stmts)) : NULL;
 
-                if (!outs) {
+                if (outs)
+                        p->outs = outs;
+                if (!stmts) {
                         pg_set_error(p, "out of memory");
                         return -EIO;
                 }
-                p->outs = outs;
+                p->out_stmts = stmts;
                 p->nouts = n;
         }
         p->outs[p->sent] = out;
+        p->out_stmts[p->sent] = (enum db_stmt)stmt;
         return 0;
 }
 
-static void take_result(struct db_result *out, const PGresult *res)
+static void take_result(struct pg_db *p, int k, const PGresult *res)
 {
+        struct db_result *out = p->outs[k];
+
         free(out->text);
         *out = (struct db_result){.got = PQntuples(res) > 0};
         for (int c = 0; out->got && c < PQnfields(res); c++)
@@ -438,6 +460,8 @@ static void take_result(struct db_result *out, const PGresult *res)
                         out->i[c] = col_int(res, c);
                 else if (!PQgetisnull(res, 0, c))
                         out->text = strdup(PQgetvalue(res, 0, c));
+        if (p->out_stmts[k] == DB_SHARED_SETTINGS)
+                pg_shared_settings_trusted(p, out);
 }
 
 /* Sends a prepared statement (stmt >= 0), or BEGIN (-1) or COMMIT (-2), into the pipeline. */
@@ -450,7 +474,7 @@ static int pipe_send(struct pg_db *p, int stmt, const struct db_value *v, int n)
         struct db_result *out = p->out;
 
         p->out = NULL;
-        if (want_result(p, out) < 0)
+        if (want_result(p, stmt, out) < 0)
                 return -EIO;
         for (i = 0; i < n && i < PARAMS_MAX; i++) {
                 values[i] = value_text(&v[i], bufs[i], sizeof(bufs[i]));
@@ -502,8 +526,9 @@ static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n
 {
         struct pg_db *p = (struct pg_db *)db;
         struct db_value with[PARAMS_MAX];
+        struct pg_sign_buf signs;
 
-        if (n >= PARAMS_MAX) {
+        if (n + 5 > PARAMS_MAX) { /* the node, and what signing adds */
                 pg_set_error(p, "too many parameters");
                 return -EIO;
         }
@@ -524,6 +549,7 @@ static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n
                  stmt == DB_LIST_JOBS ||
                  stmt == DB_COUNT_QUEUE_JOBS)
                 with[n++] = (struct db_value){.type = DB_TEXT, .text = p->node};
+        n = pg_sign_params(p, stmt, with, n, &signs);
         p->out = out;
         return pipe_send(p, (int)stmt, with, n);
 }
@@ -579,7 +605,7 @@ static int end_pipeline(struct pg_db *p)
                         else if (st == PGRES_TUPLES_OK && k == p->prune_at && p->logs)
                                 add_logs(p->logs, res);
                         else if (st == PGRES_TUPLES_OK && p->outs[k])
-                                take_result(p->outs[k], res);
+                                take_result(p, k, res);
                         else if (st == PGRES_COMMAND_OK && k == p->sent - 1 && r == 0 &&
                                  strcmp(PQcmdStatus(res), "COMMIT") != 0)
                                 r = pg_failed(p, res);
@@ -659,173 +685,6 @@ int pg_query_rows(struct pg_db *p, const char *sql, int n, const char *const *va
         return r;
 }
 
-struct settings_ctx {
-        void (*cb)(void *data, const char *name, double value, const char *text);
-        void *data;
-};
-
-static void setting_row(void *ctx, const PGresult *res)
-{
-        struct settings_ctx *c = ctx;
-
-        c->cb(c->data, col_text(res, 0), col_real(res, 1), col_text(res, 2));
-}
-
-static int load_settings(struct db *db,
-                         void (*cb)(void *data, const char *name, double value, const char *text),
-                         void *data)
-{
-        struct pg_db *p = (struct pg_db *)db;
-        struct settings_ctx c = {cb, data};
-        const char *values[] = {p->node};
-
-        /* The shared ones last: a node's own row of the same name is from before schema 9. */
-        return pg_query_rows(p,
-                             "SELECT name, value, text FROM settings WHERE node IN ($1, '*')"
-                             " ORDER BY node = '*', seq",
-                             1, values, setting_row, &c, "the settings");
-}
-
-struct foreign_ctx {
-        int64_t id;
-        uid_t owner;
-};
-
-static void foreign_row(void *ctx, const PGresult *res)
-{
-        struct foreign_ctx *c = ctx;
-
-        c->id = col_int(res, 0);
-        c->owner = (uid_t)col_int(res, 1);
-}
-
-static int find_foreign_job(struct db *db, uid_t uid, int64_t *ret_id, uid_t *ret_owner)
-{
-        struct foreign_ctx c = {0, 0};
-        char text[32];
-        const char *values[] = {text};
-        int r;
-
-        snprintf(text, sizeof(text), "%u", (unsigned)uid);
-        r = pg_query_rows((struct pg_db *)db, "SELECT id, owner FROM jobs WHERE owner != $1 LIMIT 1",
-                       1, values, foreign_row, &c, "the jobs");
-        if (r < 0)
-                return r;
-        *ret_id = c.id;
-        if (c.id)
-                *ret_owner = c.owner;
-        return 0;
-}
-
-struct jobs_ctx {
-        void (*cb)(void *data, const struct store_job_row *row);
-        void *data;
-        struct db_env_rows envs;
-        const char *node;
-        bool again;
-};
-
-static void job_row(void *ctx, const PGresult *res)
-{
-        struct jobs_ctx *c = ctx;
-        struct store_job_row row = {
-            .id = col_int(res, 0),
-            .owner = (uid_t)col_int(res, 1),
-            .very_slow = col_int(res, 2),
-            .payload = col_text(res, 3),
-            .key = col_text(res, 5),
-            .name = col_text(res, 6),
-            .persist = col_int(res, 7),
-            .state = col_text(res, 8),
-            .qorder = col_int(res, 9),
-            .due = col_real(res, 10),
-            .runs = col_int(res, 11),
-            .env_id = col_int(res, 12),
-            .flow = col_text(res, 13),
-            .started = col_real(res, 14),
-            .key_starts = col_int(res, 15),
-            .node = c->node,
-            .again = c->again,
-        };
-
-        row.env = db_env_of(&c->envs, row.env_id, col_text(res, 4));
-        c->cb(c->data, &row);
-}
-
-int pg_read_jobs(struct pg_db *p, const char *node, const char *ids,
-                 void (*cb)(void *data, const struct store_job_row *row), void *data)
-{
-        struct jobs_ctx c = {cb, data, {0, NULL}, node, ids != NULL};
-        const char *values[] = {node, ids};
-        int r = pg_query_rows(p,
-                              "SELECT j.id, owner, very_slow, payload, e.vars, key, name, persist,"
-                              " state, qorder, due, runs, e.id, flow, started, starts FROM jobs j"
-                              " LEFT JOIN envs e ON e.id = j.env WHERE j.node = $1"
-                              " AND ($2::bigint[] IS NULL OR j.id = ANY ($2::bigint[]))"
-                              " ORDER BY qorder, j.id",
-                              2, values, job_row, &c, "the jobs");
-
-        db_env_rows_free(&c.envs);
-        return r;
-}
-
-static int load_jobs(struct db *db, void (*cb)(void *data, const struct store_job_row *row),
-                     void *data)
-{
-        struct pg_db *p = (struct pg_db *)db;
-
-        return pg_read_jobs(p, p->node, NULL, cb, data);
-}
-
-struct runs_ctx {
-        void (*cb)(void *data, struct run_record *rec);
-        void *data;
-};
-
-static void run_row(void *ctx, const PGresult *res)
-{
-        struct runs_ctx *c = ctx;
-        struct run_record *rec = calloc(1, sizeof(*rec));
-        const char *log = col_text(res, 10);
-
-        if (!rec)
-                return;
-        rec->id = col_int(res, 0);
-        rec->run = col_int(res, 1);
-        rec->very_slow = col_int(res, 2);
-        rec->owner = (uid_t)col_int(res, 3);
-        rec->summary = strdup(col_text(res, 4));
-        rec->started = col_real(res, 5);
-        rec->ended = col_real(res, 6);
-        rec->outcome = db_outcome_name(col_text(res, 7));
-        rec->exit_code = (int)col_int(res, 8);
-        rec->signal = (int)col_int(res, 9);
-        rec->log = log ? strdup(log) : NULL;
-        rec->oom = col_int(res, 11);
-        rec->cpu_time = PQgetisnull(res, 0, 12) ? -1 : col_real(res, 12);
-        rec->memory_peak = PQgetisnull(res, 0, 13) ? -1 : col_int(res, 13);
-        rec->leftovers = (int)col_int(res, 14);
-        rec->attempt = col_int(res, 15);
-        rec->node = run_record_node(col_text(res, 16));
-        c->cb(c->data, rec);
-}
-
-static int load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct run_record *rec),
-                     void *data)
-{
-        struct runs_ctx c = {cb, data};
-        char text[32];
-        const char *values[] = {text};
-
-        snprintf(text, sizeof(text), "%" PRId64, limit);
-        return pg_query_rows((struct pg_db *)db,
-                          "SELECT id, run, very_slow, owner, summary, started, ended, outcome,"
-                          " exit_code, signal, log, oom, cpu_time, memory_peak, leftovers, attempt,"
-                          " node FROM (SELECT * FROM runs ORDER BY seq DESC LIMIT $1) r"
-                          " ORDER BY seq",
-                          1, values, run_row, &c, "the history");
-}
-
 static void pg_free(struct db *db)
 {
         struct pg_db *p = (struct pg_db *)db;
@@ -838,6 +697,8 @@ static void pg_free(struct db *db)
         free(p->node);
         free(p->error);
         free(p->outs);
+        free(p->out_stmts);
+        pg_sign_free(p);
         free(p->base.name);
         free(p);
 }
@@ -853,10 +714,10 @@ static const struct db_driver pg_driver = {
     .commit = commit,
     .rollback = rollback,
     .why = why,
-    .load_settings = load_settings,
-    .find_foreign_job = find_foreign_job,
-    .load_jobs = load_jobs,
-    .load_runs = load_runs,
+    .load_settings = pg_load_settings,
+    .find_foreign_job = pg_find_foreign_job,
+    .load_jobs = pg_load_jobs,
+    .load_runs = pg_load_runs,
     .reserve_ids = pg_reserve_ids,
     .renew = pg_renew,
     .adopt = pg_adopt,
@@ -864,11 +725,12 @@ static const struct db_driver pg_driver = {
     .mail_start = pg_mail_start,
     .mail_take = pg_mail_take,
     .mail_stop = pg_mail_stop,
+    .rejected_rows = pg_rejected_rows,
     .free = pg_free,
 };
 
 int db_pg_open(const char *conninfo, const char *schema, const struct db_node *me,
-               double lease_time, struct db **ret)
+               double lease_time, struct mac_key *key, struct db **ret)
 {
         struct pg_db *p = calloc(1, sizeof(*p));
         int r;
@@ -876,6 +738,8 @@ int db_pg_open(const char *conninfo, const char *schema, const struct db_node *m
         if (!p)
                 return -ENOMEM;
         p->base.driver = &pg_driver;
+        p->key = mac_key_ref(key);
+        pthread_mutex_init(&p->reject_lock, NULL);
         p->conninfo = strdup(conninfo);
         p->schema = strdup(schema);
         p->node = strdup(me->name);

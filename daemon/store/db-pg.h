@@ -4,11 +4,27 @@
 #define SLOWWORKD_DB_PG_H
 
 #include <libpq-fe.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 #include "store/db.h"
+#include "util/mac.h"
+
+/* The tables whose rows are signed, as slowwork_rejected_rows_total names them. */
+enum pg_table { PG_MAIL, PG_JOBS, PG_ENVS, PG_SETTINGS, PG_TABLES };
+
+/* The names of users by uid, as this node's rows carry them (the store's thread alone). */
+#define PG_USERS_KEPT 16
+struct pg_users {
+        struct {
+                uid_t uid;
+                char *name; /* NULL: none */
+        } kept[PG_USERS_KEPT];
+        unsigned n, next;
+};
 
 struct pg_db {
         struct db base;
@@ -24,6 +40,16 @@ struct pg_db {
         int nouts;               /* their room */
         struct db_result *out;   /* the next statement's */
         struct pg_mailbox *mailbox; /* db-pg-mail.c's, once started */
+        enum db_stmt *out_stmts;    /* the statement of each of them */
+
+        /* Signing (db-pg-sign.c): the cluster key, the number of the last mail sent, the
+         * owners' names; the rows rejected (under reject_lock: any thread). */
+        struct mac_key *key;
+        int64_t mail_sent;
+        struct pg_users users;
+        pthread_mutex_t reject_lock;
+        uint64_t rejected[PG_TABLES];
+        struct pg_rejected *rejected_rows; /* those logged, each once */
 };
 
 /* libpq's message, on one line, as why the last call failed. */
@@ -60,6 +86,48 @@ static inline double col_real(const PGresult *res, int c)
  * their order: rows as the store's loaders give them (node set, again when ids). */
 int pg_read_jobs(struct pg_db *p, const char *node, const char *ids,
                  void (*cb)(void *data, const struct store_job_row *row), void *data);
+
+/* Signing (db-pg-sign.c). The params a statement adds to with[0..n) when its rows are signed
+ * (their texts in buf, which must outlive the statement's sending): the new n. */
+struct pg_sign_buf {
+        char mac[2][MAC_TEXT_LEN + 1], num[2][24];
+};
+int pg_sign_params(struct pg_db *p, enum db_stmt stmt, struct db_value *with, int n,
+                   struct pg_sign_buf *buf);
+/* Whether a job's row (the columns of pg_read_jobs(): its environment's id in 12, and from first
+ * on user_name, mac, state_mac and its environment's mac) holds, its environment's text with it
+ * (env_held: that environment was found to hold already); else it is rejected, or refused for
+ * its user. */
+bool pg_job_trusted(struct pg_db *p, const PGresult *res, int first,
+                    const struct store_job_row *row, const char *env_text, bool env_held);
+/* Whether a setting's row (node, name, value or NULL, text, mac) holds. */
+bool pg_setting_trusted(struct pg_db *p, const char *node, const char *name, const double *value,
+                        const char *text, const char *mac);
+/* DB_SHARED_SETTINGS' result with only the rows that hold, as [[name, value], ...]. */
+void pg_shared_settings_trusted(struct pg_db *p, struct db_result *res);
+/* A row that does not hold: logged once (what: "row 12"), counted. */
+void pg_reject(struct pg_db *p, enum pg_table table, const char *what, const char *mac);
+/* Every row of a schema from before rows were signed, signed (in the migration). 0 or -EIO. */
+int pg_sign_all(struct pg_db *p);
+/* The mail a node received (its columns from seq on, as db-pg-mail.c reads them) as a message
+ * to hand over, or NULL when it does not hold (rejected), is a replay (last: the sender's last
+ * number seen, by node), or when out of memory. */
+struct pg_mail_seen;
+struct db_mail *pg_mail_trusted(struct pg_db *p, const PGresult *res, int i,
+                                struct pg_mail_seen **last);
+void pg_mail_seen_free(struct pg_mail_seen *last);
+int64_t pg_rejected_rows(struct db *db, int table, const char **ret_name);
+void pg_sign_free(struct pg_db *p);
+
+/* The loaders (db-pg-load.c), as struct db_driver says. */
+int pg_load_settings(struct db *db,
+                     void (*cb)(void *data, const char *name, double value, const char *text),
+                     void *data);
+int pg_find_foreign_job(struct db *db, uid_t uid, int64_t *ret_id, uid_t *ret_owner);
+int pg_load_jobs(struct db *db, void (*cb)(void *data, const struct store_job_row *row),
+                 void *data);
+int pg_load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct run_record *rec),
+                 void *data);
 
 /* The node's part (db-pg-nodes.c). Joins as p->node: takes its row (with what me reports) with a
  * new epoch and a lease of lease_time seconds, unless a live node has that name (-EBUSY, logged),

@@ -51,6 +51,8 @@ static const char *const migrations[DB_SCHEMA] = {
     "SELECT 1;",
     /* 9: pauses and queues shared by the nodes, PostgreSQL's alone: nothing here */
     "SELECT 1;",
+    /* 10: rows signed with the cluster key, PostgreSQL's alone: nothing here */
+    "SELECT 1;",
 };
 
 static const char *const stmt_sql[DB_STMT_MAX] = {

@@ -53,6 +53,7 @@ void db_mail_free(struct db_mail *m)
                 free(m->from);
                 free(m->kind);
                 free(m->body);
+                free(m->refused);
                 free(m);
                 m = next;
         }

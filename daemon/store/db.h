@@ -11,10 +11,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DB_SCHEMA 9 /* the schema version of the databases this daemon writes */
+#define DB_SCHEMA 10 /* the schema version of the databases this daemon writes */
 
 struct store_job_row;
 struct run_record;
+struct mac_key;
 
 /* The writes; their parameters, in order, are the store's (store.c). */
 /* What DB_PUT_JOB writes over when the job's row is there: every column it sets, in both
@@ -46,15 +47,18 @@ enum db_stmt {
         DB_CLAIM_JOB = DB_STMT_MAX,
         DB_KEY_START,
         DB_KEY_END,
-        /* Mail to another node (to, session, kind, body), and the node that holds or last ran a
-         * job (its text; none when no row has the id). */
+        /* Mail to another node (to, its epoch, session, kind, body, the uid of the user it
+         * speaks for or NULL), and the node that holds or last ran a job (its text; none when
+         * no row has the id). */
         DB_SEND_MAIL,
         DB_FIND_JOB,
         /* Of a list of ids (an array's text), those that ended (no node holds them, or one
          * holds them idle after a run), each with its last run's outcome (JSON [[id, outcome
          * or null], ...]): a row however it is. */
         DB_ENDED_JOBS,
-        /* Mail to every other live node at the commit (kind, body). */
+        /* Mail to every other live node at the commit (kind, body): a wake-up whose effect is
+         * the same however often it comes (it is bound to no node's epoch, so it may be
+         * replayed to a node that started again). */
         DB_SEND_MAIL_ALL,
         /* The live jobs of the other nodes after an id (owner, state, limit as list's): how
          * many, and the first limit of them (JSON, list's items). */
@@ -97,6 +101,10 @@ struct db_mail {
         int64_t epoch; /* the sender's node's when it sent it */
         int64_t session;
         int64_t seq; /* the order it was sent in */
+        /* The user it speaks for: uid (-1: none), checked by name against this host's; when
+         * that fails, why the user cannot be served here (else NULL). */
+        int64_t uid;
+        char *refused;
 };
 void db_mail_free(struct db_mail *m);
 
@@ -180,6 +188,10 @@ struct db_driver {
         struct db_mail *(*mail_take)(struct db *db);
         void (*mail_stop)(struct db *db);
 
+        /* Rows that did not hold their MAC (a shared database's), by table: how many of table
+         * i (0, 1, ...), its name in *ret_name; -1 past the last. NULL: none are signed. */
+        int64_t (*rejected_rows)(struct db *db, int i, const char **ret_name);
+
         void (*free)(struct db *db);
 };
 
@@ -192,9 +204,10 @@ struct db {
 int db_sqlite_open(const char *dir, struct db **ret);
 /* The schema of the database that conninfo (a libpq connection string) names, created and
  * brought up to date, joined as node me (refused while a live node has its name) with a lease of
- * lease_time seconds; errors are logged. */
+ * lease_time seconds; its rows signed and checked with key (a reference taken); errors are
+ * logged. */
 int db_pg_open(const char *conninfo, const char *schema, const struct db_node *me,
-               double lease_time, struct db **ret);
+               double lease_time, struct mac_key *key, struct db **ret);
 
 /* Shared by the drivers: an environment's row ("[\"K=V\", ...]") as a NULL-terminated vector. */
 char **db_parse_env(const char *text);

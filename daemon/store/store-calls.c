@@ -28,16 +28,33 @@ void store_on_mail(struct store *s, void (*on_mail)(void *data, const struct db_
         s->mail_data = data;
 }
 
-void store_send_mail(struct store *s, const char *to, int64_t session, const char *kind,
-                     const char *body)
+void store_send_user_mail(struct store *s, const char *to, int64_t to_epoch, int64_t session,
+                          uid_t uid, const char *kind, const char *body)
 {
         struct op *op = store_op_new(s, DB_SEND_MAIL);
 
         store_op_text(op, to);
+        store_op_int(op, to_epoch);
         store_op_int(op, session);
         store_op_text(op, kind);
         store_op_text(op, body);
+        if (uid == (uid_t)-1)
+                op->n++; /* NULL */
+        else
+                store_op_int(op, uid);
         store_op_queue(s, op);
+}
+
+void store_send_mail(struct store *s, const char *to, int64_t to_epoch, int64_t session,
+                     const char *kind, const char *body)
+{
+        store_send_user_mail(s, to, to_epoch, session, (uid_t)-1, kind, body);
+}
+
+int64_t store_rejected_rows(struct store *s, int i, const char **ret_name)
+{
+        return s->db->driver->rejected_rows ? s->db->driver->rejected_rows(s->db, i, ret_name)
+                                            : -1;
 }
 
 void store_send_mail_all(struct store *s, const char *kind, const char *body)

@@ -80,7 +80,8 @@ int store_open(const struct store_config *config, struct store **ret)
         opened = store_mono_now();
         r = s->node ? take_folder(s, config->dir) : -ENOMEM;
         if (r == 0 && config->conninfo && *config->conninfo)
-                r = db_pg_open(config->conninfo, config->schema, &s->me, s->lease_time, &s->db);
+                r = db_pg_open(config->conninfo, config->schema, &s->me, s->lease_time,
+                               config->key, &s->db);
         else if (r == 0)
                 r = db_sqlite_open(config->dir, &s->db);
         if (r == 0)
@@ -89,9 +90,13 @@ int store_open(const struct store_config *config, struct store **ret)
                 store_free(s);
                 return r;
         }
-        /* The join was sent after opened: the lease holds at least this long. */
-        if (s->db->driver->renew)
+        /* The join was sent after opened: the lease holds at least this long. The live nodes
+         * are known before the daemon serves: mail goes to the epoch of a node. */
+        if (s->db->driver->renew) {
                 s->lease_until = opened + s->lease_time;
+                if (s->db->driver->renew(s->db, &s->me, &s->nodes, &s->nnodes) == 0)
+                        s->nodes_at = store_mono_now();
+        }
         s->renew_at = opened + s->lease_renew;
         *ret = s;
         return 0;

@@ -24,11 +24,13 @@ struct store_config {
         const char *conninfo; /* a libpq connection string; NULL or "": SQLite in dir */
         const char *schema;   /* PostgreSQL's schema of the tables */
         const char *node;     /* this daemon's name among the nodes of the database */
+        struct mac_key *key;  /* what its rows are signed with (PostgreSQL) */
         double lease_renew, lease_time; /* seconds (PostgreSQL) */
         int64_t min_threads, max_threads; /* what the node reports until store_report() */
 };
 
 struct db_node;
+struct mac_key;
 
 /* Opens (creating) the database and brings its schema up to date; errors are logged. */
 int store_open(const struct store_config *config, struct store **ret);
@@ -129,8 +131,15 @@ int store_key_end(struct store *s, int64_t id, bool keep, bool (*give_up)(void *
 struct db_mail;
 void store_on_mail(struct store *s, void (*on_mail)(void *data, const struct db_mail *m),
                    void *data);
-void store_send_mail(struct store *s, const char *to, int64_t session, const char *kind,
-                     const char *body);
+void store_send_mail(struct store *s, const char *to, int64_t to_epoch, int64_t session,
+                     const char *kind, const char *body);
+/* The same, for a client of uid: the other node serves it only if the user of that name has
+ * that uid there too (else the message comes with refused). */
+void store_send_user_mail(struct store *s, const char *to, int64_t to_epoch, int64_t session,
+                          uid_t uid, const char *kind, const char *body);
+/* Rows of a shared database rejected since the start, as store_rejected_rows() says: how many
+ * of table i (0, ...), its name; -1 past the last. */
+int64_t store_rejected_rows(struct store *s, int i, const char **ret_name);
 /* The same to every other node live when its batch is committed (session 0). */
 void store_send_mail_all(struct store *s, const char *kind, const char *body);
 /* The node that holds job id (res->i[0] 0), or last ran it (1), and the job's owner (res->i[1]):

@@ -17,7 +17,8 @@
 
 /* The keys after the settings, in the order of their CONFIG_ numbers. */
 static const char *const other_keys[] = {"admin-group", "socket-group", "store", "store-schema",
-                                         "node-name",   "lease-renew",  "lease-time"};
+                                         "node-name",   "lease-renew",  "lease-time",
+                                         "cluster-key-file"};
 
 static int setting_index(const char *name)
 {
@@ -271,10 +272,12 @@ static int parse_line(char *text, unsigned lineno, struct config_file *next, cha
                                           k == CONFIG_LEASE_RENEW ? &next->lease_renew
                                                                   : &next->lease_time,
                                           msg, msglen);
-        if (k == CONFIG_STORE || k == CONFIG_STORE_SCHEMA || k == CONFIG_NODE_NAME) {
+        if (k == CONFIG_STORE || k == CONFIG_STORE_SCHEMA || k == CONFIG_NODE_NAME ||
+            k == CONFIG_CLUSTER_KEY_FILE) {
                 char **to = k == CONFIG_STORE          ? &next->store
                             : k == CONFIG_STORE_SCHEMA ? &next->store_schema
-                                                       : &next->node_name;
+                            : k == CONFIG_NODE_NAME    ? &next->node_name
+                                                       : &next->cluster_key_file;
 
                 *to = strdup(value);
                 return *to ? 0 : fail(msg, msglen, -ENOMEM, "out of memory");
@@ -298,7 +301,7 @@ int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *e
 
         next.admin_gid = next.socket_gid = (gid_t)-1;
         next.queues = NULL;
-        next.store = next.store_schema = next.node_name = NULL;
+        next.store = next.store_schema = next.node_name = next.cluster_key_file = NULL;
         next.lease_renew = next.lease_time = 0;
         memset(next.line, 0, sizeof(next.line));
         errno = 0;
@@ -330,7 +333,8 @@ void config_file_clear(struct config_file *cf)
         free(cf->store);
         free(cf->store_schema);
         free(cf->node_name);
-        cf->store = cf->store_schema = cf->node_name = NULL;
+        free(cf->cluster_key_file);
+        cf->store = cf->store_schema = cf->node_name = cf->cluster_key_file = NULL;
 }
 
 int config_file_read(const char *path, bool missing_ok, struct config_file *cf, char *err,

@@ -28,6 +28,7 @@ enum {
         CONFIG_NODE_NAME,
         CONFIG_LEASE_RENEW,
         CONFIG_LEASE_TIME,
+        CONFIG_CLUSTER_KEY_FILE,
         CONFIG_KEYS,
 };
 
@@ -41,6 +42,8 @@ struct config_file {
          * renewed every lease_renew seconds, valid for lease_time (0: unset). Start only. */
         char *node_name;
         double lease_renew, lease_time;
+        /* The file of the key that the nodes sign their rows with (NULL: unset); start only. */
+        char *cluster_key_file;
         unsigned line[CONFIG_KEYS]; /* where each key was set; 0: not in the file */
         /* The "queue.NAME.SETTING = value" lines, as {"NAME": {"SETTING": value}}; NULL: none. */
         json_object *queues;

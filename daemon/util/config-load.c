@@ -96,6 +96,20 @@ static int store_flags(const struct config *c, struct config_file *cf, char *err
                 if (*c->store && !cf->store)
                         goto oom;
         }
+        if (c->cluster_key_file) {
+                free(cf->cluster_key_file);
+                cf->cluster_key_file = strdup(c->cluster_key_file);
+                if (!cf->cluster_key_file)
+                        goto oom;
+        }
+        /* Without the key, whoever may write the schema could make the nodes run anything. */
+        if (cf->store && !cf->cluster_key_file) {
+                snprintf(err, errlen,
+                         "the jobs are kept in PostgreSQL (store): cluster-key-file must name "
+                         "the key file that every node of the schema has (slowworkd "
+                         "--make-cluster-key FILE makes one)");
+                return -EINVAL;
+        }
         if (c->store_schema || !cf->store_schema) {
                 free(cf->store_schema);
                 cf->store_schema =

@@ -13,6 +13,7 @@ struct config {
         unsigned nflags;
         const char *store, *store_schema; /* --store, --store-schema; NULL: not given */
         const char *node_name;            /* --node-name; NULL: not given */
+        const char *cluster_key_file;     /* --cluster-key-file; NULL: not given */
         double lease_renew, lease_time;   /* --lease-renew, --lease-time; 0: not given */
 };
 

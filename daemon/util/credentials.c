@@ -53,6 +53,40 @@ static int get_passwd(uid_t uid, struct passwd *pw, char **ret_buf)
         return lookup_error(r);
 }
 
+int credentials_user_name(uid_t uid, char **ret)
+{
+        struct passwd pw;
+        char *buf, *name;
+        int r = get_passwd(uid, &pw, &buf);
+
+        if (r < 0)
+                return r;
+        name = strdup(pw.pw_name);
+        free(buf);
+        if (!name)
+                return -ENOMEM;
+        *ret = name;
+        return 0;
+}
+
+int credentials_uid_of(const char *name, uid_t *ret)
+{
+        struct passwd pw, *found = NULL;
+        size_t size = 0;
+        char *buf = NULL;
+        int r;
+
+        do {
+                if (grow(&buf, &size) < 0)
+                        return -ENOMEM;
+                r = getpwnam_r(name, &pw, buf, size, &found);
+        } while (r == ERANGE && size < ENTRY_BUF_MAX);
+        if (r == 0 && found)
+                *ret = pw.pw_uid;
+        free(buf);
+        return r == 0 && found ? 0 : lookup_error(r);
+}
+
 /* The groups of name, gid among them (getgrouplist(3) puts it first). */
 static int get_groups(const char *name, gid_t gid, gid_t **ret, int *ret_n)
 {

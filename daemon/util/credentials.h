@@ -20,6 +20,10 @@ struct user_creds {
 /* The passwd entry and group list of uid: 0, -ENOENT when there is no such user, or -errno. */
 int credentials_lookup_user(uid_t uid, struct user_creds **ret);
 struct user_creds *user_creds_free(struct user_creds *u);
+/* The name of user uid (a new string), and the uid of the user so named: 0, -ENOENT when there
+ * is none, or -errno. */
+int credentials_user_name(uid_t uid, char **ret);
+int credentials_uid_of(const char *name, uid_t *ret);
 /* Whether the user uid, whose process has the primary group gid, is a member of group:
  * 1 or 0, or -errno when the user database cannot say. */
 int credentials_user_in_group(uid_t uid, gid_t gid, gid_t group);
