@@ -14,6 +14,7 @@
 #include "config.h"
 #include "manager.h"
 #include "server/listener.h"
+#include "store/db.h"
 #include "util/config-load.h"
 #include "util/mac.h"
 
@@ -93,6 +94,32 @@ static void start_again(char **argv, int fd)
         fprintf(stderr, "slowworkd: cannot start again: %s\n", strerror(errno));
 }
 
+/* The arguments as given, for a start again (kept while the process lives); then a password in
+ * --store's value is blanked in the process's own (what ps and /proc/PID/cmdline show), as
+ * database clients do. */
+static char **kept;
+
+static char **keep_args(int argc, char **argv)
+{
+        kept = calloc((size_t)argc + 1, sizeof(*kept));
+        for (int i = 0; kept && i < argc; i++)
+                if (!(kept[i] = strdup(argv[i]))) {
+                        fprintf(stderr, "slowworkd: out of memory\n");
+                        exit(1);
+                }
+        if (!kept) {
+                fprintf(stderr, "slowworkd: out of memory\n");
+                exit(1);
+        }
+        return kept;
+}
+
+static void blank(char *secret)
+{
+        if (db_pg_conninfo_has_password(secret))
+                memset(secret, 'x', strlen(secret));
+}
+
 int main(int argc, char **argv)
 {
         enum {
@@ -156,6 +183,7 @@ int main(int argc, char **argv)
         int c, index, r, restart_fd;
         bool restart;
 
+        kept = keep_args(argc, argv);
         tzset(); /* cron schedules are in local time, as TZ says */
         while ((c = getopt_long(argc, argv, "", options, &index)) != -1) {
                 switch (c) {
@@ -172,7 +200,8 @@ int main(int argc, char **argv)
                         o.config.path = optarg;
                         break;
                 case OPT_STORE:
-                        o.config.store = optarg;
+                        o.config.store = kept[optind - 1] + (optarg - argv[optind - 1]);
+                        blank(optarg);
                         break;
                 case OPT_STORE_SCHEMA:
                         if (config_check_schema(optarg, err, sizeof(err)) < 0) {
@@ -254,6 +283,6 @@ int main(int argc, char **argv)
         manager_free(m);
         config_file_clear(&o.file);
         if (restart)
-                start_again(argv, restart_fd);
+                start_again(kept, restart_fd);
         return r < 0 || restart ? 1 : 0;
 }

@@ -189,6 +189,27 @@ static void raise_fd_limit(struct rlimit *ret_before)
                             (unsigned long long)rl.rlim_cur, FDS_WANTED, CONN_MAX);
 }
 
+/* A password in the configuration file's store is the database's: the file must be readable
+ * by its owner alone, root or this daemon's user, as a key file (libpq's .pgpass, sshd). */
+static int password_kept_safe(const struct manager_options *o)
+{
+        const char *path = o->config.path ? o->config.path : CONFIG_FILE_DEFAULT;
+        struct stat st;
+
+        if (!config_file_line(&o->file, "store") || !db_pg_conninfo_has_password(o->file.store))
+                return 0;
+        if (stat(path, &st) < 0)
+                return log_error_errno(-errno, "Cannot check %s: %m", path);
+        if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 077)) {
+                log_error("%s holds the job database's password (store) but is open to others "
+                          "(mode %04o, uid %u): make it readable by its owner alone (chmod 600, "
+                          "owner root), or keep the password in a .pgpass file (PGPASSFILE)",
+                          path, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+                return -EPERM;
+        }
+        return 0;
+}
+
 int manager_new(const struct manager_options *o, struct manager **ret)
 {
         struct rlimit jobs_nofile;
@@ -218,7 +239,8 @@ int manager_new(const struct manager_options *o, struct manager **ret)
         r = make_state_dir(m, o->state_dir);
         if (r < 0)
                 goto fail;
-        if (o->file.store && (r = mac_key_load(o->file.cluster_key_file, &key)) < 0)
+        if (o->file.store && ((r = password_kept_safe(o)) < 0 ||
+                              (r = mac_key_load(o->file.cluster_key_file, &key)) < 0))
                 goto fail;
         r = store_open(&(struct store_config){.dir = m->state_dir,
                                               .conninfo = o->file.store,

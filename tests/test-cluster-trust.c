@@ -285,6 +285,74 @@ START_TEST(nodes_with_different_keys_refuse_each_others_rows)
 }
 END_TEST
 
+/* Whether the process's arguments (what ps shows) hold text. */
+static bool in_cmdline(pid_t pid, const char *text)
+{
+        char path[64], buf[8192];
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        ck_assert_int_gt(n, 0);
+        for (ssize_t i = 0; i < n; i++)
+                if (!buf[i])
+                        buf[i] = ' ';
+        buf[n] = '\0';
+        return strstr(buf, text) != NULL;
+}
+
+/* The daemon's first child: its supervisor, forked at start. */
+static pid_t supervisor_of(pid_t pid)
+{
+        char path[64];
+        FILE *f;
+        int child = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+        f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(fscanf(f, "%d", &child), 1);
+        fclose(f);
+        return child;
+}
+
+START_TEST(no_password_is_in_sight)
+{
+        char *store, *conf, *err = NULL;
+        FILE *f;
+
+        cluster_init(&c, 1);
+        /* The throwaway PostgreSQL trusts its socket: the password is there to be hidden. */
+        ck_assert_int_ge(asprintf(&store, "%s&password=hunter2", daemon_store()), 0);
+        setenv("SLOWWORK_TEST_STORE", store, 1);
+        cluster_start_node(&c, 1);
+        ck_assert(!in_cmdline(cluster_node(&c, 1)->pid, "hunter2"));
+        ck_assert(in_cmdline(cluster_node(&c, 1)->pid, "--store"));
+        ck_assert(!in_cmdline(supervisor_of(cluster_node(&c, 1)->pid), "hunter2"));
+        /* A configuration file that holds it must be its owner's alone. */
+        conf = cluster_path(&c, "slowworkd.conf");
+        f = fopen(conf, "w");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "store = %s\ncluster-key-file = %s\n", store,
+                getenv("SLOWWORK_TEST_CLUSTER_KEY"));
+        ck_assert_int_eq(fclose(f), 0);
+        ck_assert_int_eq(chmod(conf, 0644), 0);
+        ck_assert_int_ne(daemon_run_stderr(&err, "--config", conf, "--node-name", "nk",
+                                           "--socket", "/nonexistent/s", NULL),
+                         0);
+        ck_assert_msg(strstr(err, conf) && strstr(err, "0644") && strstr(err, "password"), "%s",
+                      err);
+        ck_assert_msg(!strstr(err, "hunter2"), "%s", err);
+        free(err);
+        free(conf);
+        free(store);
+}
+END_TEST
+
 /* An /etc/passwd where uid 0 is named daemon (and no user is named root). */
 static void passwd_with_root_named_daemon(const char *path)
 {
@@ -342,6 +410,7 @@ static int run(void)
         tcase_add_test(tc, a_node_without_the_key_or_with_an_open_key_file_does_not_start);
         tcase_add_test(tc, nodes_with_different_keys_refuse_each_others_rows);
         tcase_add_test(tc, a_user_who_is_another_uid_on_the_other_node_is_refused_there);
+        tcase_add_test(tc, no_password_is_in_sight);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -729,6 +729,17 @@ static const struct db_driver pg_driver = {
     .free = pg_free,
 };
 
+bool db_pg_conninfo_has_password(const char *conninfo)
+{
+        PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+        bool has = false;
+
+        for (PQconninfoOption *o = opts; o && o->keyword; o++)
+                has |= strcmp(o->keyword, "password") == 0 && o->val && *o->val;
+        PQconninfoFree(opts);
+        return has;
+}
+
 int db_pg_open(const char *conninfo, const char *schema, const struct db_node *me,
                double lease_time, struct mac_key *key, struct db **ret)
 {

@@ -209,6 +209,9 @@ int db_sqlite_open(const char *dir, struct db **ret);
 int db_pg_open(const char *conninfo, const char *schema, const struct db_node *me,
                double lease_time, struct mac_key *key, struct db **ret);
 
+/* Whether a libpq connection string holds a password. */
+bool db_pg_conninfo_has_password(const char *conninfo);
+
 /* Shared by the drivers: an environment's row ("[\"K=V\", ...]") as a NULL-terminated vector. */
 char **db_parse_env(const char *text);
 /* Jobs read in order share their environments: the vars of row id (its text), parsed only when
