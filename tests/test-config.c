@@ -420,10 +420,23 @@ static void remove_state_dir(void)
 
 START_TEST(a_job_database_out_of_reach_stops_the_start)
 {
-        char state[PATH_MAX], *err;
+        char state[PATH_MAX], key[PATH_MAX + 8], text[PATH_MAX + 96], *err;
 
         state_dir(state, sizeof(state));
+        /* Without the cluster key, a PostgreSQL store is refused before it is reached. */
         write_conf("store = host=/nonexistent/slowwork dbname=slowwork\n");
+        ck_assert_int_eq(daemon_run_stderr(&err, "--config", conf, "--state-dir", state, "--socket",
+                                           "/nonexistent/s", NULL),
+                         2);
+        ck_assert_msg(strstr(err, "cluster-key-file"), "stderr \"%s\"", err);
+        free(err);
+        snprintf(key, sizeof(key), "%s/cluster.key", dir);
+        unlink(key);
+        ck_assert_int_eq(daemon_run_stderr(&err, "--make-cluster-key", key, NULL), 0);
+        free(err);
+        snprintf(text, sizeof(text),
+                 "store = host=/nonexistent/slowwork dbname=slowwork\ncluster-key-file = %s\n", key);
+        write_conf(text);
         ck_assert_int_eq(daemon_run_stderr(&err, "--config", conf, "--state-dir", state, "--socket",
                                            "/nonexistent/s", NULL),
                          1);
