@@ -945,6 +945,9 @@ int registry_init(struct registry *reg, const struct registry_config *config)
                 return log_error_errno(-errno, "Failed to open %s: %m", config->log_dir);
         contain_init(&reg->contain, config->state_dir);
         supervisor_start(&reg->supervisor, config->loop, &reg->contain, config->state_dir);
+        if (store_shared(reg->store) &&
+            fence_setup(&reg->fence, supervisor_life_fd(&reg->supervisor)) == 0)
+                reg->shared.run.fence = &reg->fence;
         r = inflight_open(&reg->inflight, config->state_dir, &reg->crashed, &reg->ncrashed);
         if (r < 0)
                 return r;
