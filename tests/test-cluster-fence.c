@@ -3,8 +3,8 @@
  * Two nodes on one PostgreSQL schema; every slowworkd process of node 1 killed (the daemon and its
  * supervisor, in either order or at once): none of its runs outlives it, so node 2, which takes
  * its jobs once its lease runs out, never runs one beside its old run. Each job's run holds a
- * flock on a file of its own in a child that left the run's session (setsid): a run that finds
- * the lock taken says OVERLAP.
+ * flock on a file of its own in a child that left the run's session (setsid), or without cgroups
+ * in its process group: a run that finds the lock taken says OVERLAP.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -27,27 +27,34 @@ static void teardown(void)
 }
 
 /*
- * Job j: its setsid child takes a flock on lock.J, says OVERLAP J when it cannot, and its start
- * with its own pid and its sleep's ("start J PID PID"), then its end ("end J"). It sleeps 60 s,
- * or 0.05 s once the file quick exists.
+ * Job j: its probe takes a flock on lock.J, says OVERLAP J when it cannot, and its start with its
+ * own pid and its sleep's ("start J PID PID"), then its end ("end J"). It sleeps 60 s, or 0.05 s
+ * once the file quick exists. The probe is a child that left the run's session (setsid), or with
+ * in_group the run's first process itself.
  */
-static char *probe_job(int j)
+static char *probe_job(int j, bool in_group)
 {
         json_object *o = json_object_new_object();
-        char *command, *params;
+        char *probe, *command, *params;
 
-        ck_assert_int_ge(asprintf(&command,
-                                  "setsid -w sh -c 'exec 9>>%1$s/lock.%2$d; flock -n 9 || echo "
-                                  "OVERLAP %2$d >>%1$s/events; t=60; [ -e %1$s/quick ] && "
-                                  "t=0.05; sleep $t & echo start %2$d $$ $! >>%1$s/events; wait; "
-                                  "echo end %2$d >>%1$s/events' & wait",
+        ck_assert_int_ge(asprintf(&probe,
+                                  "exec 9>>%1$s/lock.%2$d; flock -n 9 || echo OVERLAP %2$d "
+                                  ">>%1$s/events; t=60; [ -e %1$s/quick ] && t=0.05; sleep $t & "
+                                  "echo start %2$d $$ $! >>%1$s/events; wait; echo end %2$d "
+                                  ">>%1$s/events",
                                   c.dir, j),
                          0);
+        if (in_group)
+                command = probe;
+        else
+                ck_assert_int_ge(asprintf(&command, "setsid -w sh -c '%s' & wait", probe), 0);
         json_object_object_add(o, "command", json_object_new_string(command));
         params = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
         ck_assert_ptr_nonnull(params);
         json_object_put(o);
-        free(command);
+        if (command != probe)
+                free(command);
+        free(probe);
         return params;
 }
 
@@ -190,10 +197,11 @@ static bool in_history(int64_t id, int run, const char *outcome, const char *nod
 
 enum how { SUPERVISOR_FIRST, DAEMON_FIRST, BOTH_AT_ONCE };
 
-/* Node 1 runs the JOBS probe jobs, each run with its fence; every slowworkd process of node 1 is
- * killed as `how` says. Its runs are gone, their fences too; node 2 runs each job once, after
- * node 1's lease ran out, without an overlap. */
-static void kill_node(enum how how)
+/* Node 1 runs the JOBS probe jobs (in their process groups with in_group, else in setsid
+ * children), each run with its fence; every slowworkd process of node 1 is killed as `how` says.
+ * Its runs are gone, their fences too; node 2 runs each job once, after node 1's lease ran out,
+ * without an overlap. */
+static void kill_node(enum how how, bool in_group)
 {
         pid_t daemon, super, gone[2 * JOBS + FENCES_MAX];
         struct runs runs[JOBS];
@@ -203,21 +211,24 @@ static void kill_node(enum how how)
 
         if (!has_cgroups())
                 return; /* a process out of its run's session is found by its cgroup only */
+        if (in_group)
+                daemons_without_cgroups();
         cluster_init(&c, 2);
         cluster_start(&c);
         daemon = cluster_node(&c, 1)->pid;
         super = supervisor_of(daemon);
         for (int j = 0; j < JOBS; j++) {
-                char *params = probe_job(j);
+                char *params = probe_job(j, in_group);
 
                 ids[j] = cluster_submit(&c, 1, params);
                 free(params);
         }
         wait_for(all_started(), 10, "node 1's runs did not start");
         cluster_touch(&c, "quick");
-        /* A run's fence starts before its first process: each is there by now. */
-        fences = children_named(daemon, "slowwork-fence", gone + 2 * JOBS, FENCES_MAX);
-        ck_assert_msg(fences == JOBS, "node 1 has %d fences for its %d runs", fences, JOBS);
+        /* A run's fence starts before its first process, or just after it without cgroups. */
+        wait_for((fences = children_named(daemon, "slowwork-fence", gone + 2 * JOBS, FENCES_MAX)) ==
+                     JOBS,
+                 5, "node 1 has %d fences for its %d runs", fences, JOBS);
         read_events(runs);
         for (int j = 0; j < JOBS; j++) {
                 gone[2 * j] = runs[j].first[0];
@@ -265,21 +276,28 @@ static void kill_node(enum how how)
         }
 }
 
-START_TEST(a_node_whose_supervisor_then_daemon_are_killed_leaves_no_run_beside_the_next)
+START_TEST(no_run_outlives_a_node_killed_supervisor_first)
 {
-        kill_node(SUPERVISOR_FIRST);
+        kill_node(SUPERVISOR_FIRST, false);
 }
 END_TEST
 
-START_TEST(a_node_whose_daemon_then_supervisor_are_killed_leaves_no_run_beside_the_next)
+START_TEST(no_run_outlives_a_node_killed_daemon_first)
 {
-        kill_node(DAEMON_FIRST);
+        kill_node(DAEMON_FIRST, false);
 }
 END_TEST
 
-START_TEST(a_node_whose_daemon_and_supervisor_are_killed_at_once_leaves_no_run_beside_the_next)
+START_TEST(no_run_outlives_a_node_killed_all_at_once)
 {
-        kill_node(BOTH_AT_ONCE);
+        kill_node(BOTH_AT_ONCE, false);
+}
+END_TEST
+
+/* Without cgroups a fence kills its run's process group. */
+START_TEST(no_process_group_outlives_a_node_without_cgroups_killed_at_once)
+{
+        kill_node(BOTH_AT_ONCE, true);
 }
 END_TEST
 
@@ -290,13 +308,10 @@ static int run(void)
 
         tcase_set_timeout(tc, 120);
         tcase_add_checked_fixture(tc, NULL, teardown);
-        tcase_add_test(
-            tc, a_node_whose_supervisor_then_daemon_are_killed_leaves_no_run_beside_the_next);
-        tcase_add_test(
-            tc, a_node_whose_daemon_then_supervisor_are_killed_leaves_no_run_beside_the_next);
-        tcase_add_test(
-            tc,
-            a_node_whose_daemon_and_supervisor_are_killed_at_once_leaves_no_run_beside_the_next);
+        tcase_add_test(tc, no_run_outlives_a_node_killed_supervisor_first);
+        tcase_add_test(tc, no_run_outlives_a_node_killed_daemon_first);
+        tcase_add_test(tc, no_run_outlives_a_node_killed_all_at_once);
+        tcase_add_test(tc, no_process_group_outlives_a_node_without_cgroups_killed_at_once);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
