@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "jobs/supervise.h"
 #include "manager.h"
 #include "server/listener.h"
 #include "store/db.h"
@@ -183,6 +184,8 @@ int main(int argc, char **argv)
         int c, index, r, restart_fd;
         bool restart;
 
+        if (argc > 1 && strcmp(argv[1], SUPERVISE_FLAG) == 0)
+                supervise_main(argc, argv);
         kept = keep_args(argc, argv);
         tzset(); /* cron schedules are in local time, as TZ says */
         while ((c = getopt_long(argc, argv, "", options, &index)) != -1) {

@@ -48,7 +48,13 @@ static uid_t run_as; /* 0: as the test */
 
 static pid_t spawn_hiding(char **argv, bool quiet, const char *hide, const char *passwd)
 {
-        pid_t pid = fork();
+        pid_t pid;
+
+#ifdef SLOWWORK_FENCE
+        /* The runs' fences of the build, not of an installed slowwork. */
+        setenv("SLOWWORKD_FENCE", SLOWWORK_FENCE, 0);
+#endif
+        pid = fork();
 
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {

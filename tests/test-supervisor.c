@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The supervisor: a daemon that dies (kill -9) leaves no run behind, with no daemon started again,
- * in cgroups, in process groups only and as a user instance; a clean stop leaves no supervisor;
- * and the supervisor never keeps the state folder from a daemon started at once after the kill.
+ * in cgroups, in process groups only and as a user instance; a killed supervisor is replaced; a
+ * clean stop leaves no supervisor; and the supervisor never keeps the state folder from a daemon
+ * started at once after the kill.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -102,22 +103,28 @@ static int children_of(pid_t ppid, const char *comm, pid_t *ret_named)
         return n;
 }
 
-/* The daemon's supervisor, once it has taken its name (up to 5 s). */
-static pid_t supervisor_of(pid_t daemon)
+/* The daemon's supervisor other than old (0: any), once it has taken its name (up to 5 s). */
+static pid_t supervisor_other_than(pid_t daemon, pid_t old)
 {
         pid_t pid = 0;
 
-        for (int i = 0; i < 500 && !pid; i++) {
+        for (int i = 0; i < 500 && (!pid || pid == old); i++) {
                 children_of(daemon, "slowworkd-super", &pid);
-                if (!pid)
+                if (!pid || pid == old)
                         usleep(10000);
         }
-        ck_assert_msg(pid > 0, "slowworkd %d has no supervisor", (int)daemon);
+        ck_assert_msg(pid > 0 && pid != old, "slowworkd %d has no supervisor (but %d)", (int)daemon,
+                      (int)old);
         return pid;
 }
 
+static pid_t supervisor_of(pid_t daemon)
+{
+        return supervisor_other_than(daemon, 0);
+}
+
 /* The supervisor keeps none of the daemon's descriptors (socket, state folder lock, database):
- * beside 0, 1 and 2, only its pipe and runs-inflight. */
+ * beside 0, 1 and 2, only its pipe, the life pipe and runs-inflight. */
 static void holds_only_its_own(pid_t super)
 {
         char path[64], target[PATH_MAX];
@@ -145,7 +152,7 @@ static void holds_only_its_own(pid_t super)
                 n++;
         }
         closedir(fds);
-        ck_assert_int_eq(n, 2);
+        ck_assert_int_eq(n, 3);
 }
 
 /* A run whose shell and child ignore SIGTERM: their pids. */
@@ -250,6 +257,32 @@ START_TEST(a_killed_user_instance_leaves_no_run_behind)
 }
 END_TEST
 
+/* kill -9 of the supervisor: the daemon starts another at once, which stops the runs when the
+ * daemon is killed in turn. */
+START_TEST(a_killed_supervisor_is_replaced_and_stops_the_runs_of_a_daemon_killed_next)
+{
+        pid_t pids[2], super, again, left;
+        int fd;
+
+        daemon_start(&d, "--kill-grace", "0.3", "--stop-timeout", "0.2", NULL);
+        super = supervisor_of(d.pid);
+        fd = client_connect(d.sock);
+        stubborn_run(fd, &pids[0], &pids[1]);
+        close(fd);
+        ck_assert_int_eq(kill(super, SIGKILL), 0);
+        again = supervisor_other_than(d.pid, super);
+        holds_only_its_own(again);
+        ck_assert_msg(dies(super), "the killed supervisor %d is still there", (int)super);
+        ck_assert_int_eq(kill(d.pid, SIGKILL), 0);
+        ck_assert_int_eq(waitpid(d.pid, NULL, 0), d.pid);
+        left = survivor(pids, 2);
+        ck_assert_msg(left == 0, "the run process %d outlived the daemon by 5 s", (int)left);
+        ck_assert_msg(dies(again), "the second supervisor %d outlived its stop", (int)again);
+        daemon_start_again(&d, "--kill-grace", "0.3", "--stop-timeout", "0.2", NULL);
+        daemon_stop(&d);
+}
+END_TEST
+
 /* The supervisor keeps none of the daemon's descriptors. A clean stop records what it always did
  * (the cut run interrupted, nothing left over) and waits for the supervisor: no process of the
  * daemon's is left. */
@@ -323,6 +356,8 @@ int main(void)
         tcase_add_test(tc, a_killed_daemon_leaves_no_contained_run_behind);
         tcase_add_test(tc, a_killed_daemon_leaves_no_process_group_behind);
         tcase_add_test(tc, a_killed_user_instance_leaves_no_run_behind);
+        tcase_add_test(tc,
+                       a_killed_supervisor_is_replaced_and_stops_the_runs_of_a_daemon_killed_next);
         tcase_add_test(tc, a_clean_stop_leaves_no_supervisor);
         tcase_add_test(tc, a_daemon_starts_at_once_after_a_kill);
         suite_add_tcase(s, tc);

@@ -944,7 +944,10 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         if (reg->shared.run.log_dir_fd < 0)
                 return log_error_errno(-errno, "Failed to open %s: %m", config->log_dir);
         contain_init(&reg->contain, config->state_dir);
-        supervisor_start(&reg->supervisor, &reg->contain, config->state_dir);
+        supervisor_start(&reg->supervisor, config->loop, &reg->contain, config->state_dir);
+        if (store_shared(reg->store) &&
+            fence_setup(&reg->fence, supervisor_life_fd(&reg->supervisor)) == 0)
+                reg->shared.run.fence = &reg->fence;
         r = inflight_open(&reg->inflight, config->state_dir, &reg->crashed, &reg->ncrashed);
         if (r < 0)
                 return r;
@@ -1050,6 +1053,7 @@ void registry_close_events(struct registry *reg)
         }
         schedule_close(&reg->schedule);
         metrics_file_close(&reg->metrics_file);
+        supervisor_unwatch(&reg->supervisor);
 }
 
 void registry_free(struct registry *reg)

@@ -19,6 +19,7 @@
 #include "jobs/deps.h"
 #include "jobs/burst.h"
 #include "jobs/events.h"
+#include "jobs/fence.h"
 #include "jobs/inflight.h"
 #include "jobs/job.h"
 #include "jobs/gate.h"
@@ -64,6 +65,7 @@ struct registry {
         struct contain contain;
         struct inflight inflight;
         struct supervisor supervisor; /* stops what the runs leave, should the daemon die */
+        struct fence_context fence;   /* a shared store's: each run's, should the node die */
         struct history history;
         struct history learned; /* other nodes' runs read from a shared database since */
         struct relay *relay; /* requests about other nodes' jobs go there (NULL: none) */

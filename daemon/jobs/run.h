@@ -14,6 +14,7 @@
 
 struct contain;
 struct events;
+struct fence_context;
 struct pause;
 struct inflight;
 
@@ -38,6 +39,8 @@ struct run_context {
         struct events *events;     /* where runs post their start and end */
         struct contain *contain;   /* where their processes are kept */
         struct inflight *inflight; /* the plugin runs, kept across a crash */
+        /* Where the store is shared, each shell run's fence, should the node die; NULL: none */
+        const struct fence_context *fence;
 };
 
 double run_mono_now(void); /* seconds, for deadlines */

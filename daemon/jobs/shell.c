@@ -24,6 +24,7 @@
 
 #include "jobs/contain.h"
 #include "jobs/events.h"
+#include "jobs/fence.h"
 #include "jobs/inflight.h"
 #include "jobs/job.h"
 #include "jobs/limits.h"
@@ -297,6 +298,17 @@ static int mark_inflight(struct job *job, int64_t number, pid_t pid)
         return inflight_enter(job->shared->run.inflight, &r);
 }
 
+/* The run's fence, where the store is shared: before its first process when a cgroup holds the
+ * run (cg), just after it (pid) when its process group does. 0: none. */
+static pid_t fence(struct job *job, int64_t number, struct cgroup_run *cg, pid_t pid)
+{
+        const struct fence_context *f = job->shared->run.fence;
+
+        if (!f || (cg && pid) || (!cg && !pid))
+                return 0;
+        return fence_start(f, job->id, number, cg ? cgroup_run_fd(cg) : -1, pid);
+}
+
 /* The run's own cgroup, where runs are contained; else (or when it cannot be made: said in the
  * log) NULL, and the run keeps to its process group. */
 static struct cgroup_run *run_cgroup(struct job *job, int64_t number)
@@ -319,7 +331,7 @@ struct run_record *shell_run(struct job *job)
         int pipefd[2] = {-1, -1}, kick_fd, r;
         struct user_creds *as = NULL;
         char note[512] = "";
-        pid_t pid;
+        pid_t pid, fenced = 0;
 
         if (!rec)
                 return NULL;
@@ -350,6 +362,8 @@ struct run_record *shell_run(struct job *job)
         if (r == 0)
                 r = limits_apply_cgroup(&job->x->limits, run.cgroup, note, sizeof(note));
         limits_for_spawn(&job->x->limits, runs_as_owner(job), &job->shared->run.jobs_nofile, &limits);
+        if (r == 0 && run.cgroup)
+                fenced = fence(job, rec->run, run.cgroup, 0);
         if (r == 0)
                 r = spawn_job(&(struct spawn_params){.argv = job_argv(job),
                                                      .envp = job->env ? job->env->vars : NULL,
@@ -384,6 +398,8 @@ struct run_record *shell_run(struct job *job)
         } else {
                 int slot = run.cgroup ? -1 : mark_inflight(job, rec->run, pid);
 
+                if (!run.cgroup)
+                        fenced = fence(job, rec->run, NULL, pid);
                 __atomic_store_n(&job->pid, pid, __ATOMIC_RELEASE);
                 suspend_attach(&job->suspend, run.cgroup, pid);
                 fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
@@ -391,6 +407,8 @@ struct run_record *shell_run(struct job *job)
                 __atomic_store_n(&job->pid, 0, __ATOMIC_RELEASE);
                 inflight_leave(job->shared->run.inflight, slot);
         }
+        if (fenced > 0)
+                fence_end(fenced);
         if (pipefd[0] >= 0)
                 close(pipefd[0]);
         rec->log_bytes = run.log.size;

@@ -9,21 +9,38 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/prctl.h>
+#include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "jobs/inflight.h"
+#include "jobs/supervise.h"
 #include "jobs/supervisor.h"
-#include "util/cgroup.h"
 #include "util/log.h"
+#include "util/spawn-helper.h"
 
 /* How long a start waits for the last daemon's supervisor to finish its stop. */
 #define LAST_WAIT_MS 30000
+/* Supervisors that die within a second of their start, in a row, before the daemon gives up. */
+#define QUICK_ENDS_MAX 5
 
-/* DIR/runs-inflight, flock()ed once the last daemon's supervisor has let go of it. */
-static int lock_inflight(const char *state_dir)
+struct supervisor_watch {
+        uv_poll_t poll;
+        struct supervisor *s;
+        int pidfd;
+};
+
+static double mono_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* DIR/runs-inflight, flock()ed once the last daemon's supervisor has let go of it (waiting up to
+ * wait_ms for it). */
+static int lock_inflight(const char *state_dir, int wait_ms)
 {
         char *path;
         int fd, waited;
@@ -45,12 +62,12 @@ static int lock_inflight(const char *state_dir)
                         close(fd);
                         return r;
                 }
-                if (waited == 0)
+                if (waited == 0 && wait_ms > 0)
                         log_info("Waiting for the last daemon's supervisor to stop its runs");
-                if (waited >= LAST_WAIT_MS) {
+                if (waited >= wait_ms) {
                         log_warning("The last daemon's supervisor still holds %s after %d s: "
                                     "starting all the same",
-                                    path, LAST_WAIT_MS / 1000);
+                                    path, wait_ms / 1000);
                         break;
                 }
                 poll(NULL, 0, 20);
@@ -59,170 +76,106 @@ static int lock_inflight(const char *state_dir)
         return fd;
 }
 
-/* The supervisor's side: where it says what it stopped. */
-struct stopping {
-        const char *report;
-        int fd;
-};
+static void start_one(struct supervisor *s, int wait_ms);
 
-/* A run that left processes: written down for the next start. One whose processes would not go
- * is left to the next start, which tries again. */
-static void stopped(void *data, int64_t id, int64_t run, int left)
+static void watch_closed(uv_handle_t *handle)
 {
-        struct stopping *st = data;
+        struct supervisor_watch *w = handle->data;
 
-        if (left <= 0)
+        close(w->pidfd);
+        free(w);
+}
+
+void supervisor_unwatch(struct supervisor *s)
+{
+        if (!s->watch)
                 return;
-        log_info("Job %" PRId64 ": the daemon is gone; stopped the %d process%s its run %" PRId64
-                 " left",
-                 id, left, left == 1 ? "" : "es", run);
-        if (st->fd < 0)
-                st->fd = open(st->report, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-                              0600);
-        if (st->fd < 0 || dprintf(st->fd, "%" PRId64 " %" PRId64 " %d\n", id, run, left) < 0)
-                log_error("Cannot write to %s: %m", st->report);
+        uv_close((uv_handle_t *)&s->watch->poll, watch_closed);
+        s->watch = NULL;
 }
 
-/* A fence's kill of a run's process group: said in the log. */
-static void fenced(void *data, int64_t id, int64_t run, int left)
+/* The supervisor is gone while the daemon lives: another takes its place. */
+static void on_gone(uv_poll_t *poll, int status, int events)
 {
-        (void)data;
-        if (left > 0)
-                log_info("Job %" PRId64 ": killed the %d process%s of its run %" PRId64, id, left,
-                         left == 1 ? "" : "es", run);
-}
+        struct supervisor_watch *w = poll->data;
+        struct supervisor *s = w->s;
+        int code = 0;
 
-/* Every descriptor from 3 on goes, but a and b. */
-static void close_all_but(int a, int b)
-{
-        unsigned lo = (unsigned)(a < b ? a : b), hi = (unsigned)(a < b ? b : a);
-
-        if (lo > 3)
-                close_range(3, lo - 1, 0);
-        if (hi > lo + 1)
-                close_range(lo + 1, hi - 1, 0);
-        close_range(hi + 1, ~0U, 0);
-}
-
-/* Out of the daemon's session (no terminal's signals), with only what it needs open; named
- * last, so that whoever sees the name sees it detached. */
-static void detach(int pipe_fd, int inflight_fd)
-{
-        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        sigset_t none;
-
-        setsid();
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        if (null >= 0) {
-                dup2(null, 0);
-                dup2(null, 1);
+        (void)status;
+        (void)events;
+        supervisor_unwatch(s);
+        while (waitpid(s->pid, &code, 0) < 0 && errno == EINTR)
+                ;
+        close(s->pipe_fd);
+        s->pipe_fd = -1;
+        s->pid = 0;
+        if (WIFSIGNALED(code))
+                log_warning("The supervisor was killed (%s): starting another",
+                            strsignal(WTERMSIG(code)));
+        else
+                log_warning("The supervisor exited (status %d): starting another",
+                            WEXITSTATUS(code));
+        s->quick_ends = mono_now() - s->started < 1 ? s->quick_ends + 1 : 0;
+        if (s->quick_ends >= QUICK_ENDS_MAX) {
+                log_error("%d supervisors in a row died at their start: none from now on; should "
+                          "the daemon die, its runs go on until the next start stops them",
+                          s->quick_ends);
+                return;
         }
-        close_all_but(pipe_fd, inflight_fd);
-        prctl(PR_SET_NAME, "slowworkd-super");
+        start_one(s, 0);
 }
 
-static double mono_now(void)
+/* Its pidfd on the loop; without one (a kernel before 5.3), a supervisor that dies is not
+ * replaced. */
+static void watch(struct supervisor *s)
 {
-        struct timespec ts;
+        struct supervisor_watch *w = calloc(1, sizeof(*w));
+        int r = w ? 0 : -ENOMEM;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* The daemon's lease ran out unrenewed and it said no later deadline: it may be stopped, and
- * another node may run its jobs. Its runs' processes go now; the cgroups stay the daemon's. */
-static void fence(const char *cgroup_path, int inflight_fd)
-{
-        struct contain c = {.path = (char *)cgroup_path};
-        struct inflight_run *runs;
-        size_t n;
-
-        log_warning("The daemon's lease ran out unrenewed: killing its runs");
-        if (cgroup_path && cgroup_tree_open(cgroup_path, false, &c.tree) == 0)
-                contain_kill_runs(&c);
-        cgroup_tree_unref(c.tree);
-        if (inflight_read(inflight_fd, &runs, &n) == 0) {
-                contain_stop_group_leftovers(runs, n, fenced, NULL);
-                free(runs);
+        if (w) {
+                w->s = s;
+                w->pidfd = (int)pidfd_open(s->pid, 0);
+                if (w->pidfd < 0)
+                        r = -errno;
         }
-}
-
-/* Until the daemon is gone (end of file): its deadlines (a double each, the last one counts),
- * and a fence at each that passes. */
-static void watch(int pipe_fd, const char *cgroup_path, int inflight_fd)
-{
-        double deadline = 0, said[64];
-
-        for (;;) {
-                struct pollfd pfd = {.fd = pipe_fd, .events = POLLIN};
-                double left = deadline - mono_now();
-                int timeout = deadline <= 0 ? -1 : left <= 0 ? 0 : (int)(left * 1000) + 1;
-                ssize_t got;
-                int n = poll(&pfd, 1, timeout);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n == 0) {
-                        fence(cgroup_path, inflight_fd);
-                        deadline = 0;
-                        continue;
-                }
-                got = read(pipe_fd, said, sizeof(said));
-                if (got < 0 && errno == EINTR)
-                        continue;
-                if (got <= 0)
-                        return;
-                if ((size_t)got >= sizeof(*said))
-                        deadline = said[(size_t)got / sizeof(*said) - 1];
+        if (r == 0)
+                r = uv_poll_init(s->loop, &w->poll, w->pidfd);
+        if (r < 0) {
+                log_warning("Cannot watch the supervisor (%s): should it die, none takes its "
+                            "place",
+                            strerror(-r));
+                if (w && w->pidfd >= 0)
+                        close(w->pidfd);
+                free(w);
+                return;
         }
+        w->poll.data = w;
+        uv_poll_start(&w->poll, UV_READABLE, on_gone);
+        s->watch = w;
 }
 
-static void __attribute__((noreturn))
-supervise(int pipe_fd, int inflight_fd, const char *cgroup_path, const char *report)
+static void start_one(struct supervisor *s, int wait_ms)
 {
-        struct stopping st = {.report = report, .fd = -1};
-        struct contain c = {.path = (char *)cgroup_path};
-        struct inflight_run *runs;
-        size_t n;
+        int inflight_fd = lock_inflight(s->state_dir, wait_ms), fds[2] = {-1, -1};
+        char *argv[] = {(char *)"slowworkd", (char *)SUPERVISE_FLAG,
+                        s->cgroup ? s->cgroup : (char *)"", s->report, NULL};
+        int r = inflight_fd < 0 ? inflight_fd : 0;
+        pid_t pid = 0;
 
-        detach(pipe_fd, inflight_fd);
-        watch(pipe_fd, cgroup_path, inflight_fd);
-        /* A subtree the daemon made went with its clean end: then nothing is left. */
-        if (cgroup_path && cgroup_tree_open(cgroup_path, false, &c.tree) == 0)
-                contain_stop_leftovers(&c, stopped, &st);
-        cgroup_tree_unref(c.tree);
-        if (inflight_read(inflight_fd, &runs, &n) == 0) {
-                contain_stop_group_leftovers(runs, n, stopped, &st);
-                free(runs);
-        }
-        _exit(0);
-}
-
-void supervisor_start(struct supervisor *s, const struct contain *c, const char *state_dir)
-{
-        int inflight_fd = lock_inflight(state_dir), fds[2] = {-1, -1}, r = inflight_fd;
-        pid_t pid = -1;
-
-        *s = (struct supervisor){.pipe_fd = -1};
-        if (r >= 0 && asprintf(&s->report, "%s/runs-stopped", state_dir) < 0) {
-                s->report = NULL;
+        if (r == 0 && (!s->report || s->life[1] < 0))
                 r = -ENOMEM;
-        }
-        if (r >= 0 && pipe2(fds, O_CLOEXEC) < 0)
+        if (r == 0 && pipe2(fds, O_CLOEXEC) < 0)
                 r = -errno;
-        if (r >= 0) {
-                pid = fork();
-                if (pid == 0) {
-                        close(fds[1]);
-                        supervise(fds[0], inflight_fd, c->tree ? c->path : NULL, s->report);
-                }
-                r = pid < 0 ? -errno : 0;
-                close(fds[0]);
+        if (r == 0) {
+                int passed[SUPERVISE_FDS];
+
+                passed[SUPERVISE_FD_DAEMON] = fds[0];
+                passed[SUPERVISE_FD_LIFE] = s->life[1];
+                passed[SUPERVISE_FD_INFLIGHT] = inflight_fd;
+                r = spawn_helper("/proc/self/exe", argv, passed, SUPERVISE_FDS, &pid);
         }
+        if (fds[0] >= 0)
+                close(fds[0]);
         if (inflight_fd >= 0)
                 close(inflight_fd); /* the supervisor's now, and its lock */
         if (r < 0) {
@@ -235,11 +188,34 @@ void supervisor_start(struct supervisor *s, const struct contain *c, const char 
         }
         s->pid = pid;
         s->pipe_fd = fds[1];
+        s->started = mono_now();
+        s->said = 0;
         fcntl(s->pipe_fd, F_SETFL, O_NONBLOCK);
+        supervisor_deadline(s, s->deadline);
+        watch(s);
+}
+
+void supervisor_start(struct supervisor *s, uv_loop_t *loop, const struct contain *c,
+                      const char *state_dir)
+{
+        *s = (struct supervisor){.loop = loop, .pipe_fd = -1, .life = {-1, -1}};
+        if (asprintf(&s->report, "%s/runs-stopped", state_dir) < 0)
+                s->report = NULL;
+        s->state_dir = strdup(state_dir);
+        s->cgroup = c->tree ? strdup(c->path) : NULL;
+        if (!s->state_dir || (c->tree && !s->cgroup) || pipe2(s->life, O_CLOEXEC) < 0)
+                s->life[0] = s->life[1] = -1;
+        start_one(s, LAST_WAIT_MS);
+}
+
+int supervisor_life_fd(const struct supervisor *s)
+{
+        return s->life[0];
 }
 
 void supervisor_deadline(struct supervisor *s, double at)
 {
+        s->deadline = at;
         if (s->pid <= 0 || at == s->said)
                 return;
         /* Eight bytes go whole into a pipe, or not at all (non-blocking): a deadline the
@@ -255,8 +231,13 @@ void supervisor_stop(struct supervisor *s)
                 while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
                         ;
         }
+        for (int i = 0; i < 2; i++)
+                if (s->life[i] >= 0)
+                        close(s->life[i]);
         free(s->report);
-        *s = (struct supervisor){.pipe_fd = -1};
+        free(s->state_dir);
+        free(s->cgroup);
+        *s = (struct supervisor){.pipe_fd = -1, .life = {-1, -1}};
 }
 
 void supervisor_report(struct supervisor *s,
