@@ -100,19 +100,17 @@ static void start_again(char **argv, int fd)
  * database clients do. */
 static char **kept;
 
-static char **keep_args(int argc, char **argv)
+static void keep_args(int argc, char **argv)
 {
+        int i = 0;
+
         kept = calloc((size_t)argc + 1, sizeof(*kept));
-        for (int i = 0; kept && i < argc; i++)
-                if (!(kept[i] = strdup(argv[i]))) {
-                        fprintf(stderr, "slowworkd: out of memory\n");
-                        exit(1);
-                }
-        if (!kept) {
+        while (kept && i < argc && (kept[i] = strdup(argv[i])))
+                i++;
+        if (i < argc) {
                 fprintf(stderr, "slowworkd: out of memory\n");
                 exit(1);
         }
-        return kept;
 }
 
 static void blank(char *secret)
@@ -186,7 +184,7 @@ int main(int argc, char **argv)
 
         if (argc > 1 && strcmp(argv[1], SUPERVISE_FLAG) == 0)
                 supervise_main(argc, argv);
-        kept = keep_args(argc, argv);
+        keep_args(argc, argv);
         tzset(); /* cron schedules are in local time, as TZ says */
         while ((c = getopt_long(argc, argv, "", options, &index)) != -1) {
                 switch (c) {

@@ -196,7 +196,9 @@ static int password_kept_safe(const struct manager_options *o)
         const char *path = o->config.path ? o->config.path : CONFIG_FILE_DEFAULT;
         struct stat st;
 
-        if (!config_file_line(&o->file, "store") || !db_pg_conninfo_has_password(o->file.store))
+        /* The file's store is the one in force unless --store was given. */
+        if (o->config.store || !config_file_line(&o->file, "store") ||
+            !db_pg_conninfo_has_password(o->file.store))
                 return 0;
         if (stat(path, &st) < 0)
                 return log_error_errno(-errno, "Cannot check %s: %m", path);

@@ -122,9 +122,11 @@ START_TEST(captured_mail_changed_replayed_or_moved_is_rejected)
                  " INSERT INTO captured SELECT NEW.*; RETURN NEW; END $$;"
                  "CREATE TRIGGER capture AFTER INSERT ON mail FOR EACH ROW"
                  " EXECUTE FUNCTION capture()"));
-        id = cluster_submit(&c, 2, "{\"command\":\"true\"}");
+        /* A live job of n2's: a request about it from n1 goes there as mail. */
+        id = cluster_submit(&c, 2, "{\"command\":\"sleep 60\"}");
         snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
-        json_object_put(cluster_call_ok(&c, 1, "wait", params));
+        json_object_put(cluster_call_ok(&c, 1, "status", params));
+        json_object_put(cluster_call_ok(&c, 2, "cancel", params));
         ck_assert_int_eq(sql_int("SELECT count(*) FROM captured WHERE kind = '%s'", "line"), 1);
         /* The line with another body; then open and line again as they were (a replay); the
          * line in another session; the line moved to node n1. */

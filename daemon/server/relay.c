@@ -398,17 +398,25 @@ static void open_in(struct relay *r, const struct db_mail *m)
         if (json_object_object_get_ex(creds, "admin", &v))
                 admin = json_object_get_boolean(v);
         json_object_put(creds);
-        if (m->uid >= 0 && m->refused) {
+        if (m->refused) {
+                char *why = strdup(m->refused);
+
                 log_warning("Refused the client of node %s: %s", m->from, m->refused);
-                in = in_new(r, m);
-                if (in && !(in->refused = strdup(m->refused)))
-                        in_end(in, true);
+                if (why && (in = in_new(r, m))) {
+                        in->refused = why;
+                        return;
+                }
+                free(why);
+                store_send_mail(r->store, m->from, m->epoch, m->session, "end", "");
                 return;
         }
-        if (m->uid < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) < 0 ||
+        if (m->uid < 0 ||
+            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) < 0 ||
             !(in = in_new(r, m))) {
                 log_warning("Cannot serve a request of node %s's client: %s", m->from,
-                            m->uid < 0 ? "no credentials" : fds[0] < 0 ? "no socket pair" : "out of memory");
+                            m->uid < 0     ? "no credentials"
+                            : fds[0] < 0   ? "no socket pair"
+                                           : "out of memory");
                 if (fds[0] >= 0) {
                         close(fds[0]);
                         close(fds[1]);

@@ -108,9 +108,10 @@ static void job_row(void *ctx, const PGresult *res)
             .node = c->node,
             .again = c->again,
         };
+        struct pg_job_signs signs = {col_text(res, 12), col_text(res, 16), col_text(res, 17),
+                                     col_text(res, 18), col_text(res, 4),  col_text(res, 19)};
 
-        c->env_held = pg_job_trusted(c->p, res, 16, &row, col_text(res, 4),
-                                     c->env_held && row.env_id == c->envs.id);
+        c->env_held = pg_job_trusted(c->p, &row, &signs, c->env_held && row.env_id == c->envs.id);
         if (!c->env_held)
                 return; /* left as it is: neither run nor deleted */
         row.env = db_env_of(&c->envs, row.env_id, col_text(res, 4));

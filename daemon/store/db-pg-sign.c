@@ -47,42 +47,63 @@ static void begin(const struct pg_db *p, struct mac *m, const char *label, const
                 mac_text(m, f[i]);
 }
 
-static void sign(const struct pg_db *p, const char *label, const char *const *f, int n,
-                 char out[MAC_TEXT_LEN + 1])
-{
-        struct mac m;
+/* The fields of each kind of row as texts (NULL for NULL), by name: the order each MAC takes
+ * them in is said once, here. Numbers are written as PostgreSQL writes a bigint. */
+struct job_fields {
+        const char *id, *owner, *user, *class, *payload, *env, *key, *name;
+};
+struct state_fields {
+        const char *id, *persist, *flow;
+};
+struct mail_fields {
+        const char *from, *from_epoch, *to, *to_epoch, *session, *n, *kind, *uid, *user, *body;
+};
 
-        begin(p, &m, label, f, n);
-        mac_end(&m, out);
+static void job_mac(const struct pg_db *p, struct mac *m, const struct job_fields *j)
+{
+        const char *f[] = {j->id, j->owner, j->user, j->class, j->payload, j->env, j->key, j->name};
+
+        begin(p, m, "slowwork job 1", f, 8);
 }
 
-static bool holds(const struct pg_db *p, const char *label, const char *const *f, int n,
-                  const char *mac)
+static void state_mac(const struct pg_db *p, struct mac *m, const struct state_fields *st)
 {
-        struct mac m;
+        const char *f[] = {st->id, st->persist, st->flow};
 
-        begin(p, &m, label, f, n);
-        return mac_matches(&m, mac);
+        begin(p, m, "slowwork job state 1", f, 3);
 }
 
-#define JOB       "slowwork job 1"
-#define JOB_STATE "slowwork job state 1"
-#define ENV       "slowwork env 1"
-#define SETTING   "slowwork setting 1"
-#define MAIL      "slowwork mail 1"
+static void env_mac(const struct pg_db *p, struct mac *m, const char *id, const char *vars)
+{
+        const char *f[] = {id, vars};
+
+        begin(p, m, "slowwork env 1", f, 2);
+}
+
+/* value: NULL for a setting kept as text. */
+static void setting_mac(const struct pg_db *p, struct mac *m, const char *node, const char *name,
+                        const double *value, const char *text)
+{
+        char buf[32];
+        const char *f[] = {node, name, value ? buf : NULL, text};
+
+        if (value)
+                snprintf(buf, sizeof(buf), "%.17g", *value);
+        begin(p, m, "slowwork setting 1", f, 4);
+}
+
+static void mail_mac(const struct pg_db *p, struct mac *m, const struct mail_fields *ml)
+{
+        const char *f[] = {ml->from, ml->from_epoch, ml->to,  ml->to_epoch, ml->session,
+                           ml->n,    ml->kind,       ml->uid, ml->user,     ml->body};
+
+        begin(p, m, "slowwork mail 1", f, 10);
+}
 
 /* A number as the text a MAC covers (the same as PostgreSQL writes a bigint). */
 static const char *int_text(int64_t v, char buf[24])
 {
         snprintf(buf, 24, "%" PRId64, v);
-        return buf;
-}
-
-static const char *real_text(const double *v, char buf[32])
-{
-        if (!v)
-                return NULL;
-        snprintf(buf, 32, "%.17g", *v);
         return buf;
 }
 
@@ -105,107 +126,109 @@ static const char *user_name(struct pg_db *p, uid_t uid)
         return name;
 }
 
-static void sign_job(struct pg_db *p, const struct db_value *v, const char *user,
-                     char out[MAC_TEXT_LEN + 1])
-{
-        char id[24], owner[24], class[24], env[24];
-        const char *f[] = {int_text(v[0].i, id),
-                           int_text(v[1].i, owner),
-                           user,
-                           int_text(v[2].i, class),
-                           v[3].text,
-                           v[4].type == DB_NULL ? NULL : int_text(v[4].i, env),
-                           v[5].type == DB_NULL ? NULL : v[5].text,
-                           v[6].type == DB_NULL ? NULL : v[6].text};
-
-        sign(p, JOB, f, 8, out);
-}
-
-static void sign_state(struct pg_db *p, int64_t id, const struct db_value *persist,
-                       const struct db_value *flow, char out[MAC_TEXT_LEN + 1])
-{
-        char t[2][24];
-        const char *f[] = {int_text(id, t[0]), int_text(persist->i, t[1]),
-                           flow->type == DB_NULL ? NULL : flow->text};
-
-        sign(p, JOB_STATE, f, 3, out);
-}
-
 static struct db_value text_value(const char *text)
 {
         return text ? (struct db_value){.type = DB_TEXT, .text = text}
                     : (struct db_value){.type = DB_NULL};
 }
 
+/* A value as the text a MAC covers: a number's in buf. */
+static const char *value_or_null(const struct db_value *v, char buf[24])
+{
+        return v->type == DB_NULL ? NULL : v->type == DB_INT ? int_text(v->i, buf) : v->text;
+}
+
+/* The numbers a node gives its mail: its epoch now, and the next of its mail numbers. */
+static void number_mail(struct pg_db *p, struct mail_fields *ml, struct pg_sign_buf *buf)
+{
+        ml->from_epoch = int_text(p->epoch, buf->num[0]);
+        ml->n = int_text(++p->mail_sent, buf->num[1]);
+}
+
 int pg_sign_params(struct pg_db *p, enum db_stmt stmt, struct db_value *with, int n,
                    struct pg_sign_buf *buf)
 {
-        const char *user;
-        char t[4][32];
+        char t[6][24];
+        struct mac m;
 
         switch (stmt) {
         case DB_PUT_JOB:
-        case DB_CLAIM_JOB: /* both begin with the whole row: id ... started */
-                user = user_name(p, (uid_t)with[1].i);
-                sign_job(p, with, user, buf->mac[0]);
-                sign_state(p, with[0].i, &with[7], &with[12], buf->mac[1]);
-                with[n++] = text_value(user);
-                with[n++] = text_value(buf->mac[0]);
-                with[n++] = text_value(buf->mac[1]);
-                break;
-        case DB_PUT_JOB_STATE: /* id, persist, state, qorder, due, runs, flow, started */
-                sign_state(p, with[0].i, &with[1], &with[6], buf->mac[1]);
-                with[n++] = text_value(buf->mac[1]);
-                break;
-        case DB_PUT_ENV: { /* id, vars, node */
-                const char *f[] = {int_text(with[0].i, t[0]), with[1].text};
+        case DB_CLAIM_JOB: { /* both begin with the whole row: id ... started */
+                struct job_fields j = {int_text(with[0].i, t[0]),
+                                       int_text(with[1].i, t[1]),
+                                       user_name(p, (uid_t)with[1].i),
+                                       int_text(with[2].i, t[2]),
+                                       with[3].text,
+                                       value_or_null(&with[4], t[3]),
+                                       value_or_null(&with[5], t[5]),
+                                       value_or_null(&with[6], t[5])};
+                struct state_fields st = {t[0], int_text(with[7].i, t[4]),
+                                          value_or_null(&with[12], t[5])};
 
-                sign(p, ENV, f, 2, buf->mac[0]);
+                job_mac(p, &m, &j);
+                mac_end(&m, buf->mac[0]);
+                state_mac(p, &m, &st);
+                mac_end(&m, buf->mac[1]);
+                with[n++] = text_value(j.user);
                 with[n++] = text_value(buf->mac[0]);
+                with[n++] = text_value(buf->mac[1]);
                 break;
         }
+        case DB_PUT_JOB_STATE: { /* id, persist, state, qorder, due, runs, flow, started */
+                struct state_fields st = {int_text(with[0].i, t[0]), int_text(with[1].i, t[1]),
+                                          value_or_null(&with[6], t[5])};
+
+                state_mac(p, &m, &st);
+                mac_end(&m, buf->mac[1]);
+                with[n++] = text_value(buf->mac[1]);
+                break;
+        }
+        case DB_PUT_ENV: /* id, vars, node */
+                env_mac(p, &m, int_text(with[0].i, t[0]), with[1].text);
+                mac_end(&m, buf->mac[0]);
+                with[n++] = text_value(buf->mac[0]);
+                break;
         case DB_PUT_SETTING: { /* name, value, text, node */
                 double value = with[1].type == DB_INT ? (double)with[1].i : with[1].d;
-                const char *f[] = {with[3].text, with[0].text,
-                                   with[1].type == DB_NULL ? NULL : real_text(&value, t[0]),
-                                   with[2].type == DB_NULL ? NULL : with[2].text};
 
-                sign(p, SETTING, f, 4, buf->mac[0]);
+                setting_mac(p, &m, with[3].text, with[0].text,
+                            with[1].type == DB_NULL ? NULL : &value, value_or_null(&with[2], t[5]));
+                mac_end(&m, buf->mac[0]);
                 with[n++] = text_value(buf->mac[0]);
                 break;
         }
         case DB_SEND_MAIL: { /* to, to's epoch, session, kind, body, uid, from */
-                const char *uid = with[5].type == DB_NULL ? NULL : int_text(with[5].i, t[2]);
-                const char *f[10];
+                struct mail_fields ml = {.from = with[6].text,
+                                         .to = with[0].text,
+                                         .to_epoch = int_text(with[1].i, t[0]),
+                                         .session = int_text(with[2].i, t[1]),
+                                         .kind = with[3].text,
+                                         .uid = value_or_null(&with[5], t[2]),
+                                         .body = with[4].text};
 
-                user = uid ? user_name(p, (uid_t)with[5].i) : NULL;
-                f[0] = with[6].text;
-                f[1] = int_text(p->epoch, buf->num[0]);
-                f[2] = with[0].text;
-                f[3] = int_text(with[1].i, t[0]);
-                f[4] = int_text(with[2].i, t[1]);
-                f[5] = int_text(++p->mail_sent, buf->num[1]);
-                f[6] = with[3].text;
-                f[7] = uid;
-                f[8] = user;
-                f[9] = with[4].text;
-                sign(p, MAIL, f, 10, buf->mac[0]);
-                with[n++] = text_value(buf->num[0]);
-                with[n++] = text_value(buf->num[1]);
-                with[n++] = text_value(user);
+                ml.user = ml.uid ? user_name(p, (uid_t)with[5].i) : NULL;
+                number_mail(p, &ml, buf);
+                mail_mac(p, &m, &ml);
+                mac_end(&m, buf->mac[0]);
+                with[n++] = text_value(ml.from_epoch);
+                with[n++] = text_value(ml.n);
+                with[n++] = text_value(ml.user);
                 with[n++] = text_value(buf->mac[0]);
                 break;
         }
-        case DB_SEND_MAIL_ALL: { /* kind, body, from */
-                const char *f[] = {with[2].text, int_text(p->epoch, buf->num[0]),
-                                   "*",          "0",
-                                   "0",          int_text(++p->mail_sent, buf->num[1]),
-                                   with[0].text, NULL,
-                                   NULL,         with[1].text};
+        case DB_SEND_MAIL_ALL: { /* kind, body, from: to every node, bound to no epoch */
+                struct mail_fields ml = {.from = with[2].text,
+                                         .to = "*",
+                                         .to_epoch = "0",
+                                         .session = "0",
+                                         .kind = with[0].text,
+                                         .body = with[1].text};
 
-                sign(p, MAIL, f, 10, buf->mac[0]);
-                with[n++] = text_value(buf->num[0]);
-                with[n++] = text_value(buf->num[1]);
+                number_mail(p, &ml, buf);
+                mail_mac(p, &m, &ml);
+                mac_end(&m, buf->mac[0]);
+                with[n++] = text_value(ml.from_epoch);
+                with[n++] = text_value(ml.n);
                 with[n++] = text_value(buf->mac[0]);
                 break;
         }
@@ -259,80 +282,89 @@ void pg_reject(struct pg_db *p, enum pg_table table, const char *what, const cha
                             p->base.name, what, table_names[table]);
 }
 
-/* Logged once per row too, but a row that holds: its user is another here. */
-static void refuse_user(struct pg_db *p, int64_t id, uid_t owner, const char *user)
+/* Whether the user a row names (uid on node from, by the name user) is another here: then why
+ * in *ret_why (a new string). 0, 1, or -ENOMEM. */
+static int user_differs(const char *from, int64_t uid, const char *user, char **ret_why)
 {
-        char what[128];
-        uid_t here = 0;
-        int r = user ? credentials_uid_of(user, &here) : -ENOENT;
-        bool first;
+        uid_t here;
+        int r;
 
-        snprintf(what, sizeof(what), "user %s", user ? user : "");
-        pthread_mutex_lock(&p->reject_lock);
-        first = first_time(p, hash_of(hash_of(0x5eed, what), int_text(id, (char[24]){0})));
-        pthread_mutex_unlock(&p->reject_lock);
-        if (!first)
-                return;
         if (!user)
-                log_warning("%s: job %" PRId64 " of uid %u is not run here: the node that took "
-                            "it knew no name for that uid",
-                            p->base.name, id, (unsigned)owner);
-        else if (r == 0)
-                log_warning("%s: job %" PRId64 " is not run here: user %s is uid %u where it was "
-                            "submitted but %u here",
-                            p->base.name, id, user, (unsigned)owner, (unsigned)here);
+                r = asprintf(ret_why, "uid %" PRId64 " has no user name on node %s", uid, from);
+        else if (credentials_uid_of(user, &here) < 0)
+                r = asprintf(ret_why, "user %s (uid %" PRId64 " on node %s) is unknown here", user,
+                             uid, from);
+        else if ((int64_t)here != uid)
+                r = asprintf(ret_why, "user %s is uid %" PRId64 " on node %s but %u here", user,
+                             uid, from, (unsigned)here);
         else
-                log_warning("%s: job %" PRId64 " is not run here: user %s (uid %u where it was "
-                            "submitted) is unknown here",
-                            p->base.name, id, user, (unsigned)owner);
+                return 0;
+        return r < 0 ? -ENOMEM : 1;
 }
 
-bool pg_job_trusted(struct pg_db *p, const PGresult *res, int first,
-                    const struct store_job_row *row, const char *env_text, bool env_held)
+/* A job whose row holds but whose user is another here: logged once per job and reason. */
+static void refuse_user(struct pg_db *p, int64_t id, const char *why)
 {
-        const char *user = col_text(res, first);
-        char t[4][24], what[64];
-        const char *job[] = {int_text(row->id, t[0]),
-                             int_text(row->owner, t[1]),
-                             user,
-                             int_text(row->very_slow, t[2]),
-                             row->payload,
-                             col_text(res, 12),
-                             row->key,
-                             row->name};
-        const char *state[] = {t[0], int_text(row->persist, t[3]), row->flow};
-        uid_t here;
+        char text[24];
+        bool first;
 
-        snprintf(what, sizeof(what), "the row of job %" PRId64, row->id);
-        if (!holds(p, JOB, job, 8, col_text(res, first + 1)) ||
-            !holds(p, JOB_STATE, state, 3, col_text(res, first + 2))) {
-                pg_reject(p, PG_JOBS, what, col_text(res, first + 1));
+        pthread_mutex_lock(&p->reject_lock);
+        first = first_time(p, hash_of(hash_of(0x5eed, why), int_text(id, text)));
+        pthread_mutex_unlock(&p->reject_lock);
+        if (first)
+                log_warning("%s: job %" PRId64 " is not run here: %s", p->base.name, id,
+                            why ? why : "out of memory");
+}
+
+bool pg_job_trusted(struct pg_db *p, const struct store_job_row *row,
+                    const struct pg_job_signs *signs, bool env_held)
+{
+        char t[4][24], what[64], *why = NULL;
+        struct job_fields j = {int_text(row->id, t[0]),
+                               int_text(row->owner, t[1]),
+                               signs->user,
+                               int_text(row->very_slow, t[2]),
+                               row->payload,
+                               signs->env,
+                               row->key,
+                               row->name};
+        struct state_fields st = {t[0], int_text(row->persist, t[3]), row->flow};
+        struct mac m;
+        bool ok;
+        int r;
+
+        job_mac(p, &m, &j);
+        ok = mac_matches(&m, signs->mac);
+        state_mac(p, &m, &st);
+        if (!(mac_matches(&m, signs->state_mac) && ok)) {
+                snprintf(what, sizeof(what), "the row of job %" PRId64, row->id);
+                pg_reject(p, PG_JOBS, what, signs->mac);
                 return false;
         }
-        if (job[5] && !env_held) {
-                const char *f[] = {job[5], env_text};
-
-                if (!env_text || !holds(p, ENV, f, 2, col_text(res, first + 3))) {
-                        snprintf(what, sizeof(what), "the environment %s of job %" PRId64, job[5],
+        if (j.env && !env_held) {
+                env_mac(p, &m, j.env, signs->env_vars);
+                if (!signs->env_vars || !mac_matches(&m, signs->env_mac)) {
+                        snprintf(what, sizeof(what), "the environment %s of job %" PRId64, j.env,
                                  row->id);
-                        pg_reject(p, PG_ENVS, what, col_text(res, first + 3));
+                        pg_reject(p, PG_ENVS, what, signs->env_mac);
                         return false;
                 }
         }
-        if (!user || credentials_uid_of(user, &here) < 0 || here != row->owner) {
-                refuse_user(p, row->id, row->owner, user);
-                return false;
-        }
-        return true;
+        r = user_differs(row->node ? row->node : p->node, row->owner, signs->user, &why);
+        if (r != 0)
+                refuse_user(p, row->id, why);
+        free(why);
+        return r == 0;
 }
 
 bool pg_setting_trusted(struct pg_db *p, const char *node, const char *name, const double *value,
                         const char *text, const char *mac)
 {
-        char buf[32], what[160];
-        const char *f[] = {node, name, real_text(value, buf), text};
+        char what[160];
+        struct mac m;
 
-        if (holds(p, SETTING, f, 4, mac))
+        setting_mac(p, &m, node, name, value, text);
+        if (mac_matches(&m, mac))
                 return true;
         snprintf(what, sizeof(what), "the setting %s of node '%s'", name ? name : "", node);
         pg_reject(p, PG_SETTINGS, what, mac);
@@ -405,41 +437,24 @@ static bool fresh(struct pg_mail_seen **last, const char *from, int64_t epoch, i
         return true;
 }
 
-/* Whether the user is the same here; else why not in *ret_why (a new string). 0, 1, or -ENOMEM. */
-static int user_refused(const char *from, int64_t uid, const char *user, char **ret_why)
-{
-        uid_t here;
-        int r;
-
-        if (!user)
-                r = asprintf(ret_why, "uid %" PRId64 " has no user name on node %s", uid, from);
-        else if (credentials_uid_of(user, &here) < 0)
-                r = asprintf(ret_why, "user %s (uid %" PRId64 " on node %s) is unknown here", user,
-                             uid, from);
-        else if ((int64_t)here != uid)
-                r = asprintf(ret_why, "user %s is uid %" PRId64 " on node %s but %u here", user,
-                             uid, from, (unsigned)here);
-        else
-                return 0;
-        return r < 0 ? -ENOMEM : 1;
-}
-
 /* Columns: seq, from_node, session, kind, body, epoch, to_epoch, n, uid, user_name, mac. */
 struct db_mail *pg_mail_trusted(struct pg_db *p, const PGresult *res, int i,
                                 struct pg_mail_seen **last)
 {
 #define COL(c) (PQgetisnull(res, i, c) ? NULL : PQgetvalue(res, i, c))
 #define VAL(c) PQgetvalue(res, i, c) /* NOT NULL: "" when it is */
-        int64_t to_epoch = strtoll(PQgetvalue(res, i, 6), NULL, 10);
-        const char *f[] = {
+        int64_t to_epoch = strtoll(VAL(6), NULL, 10);
+        struct mail_fields ml = {
             VAL(1), VAL(5), to_epoch ? p->node : "*", VAL(6), VAL(2), VAL(7), VAL(3), COL(8),
             COL(9), VAL(4)};
         struct db_mail *m;
         char what[128];
+        struct mac mac;
 
-        snprintf(what, sizeof(what), "mail %s from node %s (%s)", VAL(0), f[0], f[6]);
-        if (!holds(p, MAIL, f, 10, COL(10)) ||
-            !fresh(last, f[0], strtoll(f[1], NULL, 10), strtoll(f[5], NULL, 10))) {
+        mail_mac(p, &mac, &ml);
+        if (!mac_matches(&mac, COL(10)) ||
+            !fresh(last, ml.from, strtoll(ml.from_epoch, NULL, 10), strtoll(ml.n, NULL, 10))) {
+                snprintf(what, sizeof(what), "mail %s from node %s (%s)", VAL(0), ml.from, ml.kind);
                 pg_reject(p, PG_MAIL, what, COL(10));
                 return NULL;
         }
@@ -449,14 +464,14 @@ struct db_mail *pg_mail_trusted(struct pg_db *p, const PGresult *res, int i,
         if (!m)
                 return NULL;
         m->seq = strtoll(VAL(0), NULL, 10);
-        m->from = strdup(f[0]);
-        m->session = strtoll(f[4], NULL, 10);
-        m->kind = strdup(f[6]);
-        m->body = strdup(f[9]);
-        m->epoch = strtoll(f[1], NULL, 10);
-        m->uid = f[7] ? strtoll(f[7], NULL, 10) : -1;
+        m->from = strdup(ml.from);
+        m->session = strtoll(ml.session, NULL, 10);
+        m->kind = strdup(ml.kind);
+        m->body = strdup(ml.body);
+        m->epoch = strtoll(ml.from_epoch, NULL, 10);
+        m->uid = ml.uid ? strtoll(ml.uid, NULL, 10) : -1;
         if (!m->from || !m->kind || !m->body ||
-            (f[7] && user_refused(f[0], m->uid, f[8], &m->refused) < 0)) {
+            (ml.uid && user_differs(ml.from, m->uid, ml.user, &m->refused) < 0)) {
                 db_mail_free(m);
                 return NULL;
         }
@@ -495,39 +510,47 @@ static const char *cell(const PGresult *res, int i, int c)
 
 static int sign_job_row(struct pg_db *p, const PGresult *res, int i)
 {
-        const char *user = user_name(p, (uid_t)strtoll(cell(res, i, 1), NULL, 10));
-        const char *job[] = {cell(res, i, 0), cell(res, i, 1), user,
-                             cell(res, i, 2), cell(res, i, 3), cell(res, i, 4),
-                             cell(res, i, 5), cell(res, i, 6)};
-        const char *state[] = {cell(res, i, 0), cell(res, i, 7), cell(res, i, 8)};
-        char mac[2][MAC_TEXT_LEN + 1];
-        const char *values[] = {job[0], user, mac[0], mac[1]};
+        struct job_fields j = {cell(res, i, 0),
+                               cell(res, i, 1),
+                               user_name(p, (uid_t)strtoll(cell(res, i, 1), NULL, 10)),
+                               cell(res, i, 2),
+                               cell(res, i, 3),
+                               cell(res, i, 4),
+                               cell(res, i, 5),
+                               cell(res, i, 6)};
+        struct state_fields st = {j.id, cell(res, i, 7), cell(res, i, 8)};
+        char macs[2][MAC_TEXT_LEN + 1];
+        const char *values[] = {j.id, j.user, macs[0], macs[1]};
+        struct mac m;
 
-        sign(p, JOB, job, 8, mac[0]);
-        sign(p, JOB_STATE, state, 3, mac[1]);
+        job_mac(p, &m, &j);
+        mac_end(&m, macs[0]);
+        state_mac(p, &m, &st);
+        mac_end(&m, macs[1]);
         return update(p, "UPDATE jobs SET user_name = $2, mac = $3, state_mac = $4 WHERE id = $1",
                       4, values);
 }
 
 static int sign_env_row(struct pg_db *p, const PGresult *res, int i)
 {
-        const char *f[] = {cell(res, i, 0), cell(res, i, 1)};
         char mac[MAC_TEXT_LEN + 1];
-        const char *values[] = {f[0], mac};
+        const char *values[] = {cell(res, i, 0), mac};
+        struct mac m;
 
-        sign(p, ENV, f, 2, mac);
+        env_mac(p, &m, cell(res, i, 0), cell(res, i, 1));
+        mac_end(&m, mac);
         return update(p, "UPDATE envs SET mac = $2 WHERE id = $1", 2, values);
 }
 
 static int sign_setting_row(struct pg_db *p, const PGresult *res, int i)
 {
         double value = cell(res, i, 2) ? strtod(cell(res, i, 2), NULL) : 0;
-        char buf[32], mac[MAC_TEXT_LEN + 1];
-        const char *f[] = {cell(res, i, 0), cell(res, i, 1),
-                           real_text(cell(res, i, 2) ? &value : NULL, buf), cell(res, i, 3)};
-        const char *values[] = {f[0], f[1], mac};
+        char mac[MAC_TEXT_LEN + 1];
+        const char *values[] = {cell(res, i, 0), cell(res, i, 1), mac};
+        struct mac m;
 
-        sign(p, SETTING, f, 4, mac);
+        setting_mac(p, &m, values[0], values[1], cell(res, i, 2) ? &value : NULL, cell(res, i, 3));
+        mac_end(&m, mac);
         return update(p, "UPDATE settings SET mac = $3 WHERE node = $1 AND name = $2", 3, values);
 }
 

@@ -30,15 +30,15 @@ struct pg_db {
         struct db base;
         PGconn *conn; /* NULL, or connected and prepared */
         char *conninfo, *schema, *node;
-        int64_t epoch;     /* this node's, since it joined */
-        double lease_time; /* seconds */
-        char *error;   /* why the last call failed */
-        int sent;      /* statements in the pipeline of the transaction under way */
-        int prune_at;  /* the prune's place among them, or -1 */
-        char ***logs;  /* where the prune's logs go */
-        struct db_result **outs; /* where each statement of the pipeline puts its first row */
-        int nouts;               /* their room */
-        struct db_result *out;   /* the next statement's */
+        int64_t epoch;              /* this node's, since it joined */
+        double lease_time;          /* seconds */
+        char *error;                /* why the last call failed */
+        int sent;                   /* statements in the pipeline of the transaction under way */
+        int prune_at;               /* the prune's place among them, or -1 */
+        char ***logs;               /* where the prune's logs go */
+        struct db_result **outs;    /* where each statement of the pipeline puts its first row */
+        int nouts;                  /* their room */
+        struct db_result *out;      /* the next statement's */
         struct pg_mailbox *mailbox; /* db-pg-mail.c's, once started */
         enum db_stmt *out_stmts;    /* the statement of each of them */
 
@@ -94,12 +94,15 @@ struct pg_sign_buf {
 };
 int pg_sign_params(struct pg_db *p, enum db_stmt stmt, struct db_value *with, int n,
                    struct pg_sign_buf *buf);
-/* Whether a job's row (the columns of pg_read_jobs(): its environment's id in 12, and from first
- * on user_name, mac, state_mac and its environment's mac) holds, its environment's text with it
- * (env_held: that environment was found to hold already); else it is rejected, or refused for
- * its user. */
-bool pg_job_trusted(struct pg_db *p, const PGresult *res, int first,
-                    const struct store_job_row *row, const char *env_text, bool env_held);
+/* What a job's row holds beside its store_job_row, as PostgreSQL gives it: its environment's id,
+ * its owner's name, its MACs, and its environment's vars and MAC. */
+struct pg_job_signs {
+        const char *env, *user, *mac, *state_mac, *env_vars, *env_mac;
+};
+/* Whether a job's row holds (env_held: its environment was found to hold already); else it is
+ * rejected, or refused for its user, and logged. */
+bool pg_job_trusted(struct pg_db *p, const struct store_job_row *row,
+                    const struct pg_job_signs *signs, bool env_held);
 /* Whether a setting's row (node, name, value or NULL, text, mac) holds. */
 bool pg_setting_trusted(struct pg_db *p, const char *node, const char *name, const double *value,
                         const char *text, const char *mac);
