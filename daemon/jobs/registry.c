@@ -426,7 +426,8 @@ static json_object *cancel_result(struct registry *reg, struct job *job)
 
 /* A run taken off the queue (or off the space gate, or one a job waited for) before it ever
  * started: a run that never was, cancelled or dependency-failed. */
-static void record_ended_before_start(struct registry *reg, struct job *job, const char *outcome)
+void registry_record_ended_before_start(struct registry *reg, struct job *job,
+                                       const char *outcome)
 {
         int64_t run = __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL);
         struct run_record *rec = record_new_ended(job, run, outcome, false);
@@ -457,7 +458,7 @@ static void finish_cancels(struct registry *reg, struct job *job)
          * meanwhile. */
         if (drop_held(reg, job) || job->retry_due) {
                 job->retry_due = false;
-                record_ended_before_start(reg, job, "cancelled");
+                registry_record_ended_before_start(reg, job, "cancelled");
         }
         answer(&job->cancels, job, cancel_result, reg);
 }
@@ -490,119 +491,9 @@ int registry_cancel(struct registry *reg, struct job *job, struct conn *c, json_
         }
         if (was_queued && dropped &&
             __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) == runs_before)
-                record_ended_before_start(reg, job, "cancelled");
+                registry_record_ended_before_start(reg, job, "cancelled");
         *ret_result = cancel_result(reg, job);
         return 0;
-}
-
-static struct client *client_of(struct registry *reg, struct conn *c)
-{
-        struct client *cl = c->data;
-
-        if (cl)
-                return cl;
-        cl = calloc(1, sizeof(*cl));
-        if (!cl)
-                return NULL;
-        cl->conn = c;
-        cl->next = reg->clients;
-        if (reg->clients)
-                reg->clients->prev = cl;
-        reg->clients = cl;
-        c->data = cl;
-        return cl;
-}
-
-int registry_hold(struct registry *reg, struct conn *c, struct job *job)
-{
-        struct client *cl = client_of(reg, c);
-
-        if (!cl)
-                return -ENOMEM;
-        if (cl->nholds == cl->holds_size) {
-                size_t size = cl->holds_size ? 2 * cl->holds_size : 8;
-                int64_t *holds = realloc(cl->holds, size * sizeof(*holds));
-
-                if (!holds)
-                        return -ENOMEM;
-                cl->holds = holds;
-                cl->holds_size = size;
-        }
-        cl->holds[cl->nholds++] = job->id;
-        job->handles++;
-        return 0;
-}
-
-bool registry_unhold(struct registry *reg, struct conn *c, struct job *job)
-{
-        struct client *cl = c->data;
-
-        for (size_t i = 0; cl && i < cl->nholds; i++)
-                if (cl->holds[i] == job->id) {
-                        cl->holds[i] = cl->holds[--cl->nholds];
-                        job->handles--;
-                        return true;
-                }
-        return false;
-}
-
-void registry_forget(struct registry *reg, struct conn *c)
-{
-        struct client *cl = c->data;
-
-        if (!cl)
-                return;
-        c->data = NULL;
-        if (cl->prev)
-                cl->prev->next = cl->next;
-        else
-                reg->clients = cl->next;
-        if (cl->next)
-                cl->next->prev = cl->prev;
-        while (cl->nholds > 0) {
-                struct job *job = registry_find(reg, cl->holds[--cl->nholds]);
-
-                if (job) {
-                        job->handles--;
-                        registry_check_idle(reg, job);
-                }
-        }
-        free(cl->holds);
-        free(cl);
-}
-
-int registry_subscribe(struct registry *reg, struct conn *c)
-{
-        struct client *cl = client_of(reg, c);
-
-        if (!cl)
-                return -ENOMEM;
-        cl->subscribed = true;
-        return 0;
-}
-
-void registry_notify(struct registry *reg, struct job *job, const char *state,
-                     const struct run_record *ended)
-{
-        struct client *cl, *next;
-
-        /* A client that does not read its events is dropped by conn_notify(), which frees it. */
-        for (cl = reg->clients; cl; cl = next) {
-                json_object *o;
-
-                next = cl->next;
-                if (!cl->subscribed || !registry_may_touch(cl->conn, job->owner))
-                        continue;
-                o = json_object_new_object();
-                json_object_object_add(o, "id", json_object_new_int64(job->id));
-                json_object_object_add(o, "state", json_object_new_string(state));
-                if (ended) {
-                        json_object_object_add(o, "run", json_object_new_int64(ended->run));
-                        json_object_object_add(o, "outcome",
-                                               json_object_new_string(ended->outcome));
-                }
-                conn_notify(cl->conn, sw_notification_line("event", o));
-        }
 }
 
 /* Into the job's pool, now (plugged for the rest of the burst) or after the delay. */
@@ -671,136 +562,6 @@ int registry_enqueue(struct registry *reg, struct job *job, double delay, const 
         r = registry_queue_run(reg, job, delay);
         *ret_extra = r < 0 ? NULL : pending ? "coalesced" : running ? "deferred" : NULL;
         return r;
-}
-
-/* A waiting job's jobs have ended: it runs, or ends without running. */
-static void on_resolved(void *data, struct job *job, bool failed)
-{
-        struct registry *reg = data;
-        const char *extra;
-
-        if (failed) {
-                record_ended_before_start(reg, job, "dependency-failed");
-                registry_check_idle(reg, job);
-                return;
-        }
-        if (registry_enqueue(reg, job, 0, &extra) < 0)
-                log_warning("Job %lld: cannot queue it after the jobs it waited for",
-                            (long long)job->id);
-        registry_save_state(reg, job, NULL);
-        registry_notify(reg, job, "pending", NULL);
-}
-
-static void on_deps_changed(void *data, struct job *job)
-{
-        registry_save_state(data, job, NULL);
-}
-
-/* How a job the submit names has ended (NULL: not yet), and whose it is: 0 or -ENOENT. */
-static int dep_outcome(struct registry *reg, int64_t id, const char **ret_outcome,
-                       uid_t *ret_owner)
-{
-        struct job *job = registry_find(reg, id);
-        const struct run_record *rec;
-
-        if (job) {
-                *ret_owner = job->owner;
-                *ret_outcome = job_idle(job) && job->last ? job->last->outcome : NULL;
-                return 0;
-        }
-        rec = registry_last_run(reg, id);
-        if (rec) {
-                *ret_owner = rec->owner;
-                *ret_outcome = rec->outcome;
-                return 0;
-        }
-        for (size_t i = 0; i < reg->nlive_elsewhere; i++)
-                if (reg->live_elsewhere[i].id == id) {
-                        *ret_owner = reg->live_elsewhere[i].owner;
-                        *ret_outcome = NULL;
-                        return 0;
-                }
-        return -ENOENT;
-}
-
-static struct job *find_job(void *data, int64_t id)
-{
-        return registry_find(data, id);
-}
-
-int registry_check_deps(struct registry *reg, uid_t uid, const struct job *job,
-                        const char *param, const int64_t *ids, char *err, size_t errlen)
-{
-        for (const int64_t *id = ids; id && *id; id++) {
-                const char *outcome;
-                uid_t owner;
-
-                if (job && *id == job->id) {
-                        snprintf(err, errlen, "\"%s\": job %lld cannot wait for itself", param,
-                                 (long long)*id);
-                        return -ELOOP;
-                }
-                if (dep_outcome(reg, *id, &outcome, &owner) < 0) {
-                        snprintf(err, errlen, "\"%s\": no job %lld", param, (long long)*id);
-                        return -ENOENT;
-                }
-                if (owner != uid) {
-                        snprintf(err, errlen, "\"%s\": job %lld is not yours", param,
-                                 (long long)*id);
-                        return -EPERM;
-                }
-        }
-        if (job && deps_cycle(&reg->deps, job, ids, find_job, reg)) {
-                snprintf(err, errlen, "\"%s\": job %lld would wait for itself (a circle)", param,
-                         (long long)job->id);
-                return -ELOOP;
-        }
-        return 0;
-}
-
-/* The ids of list that have not ended, added to *to: -ENOMEM, else whether an `after` one
- * (must_succeed) ended otherwise than succeeded. */
-static int add_unended(struct registry *reg, int64_t **to, const int64_t *list, bool must_succeed)
-{
-        size_t n = ids_count(*to);
-        int64_t *ids = realloc(*to, (n + ids_count(list) + 1) * sizeof(*ids));
-        bool failed = false;
-
-        if (!ids)
-                return -ENOMEM;
-        *to = ids;
-        for (; list && *list; list++) {
-                const char *outcome;
-                uid_t owner;
-
-                if (dep_outcome(reg, *list, &outcome, &owner) < 0 || !outcome)
-                        ids[n++] = *list;
-                else if (must_succeed && strcmp(outcome, "succeeded") != 0)
-                        failed = true;
-        }
-        ids[n] = 0;
-        return failed;
-}
-
-int registry_wait_for(struct registry *reg, struct job *job, const int64_t *after,
-                      const int64_t *after_any)
-{
-        int failed = add_unended(reg, &job->after, after, true), r;
-
-        if (failed < 0 || (r = add_unended(reg, &job->after_any, after_any, false)) < 0)
-                return -ENOMEM;
-        if (failed) {
-                deps_drop(&reg->deps, job);
-                free(job->after);
-                free(job->after_any);
-                job->after = job->after_any = NULL;
-                record_ended_before_start(reg, job, "dependency-failed");
-                return 2;
-        }
-        if (!ids_count(job->after) && !ids_count(job->after_any))
-                return 0;
-        r = deps_wait(&reg->deps, job);
-        return r < 0 ? r : 1;
 }
 
 void registry_run_again(struct registry *reg, struct job *job, const char *why)
@@ -967,7 +728,7 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         users_set_limits(&reg->users, config->settings->max_queued_per_user,
                          config->settings->max_running_per_user);
         reg->shared.users = &reg->users;
-        deps_init(&reg->deps, on_resolved, on_deps_changed, reg);
+        deps_init(&reg->deps, registry_deps_resolved, registry_deps_changed, reg);
         r = schedule_init(&reg->schedule, config->loop, on_tick, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the recurring jobs' timer: %m");

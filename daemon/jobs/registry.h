@@ -167,6 +167,13 @@ int registry_check_deps(struct registry *reg, uid_t uid, const struct job *job,
  * otherwise than succeeded (it ended dependency-failed), -ENOMEM. */
 int registry_wait_for(struct registry *reg, struct job *job, const int64_t *after,
                       const int64_t *after_any);
+/* deps.c's callbacks (waits.c): a waiting job's jobs have all ended (failed: an `after` one did
+ * otherwise than succeed), and what a job waits for changed. */
+void registry_deps_resolved(void *data, struct job *job, bool failed);
+void registry_deps_changed(void *data, struct job *job);
+/* A job that ends without running (cancelled, dependency-failed): its record, with no start. */
+void registry_record_ended_before_start(struct registry *reg, struct job *job,
+                                        const char *outcome);
 /* A recurring job ticks from now on (its first tick from now, unless it has one). */
 int registry_schedule(struct registry *reg, struct job *job);
 /* A run held back (by a pause, for space, for its owner's turn) may start: it is queued again, as
