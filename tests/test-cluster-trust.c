@@ -219,6 +219,49 @@ START_TEST(altered_job_rows_are_not_run_by_the_node_that_takes_them)
 }
 END_TEST
 
+START_TEST(a_schema_from_before_signing_is_signed_once_by_its_migration)
+{
+        char *gate, *ran, *blocker;
+        json_object *q;
+        int fd;
+
+        cluster_init(&c, 1);
+        c.max_threads[0] = 1;
+        cluster_start(&c);
+        gate = cluster_path(&c, "gate");
+        ran = cluster_path(&c, "ran");
+        ck_assert_int_ge(
+            asprintf(&blocker, "{\"command\":\"until [ -e %s ]; do sleep 0.05; done\"}", gate), 0);
+        cluster_submit(&c, 1, blocker);
+        named_job("old", ",\"env\":{\"X\":\"1\"}");
+        json_object_put(cluster_call_ok(&c, 1, "queue.add", "{\"name\":\"q\"}"));
+        cluster_kill(&c, 1);
+        /* The schema as a slowworkd before signing left it. */
+        free(sql("ALTER TABLE jobs DROP COLUMN user_name, DROP COLUMN mac, DROP COLUMN state_mac;"
+                 "ALTER TABLE envs DROP COLUMN mac; ALTER TABLE settings DROP COLUMN mac;"
+                 "ALTER TABLE mail DROP COLUMN to_epoch, DROP COLUMN n, DROP COLUMN uid,"
+                 " DROP COLUMN user_name, DROP COLUMN mac;"
+                 "UPDATE meta SET value = 9 WHERE key = 'schema'"));
+        cluster_start_node(&c, 1);
+        ck_assert_int_eq(sql_int("SELECT value FROM meta WHERE key = '%s'", "schema"), 10);
+        ck_assert_int_eq(
+            sql_int("SELECT count(*) FROM jobs WHERE %s", "mac IS NULL OR user_name IS NULL"), 0);
+        ck_assert_int_eq(sql_int("SELECT count(*) FROM settings WHERE mac IS NULL%s", ""), 0);
+        cluster_touch(&c, "gate");
+        wait_for(count_line(ran, "old") == 1, 30,
+                 "the job queued before the migration did not run");
+        ck_assert_int_eq(rejected(1, "jobs") + rejected(1, "envs") + rejected(1, "settings"), 0);
+        fd = cluster_connect(&c, 1);
+        q = queue_entry(fd, "q");
+        ck_assert_msg(q != NULL, "the queue added before the migration is gone");
+        json_object_put(q);
+        close(fd);
+        free(blocker);
+        free(ran);
+        free(gate);
+}
+END_TEST
+
 /* A slowworkd of the cluster that must fail to start, with the key file given (NULL: none). */
 static int start_with_key(const char *key, char **ret_err)
 {
@@ -343,8 +386,8 @@ START_TEST(no_password_is_in_sight)
                 getenv("SLOWWORK_TEST_CLUSTER_KEY"));
         ck_assert_int_eq(fclose(f), 0);
         ck_assert_int_eq(chmod(conf, 0644), 0);
-        ck_assert_int_ne(daemon_run_stderr(&err, "--config", conf, "--node-name", "nk",
-                                           "--socket", "/nonexistent/s", NULL),
+        ck_assert_int_ne(daemon_run_stderr(&err, "--config", conf, "--node-name", "nk", "--socket",
+                                           "/nonexistent/s", NULL),
                          0);
         ck_assert_msg(strstr(err, conf) && strstr(err, "0644") && strstr(err, "password"), "%s",
                       err);
@@ -413,6 +456,7 @@ static int run(void)
         tcase_add_test(tc, nodes_with_different_keys_refuse_each_others_rows);
         tcase_add_test(tc, a_user_who_is_another_uid_on_the_other_node_is_refused_there);
         tcase_add_test(tc, no_password_is_in_sight);
+        tcase_add_test(tc, a_schema_from_before_signing_is_signed_once_by_its_migration);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
