@@ -100,7 +100,7 @@ static int collect_args(char **argv, int n, int max, va_list ap)
 
 static void wait_ready(struct daemon *d)
 {
-        int i, fd;
+        int i, fd, status;
 
         for (i = 0; i < 2000; i++) {
                 fd = client_connect(d->sock);
@@ -108,7 +108,10 @@ static void wait_ready(struct daemon *d)
                         close(fd);
                         return;
                 }
-                ck_assert_msg(daemon_alive(d), "slowworkd exited at start");
+                ck_assert_msg(waitpid(d->pid, &status, WNOHANG) == 0,
+                              "slowworkd exited at start (%s %d)",
+                              WIFSIGNALED(status) ? "signal" : "status",
+                              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
                 sleep_ms(5);
         }
         ck_abort_msg("slowworkd did not answer on %s", d->sock);
@@ -178,7 +181,7 @@ void daemon_start(struct daemon *d, ...)
         ck_assert_ptr_nonnull(mkdtemp(d->dir));
         snprintf(d->sock, sizeof(d->sock), "%s/sock", d->dir);
         snprintf(d->state, sizeof(d->state), "%s/state", d->dir);
-        d->schema[0] = '\0';
+        d->schema[0] = d->cluster_key[0] = d->passwd[0] = '\0';
         d->own_dir = true;
         va_start(ap, d);
         start(d, true, ap);
@@ -207,7 +210,7 @@ void daemon_start_default(struct daemon *d)
 {
         snprintf(d->sock, sizeof(d->sock), "%s/slowwork/slowworkd.sock", getenv("XDG_RUNTIME_DIR"));
         snprintf(d->state, sizeof(d->state), "%s/state", getenv("XDG_RUNTIME_DIR"));
-        d->schema[0] = '\0';
+        d->schema[0] = d->cluster_key[0] = d->passwd[0] = '\0';
         d->own_dir = false;
         start_plain(d, NULL);
 }
