@@ -20,6 +20,7 @@
 struct mac_key {
         unsigned refs;
         EVP_MAC *hmac;
+        EVP_MAC_CTX *keyed; /* initialised with the key, never changed: each MAC starts as a copy */
         size_t len;
         unsigned char bytes[];
 };
@@ -34,6 +35,7 @@ struct mac_key *mac_key_ref(struct mac_key *key)
 struct mac_key *mac_key_unref(struct mac_key *key)
 {
         if (key && --key->refs == 0) {
+                EVP_MAC_CTX_free(key->keyed);
                 EVP_MAC_free(key->hmac);
                 OPENSSL_cleanse(key->bytes, key->len);
                 free(key);
@@ -59,6 +61,9 @@ static const char *unfit(const struct stat *st)
 
 int mac_key_load(const char *path, struct mac_key **ret)
 {
+        OSSL_PARAM params[] = {
+            OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0),
+            OSSL_PARAM_construct_end()};
         struct mac_key *key = NULL;
         struct stat st;
         const char *why;
@@ -94,8 +99,9 @@ int mac_key_load(const char *path, struct mac_key **ret)
         key->len = (size_t)got;
         key->refs = 1;
         key->hmac = EVP_MAC_fetch(NULL, OSSL_MAC_NAME_HMAC, NULL);
-        if (!key->hmac) {
-                log_error("Cannot use the cluster key: OpenSSL has no HMAC");
+        key->keyed = key->hmac ? EVP_MAC_CTX_new(key->hmac) : NULL;
+        if (!key->keyed || !EVP_MAC_init(key->keyed, key->bytes, key->len, params)) {
+                log_error("Cannot use the cluster key: OpenSSL has no HMAC-SHA256");
                 r = -ENOTSUP;
                 goto out;
         }
@@ -111,6 +117,18 @@ out:
         return r;
 }
 
+/* len bytes as 2 * len hex digits and a NUL. */
+static void hex(const unsigned char *raw, size_t len, char *out)
+{
+        static const char digits[] = "0123456789abcdef";
+
+        for (size_t i = 0; i < len; i++) {
+                out[2 * i] = digits[raw[i] >> 4];
+                out[2 * i + 1] = digits[raw[i] & 15];
+        }
+        out[2 * len] = '\0';
+}
+
 int mac_key_make(const char *path)
 {
         unsigned char raw[MAC_KEY_MIN];
@@ -119,8 +137,7 @@ int mac_key_make(const char *path)
 
         if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
                 return log_error_errno(-errno, "Cannot make a cluster key: %m");
-        for (size_t i = 0; i < sizeof(raw); i++)
-                snprintf(text + 2 * i, 3, "%02x", raw[i]);
+        hex(raw, sizeof(raw), text);
         text[2 * sizeof(raw)] = '\n';
         text[2 * sizeof(raw) + 1] = '\0';
         OPENSSL_cleanse(raw, sizeof(raw));
@@ -140,12 +157,26 @@ int mac_key_make(const char *path)
         return r;
 }
 
-static void add(struct mac *m, const void *p, size_t len)
+static void update(struct mac *m, const void *p, size_t len)
 {
-        if (m->ctx && !EVP_MAC_update(m->ctx, p, len)) {
+        if (m->ctx && len && !EVP_MAC_update(m->ctx, p, len)) {
                 EVP_MAC_CTX_free(m->ctx);
                 m->ctx = NULL;
         }
+}
+
+static void add(struct mac *m, const void *p, size_t len)
+{
+        if (m->len + len > sizeof(m->buf)) {
+                update(m, m->buf, m->len);
+                m->len = 0;
+        }
+        if (len > sizeof(m->buf)) {
+                update(m, p, len);
+                return;
+        }
+        memcpy(m->buf + m->len, p, len);
+        m->len += len;
 }
 
 /* Each field: its kind, its length (8 bytes, little-endian), its bytes. */
@@ -161,15 +192,9 @@ static void field(struct mac *m, char kind, const void *p, size_t len)
 
 void mac_begin(struct mac *m, const struct mac_key *key, const char *label)
 {
-        OSSL_PARAM params[] = {
-            OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0),
-            OSSL_PARAM_construct_end()};
-
-        m->ctx = key ? EVP_MAC_CTX_new(key->hmac) : NULL;
-        if (m->ctx && !EVP_MAC_init(m->ctx, key->bytes, key->len, params)) {
-                EVP_MAC_CTX_free(m->ctx);
-                m->ctx = NULL;
-        }
+        /* A copy of the keyed context: the key is not hashed again for every MAC. */
+        m->ctx = key ? EVP_MAC_CTX_dup(key->keyed) : NULL;
+        m->len = 0;
         mac_text(m, label);
 }
 
@@ -181,25 +206,12 @@ void mac_text(struct mac *m, const char *text)
                 field(m, 'n', "", 0);
 }
 
-void mac_bytes(struct mac *m, const void *p, size_t len)
-{
-        field(m, 'b', p, len);
-}
-
-void mac_int(struct mac *m, int64_t v)
-{
-        unsigned char le[8];
-
-        for (int i = 0; i < 8; i++)
-                le[i] = (unsigned char)((uint64_t)v >> (8 * i));
-        field(m, 'i', le, sizeof(le));
-}
-
 /* The MAC's bytes: its length, or 0. */
 static size_t finish(struct mac *m, unsigned char out[EVP_MAX_MD_SIZE])
 {
         size_t len = 0;
 
+        update(m, m->buf, m->len);
         if (m->ctx && !EVP_MAC_final(m->ctx, out, &len, EVP_MAX_MD_SIZE))
                 len = 0;
         EVP_MAC_CTX_free(m->ctx);
@@ -213,10 +225,8 @@ void mac_end(struct mac *m, char out[MAC_TEXT_LEN + 1])
         size_t len = finish(m, raw);
 
         out[0] = '\0';
-        if (len * 2 != MAC_TEXT_LEN)
-                return;
-        for (size_t i = 0; i < len; i++)
-                snprintf(out + 2 * i, 3, "%02x", raw[i]);
+        if (len * 2 == MAC_TEXT_LEN)
+                hex(raw, len, out);
 }
 
 bool mac_matches(struct mac *m, const char *text)

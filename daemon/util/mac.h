@@ -32,11 +32,11 @@ int mac_key_make(const char *path);
  * thread; the key is only read. */
 struct mac {
         void *ctx; /* NULL when it could not be made: it then matches nothing */
+        size_t len;
+        unsigned char buf[512]; /* fields not yet hashed: one update for most MACs */
 };
 void mac_begin(struct mac *m, const struct mac_key *key, const char *label);
 void mac_text(struct mac *m, const char *text); /* NULL is a field of its own */
-void mac_bytes(struct mac *m, const void *p, size_t len);
-void mac_int(struct mac *m, int64_t v);
 /* The MAC as text; "" when it could not be made. */
 void mac_end(struct mac *m, char out[MAC_TEXT_LEN + 1]);
 /* Whether the MAC is the one in text (compared in constant time); NULL never is. */
