@@ -171,19 +171,29 @@ static int64_t named_job(const char *name, const char *more)
         return id;
 }
 
+/* A job on node 1 (of one thread) that runs until the file `gate` is there: the jobs after it
+ * stay queued. */
+static void block_node_1(void)
+{
+        char *gate = cluster_path(&c, "gate"), *params;
+
+        ck_assert_int_ge(
+            asprintf(&params, "{\"command\":\"until [ -e %s ]; do sleep 0.05; done\"}", gate), 0);
+        cluster_submit(&c, 1, params);
+        free(params);
+        free(gate);
+}
+
 START_TEST(altered_job_rows_are_not_run_by_the_node_that_takes_them)
 {
-        char *gate, *ran, *blocker, *out, altered[128];
+        char *ran, *out, altered[128];
         int64_t ids[5];
 
         cluster_init(&c, 2);
         c.max_threads[0] = 1;
         cluster_start(&c);
-        gate = cluster_path(&c, "gate");
         ran = cluster_path(&c, "ran");
-        ck_assert_int_ge(
-            asprintf(&blocker, "{\"command\":\"until [ -e %s ]; do sleep 0.05; done\"}", gate), 0);
-        cluster_submit(&c, 1, blocker);
+        block_node_1();
         ids[0] = named_job("kept", "");
         ids[1] = named_job("owner", "");
         ids[2] = named_job("payload", "");
@@ -213,26 +223,21 @@ START_TEST(altered_job_rows_are_not_run_by_the_node_that_takes_them)
                          0);
         /* Left alone: neither run nor deleted. */
         ck_assert_int_eq(sql_int("SELECT count(*) FROM jobs WHERE id IN (%s)", altered), 4);
-        free(blocker);
         free(ran);
-        free(gate);
 }
 END_TEST
 
 START_TEST(a_schema_from_before_signing_is_signed_once_by_its_migration)
 {
-        char *gate, *ran, *blocker;
+        char *ran;
         json_object *q;
         int fd;
 
         cluster_init(&c, 1);
         c.max_threads[0] = 1;
         cluster_start(&c);
-        gate = cluster_path(&c, "gate");
         ran = cluster_path(&c, "ran");
-        ck_assert_int_ge(
-            asprintf(&blocker, "{\"command\":\"until [ -e %s ]; do sleep 0.05; done\"}", gate), 0);
-        cluster_submit(&c, 1, blocker);
+        block_node_1();
         named_job("old", ",\"env\":{\"X\":\"1\"}");
         json_object_put(cluster_call_ok(&c, 1, "queue.add", "{\"name\":\"q\"}"));
         cluster_kill(&c, 1);
@@ -256,9 +261,7 @@ START_TEST(a_schema_from_before_signing_is_signed_once_by_its_migration)
         ck_assert_msg(q != NULL, "the queue added before the migration is gone");
         json_object_put(q);
         close(fd);
-        free(blocker);
         free(ran);
-        free(gate);
 }
 END_TEST
 
