@@ -851,8 +851,13 @@ START_TEST(a_node_that_cannot_renew_its_lease_stops_its_runs_until_it_can)
         }
         ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "interrupted");
         ck_assert_int_eq(int_member(json_object_object_get(st, "last"), "signal"), 9);
-        ck_assert_str_eq(str_member(st, "state"), "pending");
         json_object_put(list);
+        /* Queued again, and held back while the node has no lease: a pool thread may hold it a
+         * moment (shown running, with no event) before the gate takes it back. */
+        for (i = 0; strcmp(job_state_of(fd, id), "pending") != 0; i++) {
+                ck_assert_msg(i < 300, "job %d is not pending 3 s after its run was cut", id);
+                usleep(10000);
+        }
         st = call_ok(fd, "status", NULL);
         ck_assert(json_object_get_boolean(json_object_object_get(st, "fenced")));
         json_object_put(st);
