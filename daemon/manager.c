@@ -107,14 +107,18 @@ static void on_conn_close(void *data, struct conn *c)
                 relay_conn_closed(reg->relay, c);
 }
 
-/* The state database has more on disk: replies that waited for it go out. */
-static void on_commit(void *data)
+/* The state database has more on disk (replies that waited for it go out, and what the node
+ * runs is told at its next renewal), or the node's lease was renewed. */
+static void on_store_wake(void *data, unsigned what)
 {
         struct manager *m = data;
         struct conn *c, *next;
 
-        if (m->lease_open)
-                lease_check(&m->lease);
+        if ((what & STORE_RENEWED) && m->lease_open)
+                lease_renewed(&m->lease);
+        if (!(what & STORE_COMMITTED))
+                return;
+        registry_report_node(&m->registry);
         for (c = m->clients.head; c; c = next) {
                 next = c->next;
                 conn_flush(c);
@@ -360,7 +364,7 @@ int manager_start(struct manager *m)
                         m->registry.relay = &m->relay;
                 }
                 store_on_mail(m->store, on_mail, m);
-                r = store_start(m->store, m->loop, on_commit, m);
+                r = store_start(m->store, m->loop, on_store_wake, m);
                 if (r < 0)
                         log_error_errno(r, "Failed to start the state database's thread: %m");
         }
@@ -369,7 +373,7 @@ int manager_start(struct manager *m)
                                m);
                 m->lease_open = r == 0;
                 if (r == 0)
-                        lease_check(&m->lease);
+                        lease_renewed(&m->lease); /* the first renewal was at store_open() */
         }
         if (r < 0) {
                 /* What was restored does not start: it stays on disk for the next start. */

@@ -3,6 +3,7 @@
  * log -f) of a job another node holds are asked of that node and answered as there; a finished
  * run's record and log come from the database. */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -733,6 +734,80 @@ START_TEST(a_submit_after_live_jobs_of_two_other_nodes_waits_for_both)
 }
 END_TEST
 
+/* The transactions of the suite's database so far, as PostgreSQL counts them (each backend tells
+ * its counts within a second or so of its last transaction). */
+static long long transactions(void)
+{
+        char *out = NULL;
+        long long n;
+
+        ck_assert_int_eq(pg_query(&c.pg,
+                                  "SELECT xact_commit + xact_rollback FROM pg_stat_database "
+                                  "WHERE datname = current_database()",
+                                  &out),
+                         0);
+        n = atoll(out);
+        free(out);
+        return n;
+}
+
+/*
+ * A job that waits for live jobs of two other nodes has their ends read once a renewal of its
+ * node's lease, not once a commit (each read's own commit started the next: thousands of
+ * transactions a second). In 3 s, with a renewal a second, the three nodes renew thrice each (a
+ * transaction a renewal), the waiting job's node reads thrice, each psql counts twice: about 17,
+ * fewer than 30. A backend idle since the submits may tell PostgreSQL its counts up to 10 s late,
+ * into a span: spans follow each other until one is under 30, for 15 s at most.
+ */
+START_TEST(a_job_waiting_for_two_other_nodes_costs_a_read_a_renewal)
+{
+        char *gate[3], *params, *p;
+        int64_t dep[3], job;
+        long long before, spent, least = LLONG_MAX;
+        json_object *rec;
+
+        cluster_init(&c, 3);
+        c.lease_time = 5;
+        c.lease_renew = 1;
+        cluster_start(&c);
+        for (int k = 1; k <= 3; k++) {
+                char name[8];
+
+                snprintf(name, sizeof(name), "go%d", k);
+                gate[k - 1] = command(false, "while [ ! -e %s/%s ]; do sleep 0.02; done", c.dir,
+                                      name);
+                dep[k - 1] = cluster_submit(&c, k, gate[k - 1]);
+        }
+        ck_assert_int_ge(asprintf(&params, "{\"command\":\"true\",\"after\":[%lld,%lld,%lld]}",
+                                  (long long)dep[0], (long long)dep[1], (long long)dep[2]),
+                         0);
+        job = cluster_submit(&c, 1, params);
+        free(params);
+        json_object_put(status_once(1, job, "waiting"));
+        /* Spans of time are what is measured: nothing happens in them to wait for. */
+        for (int span = 0; span < 5 && least >= 30; span++) {
+                before = transactions();
+                sleep(3);
+                spent = transactions() - before;
+                if (spent < least)
+                        least = spent;
+        }
+        ck_assert_msg(least < 30, "%lld transactions in 3 s (the fewest of spans) while a job "
+                      "waits", least);
+
+        cluster_touch(&c, "go1");
+        cluster_touch(&c, "go2");
+        cluster_touch(&c, "go3");
+        p = id_params(job);
+        rec = cluster_call_ok(&c, 1, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        free(p);
+        for (int k = 0; k < 3; k++)
+                free(gate[k]);
+}
+END_TEST
+
 static int run(void)
 {
         Suite *s = suite_create("cluster-views");
@@ -752,6 +827,7 @@ static int run(void)
         tcase_add_test(tc, history_on_any_node_pages_through_every_nodes_runs);
         tcase_add_test(tc, a_submit_after_another_nodes_job_goes_to_its_node);
         tcase_add_test(tc, a_submit_after_live_jobs_of_two_other_nodes_waits_for_both);
+        tcase_add_test(tc, a_job_waiting_for_two_other_nodes_costs_a_read_a_renewal);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

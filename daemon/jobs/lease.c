@@ -10,9 +10,11 @@
 #include "store/store.h"
 #include "util/log.h"
 
+static void check(struct lease *l);
+
 static void on_tick(uv_timer_t *timer)
 {
-        lease_check(timer->data);
+        check(timer->data);
 }
 
 int lease_init(struct lease *l, uv_loop_t *loop, struct registry *reg, double renew,
@@ -23,7 +25,8 @@ int lease_init(struct lease *l, uv_loop_t *loop, struct registry *reg, double re
         return uv_timer_init(loop, &l->timer);
 }
 
-void lease_check(struct lease *l)
+/* The fence: runs stop when the lease is about to run out unrenewed, start again once renewed. */
+static void check(struct lease *l)
 {
         struct registry *reg = l->reg;
         bool fenced = __atomic_load_n(&reg->shared.run.fenced, __ATOMIC_ACQUIRE);
@@ -32,10 +35,6 @@ void lease_check(struct lease *l)
 
         if (until == INFINITY)
                 return;
-        registry_report_node(reg);
-        restore_adopted(reg);
-        registry_check_drains(reg);
-        registry_read_deps_elsewhere(reg);
         if (lost) {
                 registry_fence(reg, true);
                 if (!l->told) {
@@ -66,6 +65,18 @@ void lease_check(struct lease *l)
         registry_fence(reg, now >= fence_at);
         next = now < fence_at && fence_at < now + l->renew ? fence_at : now + l->renew;
         uv_timer_start(&l->timer, on_tick, (uint64_t)ceil((next - now) * 1000.0), 0);
+}
+
+void lease_renewed(struct lease *l)
+{
+        struct registry *reg = l->reg;
+
+        if (!store_shared(reg->store))
+                return;
+        restore_adopted(reg);
+        registry_check_drains(reg);
+        registry_read_deps_elsewhere(reg);
+        check(l);
 }
 
 void lease_close(struct lease *l)

@@ -25,8 +25,10 @@ struct lease {
 
 int lease_init(struct lease *l, uv_loop_t *loop, struct registry *reg, double renew,
                void (*lost)(void *data), void *data);
-/* After each renewal (the store's thread tells the loop) and on the lease's own timer. */
-void lease_check(struct lease *l);
+/* After each renewal (the store's thread tells the loop): the jobs taken from other nodes, the
+ * drains and the ends of jobs of other nodes that jobs here wait for are read from what it saw,
+ * and the fence is checked (as it is on the lease's own timer). */
+void lease_renewed(struct lease *l);
 void lease_close(struct lease *l);
 
 #endif

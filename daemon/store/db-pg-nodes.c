@@ -221,30 +221,40 @@ int pg_reserve_ids(struct db *db, int64_t n, int64_t *ret_last)
         return r;
 }
 
+/* The live nodes (the others whose lease ran out only noted, in lapsed_seen). */
 static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
 {
         PGresult *res = NULL;
         struct db_node *nodes;
-        int r, i, n;
+        const char *values[] = {p->node};
+        int r, i, n, live = 0;
 
         r = params_exec(p,
                         "SELECT name, host, pid, running, min_threads, max_threads,"
-                        " extract(epoch FROM now() - renewed), epoch FROM nodes"
-                        " WHERE lease_until >= now() ORDER BY name",
-                        0, NULL, &res);
+                        " extract(epoch FROM now() - renewed), epoch, lease_until >= now()"
+                        " FROM nodes WHERE lease_until >= now() OR name <> $1 ORDER BY name",
+                        1, values, &res);
         if (r < 0)
                 return r;
         n = PQntuples(res);
         nodes = calloc(n ? (size_t)n : 1, sizeof(*nodes));
+        p->lapsed_seen = false;
         for (i = 0; nodes && i < n; i++) {
-                snprintf(nodes[i].name, sizeof(nodes[i].name), "%s", PQgetvalue(res, i, 0));
-                snprintf(nodes[i].host, sizeof(nodes[i].host), "%s", PQgetvalue(res, i, 1));
-                nodes[i].pid = strtoll(PQgetvalue(res, i, 2), NULL, 10);
-                nodes[i].running = strtoll(PQgetvalue(res, i, 3), NULL, 10);
-                nodes[i].min_threads = strtoll(PQgetvalue(res, i, 4), NULL, 10);
-                nodes[i].max_threads = strtoll(PQgetvalue(res, i, 5), NULL, 10);
-                nodes[i].lease_age = strtod(PQgetvalue(res, i, 6), NULL);
-                nodes[i].epoch = strtoll(PQgetvalue(res, i, 7), NULL, 10);
+                struct db_node *node = &nodes[live];
+
+                if (strcmp(PQgetvalue(res, i, 8), "t") != 0) {
+                        p->lapsed_seen = true;
+                        continue;
+                }
+                snprintf(node->name, sizeof(node->name), "%s", PQgetvalue(res, i, 0));
+                snprintf(node->host, sizeof(node->host), "%s", PQgetvalue(res, i, 1));
+                node->pid = strtoll(PQgetvalue(res, i, 2), NULL, 10);
+                node->running = strtoll(PQgetvalue(res, i, 3), NULL, 10);
+                node->min_threads = strtoll(PQgetvalue(res, i, 4), NULL, 10);
+                node->max_threads = strtoll(PQgetvalue(res, i, 5), NULL, 10);
+                node->lease_age = strtod(PQgetvalue(res, i, 6), NULL);
+                node->epoch = strtoll(PQgetvalue(res, i, 7), NULL, 10);
+                live++;
         }
         PQclear(res);
         if (!nodes) {
@@ -252,16 +262,19 @@ static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
                 return -EIO;
         }
         *ret = nodes;
-        *ret_n = (size_t)n;
+        *ret_n = (size_t)live;
         return 0;
 }
 
+/* One transaction: the lease renewed, the live nodes read, and whether pg_adopt and
+ * pg_take_again have anything to do (each costs a transaction only then). */
 int pg_renew(struct db *db, const struct db_node *me, struct db_node **ret, size_t *ret_n)
 {
         struct pg_db *p = (struct pg_db *)db;
         char epoch[32], lease[32], running[32], min[32], max[32];
         const char *values[] = {p->node, epoch, lease, running, min, max};
         PGresult *res = NULL;
+        int64_t again = 0;
         int r;
 
         snprintf(epoch, sizeof(epoch), "%" PRId64, p->epoch);
@@ -269,15 +282,37 @@ int pg_renew(struct db *db, const struct db_node *me, struct db_node **ret, size
         snprintf(running, sizeof(running), "%" PRId64, me->running);
         snprintf(min, sizeof(min), "%" PRId64, me->min_threads);
         snprintf(max, sizeof(max), "%" PRId64, me->max_threads);
-        r = params_exec(p,
-                        "UPDATE nodes SET renewed = now(),"
-                        " lease_until = now() + $3 * interval '1 second', running = $4,"
-                        " min_threads = $5, max_threads = $6 WHERE name = $1 AND epoch = $2",
-                        6, values, &res);
+        r = pg_connect(p) < 0 ? -EIO : pg_exec(p, "BEGIN");
+        if (r == 0)
+                r = params_exec(p,
+                                "UPDATE nodes SET renewed = now(),"
+                                " lease_until = now() + $3 * interval '1 second', running = $4,"
+                                " min_threads = $5, max_threads = $6"
+                                " WHERE name = $1 AND epoch = $2",
+                                6, values, &res);
         if (r == 0 && strcmp(PQcmdTuples(res), "1") != 0)
                 r = -ESTALE;
         PQclear(res);
-        return r < 0 ? r : list_nodes(p, ret, ret_n);
+        res = NULL;
+        if (r == 0)
+                r = params_exec(p,
+                                "SELECT count(*) FROM (SELECT 1 FROM jobs WHERE node = $1 AND"
+                                " again AND NOT running AND state = 'idle' LIMIT 1) t",
+                                1, values, &res);
+        if (r == 0)
+                again = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+        PQclear(res);
+        if (r == 0)
+                r = list_nodes(p, ret, ret_n);
+        if (r == 0) {
+                r = pg_exec(p, "COMMIT");
+                if (r < 0)
+                        free(*ret);
+        }
+        if (r < 0 && p->conn)
+                pg_exec(p, "ROLLBACK");
+        p->again_seen = r == 0 && again > 0;
+        return r;
 }
 
 int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *row), void *data)
@@ -288,6 +323,8 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
         char *gone;
         int r;
 
+        if (!p->lapsed_seen)
+                return 0;
         r = pg_exec(p, "BEGIN");
         if (r == 0)
                 r = params_exec(p,
@@ -341,6 +378,9 @@ int pg_take_again(struct db *db, void (*cb)(void *data, const struct store_job_r
         PGresult *res = NULL;
         int r;
 
+        if (!p->again_seen)
+                return 0;
+        p->again_seen = false; /* what fails is asked for still: seen again at the next renewal */
         snprintf(epoch, sizeof(epoch), "%" PRId64, p->epoch);
         r = pg_exec(p, "BEGIN");
         if (r == 0)

@@ -41,6 +41,9 @@ struct pg_db {
         struct db_result *out;      /* the next statement's */
         struct pg_mailbox *mailbox; /* db-pg-mail.c's, once started */
         enum db_stmt *out_stmts;    /* the statement of each of them */
+        /* What the last renewal saw: another node's lease ran out (pg_adopt has jobs to take),
+         * a job of this node was asked to run again (pg_take_again has some). */
+        bool lapsed_seen, again_seen;
 
         /* Signing (db-pg-sign.c): the cluster key, the number of the last mail sent, the
          * owners' names; the rows rejected (under reject_lock: any thread). */

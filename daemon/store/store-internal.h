@@ -71,7 +71,8 @@ struct store {
         char *failure;      /* under lock */
         double retry;       /* under lock: seconds before the next try of a failing commit */
         uv_async_t async;
-        void (*on_commit)(void *data);
+        unsigned wakes; /* atomic: enum store_wake since on_wake last ran */
+        void (*on_wake)(void *data, unsigned what);
         void *data;
         void (*on_mail)(void *data, const struct db_mail *m); /* loop: mail from other nodes */
         void *mail_data;
@@ -106,6 +107,8 @@ void store_op_text(struct op *op, const char *text);
 uint64_t store_op_queue(struct store *s, struct op *op);
 /* Whether the statement only reads. */
 bool store_is_read(enum db_stmt stmt);
+/* Any thread: tells the loop what happened (enum store_wake), which on_wake gets. */
+void store_wake_loop(struct store *s, unsigned what);
 
 /* superseded.c. Store thread: marks the job writes (without done) of a batch that a delete of
  * the job later in it makes moot, where the driver says so and the batch reads nothing. */

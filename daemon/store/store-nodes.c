@@ -207,7 +207,8 @@ void store_node_duties(struct store *s)
                 s->lease_lost = true;
                 pthread_cond_broadcast(&s->ids_cond);
         }
-        uv_async_send(&s->async);
+        if (r == 0 || r == -ESTALE)
+                store_wake_loop(s, STORE_RENEWED);
 }
 
 const char *store_node(const struct store *s)

@@ -369,7 +369,7 @@ static void *store_thread(void *arg)
                                 }
                         s->runs_added |= prune_limit > 0;
                         s->max_id_new |= max_id > 0;
-                        uv_async_send(&s->async); /* so that the loop sees the failure */
+                        store_wake_loop(s, STORE_COMMITTED); /* so that the loop sees the failure */
                         if (s->stop)
                                 break; /* stopping: what could not be written stays lost */
                         wait_to_retry(s);
@@ -383,19 +383,23 @@ static void *store_thread(void *arg)
                 __atomic_store_n(&s->committed, last, __ATOMIC_RELEASE);
                 pthread_mutex_unlock(&s->lock);
                 spare_ops(s, batch);
-                uv_async_send(&s->async);
+                store_wake_loop(s, STORE_COMMITTED);
                 pthread_mutex_lock(&s->lock);
         }
         pthread_mutex_unlock(&s->lock);
         return NULL;
 }
 
+void store_wake_loop(struct store *s, unsigned what)
+{
+        __atomic_fetch_or(&s->wakes, what, __ATOMIC_RELEASE);
+        uv_async_send(&s->async);
+}
+
 /* The driver's thread. */
 static void mail_arrived(void *data)
 {
-        struct store *s = data;
-
-        uv_async_send(&s->async);
+        store_wake_loop(data, STORE_MAIL);
 }
 
 /* Loop thread: the committed ops whose done is the loop's. */
@@ -419,23 +423,26 @@ static void deliver_finished(struct store *s)
 static void on_async(uv_async_t *async)
 {
         struct store *s = async->data;
+        unsigned what = __atomic_exchange_n(&s->wakes, 0, __ATOMIC_ACQUIRE);
 
         deliver_finished(s);
-        if (s->mail_started) {
+        if ((what & STORE_MAIL) && s->mail_started) {
                 struct db_mail *mail = s->db->driver->mail_take(s->db);
 
                 for (struct db_mail *m = mail; m && s->on_mail; m = m->next)
                         s->on_mail(s->mail_data, m);
                 db_mail_free(mail);
         }
-        s->on_commit(s->data);
+        if (what)
+                s->on_wake(s->data, what);
 }
 
-int store_start(struct store *s, uv_loop_t *loop, void (*on_commit)(void *data), void *data)
+int store_start(struct store *s, uv_loop_t *loop, void (*on_wake)(void *data, unsigned what),
+                void *data)
 {
         int r;
 
-        s->on_commit = on_commit;
+        s->on_wake = on_wake;
         s->data = data;
         s->async.data = s;
         r = uv_async_init(loop, &s->async, on_async);

@@ -34,8 +34,17 @@ struct mac_key;
 
 /* Opens (creating) the database and brings its schema up to date; errors are logged. */
 int store_open(const struct store_config *config, struct store **ret);
-/* Starts the committing thread; on_commit runs on the loop after each commit. */
-int store_start(struct store *s, uv_loop_t *loop, void (*on_commit)(void *data), void *data);
+/* What woke the loop (store_start's on_wake), or-ed: a commit ended (or failed), the lease was
+ * renewed (or lost: store_lease() says), mail from other nodes was handed to store_on_mail's. */
+enum store_wake {
+        STORE_COMMITTED = 1 << 0,
+        STORE_RENEWED = 1 << 1,
+        STORE_MAIL = 1 << 2,
+};
+
+/* Starts the committing thread; on_wake runs on the loop with what happened since it last ran. */
+int store_start(struct store *s, uv_loop_t *loop, void (*on_wake)(void *data, unsigned what),
+                void *data);
 /* Commits what is queued and stops the thread (loop thread; a no-op when not started). */
 void store_stop(struct store *s);
 /* Closes the database, dropping writes queued after store_stop(). Accepts NULL. */
