@@ -17,6 +17,7 @@
 #include "manager.h"
 #include "methods/dispatch.h"
 #include "methods/metrics.h"
+#include "methods/requests.h"
 #include "server/activation.h"
 #include "store/db.h"
 #include "store/store.h"
@@ -102,7 +103,7 @@ static void on_conn_close(void *data, struct conn *c)
 {
         struct registry *reg = data;
 
-        registry_forget(reg, c);
+        requests_forget(reg, c);
         if (reg->relay)
                 relay_conn_closed(reg->relay, c);
 }
@@ -305,6 +306,8 @@ int manager_new(const struct manager_options *o, struct manager **ret)
         };
         m->registry.reload = on_reload_request;
         m->registry.reload_data = m;
+        m->registry.on_event = requests_notify;
+        m->registry.event_data = &m->clients;
         m->registry.metrics_file.render = render_metrics;
         m->registry.metrics_file.data = m;
         *ret = m;

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/answer.h"
 #include "jobs/drain.h"
 #include "jobs/pause.h"
 #include "jobs/queue.h"
 #include "jobs/queues.h"
 #include "jobs/shared-settings.h"
-#include "server/conn.h"
 #include "store/db.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -21,8 +21,7 @@
 struct drain_wait {
         struct drain_wait *next;
         struct registry *reg;
-        struct conn *c;
-        json_object *id;
+        struct answer *answer;
         char *queue;
         int64_t token;
         bool here;            /* this node's runs are still in progress */
@@ -52,8 +51,6 @@ static struct pause *pause_of(struct registry *reg, const char *queue)
 
 static void wait_free(struct drain_wait *w)
 {
-        conn_unref(w->c);
-        json_object_put(w->id);
         free(w->queue);
         free(w->away);
         free(w);
@@ -84,9 +81,7 @@ static void finish(struct drain_wait *w)
                 json_object_object_add(result, "running", json_object_new_int64(0));
         }
         /* What is written so far (the runs' ends) is on disk first. */
-        conn_wait_for_store(w->c);
-        conn_reply(w->c, w->id, result, 0, NULL); /* which takes the id */
-        w->id = NULL;
+        w->answer->done(w->answer, store_queued(reg->store), result);
         wait_free(w);
 }
 
@@ -134,7 +129,7 @@ static int ask_away(struct registry *reg, struct drain_wait *w)
         return 0;
 }
 
-int registry_drain(struct registry *reg, const char *queue, struct conn *c, json_object *id)
+int registry_drain(struct registry *reg, const char *queue, struct answer *a)
 {
         struct drain_wait *w = calloc(1, sizeof(*w));
         int e;
@@ -144,8 +139,7 @@ int registry_drain(struct registry *reg, const char *queue, struct conn *c, json
                 return -ENOMEM;
         }
         w->reg = reg;
-        w->c = conn_ref(c);
-        w->id = json_object_get(id);
+        w->answer = a;
         w->token = new_token(reg);
         e = ask_away(reg, w);
         if (e == 0)
@@ -294,6 +288,7 @@ void registry_close_drains(struct registry *reg)
 
         while ((w = reg->drain_waits)) {
                 reg->drain_waits = w->next;
+                w->answer->drop(w->answer);
                 wait_free(w);
         }
 }

@@ -17,11 +17,13 @@
 #define DRAIN_MAIL "drain"
 #define DRAINED_MAIL "drained"
 
+struct answer;
 struct db_mail;
 
-/* The client c's pause with drain (request id) of the queue's pause (NULL: the daemon's),
- * paused already: answered later (1), or nothing to wait for (0: the caller answers); -ENOMEM. */
-int registry_drain(struct registry *reg, const char *queue, struct conn *c, json_object *id);
+/* A pause with drain of the queue's pause (NULL: the daemon's), paused already: answered later
+ * through a (1), or nothing to wait for (0: the caller answers, and a is still its own);
+ * -ENOMEM. */
+int registry_drain(struct registry *reg, const char *queue, struct answer *a);
 /* Mail DRAIN_MAIL or DRAINED_MAIL from another node. */
 void registry_drain_mail(struct registry *reg, const struct db_mail *m);
 /* The nodes awaited are looked at again (at each lease renewal): those gone count as drained. */

@@ -28,7 +28,7 @@ struct metrics_queue;
 struct run_record;
 struct user;
 struct users;
-struct waiter;
+struct answer;
 
 /* What every job refers to, made once by the registry. */
 struct job_shared {
@@ -93,8 +93,8 @@ struct job {
         double due;       /* loop: wall clock time a delayed enqueue is due, else 0 */
         double queued_at; /* loop: wall clock its next run was queued (or is due); 0: none */
         struct metrics_queue *counted_in; /* loop: where metrics count it (NULL: nowhere), */
-        struct waiter *waiters;   /* loop: wait requests, answered when it goes idle */
-        struct waiter *cancels;   /* loop: cancel requests, answered when its run ends */
+        struct answer *waiters;   /* loop: wait requests, answered when it goes idle */
+        struct answer *cancels;   /* loop: cancel requests, answered when its run ends */
         void *claim;      /* loop: the submit whose key it claims among the nodes, until told */
 
         /* Its flow (loop), kept in its row's flow column. */

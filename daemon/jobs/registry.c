@@ -10,22 +10,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jobs/answer.h"
 #include "jobs/item.h"
 #include "jobs/log-budget.h"
 #include "jobs/record.h"
 #include "jobs/registry.h"
 #include "jobs/shell.h"
-#include "server/conn.h"
 #include "store/run-record.h"
 #include "store/store.h"
 #include "util/log.h"
 #include "util/settings.h"
-
-struct waiter {
-        struct waiter *next;
-        struct conn *c;
-        json_object *id;
-};
 
 static unsigned bucket_of_id(int64_t id)
 {
@@ -171,28 +165,6 @@ static void retire(struct registry *reg, struct job *job)
         job_unref(job);
 }
 
-bool registry_may_touch(const struct conn *c, uid_t owner)
-{
-        return c->uid == owner || conn_is_admin(c);
-}
-
-bool registry_may_see_rq_entry(struct registry *reg, const struct conn *c,
-                               const struct slow_work_rq_entry *e)
-{
-        struct job *job;
-        char *end;
-        long long id;
-
-        if (conn_is_admin(c))
-                return true;
-        /* The row names the job by its description, "ID: ..." (item.c); the item may be gone. */
-        id = strtoll(e->desc, &end, 10);
-        if (end == e->desc || *end != ':')
-                return false;
-        job = registry_find(reg, id);
-        return job && (const void *)&job->dw.work == e->item && registry_may_touch(c, job->owner);
-}
-
 void registry_save_job(struct registry *reg, struct job *job)
 {
         struct store_job_row row;
@@ -321,46 +293,46 @@ void registry_learn_run(struct registry *reg, struct run_record *rec)
                 history_add(&reg->learned, rec, LEARNED_MAX); /* frees it when it fails */
 }
 
-static void waiter_free(struct waiter *w)
+struct job *registry_job_of_rq_entry(struct registry *reg, const struct slow_work_rq_entry *e)
 {
-        json_object_put(w->id);
-        conn_unref(w->c);
-        free(w);
+        struct job *job;
+        char *end;
+        long long id;
+
+        /* The row names the job by its description, "ID: ..." (item.c); the item may be gone. */
+        id = strtoll(e->desc, &end, 10);
+        if (end == e->desc || *end != ':')
+                return NULL;
+        job = registry_find(reg, id);
+        return job && (const void *)&job->dw.work == e->item ? job : NULL;
 }
 
-static int add_waiter(struct waiter **list, struct conn *c, json_object *id)
+void registry_notify(struct registry *reg, struct job *job, const char *state,
+                     const struct run_record *ended)
 {
-        struct waiter *w = malloc(sizeof(*w));
-
-        if (!w)
-                return -ENOMEM;
-        w->c = conn_ref(c);
-        w->id = json_object_get(id);
-        w->next = *list;
-        *list = w;
-        return 0;
+        if (reg->on_event)
+                reg->on_event(reg->event_data, job, state, ended);
 }
 
-int registry_add_waiter(struct registry *reg, struct job *job, struct conn *c, json_object *id)
+void registry_add_waiter(struct job *job, struct answer *a)
 {
-        return add_waiter(&job->waiters, c, id);
+        a->next = job->waiters;
+        job->waiters = a;
 }
 
 /* Answers each request of the list with a result made by reply (which may be NULL). The list is
  * taken first: a reply lets its connection go on with later requests, which may add to it. */
-static void answer(struct waiter **list, struct job *job,
+static void answer(struct answer **list, struct job *job,
                    json_object *(*reply)(struct registry *reg, struct job *job),
                    struct registry *reg)
 {
-        struct waiter *w, *waiters = *list;
+        struct answer *a, *waiters = *list;
 
         *list = NULL;
-        while ((w = waiters)) {
-                waiters = w->next;
+        while ((a = waiters)) {
+                waiters = a->next;
                 /* What the reply tells of is on disk first. */
-                conn_wait_for(w->c, job->saved_seq);
-                conn_reply(w->c, json_object_get(w->id), reply(reg, job), 0, NULL);
-                waiter_free(w);
+                a->done(a, job->saved_seq, reply(reg, job));
         }
 }
 
@@ -448,11 +420,9 @@ static bool drop_held(struct registry *reg, struct job *job)
 /* The job's cancels that waited for its run are through once the pool is done with the run. */
 static void finish_cancels(struct registry *reg, struct job *job)
 {
-        struct waiter *w;
-
         if (!job->cancels || slow_work_is_executing(&job->dw.work))
                 return;
-        for (w = job->cancels; w; w = w->next)
+        for (struct answer *a = job->cancels; a; a = a->next)
                 __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
         /* The run it waited for was held back and did not start, or a retry of it was planned
          * meanwhile. */
@@ -463,7 +433,7 @@ static void finish_cancels(struct registry *reg, struct job *job)
         answer(&job->cancels, job, cancel_result, reg);
 }
 
-int registry_cancel(struct registry *reg, struct job *job, struct conn *c, json_object *id,
+int registry_cancel(struct registry *reg, struct job *job, struct answer *a,
                     json_object **ret_result)
 {
         int64_t runs_before = __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE);
@@ -476,10 +446,8 @@ int registry_cancel(struct registry *reg, struct job *job, struct conn *c, json_
         job_kick(job);
         dropped = slow_work_cancel_pending(&job->dw.work);
         if (slow_work_is_executing(&job->dw.work)) {
-                if (add_waiter(&job->cancels, c, id) < 0) {
-                        __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
-                        return -ENOMEM;
-                }
+                a->next = job->cancels;
+                job->cancels = a;
                 return 1;
         }
         __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
@@ -817,12 +785,20 @@ void registry_close_events(struct registry *reg)
         supervisor_unwatch(&reg->supervisor);
 }
 
+static void drop_answers(struct answer **list)
+{
+        struct answer *a;
+
+        while ((a = *list)) {
+                *list = a->next;
+                a->drop(a);
+        }
+}
+
 void registry_free(struct registry *reg)
 {
         registry_stop_starting(reg);
         registry_free_pool(reg);
-        while (reg->clients)
-                registry_forget(reg, reg->clients->conn);
         deps_free(&reg->deps);
         schedule_close(&reg->schedule);
         users_close(&reg->users);
@@ -832,16 +808,9 @@ void registry_free(struct registry *reg)
         for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
                 while (reg->by_id[i]) {
                         struct job *job = reg->by_id[i];
-                        struct waiter *w;
 
-                        while ((w = job->waiters)) {
-                                job->waiters = w->next;
-                                waiter_free(w);
-                        }
-                        while ((w = job->cancels)) {
-                                job->cancels = w->next;
-                                waiter_free(w);
-                        }
+                        drop_answers(&job->waiters);
+                        drop_answers(&job->cancels);
                         retire(reg, job);
                 }
         inflight_close(&reg->inflight);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registry: the live jobs by id and by key, and everything that waits on them — the handles
- * connections hold, wait and cancel requests, subscribers to events — with the pool that runs
- * them, the history of finished runs and the state database they are kept in. A job is live
- * while it is pending, running, or held; then the tables hold a reference. Loop thread only.
+ * The registry: the live jobs by id and by key, and what waits on them (wait and cancel
+ * requests as answers, the handles held on them, counted), with the pool that runs them, the
+ * history of finished runs and the state database they are kept in. A job is live while it is
+ * pending, running, or held; then the tables hold a reference. Loop thread only.
  */
 #ifndef SLOWWORKD_REGISTRY_H
 #define SLOWWORKD_REGISTRY_H
@@ -36,21 +36,12 @@
 #define REGISTRY_BUCKETS 4096
 #define REGISTRY_ID_BLOCK 4096 /* ids counted together, for registry_count_before() */
 
+struct answer;
 struct conn;
 struct drain_wait;
 struct live_elsewhere {
         int64_t id;
         uid_t owner;
-};
-
-/* What the registry knows of a connection (conn->data): its handles, and whether it follows
- * events. Made by the first hold or subscribe, gone with the connection. */
-struct client {
-        struct conn *conn;
-        struct client *prev, *next;
-        int64_t *holds; /* ids of the jobs it holds a handle on, one entry per handle */
-        size_t nholds, holds_size;
-        bool subscribed;
 };
 
 struct registry {
@@ -91,7 +82,10 @@ struct registry {
         size_t nid_blocks;
         bool id_blocks_lost;
         int64_t next_qorder;
-        struct client *clients;
+        /* Each change of a job's state, and a run's end (NULL: none): for subscribers. */
+        void (*on_event)(void *data, const struct job *job, const char *state,
+                         const struct run_record *ended);
+        void *event_data;
         struct inflight_run *crashed; /* start: the runs the last daemon died running */
         size_t ncrashed;
         /* The reload method's way to the daemon's reload, which answers request id on c later:
@@ -142,11 +136,8 @@ struct job *registry_find_key(struct registry *reg, uid_t owner, const struct qu
 int64_t registry_count_before(struct registry *reg, const struct job *job);
 /* The job enters the tables, which take the caller's reference (and persist's handle). */
 void registry_add(struct registry *reg, struct job *job);
-/* Whether the client may see and act on what this user owns: the owner, and admins. */
-bool registry_may_touch(const struct conn *c, uid_t owner);
-/* Whether the client may see a row of the pool's run queue: its own job's, or any for an admin. */
-bool registry_may_see_rq_entry(struct registry *reg, const struct conn *c,
-                               const struct slow_work_rq_entry *e);
+/* The live job a row of a pool's run queue stands for (its description names it), or NULL. */
+struct job *registry_job_of_rq_entry(struct registry *reg, const struct slow_work_rq_entry *e);
 
 /* Enqueues now or after the delay (seconds); says whether a pending run took it in ("coalesced")
  * or a running one will run again ("deferred"). 0 or -errno. */
@@ -201,23 +192,17 @@ const struct run_record *registry_last_run(const struct registry *reg, int64_t i
  * keeps it. */
 void registry_check_idle(struct registry *reg, struct job *job);
 
-/* Handles: 0 or -ENOMEM; unhold says whether the connection had one on the job. */
-int registry_hold(struct registry *reg, struct conn *c, struct job *job);
-bool registry_unhold(struct registry *reg, struct conn *c, struct job *job);
-/* The connection goes: its handles go with it. */
-void registry_forget(struct registry *reg, struct conn *c);
-
-/* A request answered later: wait when the job goes idle, cancel when its run has ended. */
-int registry_add_waiter(struct registry *reg, struct job *job, struct conn *c, json_object *id);
-/* Cancels what is pending of the job and stops its run: 0 when done, with the reply's result;
- * 1 when a run is still in progress (the reply to id then comes from the run's end); -ENOMEM. */
-int registry_cancel(struct registry *reg, struct job *job, struct conn *c, json_object *id,
+/* A wait, answered when the job goes idle (with its last run's record). */
+void registry_add_waiter(struct job *job, struct answer *a);
+/* Cancels what is pending of the job and stops its run: 0 when done, with the reply's result
+ * (a is still the caller's); 1 when a run is still in progress (a is answered at the run's
+ * end). */
+int registry_cancel(struct registry *reg, struct job *job, struct answer *a,
                     json_object **ret_result);
 /* The job's state and id, as a cancel's reply and an enqueue's give them (extra: a flag). */
 json_object *registry_state_result(struct job *job, const char *extra);
 
-/* Subscribed clients hear of every job they may see: its state, and a run's outcome. */
-int registry_subscribe(struct registry *reg, struct conn *c);
+/* A job's state changed, or a run ended: told to on_event. */
 void registry_notify(struct registry *reg, struct job *job, const char *state,
                      const struct run_record *ended);
 

@@ -3,8 +3,10 @@
  * wait, cancel and release. A wait or a cancel of a running job is answered later, from the
  * job's own end (registry.c), so that no thread is ever parked on a request.
  */
+#include "jobs/answer.h"
 #include "jobs/registry.h"
 #include "methods/method.h"
+#include "methods/requests.h"
 #include "server/conn.h"
 #include "store/run-record.h"
 
@@ -16,7 +18,7 @@ static const struct run_record *gone_job(struct registry *reg, struct conn *c, i
 
         if (!rec)
                 reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)id);
-        else if (!registry_may_touch(c, rec->owner))
+        else if (!requests_may_touch(c, rec->owner))
                 reply_error(r, SW_E_PERMISSION, "job %lld is not yours", (long long)id);
         else
                 return rec;
@@ -26,6 +28,7 @@ static const struct run_record *gone_job(struct registry *reg, struct conn *c, i
 static void handle_wait(struct registry *reg, struct conn *c, union params *params,
                         struct reply *r)
 {
+        struct answer *a;
         int64_t id = params->id.id;
         struct job *job = registry_find(reg, id);
         const struct run_record *rec;
@@ -45,10 +48,12 @@ static void handle_wait(struct registry *reg, struct conn *c, union params *para
                 conn_wait_for(c, job->saved_seq);
                 return;
         }
-        if (registry_add_waiter(reg, job, c, r->id) < 0) {
+        a = requests_answer_new(c, r->id);
+        if (!a) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
+        registry_add_waiter(job, a);
         r->deferred = true;
 }
 
@@ -56,19 +61,20 @@ static void handle_cancel(struct registry *reg, struct conn *c, union params *pa
                           struct reply *r)
 {
         struct job *job = method_lookup_job(reg, c, params->id.id, r);
-        int e;
+        struct answer *a;
 
         if (!job)
                 return;
-        e = registry_cancel(reg, job, c, r->id, &r->result);
-        if (e < 0) {
+        a = requests_answer_new(c, r->id);
+        if (!a) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
-        if (e > 0) {
+        if (registry_cancel(reg, job, a, &r->result) > 0) {
                 r->deferred = true;
                 return;
         }
+        requests_answer_free(a);
         conn_wait_for(c, job->saved_seq);
         registry_check_idle(reg, job);
 }
@@ -80,7 +86,7 @@ static void handle_release(struct registry *reg, struct conn *c, union params *p
 
         if (!job)
                 return;
-        if (!registry_unhold(reg, c, job)) {
+        if (!requests_unhold(c, job)) {
                 if (!job->persist) {
                         reply_error(r, SW_E_NOT_FOUND,
                                     "this connection holds no handle on job %lld",

@@ -13,6 +13,7 @@
 #include "jobs/settings.h"
 #include "jobs/shared-settings.h"
 #include "methods/method.h"
+#include "methods/requests.h"
 #include "server/conn.h"
 #include "store/db.h"
 #include "store/store.h"
@@ -172,7 +173,7 @@ static int add_rq(struct registry *reg, struct conn *c, struct queue *q, json_ob
         if (slow_work_pool_rq_max(q->pool, RQ_QUEUED_MAX, &rq, &n) < 0)
                 return -ENOMEM;
         for (i = 0; i < n; i++)
-                if (registry_may_see_rq_entry(reg, c, &rq[i]))
+                if (requests_may_see_rq_entry(reg, c, &rq[i]))
                         json_object_array_add(list, rq_entry_to_json(&rq[i], q->name));
         free(rq);
         return 0;

@@ -9,6 +9,7 @@
 #include "jobs/registry.h"
 #include "methods/dispatch.h"
 #include "methods/method.h"
+#include "methods/requests.h"
 #include "server/conn.h"
 #include "server/relay.h"
 #include "store/db.h"
@@ -56,7 +57,7 @@ struct job *method_lookup_job(struct registry *reg, struct conn *c, int64_t id, 
                 reply_error(r, SW_E_NOT_FOUND, "no live job %lld", (long long)id);
                 return NULL;
         }
-        if (!registry_may_touch(c, job->owner)) {
+        if (!requests_may_touch(c, job->owner)) {
                 reply_error(r, SW_E_PERMISSION, "job %lld is not yours", (long long)id);
                 return NULL;
         }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "jobs/answer.h"
 #include "jobs/drain.h"
 #include "jobs/pause.h"
 #include "jobs/queue.h"
@@ -14,6 +15,7 @@
 #include "jobs/shared-settings.h"
 #include "jobs/suspend.h"
 #include "methods/method.h"
+#include "methods/requests.h"
 #include "server/conn.h"
 
 static bool admin_only(struct conn *c, const char *what, struct reply *r)
@@ -44,14 +46,19 @@ static void handle_pause(struct registry *reg, struct conn *c, union params *p, 
                 return;
         pause_set(pause, true);
         registry_shared_changed(reg);
-        if (p->pause.drain)
-                e = registry_drain(reg, pause->queue, c, r->id);
+        if (p->pause.drain) {
+                struct answer *a = requests_answer_new(c, r->id);
+
+                e = a ? registry_drain(reg, pause->queue, a) : -ENOMEM;
+                if (e > 0) {
+                        r->deferred = true;
+                        return;
+                }
+                if (a)
+                        requests_answer_free(a);
+        }
         if (e < 0) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
-                return;
-        }
-        if (e > 0) {
-                r->deferred = true;
                 return;
         }
         r->result = pause_result(pause);

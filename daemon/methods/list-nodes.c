@@ -7,6 +7,7 @@
 
 #include "jobs/registry.h"
 #include "methods/method.h"
+#include "methods/requests.h"
 #include "server/conn.h"
 #include "store/db.h"
 #include "store/store.h"
@@ -74,7 +75,7 @@ void list_other_nodes(struct registry *reg, struct conn *c, const struct sw_list
         struct list_wait *w;
         int64_t owner = p->owner;
 
-        /* What registry_may_touch() lets the client see, of other nodes' as the last renewal
+        /* What requests_may_touch() lets the client see, of other nodes' as the last renewal
          * saw them. */
         if ((!conn_is_admin(c) && owner >= 0 && owner != (int64_t)c->uid) ||
             store_alone(reg->store))

@@ -15,6 +15,7 @@
 #include "jobs/record.h"
 #include "jobs/registry.h"
 #include "methods/method.h"
+#include "methods/requests.h"
 #include "server/conn.h"
 #include "store/db.h"
 #include "store/run-record.h"
@@ -231,7 +232,7 @@ static void handle_log(struct registry *reg, struct conn *c, union params *param
         bool running = job && slow_work_is_executing(&job->dw.work);
 
         if (rec || job) {
-                if (!registry_may_touch(c, job ? job->owner : rec->owner)) {
+                if (!requests_may_touch(c, job ? job->owner : rec->owner)) {
                         reply_error(r, SW_E_PERMISSION, "job %lld is not yours",
                                     (long long)p->id);
                         return;

@@ -10,6 +10,7 @@
 #include "jobs/run.h"
 #include "jobs/suspend.h"
 #include "methods/method.h"
+#include "methods/requests.h"
 #include "server/conn.h"
 #include "server/relay.h"
 #include "store/store.h"
@@ -56,7 +57,7 @@ static void handle_status(struct registry *reg, struct conn *c, union params *pa
 
         if (params->id.id) {
                 job = registry_find(reg, params->id.id);
-                if (job && !registry_may_touch(c, job->owner)) {
+                if (job && !requests_may_touch(c, job->owner)) {
                         reply_error(r, SW_E_PERMISSION, "job %lld is not yours",
                                     (long long)job->id);
                         return;
@@ -68,7 +69,7 @@ static void handle_status(struct registry *reg, struct conn *c, union params *pa
                 rec = registry_last_run(reg, params->id.id);
                 if (!rec)
                         reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)params->id.id);
-                else if (!registry_may_touch(c, rec->owner))
+                else if (!requests_may_touch(c, rec->owner))
                         reply_error(r, SW_E_PERMISSION, "job %lld is not yours",
                                     (long long)params->id.id);
                 else
@@ -94,7 +95,7 @@ static void handle_status(struct registry *reg, struct conn *c, union params *pa
 
 static bool listed(struct conn *c, const struct sw_list_params *p, struct job *job)
 {
-        return registry_may_touch(c, job->owner) && (p->owner < 0 || job->owner == p->owner) &&
+        return requests_may_touch(c, job->owner) && (p->owner < 0 || job->owner == p->owner) &&
                (!p->state || strcmp(job_state(job), p->state) == 0);
 }
 
@@ -119,7 +120,7 @@ static int64_t count_listed(struct registry *reg, struct conn *c, const struct s
         uid_t owner = p->owner >= 0 ? (uid_t)p->owner : c->uid;
         int64_t owned;
 
-        if (!registry_may_touch(c, owner))
+        if (!requests_may_touch(c, owner))
                 return 0;
         if (any_owner)
                 return count_in_state(reg, state);
@@ -135,7 +136,7 @@ static bool lists_all(struct registry *reg, struct conn *c, const struct sw_list
 {
         uid_t owner = p->owner >= 0 ? (uid_t)p->owner : c->uid;
 
-        if (p->state || !registry_may_touch(c, owner))
+        if (p->state || !requests_may_touch(c, owner))
                 return false;
         return (p->owner < 0 && conn_is_admin(c)) || users_count(&reg->users, owner) == reg->njobs;
 }
@@ -240,7 +241,7 @@ static void prefill_list(struct registry *reg, union params *p)
 static void handle_subscribe(struct registry *reg, struct conn *c, union params *params,
                              struct reply *r)
 {
-        if (registry_subscribe(reg, c) < 0) {
+        if (requests_subscribe(c) < 0) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
@@ -273,7 +274,7 @@ static int history_query(struct registry *reg, struct conn *c, const struct sw_h
         if (p->outcome &&
             sw_outcomes_parse(p->outcome, &q->outcomes, r->message, sizeof(r->message)))
                 return r->code = SW_E_INVALID_PARAMS;
-        if (p->owner >= 0 && !registry_may_touch(c, (uid_t)p->owner))
+        if (p->owner >= 0 && !requests_may_touch(c, (uid_t)p->owner))
                 return reply_error(r, SW_E_PERMISSION, "the runs of uid %lld are not yours",
                                    (long long)p->owner);
         q->any_owner = p->owner < 0 && conn_is_admin(c);

@@ -6,6 +6,7 @@
 #include "jobs/limits.h"
 #include "jobs/registry.h"
 #include "methods/method.h"
+#include "methods/requests.h"
 #include "server/conn.h"
 #include "store/store.h"
 
@@ -124,7 +125,7 @@ static void submit_again(struct registry *reg, struct conn *c, struct job *job,
         /* One that is not idle coalesces, or runs once more: it is queued already, or running. */
         if (job_idle(job) && !queued_room(reg, job->queue, job->owner, r))
                 return;
-        if (p->hold && registry_hold(reg, c, job) < 0) {
+        if (p->hold && requests_hold(c, job) < 0) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
@@ -173,7 +174,7 @@ static bool job_limits(struct registry *reg, struct conn *c, const struct sw_sub
 static void fresh(struct registry *reg, struct conn *c, struct job *job,
                   const struct sw_submit_params *p, struct reply *r)
 {
-        if (p->hold && registry_hold(reg, c, job) < 0)
+        if (p->hold && requests_hold(c, job) < 0)
                 reply_error(r, SW_E_INTERNAL, "out of memory");
         else if (job_recurs(job) && registry_schedule(reg, job) < 0)
                 reply_error(r, SW_E_INTERNAL, "out of memory");
