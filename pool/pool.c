@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pool, as plain as libuv's threadpool.c: one mutex guards everything, two FIFO run queues
+ * The pool keeps the rules of pool/RULES.md (numbered there, once); this says how.
+ *
+ * The pool is as plain as libuv's threadpool.c: one mutex guards everything, two FIFO run queues
  * (slow, very slow) hold the queued items, and idle workers wait on one condition. Enqueue takes
  * the lock like everything else: the daemon's jobs are processes, so the nanoseconds a lock-free
  * way in could save do not matter, and it is what makes cancel exact (below).
@@ -17,45 +19,41 @@
  * started that have not yet looked at the queues; pool_kick() wakes or starts threads while the
  * runnable items (very slow ones only up to the cap) outnumber them, which starts a thread only
  * when no idle one is left (rule 8). Lowering max-threads hands exit tokens (nretiring) to idle
- * threads the same way, and busy threads above it exit when their item ends (rule 9).
+ * threads the same way, and busy threads above it exit when their item ends (rule 9). What the
+ * counters keep is asserted (check_counters).
  *
  * Only one wake-up is in flight at a time, and every worker kicks again once it has taken an
  * item: a burst wakes idle threads one after another, each as the one before gets going, and no
- * thread is woken for an item that a busy one takes first. (With a wake-up per queued item, idle
- * threads woke to find their items taken by busy ones: the benchmark saw 5 to 9 context switches
- * per thousand items; now 0.1 to 0.3.)
+ * thread is woken for an item that a busy one takes first (a wake-up per queued item woke idle
+ * threads to find their items taken by busy ones).
  *
  * A producer with a burst of items can plug the pool: the items are queued (and taken by threads
  * that end a run) but nobody is woken until the last unplug, which kicks once for all of them.
  * Where the items take microseconds, as the daemon's no-op plugin runs do, threads that finish
- * faster than items come go idle after each one, and each enqueue woke one: a futex wake on the
- * producer's side and a wait and a context switch on the thread's, more than the item. The
- * daemon plugs a pool from its first enqueue until its loop is about to wait again; 100,000
- * no-op plugin runs took 25% less of its CPU (138 to 159 ticks against 184 to 209) and ran at
- * 82,000 to 97,000 a second against 71,000 to 75,000 (three runs each, interleaved).
+ * faster than items come go idle after each one, and each enqueue would wake one: a futex wake
+ * on the producer's side and a wait and a context switch on the thread's, more than the item.
+ * The daemon plugs a pool from its first enqueue until its loop is about to wait again.
  *
  * An idle thread above min-threads waits until its idle deadline, at or below it until woken;
  * the choice is made again after every wake-up, so no wait is ever on a deadline that has passed
- * and an idle pool costs no CPU (#9). Which waiter a signal wakes is the condition's business, so
+ * and an idle pool costs no CPU (rule 8). Which waiter a signal wakes is the condition's business, so
  * under a steady trickle of work the pool keeps the threads that each get an item within
  * idle-timeout.
  *
  * A worker holds the lock once per item: it finishes a run and takes the next item in one hold,
- * and calls the finished item's put_ref once the lock is dropped, always before it waits. (Two
- * holds per item made the benchmark 20 to 40% slower.)
+ * and calls the finished item's put_ref once the lock is dropped, always before it waits (two
+ * holds per item cost the benchmark much of its speed: bench/ measures it against libuv).
  *
  * Fewer holds than one per run and one per enqueue would cost exactness, so the pool does not
  * batch. A start (pending to executing) and an end must each happen under the lock for cancel
  * and re-queue to be exact, and a thread's starts are apart by its runs. A worker that took
  * several items in one hold would mark them executing before they run: slow_work_is_executing()
  * would be true of an item still waiting, a cancel of it would wait for other items' runs, and
- * it would wait behind a long run while another thread is free. Such a worker (8 items a hold)
- * measured 0.40 to 0.64 of libuv with two producers in make bench, where this pool measured 0.46
- * to 0.93 (median 0.65, 11 runs on a loaded machine); on the same machine quiet, this pool
- * measured 1.03 to 1.27 of libuv (136 to 182 ns an item against 123 to 161).
+ * it would wait behind a long run while another thread is free; and, measured with make bench,
+ * it was not even faster.
  *
- * The lock's cost is the cache lines it moves between CPUs (on the 2-CPU machine the benchmark
- * runs on, a line that crosses costs about 200 ns, four times an uncontended enqueue). So the
+ * The lock's cost is the cache lines it moves between CPUs (a line that crosses costs several
+ * uncontended enqueues). So the
  * pool's first line holds only what every enqueue and every run write, the lock and the slow
  * queue; the counters both read come next and change only when threads come, go or wait, or
  * around very slow items, so every CPU keeps a copy; and each worker has a line of its own for
@@ -72,6 +70,7 @@
  * slow_work_is_executing() read them without the lock.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -138,6 +137,17 @@ void pool_disown(struct slow_work *work)
 {
         if (!(flags_get(work) & (SLOW_WORK_PENDING | SLOW_WORK_EXECUTING)) && !work->cancellers)
                 __atomic_store_n(&work->pool, NULL, __ATOMIC_RELEASE);
+}
+
+/* Under the lock: what the thread and wake-up counters keep (pool/RULES.md). */
+static void check_counters(const struct slow_work_pool *pool)
+{
+        assert(pool->nwoken <= 1);
+        assert(pool->nwoken <= pool->ncoming);
+        assert(pool->nidle + pool->nwoken + pool->nretiring <= pool->nalive);
+        assert(pool->nidle <= pool->nthreads && pool->nthreads <= pool->nalive);
+        assert(pool->nbusy_vslow <= pool->nalive);
+        (void)pool;
 }
 
 /* Items a thread could start now. */
@@ -230,6 +240,7 @@ void pool_kick(struct slow_work_pool *pool)
                         break;
                 }
         }
+        check_counters(pool);
 }
 
 /*
@@ -243,6 +254,7 @@ static bool idle_wait(struct slow_work_pool *pool)
 
         pool->nidle++;
         for (;;) {
+                check_counters(pool);
                 if (pool->nwoken) {
                         pool->nwoken--;
                         pool->ncoming--;
