@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "jobs/drain.h"
+#include "jobs/lifecycle.h"
 #include "jobs/queues.h"
 #include "jobs/restore.h"
 #include "jobs/settings.h"
@@ -277,6 +278,7 @@ int manager_new(const struct manager_options *o, struct manager **ret)
                                             .system = o->system,
                                             .uid = geteuid(),
                                             .jobs_nofile = jobs_nofile,
+                                            .on_run_event = lifecycle_on_event,
                                         });
         if (r < 0)
                 goto fail;

@@ -104,6 +104,7 @@ struct registry_config {
         bool system;
         uid_t uid;
         struct rlimit jobs_nofile; /* the open files the daemon was started with, for its runs */
+        void (*on_run_event)(void *data, struct event *e); /* what the pool's threads tell */
 };
 
 /* Sets up how runs are contained, starts the supervisor, maps the inflight file and starts the
@@ -134,8 +135,10 @@ struct job *registry_find_key(struct registry *reg, uid_t owner, const struct qu
 /* How many live jobs have a lower id than the live job: -1 when that is not known (out of
  * memory once). Costs a sum over the blocks of ids and a walk within the job's block. */
 int64_t registry_count_before(struct registry *reg, const struct job *job);
-/* The job enters the tables, which take the caller's reference (and persist's handle). */
+/* The job enters the tables, which take the caller's reference (and persist's handle); retire
+ * takes it out of them. */
 void registry_add(struct registry *reg, struct job *job);
+void registry_retire(struct registry *reg, struct job *job);
 /* The live job a row of a pool's run queue stands for (its description names it), or NULL. */
 struct job *registry_job_of_rq_entry(struct registry *reg, const struct slow_work_rq_entry *e);
 
@@ -162,9 +165,6 @@ int registry_wait_for(struct registry *reg, struct job *job, const int64_t *afte
  * otherwise than succeed), and what a job waits for changed. */
 void registry_deps_resolved(void *data, struct job *job, bool failed);
 void registry_deps_changed(void *data, struct job *job);
-/* A job that ends without running (cancelled, dependency-failed): its record, with no start. */
-void registry_record_ended_before_start(struct registry *reg, struct job *job,
-                                        const char *outcome);
 /* A recurring job ticks from now on (its first tick from now, unless it has one). */
 int registry_schedule(struct registry *reg, struct job *job);
 /* A run held back (by a pause, for space, for its owner's turn) may start: it is queued again, as
@@ -180,28 +180,14 @@ void registry_claim(struct registry *reg, struct job *job, bool may_again,
 /* Queued by the kernel's rules (a tick, another node's ask), told and saved; why for the log. */
 void registry_run_again(struct registry *reg, struct job *job, const char *why);
 void registry_save_state(struct registry *reg, struct job *job, const char *state);
-/* A run ended (rec NULL: out of memory): into the history and the state database. */
-void registry_run_ended(struct registry *reg, struct job *job, struct run_record *rec);
 /* Another node's run, read from a shared database, taken over: kept apart from the history
  * (neither its length nor its users' logs count it), the last LEARNED_MAX of them. */
 #define LEARNED_MAX 1024
 void registry_learn_run(struct registry *reg, struct run_record *rec);
 /* A job's last finished run as this node knows it (history or learned), or NULL. */
 const struct run_record *registry_last_run(const struct registry *reg, int64_t id);
-/* A job neither pending nor running answers its waiters, and leaves the tables unless a handle
- * keeps it. */
-void registry_check_idle(struct registry *reg, struct job *job);
-
-/* A wait, answered when the job goes idle (with its last run's record). */
-void registry_add_waiter(struct job *job, struct answer *a);
-/* Cancels what is pending of the job and stops its run: 0 when done, with the reply's result
- * (a is still the caller's); 1 when a run is still in progress (a is answered at the run's
- * end). */
-int registry_cancel(struct registry *reg, struct job *job, struct answer *a,
-                    json_object **ret_result);
 /* The job's state and id, as a cancel's reply and an enqueue's give them (extra: a flag). */
 json_object *registry_state_result(struct job *job, const char *extra);
-
 /* A job's state changed, or a run ended: told to on_event. */
 void registry_notify(struct registry *reg, struct job *job, const char *state,
                      const struct run_record *ended);

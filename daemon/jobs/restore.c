@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "jobs/contain.h"
+#include "jobs/lifecycle.h"
 #include "jobs/record.h"
 #include "jobs/registry.h"
 #include "jobs/queues.h"
@@ -188,7 +189,7 @@ static void restore_interrupted(struct registry *reg, struct job *job, double st
                 rec->leftovers = left;
                 rec->node = here ? rec->node : node;
         }
-        registry_run_ended(reg, job, rec);
+        lifecycle_run_ended(reg, job, rec);
         if (!held) {
                 log_warning("Job %lld: run %lld was interrupted %s, and is queued again",
                             (long long)job->id, (long long)job->runs_started, by);
@@ -274,7 +275,7 @@ static void restore_waiting(struct registry *reg, struct job *job)
         registry_save_state(reg, job, NULL);
         free(after);
         free(after_any);
-        registry_check_idle(reg, job);
+        lifecycle_check_idle(reg, job);
 }
 
 static void restore_job(void *data, const struct store_job_row *row)
@@ -334,7 +335,7 @@ static void restore_job(void *data, const struct store_job_row *row)
                 restore_schedule(reg, job, now, strcmp(row->state, "idle") != 0);
         if (row->again)
                 registry_run_again(reg, job, "run asked for by another node");
-        registry_check_idle(reg, job);
+        lifecycle_check_idle(reg, job);
 }
 
 /* The jobs that waited for others are looked at once all are back. */

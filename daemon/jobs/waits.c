@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/lifecycle.h"
 #include "jobs/registry.h"
 #include "store/run-record.h"
 #include "util/log.h"
@@ -19,8 +20,8 @@ void registry_deps_resolved(void *data, struct job *job, bool failed)
         const char *extra;
 
         if (failed) {
-                registry_record_ended_before_start(reg, job, "dependency-failed");
-                registry_check_idle(reg, job);
+                lifecycle_ended_before_start(reg, job, "dependency-failed");
+                lifecycle_check_idle(reg, job);
                 return;
         }
         if (registry_enqueue(reg, job, 0, &extra) < 0)
@@ -132,7 +133,7 @@ int registry_wait_for(struct registry *reg, struct job *job, const int64_t *afte
                 free(job->after);
                 free(job->after_any);
                 job->after = job->after_any = NULL;
-                registry_record_ended_before_start(reg, job, "dependency-failed");
+                lifecycle_ended_before_start(reg, job, "dependency-failed");
                 return 2;
         }
         if (!ids_count(job->after) && !ids_count(job->after_any))

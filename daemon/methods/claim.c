@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/lifecycle.h"
 #include "jobs/registry.h"
 #include "methods/method.h"
 #include "server/conn.h"
@@ -35,7 +36,7 @@ static void drop(struct registry *reg, struct job *job)
                 /* Its row may stay, asked to run again by another node: it does not persist. */
                 registry_save_state(reg, job, NULL);
         }
-        registry_check_idle(reg, job);
+        lifecycle_check_idle(reg, job);
 }
 
 /* The key is another node's job's: the answer says which, and how it took the submit. */

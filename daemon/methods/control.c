@@ -4,6 +4,7 @@
  * job's own end (registry.c), so that no thread is ever parked on a request.
  */
 #include "jobs/answer.h"
+#include "jobs/lifecycle.h"
 #include "jobs/registry.h"
 #include "methods/method.h"
 #include "methods/requests.h"
@@ -53,7 +54,7 @@ static void handle_wait(struct registry *reg, struct conn *c, union params *para
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
-        registry_add_waiter(job, a);
+        lifecycle_add_waiter(job, a);
         r->deferred = true;
 }
 
@@ -70,13 +71,13 @@ static void handle_cancel(struct registry *reg, struct conn *c, union params *pa
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
-        if (registry_cancel(reg, job, a, &r->result) > 0) {
+        if (lifecycle_cancel(reg, job, a, &r->result) > 0) {
                 r->deferred = true;
                 return;
         }
         requests_answer_free(a);
         conn_wait_for(c, job->saved_seq);
-        registry_check_idle(reg, job);
+        lifecycle_check_idle(reg, job);
 }
 
 static void handle_release(struct registry *reg, struct conn *c, union params *params,
@@ -100,7 +101,7 @@ static void handle_release(struct registry *reg, struct conn *c, union params *p
         r->result = json_object_new_object();
         json_object_object_add(r->result, "id", json_object_new_int64(job->id));
         json_object_object_add(r->result, "handles", json_object_new_int((int)job->handles));
-        registry_check_idle(reg, job);
+        lifecycle_check_idle(reg, job);
 }
 
 const struct method control_methods[] = {

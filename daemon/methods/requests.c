@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "jobs/answer.h"
+#include "jobs/lifecycle.h"
 #include "jobs/registry.h"
 #include "methods/requests.h"
 #include "server/conn.h"
@@ -122,7 +123,7 @@ void requests_forget(struct registry *reg, struct conn *c)
 
                 if (job) {
                         job->handles--;
-                        registry_check_idle(reg, job);
+                        lifecycle_check_idle(reg, job);
                 }
         }
         free(cl->holds);

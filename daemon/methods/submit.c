@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "jobs/lifecycle.h"
 #include "jobs/limits.h"
 #include "jobs/registry.h"
 #include "methods/method.h"
@@ -136,7 +137,7 @@ static void submit_again(struct registry *reg, struct conn *c, struct job *job,
         }
         if (deps) {
                 wait_reply(reg, c, job, p, r);
-                registry_check_idle(reg, job); /* it may have ended at once: dependency-failed */
+                lifecycle_check_idle(reg, job); /* it may have ended at once: dependency-failed */
         } else {
                 enqueue_reply(reg, c, job, p->delay, r);
         }
@@ -185,7 +186,7 @@ static void fresh(struct registry *reg, struct conn *c, struct job *job,
         else
                 enqueue_reply(reg, c, job, p->delay, r);
         if (r->code) {
-                registry_check_idle(reg, job);
+                lifecycle_check_idle(reg, job);
                 return;
         }
         /* A claimed key's row is written already. */
@@ -194,7 +195,7 @@ static void fresh(struct registry *reg, struct conn *c, struct job *job,
         else
                 registry_save_state(reg, job, NULL);
         /* One that ended at once (an after job had failed) goes, unless held. */
-        registry_check_idle(reg, job);
+        lifecycle_check_idle(reg, job);
 }
 
 static void submit(struct registry *reg, struct conn *c, union params *params, struct reply *r)
