@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/db.h"
 #include "store/db-pg.h"
 #include "store/run-record.h"
 #include "store/store.h"
@@ -187,9 +188,7 @@ int pg_load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct run
         snprintf(text, sizeof(text), "%" PRId64, limit);
         return pg_query_rows(
             (struct pg_db *)db,
-            "SELECT id, run, very_slow, owner, summary, started, ended, outcome,"
-            " exit_code, signal, log, oom, cpu_time, memory_peak, leftovers, attempt,"
-            " node FROM (SELECT * FROM runs ORDER BY seq DESC LIMIT $1) r"
+            "SELECT " DB_RUN_COLUMNS " FROM (SELECT * FROM runs ORDER BY seq DESC LIMIT $1) r"
             " ORDER BY seq",
             1, values, run_row, &c, "the history");
 }

@@ -116,8 +116,7 @@ enum { PRUNE = DB_STMT_SHARED_MAX, FENCE, STMTS };
 #define DB_SCHEMA_SIGNED 10 /* the first version whose rows are signed */
 
 static const char *const stmt_sql[STMTS] = {
-    [DB_PUT_JOB] = "INSERT INTO jobs (id, owner, very_slow, payload, env, key, name, persist,"
-                   " state, qorder, due, runs, flow, started, node, user_name, mac, state_mac)"
+    [DB_PUT_JOB] = "INSERT INTO jobs (" DB_JOB_COLUMNS ", node, user_name, mac, state_mac)"
                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
                    " $16, $17, $18)" DB_PUT_JOB_AGAIN ", user_name = excluded.user_name,"
                    " mac = excluded.mac, state_mac = excluded.state_mac",
@@ -127,9 +126,7 @@ static const char *const stmt_sql[STMTS] = {
     [DB_DELETE_JOB] = "DELETE FROM jobs WHERE id = $1 AND NOT again",
     [DB_PUT_ENV] = "INSERT INTO envs (id, vars, node, mac) VALUES ($1, $2, $3, $4)"
                    " ON CONFLICT (id) DO NOTHING",
-    [DB_ADD_RUN] = "INSERT INTO runs (id, run, very_slow, owner, summary, started, ended,"
-                   " outcome, exit_code, signal, log, oom, cpu_time, memory_peak, leftovers,"
-                   " attempt, node) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+    [DB_ADD_RUN] = "INSERT INTO runs (" DB_RUN_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
                    " $13, $14, $15, $16, $17)",
     [DB_PUT_SETTING] = "INSERT INTO settings (name, value, text, node, mac)"
                        " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (node, name) DO UPDATE SET"
@@ -145,8 +142,7 @@ static const char *const stmt_sql[STMTS] = {
     /* Returns the key's job (this one, or another node's: asked to run again when it runs the
      * same, or its row from before schema 6 does not say, and may be asked), whether its run is
      * under way, whether it runs the same, and its node. */
-    [DB_CLAIM_JOB] = "INSERT INTO jobs (id, owner, very_slow, payload, env, key, name, persist,"
-                     " state, qorder, due, runs, flow, started, queue, what, node, user_name, mac,"
+    [DB_CLAIM_JOB] = "INSERT INTO jobs (" DB_JOB_COLUMNS ", queue, what, node, user_name, mac,"
                      " state_mac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,"
                      " $14, $15, $16, $18, $19, $20, $21) ON CONFLICT (owner, queue, key) WHERE key IS NOT NULL"
                      " DO UPDATE SET again = jobs.again OR (jobs.node <> excluded.node"
@@ -190,18 +186,15 @@ static const char *const stmt_sql[STMTS] = {
     [DB_PUT_LOG] = "INSERT INTO logs (id, run, data) VALUES ($1, $2, $3)"
                    " ON CONFLICT (id, run) DO UPDATE SET data = excluded.data",
     /* These two return a row however it is: none means that the read failed. */
-    [DB_FIND_RUN] = "SELECT 0, 0, 0, (SELECT row_to_json(r)::text FROM (SELECT id, run,"
-                    " very_slow, owner, summary, started, ended, outcome, exit_code, signal, log,"
-                    " oom, cpu_time, memory_peak, leftovers, attempt, node FROM runs"
-                    " WHERE id = $1 ORDER BY seq DESC LIMIT 1) r)",
+    [DB_FIND_RUN] = "SELECT 0, 0, 0, (SELECT row_to_json(r)::text FROM (SELECT "
+                    DB_RUN_COLUMNS " FROM runs WHERE id = $1 ORDER BY seq DESC LIMIT 1) r)",
     [DB_READ_LOG] = "SELECT coalesce(octet_length(l.data), -1), 0, 0, encode(substring(l.data"
                     " FROM least($3::bigint + 1, 1073741824)::int FOR $4::int), 'hex')"
                     " FROM (SELECT 1) one LEFT JOIN logs l ON l.id = $1 AND l.run = $2",
     /* The rows up to the first past $7 bytes, each counted as $8 and its texts' lengths. */
     [DB_LIST_RUNS] = "SELECT b.found::int, 0, 0, (SELECT coalesce(json_agg(r ORDER BY r.seq DESC),"
-                     " '[]')::text FROM (SELECT seq, id, run, very_slow, owner, summary, started,"
-                     " ended, outcome, exit_code, signal, log, oom, cpu_time, memory_peak,"
-                     " leftovers, attempt, node FROM (SELECT *, sum(size) OVER (ORDER BY seq DESC)"
+                     " '[]')::text FROM (SELECT seq, " DB_RUN_COLUMNS
+                     " FROM (SELECT *, sum(size) OVER (ORDER BY seq DESC)"
                      " AS upto FROM (SELECT *, $8::bigint + octet_length(summary)"
                      " + coalesce(octet_length(log), 0) AS size FROM runs WHERE seq < b.seq"
                      " AND ($3::bigint < 0 OR owner = $3) AND ($4::text[] IS NULL"

@@ -56,17 +56,14 @@ static const char *const migrations[DB_SCHEMA] = {
 };
 
 static const char *const stmt_sql[DB_STMT_MAX] = {
-    [DB_PUT_JOB] = "INSERT INTO jobs (id, owner, very_slow, payload, env, key, name,"
-                   " persist, state, qorder, due, runs, flow, started)"
+    [DB_PUT_JOB] = "INSERT INTO jobs (" DB_JOB_COLUMNS ")"
                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)" DB_PUT_JOB_AGAIN,
     [DB_PUT_JOB_STATE] = "UPDATE jobs SET persist = ?2, state = ?3, qorder = ?4, due = ?5,"
                          " runs = ?6, flow = ?7, started = ?8 WHERE id = ?1",
     [DB_DELETE_JOB] = "DELETE FROM jobs WHERE id = ?",
     [DB_PUT_ENV] = "INSERT OR IGNORE INTO envs (id, vars) VALUES (?, ?)",
-    [DB_ADD_RUN] =
-        "INSERT INTO runs (id, run, very_slow, owner, summary, started, ended,"
-        " outcome, exit_code, signal, log, oom, cpu_time, memory_peak, leftovers, attempt, node)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [DB_ADD_RUN] = "INSERT INTO runs (" DB_RUN_COLUMNS ")"
+                   " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [DB_PUT_SETTING] = "INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)",
     [DB_DELETE_SETTINGS] = "DELETE FROM settings WHERE name = ?1"
                            " OR substr(name, 1, length(?1) + 1) = ?1 || '/'",
@@ -380,9 +377,7 @@ static int load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct
         int r;
 
         if (sqlite3_prepare_v2(s->db,
-                               "SELECT id, run, very_slow, owner, summary, started, ended,"
-                               " outcome, exit_code, signal, log, oom, cpu_time, memory_peak,"
-                               " leftovers, attempt, node FROM (SELECT * FROM runs"
+                               "SELECT " DB_RUN_COLUMNS " FROM (SELECT * FROM runs"
                                " ORDER BY seq DESC LIMIT ?) ORDER BY seq",
                                -1, &st, NULL) != SQLITE_OK)
                 return db_error(s, "cannot read the history");

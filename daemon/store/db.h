@@ -17,7 +17,15 @@ struct store_job_row;
 struct run_record;
 struct mac_key;
 
-/* The writes; their parameters, in order, are the store's (store.c). */
+/* The column lists that both drivers' statements share, in the order of the store's values
+ * (store-writes.c): a job's row (the columns that change while it lives last), a run's record. */
+#define DB_JOB_STATE_COLUMNS "persist, state, qorder, due, runs, flow, started"
+#define DB_JOB_COLUMNS "id, owner, very_slow, payload, env, key, name, " DB_JOB_STATE_COLUMNS
+#define DB_RUN_COLUMNS                                                                             \
+        "id, run, very_slow, owner, summary, started, ended, outcome, exit_code, signal, log,"     \
+        " oom, cpu_time, memory_peak, leftovers, attempt, node"
+
+/* The writes; their parameters, in order, are the store's (store-writes.c). */
 /* What DB_PUT_JOB writes over when the job's row is there: every column it sets, in both
  * dialects (an upsert, not a replace: SQLite copies the pages a replace touches to a statement
  * journal first). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Ops whose rows matter: a key's claim, a keyed run's start and end (waited for on a pool
+/* Ops whose rows matter: a keyed run's start and end (waited for on a pool
  * thread), mail between nodes, reads of other nodes' jobs. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -162,20 +162,6 @@ void store_count_queue_jobs(struct store *s, const char *queue,
 
         store_op_text(op, queue);
         read_op(s, op, done, data);
-}
-
-uint64_t store_claim_job(struct store *s, const struct store_job_row *row, struct env_block *env,
-                         const char *queue_name, const char *what, bool may_again,
-                         void (*done)(void *data, const struct db_result *res), void *data)
-{
-        struct op *op = store_job_op(s, DB_CLAIM_JOB, row, env);
-
-        store_op_text(op, queue_name);
-        store_op_text(op, what);
-        store_op_int(op, may_again);
-        op->done = done;
-        op->data = data;
-        return store_op_queue(s, op);
 }
 
 static void waiter_unref(struct waiter *w)
