@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +11,6 @@
 
 #include "jobs/answer.h"
 #include "jobs/item.h"
-#include "jobs/log-budget.h"
-#include "jobs/record.h"
 #include "jobs/registry.h"
 #include "jobs/shell.h"
 #include "store/run-record.h"
