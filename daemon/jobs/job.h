@@ -13,10 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "jobs/plugins.h"
-#include "jobs/run.h"
-#include "jobs/suspend.h"
 #include "methods.h"
+#include "run/run.h"
 #include "slowwork-plugin.h"
 #include "slowwork.h"
 #include "store/envs.h"

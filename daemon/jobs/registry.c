@@ -14,7 +14,7 @@
 #include "jobs/log-budget.h"
 #include "jobs/record.h"
 #include "jobs/registry.h"
-#include "jobs/shell.h"
+#include "run/run.h"
 #include "server/conn.h"
 #include "store/run-record.h"
 #include "store/store.h"

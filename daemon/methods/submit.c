@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "jobs/limits.h"
 #include "jobs/registry.h"
 #include "methods/method.h"
+#include "run/run.h"
 #include "server/conn.h"
 #include "store/store.h"
 
