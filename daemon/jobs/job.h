@@ -67,8 +67,6 @@ struct job_extra {
         struct job_extra *next; /* loop: the shared ones (job_shared) */
 };
 
-extern const struct job_extra job_no_extra;
-
 
 /* Its 8-byte members first, then the 4-byte ones, then the flags: no padding between them; its
  * strings last, in the same allocation. */

@@ -298,7 +298,9 @@ int cgroup_tree_open(const char *path, bool create, struct cgroup_tree **ret_tre
         return 0;
 }
 
-int cgroup_tree_enter(struct cgroup_tree *t)
+/* Moves the calling process, all its threads, into <subtree>/CGROUP_TREE_LEAF (made if needed),
+ * so that the subtree root holds no process and controllers can be enabled in it. */
+static int cgroup_tree_enter(struct cgroup_tree *t)
 {
         if (mkdirat(t->fd, CGROUP_TREE_LEAF, 0755) < 0 && errno != EEXIST)
                 return -errno;
@@ -429,7 +431,7 @@ int cgroup_tree_list_runs(struct cgroup_tree *t, char ***ret_names)
         return 0;
 }
 
-struct cgroup_tree *cgroup_tree_ref(struct cgroup_tree *t)
+static struct cgroup_tree *cgroup_tree_ref(struct cgroup_tree *t)
 {
         if (t)
                 __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);

@@ -61,14 +61,13 @@ unsigned cgroup_controllers_parse(const char *line);
  * processes in it (-EACCES): a Delegate=yes unit's own cgroup, or anything when root.
  */
 int cgroup_tree_open(const char *path, bool create, struct cgroup_tree **ret_tree);
-/* Moves the calling process, all its threads, into <subtree>/CGROUP_TREE_LEAF (made if needed),
- * so that the subtree root holds no process and controllers can be enabled in it. */
-int cgroup_tree_enter(struct cgroup_tree *t);
 /* Enables in the subtree every controller of want that its cgroup.controllers lists; the others
  * are left out without error. ret_enabled (may be NULL): what is enabled afterwards. -EBUSY when
- * processes are still in the subtree root (call cgroup_tree_enter() first). */
+ * processes are still in the subtree root (cgroup_tree_setup() moves them into the leaf). */
 int cgroup_tree_enable(struct cgroup_tree *t, unsigned want, unsigned *ret_enabled);
-/* All three, in that order, for the daemon's start. */
+/* For the daemon's start: cgroup_tree_open(), the calling process, all its threads, moved into
+ * <subtree>/CGROUP_TREE_LEAF (made if needed) so that the subtree root holds no process, then
+ * cgroup_tree_enable(). */
 int cgroup_tree_setup(const char *path, unsigned want, struct cgroup_tree **ret_tree,
                       unsigned *ret_enabled);
 /* What the subtree can enforce now: the CGROUP_CTRL_* bits of its cgroup.subtree_control. For
@@ -77,7 +76,6 @@ int cgroup_tree_controllers(struct cgroup_tree *t, unsigned *ret_enabled);
 /* The run cgroups in the subtree (every child folder but the leaf), as a NULL-terminated array
  * of names, each and the array to be freed with free() (strv_free() does). */
 int cgroup_tree_list_runs(struct cgroup_tree *t, char ***ret_names);
-struct cgroup_tree *cgroup_tree_ref(struct cgroup_tree *t);
 struct cgroup_tree *cgroup_tree_unref(struct cgroup_tree *t); /* NULL: nothing; returns NULL */
 
 /* A run's name: 1..NAME_MAX of [A-Za-z0-9._@:+-], no leading dot, not CGROUP_TREE_LEAF. */
