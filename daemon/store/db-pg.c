@@ -271,7 +271,8 @@ int pg_exec(struct pg_db *p, const char *sql)
 }
 
 /* The first column of the first row of a query as a number (fallback when NULL or none). */
-int pg_query_int(struct pg_db *p, const char *sql, int64_t fallback, int64_t *ret)
+/* The first column of the first row of a query as a number (fallback when NULL or none). */
+static int pg_query_int(struct pg_db *p, const char *sql, int64_t fallback, int64_t *ret)
 {
         PGresult *res = PQexec(p->conn, sql);
 

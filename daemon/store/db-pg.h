@@ -60,8 +60,6 @@ int pg_failed(struct pg_db *p, const PGresult *res);
 int pg_connect(struct pg_db *p);
 /* A statement without rows: 0, or -EIO. */
 int pg_exec(struct pg_db *p, const char *sql);
-/* The first column of the first row of a query as a number (fallback when NULL or none). */
-int pg_query_int(struct pg_db *p, const char *sql, int64_t fallback, int64_t *ret);
 /* A query read a row at a time: row() gets each as the only row of its result. 0, or -EIO
  * logged as failing to read what. */
 int pg_query_rows(struct pg_db *p, const char *sql, int n, const char *const *values,
@@ -108,8 +106,6 @@ bool pg_setting_trusted(struct pg_db *p, const char *node, const char *name, con
                         const char *text, const char *mac);
 /* DB_SHARED_SETTINGS' result with only the rows that hold, as [[name, value], ...]. */
 void pg_shared_settings_trusted(struct pg_db *p, struct db_result *res);
-/* A row that does not hold: logged once (what: "row 12"), counted. */
-void pg_reject(struct pg_db *p, enum pg_table table, const char *what, const char *mac);
 /* Every row of a schema from before rows were signed, signed (in the migration). 0 or -EIO. */
 int pg_sign_all(struct pg_db *p);
 /* The mail a node received (its columns from seq on, as db-pg-mail.c reads them) as a message
