@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "jobs/registry.h"
+#include "methods/claim.h"
 #include "methods/method.h"
 #include "server/conn.h"
 #include "store/db.h"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "jobs/registry.h"
+#include "methods/claim.h"
 #include "methods/method.h"
 #include "run/run.h"
 #include "server/conn.h"
