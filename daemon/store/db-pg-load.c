@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "store/db-pg.h"
+#include "store/db-pg-load.h"
+#include "store/db-pg-sign.h"
 #include "store/run-record.h"
 #include "store/store.h"
 

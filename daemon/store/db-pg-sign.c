@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "store/db-pg.h"
+#include "store/db-pg-sign.h"
 #include "store/store.h"
 #include "util/credentials.h"
 #include "util/log.h"

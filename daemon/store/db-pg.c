@@ -17,6 +17,10 @@
 #include <string.h>
 
 #include "store/db-pg.h"
+#include "store/db-pg-load.h"
+#include "store/db-pg-mail.h"
+#include "store/db-pg-nodes.h"
+#include "store/db-pg-sign.h"
 #include "store/db.h"
 #include "store/run-record.h"
 #include "store/store.h"
