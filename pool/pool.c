@@ -16,8 +16,8 @@
  * a spurious wake-up nor a broadcast is taken for work. ncoming counts the threads woken or
  * started that have not yet looked at the queues; pool_kick() wakes or starts threads while the
  * runnable items (very slow ones only up to the cap) outnumber them, which starts a thread only
- * when no idle one is left (rule 8). Lowering max-threads hands exit tokens (nretiring) to idle
- * threads the same way, and busy threads above it exit when their item ends (rule 9).
+ * when no idle one is left, as the kernel's slow-work did. Lowering max-threads hands exit tokens
+ * (nretiring) to idle threads the same way, and busy threads above it exit when their item ends.
  *
  * Only one wake-up is in flight at a time, and every worker kicks again once it has taken an
  * item: a burst wakes idle threads one after another, each as the one before gets going, and no
@@ -36,7 +36,7 @@
  *
  * An idle thread above min-threads waits until its idle deadline, at or below it until woken;
  * the choice is made again after every wake-up, so no wait is ever on a deadline that has passed
- * and an idle pool costs no CPU (#9). Which waiter a signal wakes is the condition's business, so
+ * and an idle pool costs no CPU. Which waiter a signal wakes is the condition's business, so
  * under a steady trickle of work the pool keeps the threads that each get an item within
  * idle-timeout.
  *

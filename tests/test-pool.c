@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* One case per rule of SPEC section 2, named after the rule it checks. */
+/* One case per rule the pool keeps (the kernel's slow-work rules), named after the rule. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
