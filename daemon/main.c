@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "jobs/supervise.h"
 #include "manager.h"
+#include "run/run.h"
 #include "server/listener.h"
 #include "store/db.h"
 #include "util/config-load.h"

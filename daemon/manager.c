@@ -63,6 +63,8 @@ static int make_state_dir(struct manager *m, const char *given)
         return r < 0 ? r : private_dir_make(m->log_dir);
 }
 
+static void manager_stop(struct manager *m);
+
 static void on_signal(uv_signal_t *handle, int signum)
 {
         struct manager *m = handle->data;
@@ -430,7 +432,8 @@ static void drain_done(uv_work_t *work, int status)
         store_stop(m->store);
 }
 
-void manager_stop(struct manager *m)
+/* SIGTERM, SIGINT: no more clients, running jobs get stop-timeout, queued ones stay on disk. */
+static void manager_stop(struct manager *m)
 {
         if (m->stopping)
                 return;

@@ -62,8 +62,6 @@ int manager_new(const struct manager_options *o, struct manager **ret);
 /* Listens, restores the jobs and starts the state database: 0, or -errno (logged). */
 int manager_start(struct manager *m);
 int manager_run(struct manager *m);
-/* SIGTERM, SIGINT: no more clients, running jobs get stop-timeout, queued ones stay on disk. */
-void manager_stop(struct manager *m);
 struct manager *manager_free(struct manager *m);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * slowwork-fence ID.RUN cgroup | ID.RUN group PID: one run's fence (see jobs/fence.h), a program
+ * slowwork-fence ID.RUN cgroup | ID.RUN group PID: one run's fence (see run/fence.h), a program
  * of its own. Descriptor 3 is the read end of the node's life pipe, whose write end only the
  * daemon and its supervisor hold: it reads end of file once neither is left, however they went
  * and in whatever order. Then it kills what is left of the run, its whole cgroup (descriptor 4,

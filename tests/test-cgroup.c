@@ -85,6 +85,33 @@ static void assert_in_cgroup(pid_t pid, const char *leaf)
         ck_assert_str_eq(got, want);
 }
 
+/* Moves a process into the run cgroup from outside (the daemon never does: its runs start in
+ * their cgroup). 0, or -errno. */
+static int attach(struct cgroup_run *run, pid_t pid)
+{
+        char text[32];
+        int n = snprintf(text, sizeof(text), "%d", (int)pid);
+
+        return write(cgroup_run_procs_fd(run), text, (size_t)n) == n ? 0 : -errno;
+}
+
+/* The CGROUP_CTRL_* bits of the subtree's cgroup.subtree_control: what it can enforce now. */
+static unsigned subtree_controllers(void)
+{
+        char path[sizeof(tree_path) + 32], *text = NULL;
+        unsigned mask;
+        size_t n = 0;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/cgroup.subtree_control", tree_path);
+        f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        mask = getline(&text, &n, f) < 0 ? 0 : cgroup_controllers_parse(text);
+        fclose(f);
+        free(text);
+        return mask;
+}
+
 /* A child that waits for the end of a pipe, then exits 0. Returns the pipe's write end. */
 static pid_t fork_waiting(int *ret_wfd)
 {
@@ -217,7 +244,6 @@ START_TEST(create_refuses_an_existing_run_and_open_finds_it)
         ck_assert_int_eq(cgroup_run_create(tree, "run-1", &b), -EEXIST);
         ck_assert_int_eq(cgroup_run_open(tree, "run-2", &b), -ENOENT);
         ck_assert_int_eq(cgroup_run_open(tree, "run-1", &b), 0);
-        ck_assert_str_eq(cgroup_run_name(b), "run-1");
         cgroup_run_unref(b);
         ck_assert_int_eq(cgroup_run_remove(a), 0);
         ck_assert_int_eq(stat(path, &st), -1);
@@ -336,26 +362,6 @@ START_TEST(setup_moves_every_thread_into_the_leaf_and_enables_what_is_available)
         close(hold[1]);
         ck_assert_int_eq(wait_status(pid), 0);
         close(ready[0]);
-}
-END_TEST
-
-START_TEST(attached_child_sees_the_run_cgroup)
-{
-        struct cgroup_run *run;
-        int wfd;
-        pid_t pid;
-
-        ck_assert_int_eq(cgroup_run_create(tree, "run-attach", &run), 0);
-        pid = fork_waiting(&wfd);
-        ck_assert_int_eq(cgroup_run_attach(run, pid), 0);
-        assert_in_cgroup(pid, "run-attach");
-        ck_assert_int_eq(cgroup_run_populated(run), 1);
-        ck_assert_int_eq(cgroup_run_attach(run, 0), -EINVAL);
-        close(wfd);
-        ck_assert_int_eq(wait_status(pid), 0);
-        ck_assert_int_eq(cgroup_run_wait_empty(run, 5000), 0);
-        ck_assert_int_eq(cgroup_run_remove(run), 0);
-        cgroup_run_unref(run);
 }
 END_TEST
 
@@ -528,28 +534,22 @@ START_TEST(signal_reaches_every_process_of_the_run_even_an_escaped_one)
 }
 END_TEST
 
-START_TEST(populated_goes_from_1_to_0_and_the_events_fd_wakes)
+START_TEST(populated_goes_from_1_to_0)
 {
         struct cgroup_run *run;
-        struct pollfd pfd;
         int wfd;
         pid_t pid;
 
         ck_assert_int_eq(cgroup_run_create(tree, "run-events", &run), 0);
         ck_assert_int_eq(cgroup_run_populated(run), 0);
-        pfd = (struct pollfd){.fd = cgroup_run_events_fd(run), .events = POLLPRI};
 
         pid = fork_waiting(&wfd);
-        ck_assert_int_eq(cgroup_run_attach(run, pid), 0);
-        ck_assert_int_eq(poll(&pfd, 1, 5000), 1);
-        ck_assert(pfd.revents & POLLPRI);
+        ck_assert_int_eq(attach(run, pid), 0);
+        assert_in_cgroup(pid, "run-events");
         ck_assert_int_eq(cgroup_run_populated(run), 1);
-        /* Read, so rearmed: nothing changed since, nothing to wake for. */
-        ck_assert_int_eq(poll(&pfd, 1, 0), 0);
 
         close(wfd); /* the child exits; no waitpid() yet: a zombie is not in the cgroup */
-        ck_assert_int_eq(poll(&pfd, 1, 5000), 1);
-        ck_assert(pfd.revents & POLLPRI);
+        ck_assert_int_eq(cgroup_run_wait_empty(run, 5000), 0);
         ck_assert_int_eq(cgroup_run_populated(run), 0);
         ck_assert_int_eq(wait_status(pid), 0);
         ck_assert_int_eq(cgroup_run_remove(run), 0);
@@ -567,7 +567,7 @@ START_TEST(wait_empty_sleeps_until_the_timeout_then_returns_when_empty)
         ck_assert_int_eq(cgroup_run_create(tree, "run-wait", &run), 0);
         ck_assert_int_eq(cgroup_run_wait_empty(run, 0), 0);
         pid = fork_waiting(&wfd);
-        ck_assert_int_eq(cgroup_run_attach(run, pid), 0);
+        ck_assert_int_eq(attach(run, pid), 0);
 
         start = now_ms();
         cpu_start = cpu_ms();
@@ -606,7 +606,7 @@ START_TEST(leftover_runs_are_listed_after_their_creator_forgets_them_and_removed
         cgroup_run_unref(run);
         ck_assert_int_eq(cgroup_run_create(tree, "run-2.1", &run), 0);
         pid = fork_waiting(&wfd);
-        ck_assert_int_eq(cgroup_run_attach(run, pid), 0);
+        ck_assert_int_eq(attach(run, pid), 0);
         cgroup_run_unref(run);
         tree = cgroup_tree_unref(tree); /* the daemon is gone */
 
@@ -650,7 +650,7 @@ START_TEST(remove_refuses_a_populated_run_and_takes_nested_cgroups)
 
         ck_assert_int_eq(cgroup_run_create(tree, "run-rm", &run), 0);
         pid = fork_waiting(&wfd);
-        ck_assert_int_eq(cgroup_run_attach(run, pid), 0);
+        ck_assert_int_eq(attach(run, pid), 0);
         ck_assert_int_eq(cgroup_run_remove(run), -EBUSY);
         ck_assert_int_eq(cgroup_run_populated(run), 1);
         close(wfd);
@@ -673,10 +673,9 @@ END_TEST
 /* A controller missing here is refused at the limit, and the query says it is missing. */
 static bool limit_available_or_refused(struct cgroup_run *run, unsigned bit, const char *name)
 {
-        unsigned now;
+        unsigned now = subtree_controllers();
         int r;
 
-        ck_assert_int_eq(cgroup_tree_controllers(tree, &now), 0);
         ck_assert_uint_eq(now & bit, enabled & bit);
         if (now & bit)
                 return true;
@@ -880,12 +879,11 @@ static Suite *cgroup_suite(void)
         tcase_add_test(tc, tree_open_refuses_a_folder_that_is_not_cgroup2);
         tcase_add_test(tc, tree_open_refuses_a_subtree_not_delegated_to_the_caller);
         tcase_add_test(tc, setup_moves_every_thread_into_the_leaf_and_enables_what_is_available);
-        tcase_add_test(tc, attached_child_sees_the_run_cgroup);
         tcase_add_test(tc, child_writing_to_procs_fd_before_exec_runs_in_the_run_cgroup);
         tcase_add_test(tc, clone3_into_cgroup_starts_the_child_in_the_run_cgroup);
         tcase_add_test(tc, kill_kills_a_child_ignoring_sigterm_and_its_escaped_grandchild);
         tcase_add_test(tc, signal_reaches_every_process_of_the_run_even_an_escaped_one);
-        tcase_add_test(tc, populated_goes_from_1_to_0_and_the_events_fd_wakes);
+        tcase_add_test(tc, populated_goes_from_1_to_0);
         tcase_add_test(tc, wait_empty_sleeps_until_the_timeout_then_returns_when_empty);
         tcase_add_test(tc, leftover_runs_are_listed_after_their_creator_forgets_them_and_removed);
         tcase_add_test(tc, remove_refuses_a_populated_run_and_takes_nested_cgroups);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* daemon/jobs/plain-command.c: which commands start without the shell, and where they are looked
+/* daemon/run/plain-command.c: which commands start without the shell, and where they are looked
  * for. (test-jobs runs them: the same output as through the shell.) */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobs/plain-command.h"
+#include "run/plain-command.h"
 #include "run-suite.h"
 
 /* An environment of string literals. */

@@ -16,7 +16,8 @@ size_t ids_count(const int64_t *ids)
         return n;
 }
 
-int64_t *ids_join(const int64_t *a, const int64_t *b)
+/* A copy of a and b together, 0-terminated (NULL: out of memory). */
+static int64_t *ids_join(const int64_t *a, const int64_t *b)
 {
         size_t na = ids_count(a), nb = ids_count(b);
         int64_t *ids = calloc(na + nb + 1, sizeof(*ids));

@@ -44,8 +44,7 @@ bool deps_cycle(struct deps *d, const struct job *job, const int64_t *ids,
                 struct job *(*find)(void *data, int64_t id), void *data);
 void deps_free(struct deps *d);
 
-/* A 0-terminated list of ids: how many; and a copy of a and b together (NULL: out of memory). */
+/* A 0-terminated list of ids: how many. */
 size_t ids_count(const int64_t *ids);
-int64_t *ids_join(const int64_t *a, const int64_t *b);
 
 #endif

@@ -8,7 +8,7 @@
 #include "jobs/job.h"
 #include "jobs/pause.h"
 #include "jobs/queue.h"
-#include "jobs/run.h"
+#include "run/run.h"
 #include "util/log.h"
 
 #define GATE_CHECK_MS 1000

@@ -13,10 +13,9 @@
 #include "jobs/job.h"
 #include "jobs/pause.h"
 #include "jobs/queue.h"
-#include "jobs/plugin-run.h"
-#include "jobs/run.h"
-#include "jobs/shell.h"
+#include "jobs/record.h"
 #include "jobs/users.h"
+#include "run/run.h"
 #include "store/store.h"
 
 static int item_get_ref(struct slow_work *work)
@@ -64,6 +63,49 @@ static bool end_give_up(void *arg)
                run_fenced(&job->shared->run);
 }
 
+/* The run starts now: its record's start, and the loop told. */
+static void run_started(const struct run_job *rj, struct run_record *rec)
+{
+        struct job *job = rj->data;
+
+        record_start(job, rec);
+        events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
+}
+
+/* Counts one more run of the job, makes its record and runs it with its runner: NULL only when
+ * out of memory (the run is counted all the same, so the loop sees it end). */
+static struct run_record *execute_run(struct job *job)
+{
+        struct run_record *rec = record_new_run(job);
+        struct run_job rj = {
+            .id = job->id,
+            .owner = job->owner,
+            .very_slow = job->very_slow,
+            .timeout = job->x->timeout,
+            .argv = job_argv(job),
+            .cwd = job_cwd(job),
+            .envp = job->env ? job->env->vars : NULL,
+            .limits = &job->x->limits,
+            .plugin_entry = job->x->plugin_entry,
+            .plugin_arg = job->x->arg_text,
+            .cancelling = &job->cancelling,
+            .kick_lock = job_run_lock(job),
+            .kick_fd = &job->kick_fd,
+            .pid = &job->pid,
+            .suspend = &job->suspend,
+            .started = run_started,
+            .data = job,
+        };
+
+        if (!rec)
+                return NULL;
+        if (rj.plugin_entry)
+                plugin_run(&job->shared->run, &rj, rec);
+        else
+                shell_run(&job->shared->run, &rj, rec);
+        return rec;
+}
+
 /* Counted first, then the pause looked at: a pause either is seen here, or sees the count. A
  * keyed job of a shared database starts once the database knows (another node's ask to run it
  * before then is answered by this run), and tells the loop at its end whether one came while it
@@ -97,7 +139,7 @@ static void item_execute(struct slow_work *work)
                 hold(job, EVENT_HELD_KEY);
                 return;
         }
-        rec = job->x->plugin_entry ? plugin_run(job) : shell_run(job);
+        rec = execute_run(job);
         if (job->key_shared) {
                 stopping = __atomic_load_n(&ctx->stopping, __ATOMIC_ACQUIRE);
                 r = store_key_end(job->shared->store, job->id, stopping, end_give_up, job, &again);

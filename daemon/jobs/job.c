@@ -151,7 +151,7 @@ static char *payload_json(const struct sw_submit_params *p, const struct sw_limi
         return json_text_end(&t);
 }
 
-const struct job_extra job_no_extra = {
+static const struct job_extra job_no_extra = {
     .limits = {SW_LIMIT_UNSET, SW_LIMIT_UNSET, SW_LIMIT_UNSET, SW_LIMIT_UNSET, SW_LIMIT_UNSET,
                SW_LIMIT_UNSET},
 };

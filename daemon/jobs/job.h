@@ -13,10 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "jobs/plugins.h"
-#include "jobs/run.h"
-#include "jobs/suspend.h"
 #include "methods.h"
+#include "run/run.h"
 #include "slowwork-plugin.h"
 #include "slowwork.h"
 #include "store/envs.h"
@@ -68,8 +66,6 @@ struct job_extra {
         unsigned refs;    /* loop: the jobs that share it, one with limits alone; else 0 */
         struct job_extra *next; /* loop: the shared ones (job_shared) */
 };
-
-extern const struct job_extra job_no_extra;
 
 
 /* Its 8-byte members first, then the 4-byte ones, then the flags: no padding between them; its

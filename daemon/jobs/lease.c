@@ -6,7 +6,7 @@
 #include "jobs/lease.h"
 #include "jobs/registry.h"
 #include "jobs/restore.h"
-#include "jobs/run.h"
+#include "run/run.h"
 #include "store/store.h"
 #include "util/log.h"
 

@@ -31,7 +31,8 @@ static int write_all(int fd, const char *text, size_t len)
         return 0;
 }
 
-int metrics_file_write(const char *path, const char *text, size_t len)
+/* Writes text to path through a temporary file and a rename: 0 or -errno. */
+static int metrics_file_write(const char *path, const char *text, size_t len)
 {
         char *tmp;
         int fd, r;

@@ -25,8 +25,6 @@ int metrics_file_init(struct metrics_file *f, uv_loop_t *loop);
 /* Writes to path (""/NULL: stops) now and then every interval; the same path and interval as
  * before change nothing. 0 or -ENOMEM. */
 int metrics_file_set(struct metrics_file *f, const char *path, double interval);
-/* Writes text to path through a temporary file and a rename: 0 or -errno. */
-int metrics_file_write(const char *path, const char *text, size_t len);
 void metrics_file_close(struct metrics_file *f);
 
 #endif

@@ -31,7 +31,8 @@ void metrics_free(struct metrics *m)
         }
 }
 
-const char *metrics_queue_of(const struct job *job)
+/* The queue a job is counted under. */
+static const char *metrics_queue_of(const struct job *job)
 {
         return job->queue->name;
 }
@@ -54,7 +55,7 @@ struct metrics_queue *metrics_queue(struct metrics *m, const char *name)
         return q;
 }
 
-void metrics_histogram_observe(struct metrics_histogram *h, const double *bounds, double value)
+static void metrics_histogram_observe(struct metrics_histogram *h, const double *bounds, double value)
 {
         for (size_t i = 0; bounds[i] != 0; i++)
                 if (value <= bounds[i])

@@ -48,11 +48,8 @@ struct metrics {
 
 void metrics_init(struct metrics *m);
 void metrics_free(struct metrics *m);
-/* The queue a job is counted under. */
-const char *metrics_queue_of(const struct job *job);
 /* That queue's counters, made on first use; NULL when out of memory. */
 struct metrics_queue *metrics_queue(struct metrics *m, const char *name);
-void metrics_histogram_observe(struct metrics_histogram *h, const double *bounds, double value);
 
 /* A submit was accepted. */
 void metrics_submitted(struct metrics *m);

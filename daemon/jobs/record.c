@@ -8,7 +8,7 @@
 
 #include "jobs/job.h"
 #include "jobs/record.h"
-#include "jobs/run.h"
+#include "run/run.h"
 #include "store/run-record.h"
 
 char *record_log_path(const char *log_dir, int64_t id, int64_t run)

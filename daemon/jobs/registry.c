@@ -12,7 +12,7 @@
 #include "jobs/answer.h"
 #include "jobs/item.h"
 #include "jobs/registry.h"
-#include "jobs/shell.h"
+#include "run/run.h"
 #include "store/run-record.h"
 #include "store/store.h"
 #include "util/log.h"

@@ -15,12 +15,9 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#include "jobs/contain.h"
 #include "jobs/deps.h"
 #include "jobs/burst.h"
 #include "jobs/events.h"
-#include "jobs/fence.h"
-#include "jobs/inflight.h"
 #include "jobs/job.h"
 #include "jobs/gate.h"
 #include "jobs/metrics-file.h"
@@ -28,9 +25,9 @@
 #include "jobs/pause.h"
 #include "jobs/queue.h"
 #include "jobs/schedule.h"
-#include "jobs/supervisor.h"
 #include "jobs/users.h"
 #include "methods.h"
+#include "run/run.h"
 #include "store/history.h"
 
 #define REGISTRY_BUCKETS 4096

@@ -8,13 +8,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jobs/contain.h"
 #include "jobs/lifecycle.h"
 #include "jobs/record.h"
 #include "jobs/registry.h"
 #include "jobs/queues.h"
 #include "jobs/restore.h"
-#include "jobs/supervisor.h"
+#include "run/run.h"
 #include "store/run-record.h"
 #include "store/store.h"
 #include "util/heap.h"

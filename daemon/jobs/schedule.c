@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "jobs/job.h"
-#include "jobs/run.h"
 #include "jobs/schedule.h"
+#include "run/run.h"
 #include "util/cron.h"
 
 double schedule_next(const struct job *job, double after)

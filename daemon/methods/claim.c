@@ -12,6 +12,7 @@
 
 #include "jobs/lifecycle.h"
 #include "jobs/registry.h"
+#include "methods/claim.h"
 #include "methods/method.h"
 #include "server/conn.h"
 #include "store/db.h"

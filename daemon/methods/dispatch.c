@@ -8,6 +8,7 @@
 #include "jobs/queues.h"
 #include "jobs/registry.h"
 #include "methods/dispatch.h"
+#include "methods/elsewhere.h"
 #include "methods/method.h"
 #include "methods/requests.h"
 #include "server/conn.h"
@@ -116,6 +117,8 @@ void method_call_again(struct registry *reg, struct conn *c, const char *name, j
                 conn_reply(c, id, r->result, r->code, r->message);
 }
 
+static void dispatch_here(struct registry *reg, struct conn *c, const char *line, size_t len);
+
 static void dispatch(struct registry *reg, struct conn *c, const char *line, size_t len,
                      bool may_relay)
 {
@@ -139,7 +142,7 @@ static void dispatch(struct registry *reg, struct conn *c, const char *line, siz
                 reply_error(&r, SW_E_NO_METHOD, "no method \"%.64s\"", req.method);
                 goto done;
         }
-        if (may_relay && elsewhere_ask(reg, c, method, id, req.params, line, len)) {
+        if (may_relay && elsewhere_ask(reg, c, method, id, req.params, line, len, dispatch_here)) {
                 json_object_put(id);
                 sw_request_clear(&req);
                 return;
@@ -162,7 +165,8 @@ void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
         dispatch(data, c, line, len, true);
 }
 
-void dispatch_here(struct registry *reg, struct conn *c, const char *line, size_t len)
+/* The same, answered by this node whatever job it names (once elsewhere.c knows). */
+static void dispatch_here(struct registry *reg, struct conn *c, const char *line, size_t len)
 {
         dispatch(reg, c, line, len, false);
 }

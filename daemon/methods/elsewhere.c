@@ -13,7 +13,7 @@
 
 #include "jobs/queues.h"
 #include "jobs/registry.h"
-#include "methods/dispatch.h"
+#include "methods/elsewhere.h"
 #include "methods/method.h"
 #include "server/conn.h"
 #include "server/relay.h"
@@ -32,6 +32,7 @@ struct lookup {
         int64_t job;
         char *line;
         size_t len;
+        elsewhere_here_fn *here;     /* answers it here, once known */
         struct live_elsewhere *live; /* a submit's live jobs of other nodes, nlive of them */
         size_t nlive;
 };
@@ -98,7 +99,7 @@ static void next_or_answer(struct lookup *lk)
         c->busy = false;
         lk->reg->live_elsewhere = lk->live;
         lk->reg->nlive_elsewhere = lk->nlive;
-        dispatch_here(lk->reg, c, lk->line, lk->len);
+        lk->here(lk->reg, c, lk->line, lk->len);
         lk->reg->live_elsewhere = NULL;
         lk->reg->nlive_elsewhere = 0;
         if (!c->busy)
@@ -238,7 +239,8 @@ static void holder_found(void *data, const struct db_result *res)
 }
 
 bool elsewhere_ask(struct registry *reg, struct conn *c, const struct method *method,
-                   json_object *id, json_object *params, const char *line, size_t len)
+                   json_object *id, json_object *params, const char *line, size_t len,
+                   elsewhere_here_fn *here)
 {
         bool submit = strcmp(method->name, "submit") == 0;
         struct lookup *lk;
@@ -271,6 +273,7 @@ bool elsewhere_ask(struct registry *reg, struct conn *c, const struct method *me
             .job = job,
             .line = lk->line,
             .len = len,
+            .here = here,
         };
         c->busy = true;
         store_find_job(reg->store, job, holder_found, lk);

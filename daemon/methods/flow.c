@@ -13,9 +13,9 @@
 #include "jobs/queue.h"
 #include "jobs/registry.h"
 #include "jobs/shared-settings.h"
-#include "jobs/suspend.h"
 #include "methods/method.h"
 #include "methods/requests.h"
+#include "run/run.h"
 #include "server/conn.h"
 
 static bool admin_only(struct conn *c, const char *what, struct reply *r)

@@ -8,11 +8,23 @@
 #include <string.h>
 
 #include "jobs/registry.h"
+#include "methods/history-nodes.h"
 #include "methods/method.h"
 #include "server/conn.h"
 #include "store/db.h"
 #include "store/run-record.h"
 #include "store/store.h"
+
+bool history_page_add(json_object *runs, const struct run_record *rec, int64_t limit,
+                      size_t *bytes)
+{
+        *bytes += RECORD_BYTES + strlen(rec->summary) + (rec->log ? strlen(rec->log) : 0);
+        if ((int64_t)json_object_array_length(runs) == limit ||
+            (*bytes > HISTORY_PAGE_BYTES && json_object_array_length(runs) > 0))
+                return false;
+        json_object_array_add(runs, run_record_to_json(rec));
+        return true;
+}
 
 struct history_wait {
         struct conn *c;

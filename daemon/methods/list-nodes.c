@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "jobs/registry.h"
+#include "methods/list-nodes.h"
 #include "methods/method.h"
 #include "methods/requests.h"
 #include "server/conn.h"

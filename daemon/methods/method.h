@@ -70,33 +70,6 @@ int reply_error(struct reply *r, int code, const char *fmt, ...)
 void method_call_again(struct registry *reg, struct conn *c, const char *name, json_object *id,
                        json_object *params, struct reply *r);
 
-/* A keyed submit of a shared database, its job new (added, not yet saved): its first row
- * claims the key among the nodes, and the request is answered once that is known. */
-struct sw_submit_params;
-void claim_submit(struct registry *reg, struct conn *c, struct job *job,
-                  const struct sw_submit_params *p, struct reply *r);
-
-/* list's page of this node (r->result) merged with the other nodes' live jobs of a shared
- * database: the reply is deferred until the database answers (list-nodes.c). */
-struct sw_list_params;
-void list_other_nodes(struct registry *reg, struct conn *c, const struct sw_list_params *p,
-                      struct reply *r);
-
-/* A history page's records stop near this many bytes, whatever the limit: a client reads a reply
- * whole, and the connection drops one that leaves replies this large unread (CONN_OUT_MAX). */
-#define HISTORY_PAGE_BYTES (4u * 1024 * 1024)
-#define RECORD_BYTES       320 /* a record's JSON beside its command and log path, about */
-/* history's page: the record added to runs unless the page is full (limit records, or about
- * HISTORY_PAGE_BYTES with bytes so far; false). */
-struct run_record;
-bool history_page_add(json_object *runs, const struct run_record *rec, int64_t limit,
-                      size_t *bytes);
-/* history of a shared database: every node's runs, from the database (history-nodes.c); owner
- * -1 for any, outcomes a mask of sw_outcomes (0: any), before.id 0 for none. */
-void history_of_all_nodes(struct registry *reg, struct conn *c, const struct sw_history_params *p,
-                          int64_t owner, unsigned outcomes, const struct sw_run_position *before,
-                          struct reply *r);
-
 /* The live job a request names, if the client may touch it; else NULL and an error reply. */
 struct job *method_lookup_job(struct registry *reg, struct conn *c, int64_t id, struct reply *r);
 /* The queue param names (NULL: the default queue); else NULL and an error reply naming param. */

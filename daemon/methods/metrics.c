@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "jobs/registry.h"
-#include "jobs/run.h"
 #include "methods/method.h"
 #include "methods/metrics.h"
+#include "run/run.h"
 #include "server/conn.h"
 #include "store/db.h"
 #include "store/store.h"

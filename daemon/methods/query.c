@@ -7,10 +7,11 @@
 #include "config.h"
 #include "jobs/queues.h"
 #include "jobs/registry.h"
-#include "jobs/run.h"
-#include "jobs/suspend.h"
+#include "methods/history-nodes.h"
+#include "methods/list-nodes.h"
 #include "methods/method.h"
 #include "methods/requests.h"
+#include "run/run.h"
 #include "server/conn.h"
 #include "server/relay.h"
 #include "store/store.h"
@@ -305,17 +306,6 @@ static bool history_match(const struct history_query *q, const struct sw_history
 {
         return (q->any_owner || rec->owner == q->owner) && rec->ended >= p->since &&
                (!q->outcomes || (q->outcomes & sw_outcome_bit(rec->outcome)));
-}
-
-bool history_page_add(json_object *runs, const struct run_record *rec, int64_t limit,
-                      size_t *bytes)
-{
-        *bytes += RECORD_BYTES + strlen(rec->summary) + (rec->log ? strlen(rec->log) : 0);
-        if ((int64_t)json_object_array_length(runs) == limit ||
-            (*bytes > HISTORY_PAGE_BYTES && json_object_array_length(runs) > 0))
-                return false;
-        json_object_array_add(runs, run_record_to_json(rec));
-        return true;
 }
 
 static void handle_history(struct registry *reg, struct conn *c, union params *params,

@@ -4,10 +4,11 @@
 #include <string.h>
 
 #include "jobs/lifecycle.h"
-#include "jobs/limits.h"
 #include "jobs/registry.h"
+#include "methods/claim.h"
 #include "methods/method.h"
 #include "methods/requests.h"
+#include "run/run.h"
 #include "server/conn.h"
 #include "store/store.h"
 

@@ -68,7 +68,8 @@ static void on_close(uv_handle_t *handle)
                 heap_release();
 }
 
-void conn_close(struct conn *c, const char *why)
+/* Closes the connection; it is freed once closed and no reply is still to come. */
+static void conn_close(struct conn *c, const char *why)
 {
         struct clients *clients = c->clients;
 

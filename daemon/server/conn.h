@@ -92,8 +92,6 @@ void conn_wait_for_store(struct conn *c);
 void conn_wait_for(struct conn *c, uint64_t seq);
 /* Writes the replies the state database has caught up with. */
 void conn_flush(struct conn *c);
-/* Closes the connection; it is freed once closed and no reply is still to come. */
-void conn_close(struct conn *c, const char *why);
 /*
  * Whether the client is an admin: root, the daemon's own user, or a member of the admin group (its
  * primary group at connect, or a supplementary group of its user in the user database at accept).

@@ -9,6 +9,8 @@
 
 #include "store/db.h"
 #include "store/db-pg.h"
+#include "store/db-pg-load.h"
+#include "store/db-pg-sign.h"
 #include "store/run-record.h"
 #include "store/store.h"
 

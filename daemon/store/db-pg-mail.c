@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "store/db-pg.h"
+#include "store/db-pg-mail.h"
+#include "store/db-pg-sign.h"
 #include "util/log.h"
 
 #define MAIL_POLL_MS 5000 /* a connection that broke unseen loses notifications */

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "store/db-pg.h"
+#include "store/db-pg-load.h"
+#include "store/db-pg-nodes.h"
 #include "util/log.h"
 
 /* One statement with parameters, its rows in *ret (the caller clears it): 0, or -EIO. */

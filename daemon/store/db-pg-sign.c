@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "store/db-pg.h"
+#include "store/db-pg-sign.h"
 #include "store/store.h"
 #include "util/credentials.h"
 #include "util/log.h"
@@ -265,7 +266,8 @@ static uint64_t hash_of(uint64_t h, const char *s)
         return (h ^ 0xff) * 0x100000001b3ULL;
 }
 
-void pg_reject(struct pg_db *p, enum pg_table table, const char *what, const char *mac)
+/* A row that does not hold: logged once (what: "row 12"), counted. */
+static void pg_reject(struct pg_db *p, enum pg_table table, const char *what, const char *mac)
 {
         uint64_t h = hash_of(hash_of(0xcbf29ce484222325ULL, table_names[table]), what);
         bool first;

@@ -17,6 +17,10 @@
 #include <string.h>
 
 #include "store/db-pg.h"
+#include "store/db-pg-load.h"
+#include "store/db-pg-mail.h"
+#include "store/db-pg-nodes.h"
+#include "store/db-pg-sign.h"
 #include "store/db.h"
 #include "store/run-record.h"
 #include "store/store.h"
@@ -264,7 +268,8 @@ int pg_exec(struct pg_db *p, const char *sql)
 }
 
 /* The first column of the first row of a query as a number (fallback when NULL or none). */
-int pg_query_int(struct pg_db *p, const char *sql, int64_t fallback, int64_t *ret)
+/* The first column of the first row of a query as a number (fallback when NULL or none). */
+static int pg_query_int(struct pg_db *p, const char *sql, int64_t fallback, int64_t *ret)
 {
         PGresult *res = PQexec(p->conn, sql);
 

@@ -8,7 +8,8 @@
 #include "methods.h"
 #include "util/strv.h"
 
-char **db_parse_env(const char *text)
+/* An environment's row ("[\"K=V\", ...]") as a NULL-terminated vector. */
+static char **db_parse_env(const char *text)
 {
         json_object *a = text ? json_tokener_parse(text) : NULL;
         size_t i,

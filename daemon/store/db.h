@@ -219,9 +219,6 @@ int db_pg_open(const char *conninfo, const char *schema, const struct db_node *m
 
 /* Whether a libpq connection string holds a password. */
 bool db_pg_conninfo_has_password(const char *conninfo);
-
-/* Shared by the drivers: an environment's row ("[\"K=V\", ...]") as a NULL-terminated vector. */
-char **db_parse_env(const char *text);
 /* Jobs read in order share their environments: the vars of row id (its text), parsed only when
  * id is not the last one's. db_env_rows_free() once all are read. */
 struct db_env_rows {

@@ -298,7 +298,9 @@ int cgroup_tree_open(const char *path, bool create, struct cgroup_tree **ret_tre
         return 0;
 }
 
-int cgroup_tree_enter(struct cgroup_tree *t)
+/* Moves the calling process, all its threads, into <subtree>/CGROUP_TREE_LEAF (made if needed),
+ * so that the subtree root holds no process and controllers can be enabled in it. */
+static int cgroup_tree_enter(struct cgroup_tree *t)
 {
         if (mkdirat(t->fd, CGROUP_TREE_LEAF, 0755) < 0 && errno != EEXIST)
                 return -errno;
@@ -356,11 +358,6 @@ int cgroup_tree_setup(const char *path, unsigned want, struct cgroup_tree **ret_
         if (ret_enabled)
                 *ret_enabled = enabled;
         return 0;
-}
-
-int cgroup_tree_controllers(struct cgroup_tree *t, unsigned *ret_enabled)
-{
-        return controllers_at(t->fd, "cgroup.subtree_control", ret_enabled);
 }
 
 static void names_free(char **names, size_t n)
@@ -429,7 +426,7 @@ int cgroup_tree_list_runs(struct cgroup_tree *t, char ***ret_names)
         return 0;
 }
 
-struct cgroup_tree *cgroup_tree_ref(struct cgroup_tree *t)
+static struct cgroup_tree *cgroup_tree_ref(struct cgroup_tree *t)
 {
         if (t)
                 __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
@@ -517,11 +514,6 @@ int cgroup_run_open(struct cgroup_tree *t, const char *name, struct cgroup_run *
         return run_new(t, name, ret_run);
 }
 
-const char *cgroup_run_name(const struct cgroup_run *run)
-{
-        return run->name;
-}
-
 struct cgroup_run *cgroup_run_ref(struct cgroup_run *run)
 {
         if (run)
@@ -553,16 +545,6 @@ int cgroup_run_fd(const struct cgroup_run *run)
 int cgroup_run_procs_fd(const struct cgroup_run *run)
 {
         return run->procs_fd;
-}
-
-int cgroup_run_attach(struct cgroup_run *run, pid_t pid)
-{
-        char text[32];
-
-        if (pid <= 0)
-                return -EINVAL;
-        snprintf(text, sizeof(text), "%d", (int)pid);
-        return write_fd(run->procs_fd, text);
 }
 
 /* A limit file is there exactly when its controller is enabled in the parent. */
@@ -692,11 +674,6 @@ int cgroup_run_populated(struct cgroup_run *run)
         if (r < 0)
                 return r == -ENOENT ? -EBADMSG : r;
         return v != 0;
-}
-
-int cgroup_run_events_fd(const struct cgroup_run *run)
-{
-        return run->events_fd;
 }
 
 static int64_t now_ms(void)

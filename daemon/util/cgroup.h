@@ -61,23 +61,18 @@ unsigned cgroup_controllers_parse(const char *line);
  * processes in it (-EACCES): a Delegate=yes unit's own cgroup, or anything when root.
  */
 int cgroup_tree_open(const char *path, bool create, struct cgroup_tree **ret_tree);
-/* Moves the calling process, all its threads, into <subtree>/CGROUP_TREE_LEAF (made if needed),
- * so that the subtree root holds no process and controllers can be enabled in it. */
-int cgroup_tree_enter(struct cgroup_tree *t);
 /* Enables in the subtree every controller of want that its cgroup.controllers lists; the others
  * are left out without error. ret_enabled (may be NULL): what is enabled afterwards. -EBUSY when
- * processes are still in the subtree root (call cgroup_tree_enter() first). */
+ * processes are still in the subtree root (cgroup_tree_setup() moves them into the leaf). */
 int cgroup_tree_enable(struct cgroup_tree *t, unsigned want, unsigned *ret_enabled);
-/* All three, in that order, for the daemon's start. */
+/* For the daemon's start: cgroup_tree_open(), the calling process, all its threads, moved into
+ * <subtree>/CGROUP_TREE_LEAF (made if needed) so that the subtree root holds no process, then
+ * cgroup_tree_enable(). */
 int cgroup_tree_setup(const char *path, unsigned want, struct cgroup_tree **ret_tree,
                       unsigned *ret_enabled);
-/* What the subtree can enforce now: the CGROUP_CTRL_* bits of its cgroup.subtree_control. For
- * the submit-time check: a job asking for a limit whose bit is missing is refused. */
-int cgroup_tree_controllers(struct cgroup_tree *t, unsigned *ret_enabled);
 /* The run cgroups in the subtree (every child folder but the leaf), as a NULL-terminated array
  * of names, each and the array to be freed with free() (strv_free() does). */
 int cgroup_tree_list_runs(struct cgroup_tree *t, char ***ret_names);
-struct cgroup_tree *cgroup_tree_ref(struct cgroup_tree *t);
 struct cgroup_tree *cgroup_tree_unref(struct cgroup_tree *t); /* NULL: nothing; returns NULL */
 
 /* A run's name: 1..NAME_MAX of [A-Za-z0-9._@:+-], no leading dot, not CGROUP_TREE_LEAF. */
@@ -85,24 +80,20 @@ bool cgroup_name_is_valid(const char *name);
 /* Makes <subtree>/<name> (-EEXIST if it is there) or opens an existing one (a leftover). */
 int cgroup_run_create(struct cgroup_tree *t, const char *name, struct cgroup_run **ret_run);
 int cgroup_run_open(struct cgroup_tree *t, const char *name, struct cgroup_run **ret_run);
-const char *cgroup_run_name(const struct cgroup_run *run);
 struct cgroup_run *cgroup_run_ref(struct cgroup_run *run);
 struct cgroup_run *cgroup_run_unref(struct cgroup_run *run); /* NULL: nothing; returns NULL */
 
 /*
- * Placing a job's process, best first; each is race-free except the last:
+ * Placing a job's process, best first; both are race-free:
  *  - clone3() with CLONE_INTO_CGROUP and .cgroup = cgroup_run_fd(run) (an O_PATH|O_DIRECTORY
  *    descriptor, close-on-exec): the child is born in the run cgroup.
  *  - fork(), then in the child, before exec and before dropping privileges:
  *    write(cgroup_run_procs_fd(run), "0", 1) == 1, else _exit(). Async-signal-safe: the
  *    descriptor (cgroup.procs, O_WRONLY, close-on-exec) is opened at create, so the child only
  *    writes. Keep it open across any close_range() before that write.
- *  - cgroup_run_attach(run, pid) from the parent: between fork and this call the child runs
- *    outside and whatever it forks then stays outside. For adopting a process, not for spawning.
  */
 int cgroup_run_fd(const struct cgroup_run *run);
 int cgroup_run_procs_fd(const struct cgroup_run *run);
-int cgroup_run_attach(struct cgroup_run *run, pid_t pid);
 
 /* Limits. -EOPNOTSUPP when the controller is not enabled in the subtree, -EINVAL out of range
  * (cpu.weight is 1..10000; CGROUP_LIMIT_MAX is "max"). */
@@ -124,14 +115,9 @@ int cgroup_run_signal(struct cgroup_run *run, int sig);
 int cgroup_run_kill(struct cgroup_run *run);
 
 /* 1 when a process is in the run cgroup or below, 0 when not ("populated" of cgroup.events).
- * It reads through the events descriptor, so it also rearms it for poll(). */
+ * It reads through the run's descriptor of cgroup.events, which cgroup_run_wait_empty() polls,
+ * so it also rearms it. */
 int cgroup_run_populated(struct cgroup_run *run);
-/*
- * A descriptor to poll() (POLLPRI) or add to epoll (EPOLLPRI) that wakes when cgroup.events
- * changes. Owned by the run. After a wake-up, call cgroup_run_populated(): it says whether the
- * run is empty now and rearms the descriptor (until then it stays ready).
- */
-int cgroup_run_events_fd(const struct cgroup_run *run);
 /* Waits until the run cgroup is empty, at most timeout_ms (negative: forever). -ETIMEDOUT. */
 int cgroup_run_wait_empty(struct cgroup_run *run, int timeout_ms);
 

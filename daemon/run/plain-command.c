@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobs/plain-command.h"
+#include "run/plain-command.h"
 
 /* dash's keywords and builtins: what it would run itself, found before PATH. */
 static const char *const shell_words[] = {

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jobs/supervise.h"
-#include "jobs/supervisor.h"
+#include "run/supervise.h"
+#include "run/supervisor.h"
 #include "util/log.h"
 #include "util/spawn-helper.h"
 

@@ -11,7 +11,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "jobs/contain.h"
+#include "run/contain.h"
 #include "util/cgroup.h"
 #include "util/log.h"
 #include "util/strv.h"

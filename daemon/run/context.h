@@ -1,22 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What every run has, a shell job's or a plugin's: the narrow context the runners work in (not
- * the daemon's whole state), their clocks, and their capped log.
+ * the daemon's whole state), the job as a runner sees it, their clocks, and their capped log.
  */
-#ifndef SLOWWORKD_RUN_H
-#define SLOWWORKD_RUN_H
+#ifndef SLOWWORKD_RUN_CONTEXT_H
+#define SLOWWORKD_RUN_CONTEXT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "slowwork-plugin.h"
+
 struct contain;
 struct events;
 struct fence_context;
 struct pause;
 struct inflight;
+struct run_record;
+struct suspend;
+struct sw_limits;
 
 /* Set up by the registry; the loop writes the atomic members, the runners read them. */
 struct run_context {
@@ -35,12 +41,39 @@ struct run_context {
         bool system;               /* the system instance: jobs run as their owners */
         uid_t uid;                 /* the daemon's */
         struct rlimit jobs_nofile; /* RLIMIT_NOFILE as the daemon got it, before it raised its own */
-        struct pause *pause;       /* the daemon's: whether new runs start, and those in progress */
-        struct events *events;     /* where runs post their start and end */
         struct contain *contain;   /* where their processes are kept */
         struct inflight *inflight; /* the plugin runs, kept across a crash */
         /* Where the store is shared, each shell run's fence, should the node die; NULL: none */
         const struct fence_context *fence;
+        /* The layer above's, kept here for it (jobs/item.c, jobs/gate.c); runners never look. */
+        struct pause *pause;   /* the daemon's: whether new runs start, and those in progress */
+        struct events *events; /* where a run's start and end are posted to the loop */
+};
+
+/*
+ * A job as a runner sees it, for one run: what it runs, and where the run's state that the loop
+ * reads or kicks lives. Made by the layer above on the pool thread; its pointers are into the
+ * job, which outlives the run.
+ */
+struct run_job {
+        int64_t id;
+        uid_t owner;
+        bool very_slow;
+        double timeout;                  /* seconds, 0: none */
+        char *const *argv;               /* a shell job's, and its cwd and environment */
+        const char *cwd;
+        char *const *envp;               /* NULL: the daemon's own */
+        const struct sw_limits *limits;  /* a shell job's */
+        slowwork_plugin_entry *plugin_entry; /* a plugin job's, and what it is given */
+        const char *plugin_arg;
+        const unsigned *cancelling;      /* atomic: cancels in progress; a run seeing it stops */
+        pthread_mutex_t *kick_lock;      /* kick_fd is under it */
+        int *kick_fd;                    /* the run's eventfd, -1 between runs */
+        pid_t *pid;                      /* atomic: the run's process group, 0 when none */
+        struct suspend *suspend;         /* its run's processes stopped (suspend, continue) */
+        /* The run starts now (rec has its number and log): told before its process starts. */
+        void (*started)(const struct run_job *job, struct run_record *rec);
+        void *data;                      /* the layer above's, for started */
 };
 
 double run_mono_now(void); /* seconds, for deadlines */

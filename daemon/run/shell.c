@@ -22,16 +22,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jobs/contain.h"
-#include "jobs/events.h"
-#include "jobs/fence.h"
-#include "jobs/inflight.h"
-#include "jobs/job.h"
-#include "jobs/limits.h"
-#include "jobs/record.h"
-#include "jobs/run.h"
-#include "jobs/shell.h"
-#include "jobs/spawn.h"
+#include "run/contain.h"
+#include "run/context.h"
+#include "run/fence.h"
+#include "run/inflight.h"
+#include "run/limits.h"
+#include "run/shell.h"
+#include "run/spawn.h"
+#include "run/suspend.h"
 #include "store/run-record.h"
 #include "util/cgroup.h"
 #include "util/credentials.h"
@@ -43,7 +41,8 @@
 #define KILLED_WAIT_MS 10000
 
 struct run {
-        struct job *job;
+        const struct run_context *ctx;
+        const struct run_job *job;
         struct cgroup_run *cgroup; /* where its processes are, NULL: its process group only */
         struct run_log log;
         const char *stopped_as; /* outcome when we stopped it: cancelled, timed-out, ... */
@@ -78,18 +77,17 @@ static void stop(struct run *run, pid_t pid, const char *as)
         if (run->stopped_as)
                 return;
         run->stopped_as = as;
-        suspend_detach(&run->job->suspend);
-        signal_all(run, pid, run_fenced(&run->job->shared->run) ? SIGKILL : SIGTERM);
-        run->kill_at = run_mono_now() + run_kill_grace(&run->job->shared->run);
+        suspend_detach(run->job->suspend);
+        signal_all(run, pid, run_fenced(run->ctx) ? SIGKILL : SIGTERM);
+        run->kill_at = run_mono_now() + run_kill_grace(run->ctx);
 }
 
 /* Why the loop kicked us, if it wants the run stopped. */
-static const char *stop_reason(struct job *job)
+static const char *stop_reason(const struct run_context *ctx, const struct run_job *job)
 {
-        if (__atomic_load_n(&job->shared->run.stopping, __ATOMIC_ACQUIRE) ||
-            run_fenced(&job->shared->run))
+        if (__atomic_load_n(&ctx->stopping, __ATOMIC_ACQUIRE) || run_fenced(ctx))
                 return "interrupted";
-        if (__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE))
+        if (__atomic_load_n(job->cancelling, __ATOMIC_ACQUIRE))
                 return "cancelled";
         return NULL;
 }
@@ -127,7 +125,7 @@ static void finish_group(struct run *run, pid_t pid)
                 return;
         if (!run->kill_at) {
                 signal_all(run, pid, SIGTERM);
-                run->kill_at = run_mono_now() + run_kill_grace(&run->job->shared->run);
+                run->kill_at = run_mono_now() + run_kill_grace(run->ctx);
         }
         left_ms = (run->kill_at - run_mono_now()) * 1000.0;
         wait_empty(run, pid, left_ms > 0 ? (int)ceil(left_ms) : 0);
@@ -170,8 +168,8 @@ int shell_watch_check(void)
 /* Waits for the process to end, copying its output, and says how it ended. */
 static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct run_record *rec)
 {
-        struct job *job = run->job;
-        double deadline = job->x->timeout > 0 ? run_mono_now() + job->x->timeout : 0;
+        const struct run_job *job = run->job;
+        double deadline = job->timeout > 0 ? run_mono_now() + job->timeout : 0;
         int pidfd = (int)pidfd_open(pid, 0);
         bool out_open = true;
         siginfo_t info;
@@ -186,7 +184,7 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                 int timeout = -1;
                 uint64_t kicks;
 
-                double due = suspend_deadline(&job->suspend, deadline);
+                double due = suspend_deadline(job->suspend, deadline);
 
                 if (due > 0 && !run->stopped_as)
                         next = due;
@@ -199,10 +197,10 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                 poll(fds, 3, timeout);
                 if (fds[2].revents)
                         out_open = drain(run, out_fd);
-                if (fds[1].revents && read(kick_fd, &kicks, sizeof(kicks)) > 0 && stop_reason(job))
-                        stop(run, pid, stop_reason(job));
+                if (fds[1].revents && read(kick_fd, &kicks, sizeof(kicks)) > 0 && stop_reason(run->ctx, job))
+                        stop(run, pid, stop_reason(run->ctx, job));
                 now = run_mono_now();
-                due = suspend_deadline(&job->suspend, deadline);
+                due = suspend_deadline(job->suspend, deadline);
                 if (due > 0 && now >= due)
                         stop(run, pid, "timed-out");
                 if (run->kill_at > 0 && now >= run->kill_at) {
@@ -212,7 +210,7 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                 if (pidfd >= 0 ? fds[0].revents != 0 : exited(pid))
                         break;
         }
-        suspend_detach(&job->suspend);
+        suspend_detach(job->suspend);
         if (pidfd >= 0)
                 close_pidfd(pidfd);
         memset(&info, 0, sizeof(info));
@@ -224,7 +222,7 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
         } else {
                 rec->signal = info.si_status;
                 /* SIGKILL from the supervisor, past the lease, while the daemon was stopped. */
-                rec->outcome = info.si_status == SIGKILL && run_fenced(&job->shared->run)
+                rec->outcome = info.si_status == SIGKILL && run_fenced(run->ctx)
                                    ? "interrupted"
                                    : "killed";
         }
@@ -234,26 +232,26 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                 drain(run, out_fd);
 }
 
-static void end_run(struct job *job, int kick_fd)
+static void end_run(const struct run_job *job, int kick_fd)
 {
-        pthread_mutex_lock(job_run_lock(job));
-        job->kick_fd = -1;
-        pthread_mutex_unlock(job_run_lock(job));
+        pthread_mutex_lock(job->kick_lock);
+        *job->kick_fd = -1;
+        pthread_mutex_unlock(job->kick_lock);
         if (kick_fd >= 0)
                 close(kick_fd);
 }
 
 /* A job runs as its owner, always: as the daemon only when the daemon is its owner. */
-static bool runs_as_owner(struct job *job)
+static bool runs_as_owner(const struct run_context *ctx, const struct run_job *job)
 {
-        return job->owner != job->shared->run.uid;
+        return job->owner != ctx->uid;
 }
 
 /*
  * The owner's passwd entry and groups, looked up at each run so that a change to the user's groups
  * applies to the next run; their log is theirs alone.
  */
-static int take_owner(struct job *job, struct run_log *log, struct user_creds **ret, char *note,
+static int take_owner(const struct run_job *job, struct run_log *log, struct user_creds **ret, char *note,
                       size_t notelen)
 {
         int r = credentials_lookup_user(job->owner, ret);
@@ -289,20 +287,22 @@ static void account(struct run_record *rec, struct cgroup_run *cg)
 
 /* A run no cgroup holds is marked in the inflight file until its last process is gone, so that
  * a start after a crash finds what it left. */
-static int mark_inflight(struct job *job, int64_t number, pid_t pid)
+static int mark_inflight(const struct run_context *ctx, const struct run_job *job, int64_t number,
+                         pid_t pid)
 {
         struct inflight_run r = {.id = job->id, .run = number, .pid = pid};
 
         if (inflight_proc_stat(pid, &r.start, NULL, NULL) < 0)
                 return -1; /* gone already: nothing to find */
-        return inflight_enter(job->shared->run.inflight, &r);
+        return inflight_enter(ctx->inflight, &r);
 }
 
 /* The run's fence, where the store is shared: before its first process when a cgroup holds the
  * run (cg), just after it (pid) when its process group does. 0: none. */
-static pid_t fence(struct job *job, int64_t number, struct cgroup_run *cg, pid_t pid)
+static pid_t fence(const struct run_context *ctx, const struct run_job *job, int64_t number,
+                   struct cgroup_run *cg, pid_t pid)
 {
-        const struct fence_context *f = job->shared->run.fence;
+        const struct fence_context *f = ctx->fence;
 
         if (!f || (cg && pid) || (!cg && !pid))
                 return 0;
@@ -311,10 +311,11 @@ static pid_t fence(struct job *job, int64_t number, struct cgroup_run *cg, pid_t
 
 /* The run's own cgroup, where runs are contained; else (or when it cannot be made: said in the
  * log) NULL, and the run keeps to its process group. */
-static struct cgroup_run *run_cgroup(struct job *job, int64_t number)
+static struct cgroup_run *run_cgroup(const struct run_context *ctx, const struct run_job *job,
+                                     int64_t number)
 {
         struct cgroup_run *cg = NULL;
-        int r = contain_run_new(job->shared->run.contain, job->id, number, &cg);
+        int r = contain_run_new(ctx->contain, job->id, number, &cg);
 
         if (r < 0)
                 log_warning("Job %lld: cannot make a cgroup for run %lld, it runs in its process "
@@ -323,51 +324,47 @@ static struct cgroup_run *run_cgroup(struct job *job, int64_t number)
         return cg;
 }
 
-struct run_record *shell_run(struct job *job)
+void shell_run(const struct run_context *ctx, const struct run_job *job, struct run_record *rec)
 {
-        struct run_record *rec = record_new_run(job);
-        struct run run = {.job = job};
+        struct run run = {.ctx = ctx, .job = job};
         struct spawn_limits limits;
         int pipefd[2] = {-1, -1}, kick_fd, r;
         struct user_creds *as = NULL;
         char note[512] = "";
         pid_t pid, fenced = 0;
 
-        if (!rec)
-                return NULL;
         /* From now on a suspend is kept for the process, which comes in a moment. */
-        suspend_begin(&job->suspend);
-        run_log_init(&run.log, &job->shared->run, rec->log);
+        suspend_begin(job->suspend);
+        run_log_init(&run.log, ctx, rec->log);
 
         /* Published before stop_reason() is read: a cancel either is seen now, or kicks. */
         kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        pthread_mutex_lock(job_run_lock(job));
-        job->kick_fd = kick_fd;
-        pthread_mutex_unlock(job_run_lock(job));
-        if (stop_reason(job) || kick_fd < 0) {
+        pthread_mutex_lock(job->kick_lock);
+        *job->kick_fd = kick_fd;
+        pthread_mutex_unlock(job->kick_lock);
+        if (stop_reason(ctx, job) || kick_fd < 0) {
                 /* Cancelled or shut down before it could start. */
-                rec->outcome = kick_fd < 0 ? "failed" : stop_reason(job);
+                rec->outcome = kick_fd < 0 ? "failed" : stop_reason(ctx, job);
                 rec->ended = run_wall_now();
-                suspend_detach(&job->suspend);
+                suspend_detach(job->suspend);
                 end_run(job, kick_fd);
-                return rec;
+                return;
         }
-        record_start(job, rec);
-        events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
-        r = runs_as_owner(job) ? take_owner(job, &run.log, &as, note, sizeof(note)) : 0;
+        job->started(job, rec);
+        r = runs_as_owner(ctx, job) ? take_owner(job, &run.log, &as, note, sizeof(note)) : 0;
         if (r == 0 && pipe2(pipefd, O_CLOEXEC) < 0)
                 r = -errno;
         if (r == 0)
-                run.cgroup = run_cgroup(job, rec->run);
+                run.cgroup = run_cgroup(ctx, job, rec->run);
         if (r == 0)
-                r = limits_apply_cgroup(&job->x->limits, run.cgroup, note, sizeof(note));
-        limits_for_spawn(&job->x->limits, runs_as_owner(job), &job->shared->run.jobs_nofile, &limits);
+                r = limits_apply_cgroup(job->limits, run.cgroup, note, sizeof(note));
+        limits_for_spawn(job->limits, runs_as_owner(ctx, job), &ctx->jobs_nofile, &limits);
         if (r == 0 && run.cgroup)
-                fenced = fence(job, rec->run, run.cgroup, 0);
+                fenced = fence(ctx, job, rec->run, run.cgroup, 0);
         if (r == 0)
-                r = spawn_job(&(struct spawn_params){.argv = job_argv(job),
-                                                     .envp = job->env ? job->env->vars : NULL,
-                                                     .cwd = job_cwd(job),
+                r = spawn_job(&(struct spawn_params){.argv = job->argv,
+                                                     .envp = job->envp,
+                                                     .cwd = job->cwd,
                                                      .out_fd = pipefd[1],
                                                      .as = as,
                                                      .cgroup_fd = run.cgroup
@@ -387,25 +384,25 @@ struct run_record *shell_run(struct job *job)
                 int n;
 
                 if (!note[0])
-                        snprintf(note, sizeof(note), "cannot run %s: %s", job_argv(job)[0],
+                        snprintf(note, sizeof(note), "cannot run %s: %s", job->argv[0],
                                  strerror(-r));
                 n = snprintf(line, sizeof(line), "slowworkd: %s\n", note);
                 run_log_write(&run.log, line,
                               (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
                 rec->outcome = "failed";
                 rec->exit_code = 127;
-                suspend_detach(&job->suspend);
+                suspend_detach(job->suspend);
         } else {
-                int slot = run.cgroup ? -1 : mark_inflight(job, rec->run, pid);
+                int slot = run.cgroup ? -1 : mark_inflight(ctx, job, rec->run, pid);
 
                 if (!run.cgroup)
-                        fenced = fence(job, rec->run, NULL, pid);
-                __atomic_store_n(&job->pid, pid, __ATOMIC_RELEASE);
-                suspend_attach(&job->suspend, run.cgroup, pid);
+                        fenced = fence(ctx, job, rec->run, NULL, pid);
+                __atomic_store_n(job->pid, pid, __ATOMIC_RELEASE);
+                suspend_attach(job->suspend, run.cgroup, pid);
                 fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
                 watch(&run, pid, pipefd[0], kick_fd, rec);
-                __atomic_store_n(&job->pid, 0, __ATOMIC_RELEASE);
-                inflight_leave(job->shared->run.inflight, slot);
+                __atomic_store_n(job->pid, 0, __ATOMIC_RELEASE);
+                inflight_leave(ctx->inflight, slot);
         }
         if (fenced > 0)
                 fence_end(fenced);
@@ -421,5 +418,4 @@ struct run_record *shell_run(struct job *job)
                             (long long)job->id, (long long)rec->run, strerror(-r));
         cgroup_run_unref(run.cgroup);
         end_run(job, kick_fd);
-        return rec;
 }

@@ -3,8 +3,8 @@
 #include <signal.h>
 #include <stdint.h>
 
-#include "jobs/run.h"
-#include "jobs/suspend.h"
+#include "run/context.h"
+#include "run/suspend.h"
 #include "util/cgroup.h"
 
 #define SUSPEND_LOCKS 64

@@ -11,11 +11,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "jobs/spawn.h"
 #include "methods.h"
 
 struct cgroup_run;
 struct contain;
+struct rlimit;
+struct spawn_limits;
 
 /* asked, with what it leaves unset taken from defaults. */
 void limits_resolve(const struct sw_limits *asked, const struct sw_limits *defaults,

@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "jobs/inflight.h"
+#include "run/inflight.h"
 #include "util/log.h"
 
 #define INFLIGHT_SIZE (INFLIGHT_SLOTS * sizeof(struct inflight_run))

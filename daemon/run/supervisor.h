@@ -20,7 +20,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
-#include "jobs/contain.h"
+#include "run/contain.h"
 
 struct supervisor_watch;
 

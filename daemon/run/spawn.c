@@ -37,8 +37,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "jobs/plain-command.h"
-#include "jobs/spawn.h"
+#include "run/plain-command.h"
+#include "run/spawn.h"
 #include "util/credentials.h"
 
 /* The child's stack, beside what execvpe() keeps there for a script without #!: a new argv. */

@@ -3,10 +3,11 @@
 #ifndef SLOWWORKD_PLUGIN_RUN_H
 #define SLOWWORKD_PLUGIN_RUN_H
 
-struct job;
+struct run_context;
+struct run_job;
 struct run_record;
 
-/* Runs the job once; returns the run's record (NULL only when out of memory). */
-struct run_record *plugin_run(struct job *job);
+/* Runs the job once, and writes how it went into its record. */
+void plugin_run(const struct run_context *ctx, const struct run_job *job, struct run_record *rec);
 
 #endif

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jobs/run.h"
+#include "run/context.h"
 #include "util/log.h"
 
 static double now(clockid_t clock)

@@ -16,18 +16,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jobs/events.h"
-#include "jobs/inflight.h"
-#include "jobs/job.h"
-#include "jobs/plugin-run.h"
-#include "jobs/plugins.h"
-#include "jobs/record.h"
-#include "jobs/run.h"
+#include "run/context.h"
+#include "run/inflight.h"
+#include "run/plugin-run.h"
 #include "store/run-record.h"
 
 struct plugin_run {
         struct slowwork_plugin_ctx ctx; /* first: what the plugin holds */
-        struct job *job;
+        const struct run_context *run_ctx;
+        const struct run_job *job;
         struct run_record *rec;
         double deadline; /* monotonic seconds, 0: no timeout */
         struct run_log log;
@@ -60,12 +57,11 @@ static int api_log_vprintf(struct slowwork_plugin_ctx *ctx, const char *format, 
 static const char *api_stop_reason(struct slowwork_plugin_ctx *ctx)
 {
         struct plugin_run *run = run_of(ctx);
-        struct job *job = run->job;
 
-        if (__atomic_load_n(&job->shared->run.interrupting, __ATOMIC_ACQUIRE) ||
-            run_fenced(&job->shared->run))
+        if (__atomic_load_n(&run->run_ctx->interrupting, __ATOMIC_ACQUIRE) ||
+            run_fenced(run->run_ctx))
                 return "interrupted";
-        if (__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE))
+        if (__atomic_load_n(run->job->cancelling, __ATOMIC_ACQUIRE))
                 return "cancelled";
         if (run->deadline > 0 && run_mono_now() >= run->deadline)
                 return "timed-out";
@@ -83,9 +79,9 @@ static int api_sleep(struct slowwork_plugin_ctx *ctx, double seconds)
                 if (run->kick_fd < 0)
                         return -errno;
                 /* Published before the reason is read: a cancel is either seen or kicks. */
-                pthread_mutex_lock(job_run_lock(run->job));
-                run->job->kick_fd = run->kick_fd;
-                pthread_mutex_unlock(job_run_lock(run->job));
+                pthread_mutex_lock(run->job->kick_lock);
+                *run->job->kick_fd = run->kick_fd;
+                pthread_mutex_unlock(run->job->kick_lock);
         }
         for (;;) {
                 struct pollfd pfd = {.fd = run->kick_fd, .events = POLLIN};
@@ -129,43 +125,39 @@ static const struct slowwork_plugin_api api = {
     .very_slow = api_very_slow,
 };
 
-struct run_record *plugin_run(struct job *job)
+void plugin_run(const struct run_context *ctx, const struct run_job *job, struct run_record *rec)
 {
-        struct run_record *rec = record_new_run(job);
-        struct plugin_run run = {.ctx.api = &api, .job = job, .rec = rec, .kick_fd = -1};
+        struct plugin_run run = {
+            .ctx.api = &api, .run_ctx = ctx, .job = job, .rec = rec, .kick_fd = -1};
         const char *reason;
         int slot;
 
-        if (!rec)
-                return NULL;
-        reason = __atomic_load_n(&job->shared->run.stopping, __ATOMIC_ACQUIRE) ? "interrupted"
-                                                                      : api_stop_reason(&run.ctx);
+        reason = __atomic_load_n(&ctx->stopping, __ATOMIC_ACQUIRE) ? "interrupted"
+                                                                   : api_stop_reason(&run.ctx);
         if (reason) {
                 /* Cancelled or shut down before it could start. */
                 rec->outcome = reason;
                 rec->ended = run_wall_now();
-                return rec;
+                return;
         }
-        run_log_init(&run.log, &job->shared->run, rec->log);
-        if (job->x->timeout > 0)
-                run.deadline = run_mono_now() + job->x->timeout;
-        record_start(job, rec);
-        events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
+        run_log_init(&run.log, ctx, rec->log);
+        if (job->timeout > 0)
+                run.deadline = run_mono_now() + job->timeout;
+        job->started(job, rec);
 
-        slot = inflight_enter(job->shared->run.inflight, &(struct inflight_run){.id = job->id});
-        rec->exit_code = job->x->plugin_entry(&run.ctx, job->x->arg_text);
-        inflight_leave(job->shared->run.inflight, slot);
+        slot = inflight_enter(ctx->inflight, &(struct inflight_run){.id = job->id});
+        rec->exit_code = job->plugin_entry(&run.ctx, job->plugin_arg);
+        inflight_leave(ctx->inflight, slot);
 
         rec->ended = run_wall_now();
         reason = api_stop_reason(&run.ctx);
         rec->outcome = reason ? reason : rec->exit_code == 0 ? "succeeded" : "failed";
         if (run.kick_fd >= 0) {
-                pthread_mutex_lock(job_run_lock(job));
-                job->kick_fd = -1;
-                pthread_mutex_unlock(job_run_lock(job));
+                pthread_mutex_lock(job->kick_lock);
+                *job->kick_fd = -1;
+                pthread_mutex_unlock(job->kick_lock);
                 close(run.kick_fd);
         }
         rec->log_bytes = run.log.size;
         run_log_close(&run.log);
-        return rec;
 }

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jobs/inflight.h"
+#include "run/inflight.h"
 
 struct cgroup_run;
 struct cgroup_tree;

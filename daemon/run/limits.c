@@ -7,8 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jobs/contain.h"
-#include "jobs/limits.h"
+#include "run/contain.h"
+#include "run/limits.h"
+#include "run/spawn.h"
 #include "util/cgroup.h"
 
 /* A login's limits (systemd's defaults for a user's session), for jobs of other users; the

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "jobs/fence.h"
+#include "run/fence.h"
 #include "util/log.h"
 #include "util/spawn-helper.h"
 

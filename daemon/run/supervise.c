@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jobs/contain.h"
-#include "jobs/inflight.h"
-#include "jobs/supervise.h"
+#include "run/contain.h"
+#include "run/inflight.h"
+#include "run/supervise.h"
 #include "util/cgroup.h"
 #include "util/log.h"
 #include "util/spawn-helper.h"

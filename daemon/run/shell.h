@@ -3,12 +3,12 @@
 #ifndef SLOWWORKD_SHELL_H
 #define SLOWWORKD_SHELL_H
 
-struct job;
+struct run_context;
+struct run_job;
 struct run_record;
 
-/* Runs the job once, its output into the run's log; returns the run's record (NULL only when
- * out of memory). */
-struct run_record *shell_run(struct job *job);
+/* Runs the job once, its output into the run's log, and writes how it went into its record. */
+void shell_run(const struct run_context *ctx, const struct run_job *job, struct run_record *rec);
 /* Whether a run's process can be watched with a pidfd here (pidfd_open(2), Linux 5.3): 0, or
  * -errno; without one, runs look every 100 ms whether their process has ended. */
 int shell_watch_check(void);

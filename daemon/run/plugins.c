@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "jobs/plugins.h"
+#include "run/plugins.h"
 
 /* A name is a file name in the plugin folder, never a way out of it. */
 static bool name_ok(const char *name)

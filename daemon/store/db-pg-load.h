@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* What a node of a PostgreSQL database reads back: settings, jobs, history. */
+#ifndef SLOWWORKD_DB_PG_LOAD_H
+#define SLOWWORKD_DB_PG_LOAD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct db;
+struct pg_db;
+struct run_record;
+struct store_job_row;
+
+/* The jobs of node (ids: only those of the array, "{1,2}", taken as asked to run again), in
+ * their order: rows as the store's loaders give them (node set, again when ids). */
+int pg_read_jobs(struct pg_db *p, const char *node, const char *ids,
+                 void (*cb)(void *data, const struct store_job_row *row), void *data);
+
+/* The loaders, as struct db_driver says. */
+int pg_load_settings(struct db *db,
+                     void (*cb)(void *data, const char *name, double value, const char *text),
+                     void *data);
+int pg_find_foreign_job(struct db *db, uid_t uid, int64_t *ret_id, uid_t *ret_owner);
+int pg_load_jobs(struct db *db, void (*cb)(void *data, const struct store_job_row *row),
+                 void *data);
+int pg_load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct run_record *rec),
+                 void *data);
+
+#endif
