@@ -15,6 +15,7 @@
 #include "jobs/restore.h"
 #include "jobs/settings.h"
 #include "jobs/shared-settings.h"
+#include "jobs/waits.h"
 #include "manager.h"
 #include "methods/dispatch.h"
 #include "methods/metrics.h"
@@ -99,7 +100,7 @@ static char *render_metrics(void *data)
 /* What systemd's STATUS= tells: every queue's pool. */
 static void every_pool_stats(void *data, struct slow_work_stats *ret)
 {
-        registry_queue_stats(data, NULL, ret);
+        queues_stats(data, NULL, ret);
 }
 
 static void on_conn_close(void *data, struct conn *c)
@@ -148,9 +149,9 @@ static void on_mail(void *data, const struct db_mail *mail)
         struct manager *m = data;
 
         if (strcmp(mail->kind, SHARED_SETTINGS_MAIL) == 0)
-                registry_shared_read(&m->registry, NULL, NULL);
+                shared_settings_read(&m->registry, NULL, NULL);
         else if (strcmp(mail->kind, DRAIN_MAIL) == 0 || strcmp(mail->kind, DRAINED_MAIL) == 0)
-                registry_drain_mail(&m->registry, mail);
+                drain_mail(&m->registry, mail);
         else if (m->relay_open)
                 relay_on_mail(&m->relay, mail);
 }
@@ -284,6 +285,7 @@ int manager_new(const struct manager_options *o, struct manager **ret)
                                         });
         if (r < 0)
                 goto fail;
+        waits_init(&m->registry);
         m->clients = (struct clients){
             .loop = m->loop,
             .store = m->store,
@@ -354,7 +356,7 @@ int manager_start(struct manager *m)
                 close_signals(m);
                 return r;
         }
-        r = registry_load_kept(&m->registry, &m->config);
+        r = settings_load_kept(&m->registry, &m->config);
         /* Read on this thread before the store's own thread uses the connection. */
         if (r == 0)
                 r = restore(&m->registry);
@@ -463,7 +465,7 @@ struct manager *manager_free(struct manager *m)
                 return NULL;
         registry_free_pool(&m->registry);
         registry_close_events(&m->registry);
-        registry_close_drains(&m->registry);
+        drain_close_all(&m->registry);
         close_lease(m);
         close_relay(m);
         store_stop(m->store);

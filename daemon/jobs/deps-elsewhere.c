@@ -90,7 +90,7 @@ static void ended(void *data, const struct db_result *res)
         json_object_put(rows);
 }
 
-void registry_read_deps_elsewhere(struct registry *reg)
+void deps_elsewhere_read(struct registry *reg)
 {
         char *ids;
 

@@ -11,6 +11,6 @@
 #include "jobs/registry.h"
 
 /* A read of the ends, unless one is under way or no waiting job waits for another node's. */
-void registry_read_deps_elsewhere(struct registry *reg);
+void deps_elsewhere_read(struct registry *reg);
 
 #endif

@@ -45,7 +45,7 @@ static struct pause *pause_of(struct registry *reg, const char *queue)
 
         if (!queue)
                 return &reg->pause;
-        q = registry_find_queue(reg, queue);
+        q = queues_find(reg, queue);
         return q ? &q->pause : NULL;
 }
 
@@ -129,7 +129,7 @@ static int ask_away(struct registry *reg, struct drain_wait *w)
         return 0;
 }
 
-int registry_drain(struct registry *reg, const char *queue, struct answer *a)
+int drain_start(struct registry *reg, const char *queue, struct answer *a)
 {
         struct drain_wait *w = calloc(1, sizeof(*w));
         int e;
@@ -192,7 +192,7 @@ static void ask_read(void *data, int r)
                 return;
         }
         if (r == -EIO) {
-                registry_shared_read(a->reg, ask_read, a);
+                shared_settings_read(a->reg, ask_read, a);
                 return;
         }
         if (p && pause_is_on(p))
@@ -225,7 +225,7 @@ static void asked(struct registry *reg, const struct db_mail *m)
                 a->token = json_object_get_int64(token);
                 snprintf(a->node, sizeof(a->node), "%s", m->from);
                 a->epoch = m->epoch;
-                registry_shared_read(reg, ask_read, a);
+                shared_settings_read(reg, ask_read, a);
         } else {
                 tell(reg, m->from, m->epoch, json_object_get_int64(token));
         }
@@ -249,7 +249,7 @@ static void drained(struct registry *reg, const struct db_mail *m)
         }
 }
 
-void registry_drain_mail(struct registry *reg, const struct db_mail *m)
+void drain_mail(struct registry *reg, const struct db_mail *m)
 {
         if (strcmp(m->kind, DRAIN_MAIL) == 0)
                 asked(reg, m);
@@ -257,7 +257,7 @@ void registry_drain_mail(struct registry *reg, const struct db_mail *m)
                 drained(reg, m);
 }
 
-void registry_check_drains(struct registry *reg)
+void drain_check(struct registry *reg)
 {
         struct drain_wait *w, *next;
         struct db_node *live = NULL;
@@ -282,7 +282,7 @@ void registry_check_drains(struct registry *reg)
         free(live);
 }
 
-void registry_close_drains(struct registry *reg)
+void drain_close_all(struct registry *reg)
 {
         struct drain_wait *w;
 

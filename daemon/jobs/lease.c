@@ -74,8 +74,8 @@ void lease_renewed(struct lease *l)
         if (!store_shared(reg->store))
                 return;
         restore_adopted(reg);
-        registry_check_drains(reg);
-        registry_read_deps_elsewhere(reg);
+        drain_check(reg);
+        deps_elsewhere_read(reg);
         check(l);
 }
 

@@ -10,7 +10,7 @@
 #include "util/log.h"
 #include "util/settings.h"
 
-struct queue *registry_find_queue(struct registry *reg, const char *name)
+struct queue *queues_find(struct registry *reg, const char *name)
 {
         struct queue *q;
 
@@ -45,8 +45,7 @@ static int settings_of(struct registry *reg, const char *name, json_object *kept
         return settings_from(reg->file_queues, name, kept, ret, err, errlen);
 }
 
-int registry_check_file_queues(struct registry *reg, json_object *file_queues, char *err,
-                               size_t errlen)
+int queues_check_file(struct registry *reg, json_object *file_queues, char *err, size_t errlen)
 {
         struct sw_queue_settings s;
         char why[256];
@@ -97,14 +96,13 @@ static void keep(struct registry *reg, struct queue *q, json_object *given)
         }
 }
 
-int registry_add_queue(struct registry *reg, const char *name, json_object *given, char *err,
-                       size_t errlen)
+int queues_add(struct registry *reg, const char *name, json_object *given, char *err, size_t errlen)
 {
         struct sw_queue_settings s;
         struct queue *q;
         int r;
 
-        if (registry_find_queue(reg, name)) {
+        if (queues_find(reg, name)) {
                 snprintf(err, errlen, "queue %s exists already", name);
                 return -EEXIST;
         }
@@ -121,8 +119,8 @@ int registry_add_queue(struct registry *reg, const char *name, json_object *give
         return 0;
 }
 
-int registry_set_queue(struct registry *reg, struct queue *q, json_object *given, bool to_keep,
-                       char *err, size_t errlen)
+int queues_set(struct registry *reg, struct queue *q, json_object *given, bool to_keep, char *err,
+               size_t errlen)
 {
         struct sw_queue_settings s;
         int r = settings_queue_parse(given, &q->settings, &s, err, errlen);
@@ -147,7 +145,7 @@ static void unlink_queue(struct registry *reg, struct queue *q)
         burst_end(&reg->burst);
 }
 
-void registry_remove_queue(struct registry *reg, struct queue *q)
+void queues_remove(struct registry *reg, struct queue *q)
 {
         char row[96];
 
@@ -160,7 +158,7 @@ void registry_remove_queue(struct registry *reg, struct queue *q)
 
 /* The kept rows, gathered before the queues are made: {"NAME": {"SETTING": value}}. A name
  * may hold dots, a slash never: the slash ends it. */
-void registry_load_kept_queue(struct registry *reg, const char *name, double value)
+void queues_load_kept(struct registry *reg, const char *name, double value)
 {
         const char *qname = name + strlen("queue."), *dot = strchr(qname, '/');
         char buf[SW_QUEUE_NAME_MAX + 1], err[128];
@@ -192,7 +190,7 @@ void registry_load_kept_queue(struct registry *reg, const char *name, double val
 static void apply_kept(struct registry *reg, const char *name, json_object *kept, const char *how)
 {
         json_object *paused = NULL;
-        struct queue *q = registry_find_queue(reg, name);
+        struct queue *q = queues_find(reg, name);
         struct sw_queue_settings s;
         char err[256];
 
@@ -233,7 +231,7 @@ static void apply_kept_queues(struct registry *reg, const char *how)
         reg->kept_queues = NULL;
 }
 
-void registry_set_file_queues(struct registry *reg, json_object *file_queues)
+void queues_set_file(struct registry *reg, json_object *file_queues)
 {
         struct sw_queue_settings s;
         char err[256];
@@ -251,13 +249,13 @@ void registry_set_file_queues(struct registry *reg, json_object *file_queues)
         json_object_object_foreach(file_queues, name, unused)
         {
                 (void)unused;
-                if (!registry_find_queue(reg, name) &&
+                if (!queues_find(reg, name) &&
                     settings_of(reg, name, NULL, &s, err, sizeof(err)) == 0)
                         make(reg, name, &s, NULL, NULL);
         }
 }
 
-void registry_apply_kept_queues(struct registry *reg)
+void queues_apply_kept(struct registry *reg)
 {
         struct sw_queue_settings s;
         struct queue *q, *next;
@@ -297,7 +295,7 @@ void registry_apply_kept_queues(struct registry *reg)
         apply_kept_queues(reg, PAUSE_ELSEWHERE);
 }
 
-struct queue *registry_restore_queue(struct registry *reg, const char *name)
+struct queue *queues_restore(struct registry *reg, const char *name)
 {
         struct sw_queue_settings s;
         struct queue *q = NULL;
@@ -313,7 +311,7 @@ struct queue *registry_restore_queue(struct registry *reg, const char *name)
         return q;
 }
 
-void registry_queue_stats(struct registry *reg, struct queue *q, struct slow_work_stats *ret)
+void queues_stats(struct registry *reg, struct queue *q, struct slow_work_stats *ret)
 {
         struct slow_work_stats st;
 
@@ -336,7 +334,7 @@ void registry_queue_stats(struct registry *reg, struct queue *q, struct slow_wor
         }
 }
 
-int64_t registry_waiting_for_space(struct registry *reg, struct queue *q)
+int64_t queues_waiting_for_space(struct registry *reg, struct queue *q)
 {
         int64_t n = 0;
 
@@ -350,7 +348,7 @@ int64_t registry_waiting_for_space(struct registry *reg, struct queue *q)
         return n;
 }
 
-json_object *registry_queue_json(struct registry *reg, struct queue *q)
+json_object *queues_json(struct registry *reg, struct queue *q)
 {
         json_object *o = sw_queue_settings_to_json(&q->settings);
         struct slow_work_stats st;
@@ -370,7 +368,7 @@ json_object *registry_queue_json(struct registry *reg, struct queue *q)
         return o;
 }
 
-int64_t registry_waiting_for_turn(struct registry *reg, struct queue *q)
+int64_t queues_waiting_for_turn(struct registry *reg, struct queue *q)
 {
         size_t n = q ? q->users.nheld : reg->users.nheld;
 

@@ -18,39 +18,38 @@
 #include "jobs/registry.h"
 
 /* The queue called name (NULL: the default queue), or NULL. */
-struct queue *registry_find_queue(struct registry *reg, const char *name);
+struct queue *queues_find(struct registry *reg, const char *name);
 /* queue.add: 0, or -EEXIST, -EINVAL (err says why), -ENOMEM; given is {"SETTING": value}. */
-int registry_add_queue(struct registry *reg, const char *name, json_object *given, char *err,
-                       size_t errlen);
+int queues_add(struct registry *reg, const char *name, json_object *given, char *err,
+               size_t errlen);
 /* settings.set of a named queue: 0, or -EINVAL (err says why) with nothing changed. */
-int registry_set_queue(struct registry *reg, struct queue *q, json_object *given, bool to_keep,
-                       char *err, size_t errlen);
+int queues_set(struct registry *reg, struct queue *q, json_object *given, bool to_keep, char *err,
+               size_t errlen);
 /* queue.remove of a named queue without jobs: it goes, with its kept rows. */
-void registry_remove_queue(struct registry *reg, struct queue *q);
+void queues_remove(struct registry *reg, struct queue *q);
 /* Start: a kept row named "queue.…" (settings.c reads them all). */
-void registry_load_kept_queue(struct registry *reg, const char *name, double value);
-/* Another node changed the kept rows of the queues, as read again (registry_load_kept_queue()
+void queues_load_kept(struct registry *reg, const char *name, double value);
+/* Another node changed the kept rows of the queues, as read again (queues_load_kept()
  * for each): every queue made, set, paused or resumed as its rows say, and removed when its
  * rows have gone (unless it holds jobs). */
-void registry_apply_kept_queues(struct registry *reg);
-/* Reload, before anything changes: whether the file's queue lines (as registry_set_file_queues
+void queues_apply_kept(struct registry *reg);
+/* Reload, before anything changes: whether the file's queue lines (as queues_set_file
  * takes them) go with every queue's kept settings: 0, or -EINVAL with err naming the queue. */
-int registry_check_file_queues(struct registry *reg, json_object *file_queues, char *err,
-                               size_t errlen);
+int queues_check_file(struct registry *reg, json_object *file_queues, char *err, size_t errlen);
 /* Start and reload: the file's queues ({"NAME": {"SETTING": value}}, NULL: none; the registry
  * takes a reference) are made, and every named queue's settings worked out again. */
-void registry_set_file_queues(struct registry *reg, json_object *file_queues);
+void queues_set_file(struct registry *reg, json_object *file_queues);
 /* {"name", its settings, "threads", "running", "queued" (pending: in its pool, delayed or held
  * back), "paused", "jobs" (live)}. */
-json_object *registry_queue_json(struct registry *reg, struct queue *q);
+json_object *queues_json(struct registry *reg, struct queue *q);
 /* The statistics of the queue's pool, or the sums over every queue's (q NULL). */
-void registry_queue_stats(struct registry *reg, struct queue *q, struct slow_work_stats *ret);
+void queues_stats(struct registry *reg, struct queue *q, struct slow_work_stats *ret);
 /* The runs of the queue's jobs (q NULL: of every queue's) held back for space alone, not by the
  * daemon's pause or their queue's. */
-int64_t registry_waiting_for_space(struct registry *reg, struct queue *q);
+int64_t queues_waiting_for_space(struct registry *reg, struct queue *q);
 /* The runs held back by a per-user limit: the queue's own (q), or every one (q NULL). */
-int64_t registry_waiting_for_turn(struct registry *reg, struct queue *q);
+int64_t queues_waiting_for_turn(struct registry *reg, struct queue *q);
 /* A queue for a restored job whose queue is not declared: made with the defaults. */
-struct queue *registry_restore_queue(struct registry *reg, const char *name);
+struct queue *queues_restore(struct registry *reg, const char *name);
 
 #endif

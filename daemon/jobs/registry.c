@@ -411,7 +411,6 @@ int registry_init(struct registry *reg, const struct registry_config *config)
         users_set_limits(&reg->users, config->settings->max_queued_per_user,
                          config->settings->max_running_per_user);
         reg->shared.users = &reg->users;
-        deps_init(&reg->deps, registry_deps_resolved, registry_deps_changed, reg);
         r = schedule_init(&reg->schedule, config->loop, on_tick, reg);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the recurring jobs' timer: %m");

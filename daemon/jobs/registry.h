@@ -148,20 +148,6 @@ int registry_queue_run(struct registry *reg, struct job *job, double delay);
 /* A restored job whose row says pending goes back into the pool, now or after the delay, in the
  * order of its row (restored in that order), which stays as it is. 0 or -errno. */
 int registry_restore_run(struct registry *reg, struct job *job, double delay);
-/* Whether a job of uid may wait for the jobs ids name (after, after_any), job (NULL for a new
- * one) among them: 0, or -ENOENT (no such job), -EPERM (another user's) or -ELOOP (a circle),
- * with err naming the param and the job. */
-int registry_check_deps(struct registry *reg, uid_t uid, const struct job *job,
-                        const char *param, const int64_t *ids, char *err, size_t errlen);
-/* The job waits for those of the ids that have not ended (added to what it waits for already):
- * 0 when none is left (it may be queued), 1 when it waits, 2 when an `after` job has ended
- * otherwise than succeeded (it ended dependency-failed), -ENOMEM. */
-int registry_wait_for(struct registry *reg, struct job *job, const int64_t *after,
-                      const int64_t *after_any);
-/* deps.c's callbacks (waits.c): a waiting job's jobs have all ended (failed: an `after` one did
- * otherwise than succeed), and what a job waits for changed. */
-void registry_deps_resolved(void *data, struct job *job, bool failed);
-void registry_deps_changed(void *data, struct job *job);
 /* A recurring job ticks from now on (its first tick from now, unless it has one). */
 int registry_schedule(struct registry *reg, struct job *job);
 /* A run held back (by a pause, for space, for its owner's turn) may start: it is queued again, as

@@ -13,6 +13,7 @@
 #include "jobs/registry.h"
 #include "jobs/queues.h"
 #include "jobs/restore.h"
+#include "jobs/waits.h"
 #include "run/run.h"
 #include "store/run-record.h"
 #include "store/store.h"
@@ -150,9 +151,9 @@ static int job_from_row(struct restoring *rs, const struct store_job_row *row, s
                 p->key = (char *)row->key;
                 p->name = (char *)row->name;
                 p->persist = row->persist;
-                queue = registry_find_queue(reg, p->queue);
+                queue = queues_find(reg, p->queue);
                 if (!queue)
-                        queue = registry_restore_queue(reg, p->queue);
+                        queue = queues_restore(reg, p->queue);
                 if (queue)
                         r = job_new_restored(&reg->shared, row->owner, queue, p, &rs->limits, ret,
                                              err, sizeof(err));
@@ -265,7 +266,7 @@ static void restore_waiting(struct registry *reg, struct job *job)
 
         job->after = job->after_any = NULL;
         job->waiting = false; /* not yet on deps' list */
-        w = registry_wait_for(reg, job, after, after_any);
+        w = waits_add(reg, job, after, after_any);
         if (w == 0)
                 registry_enqueue(reg, job, 0, &extra);
         if (w < 0)

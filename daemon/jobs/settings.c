@@ -7,7 +7,7 @@
 #include "util/log.h"
 #include "util/settings.h"
 
-int registry_apply_settings(struct registry *reg, const struct sw_settings *s)
+int settings_apply(struct registry *reg, const struct sw_settings *s)
 {
         struct sw_queue_settings qs = settings_queue_part(s);
         int r = queue_configure(reg->queues, &qs);
@@ -28,7 +28,7 @@ int registry_apply_settings(struct registry *reg, const struct sw_settings *s)
         return 0;
 }
 
-void registry_keep_settings(struct registry *reg, const struct sw_settings *old)
+void settings_keep(struct registry *reg, const struct sw_settings *old)
 {
         json_object *before = sw_settings_to_json(old), *after = sw_settings_to_json(&reg->settings);
 
@@ -56,7 +56,7 @@ static bool given_by_flag(const struct config *flags, const char *name)
         return false;
 }
 
-void registry_overlay_kept(struct registry *reg, const struct config *flags, struct sw_settings *s)
+void settings_overlay_kept(struct registry *reg, const struct config *flags, struct sw_settings *s)
 {
         struct sw_settings next = *s;
         json_object *overlay;
@@ -90,7 +90,7 @@ static void load_setting(void *data, const char *name, double value, const char 
                 return;
         }
         if (strncmp(name, "queue.", strlen("queue.")) == 0) {
-                registry_load_kept_queue(reg, name, value);
+                queues_load_kept(reg, name, value);
                 return;
         }
         if (text)
@@ -102,7 +102,7 @@ static void load_setting(void *data, const char *name, double value, const char 
         json_object_object_add(reg->kept, name, v);
 }
 
-int registry_load_kept(struct registry *reg, const struct config *flags)
+int settings_load_kept(struct registry *reg, const struct config *flags)
 {
         struct sw_settings s = reg->settings;
         int r;
@@ -111,9 +111,9 @@ int registry_load_kept(struct registry *reg, const struct config *flags)
         r = store_load_settings(reg->store, load_setting, reg);
         if (r < 0)
                 return r;
-        registry_set_file_queues(reg, reg->file_queues);
+        queues_set_file(reg, reg->file_queues);
         if (json_object_object_length(reg->kept) == 0)
                 return 0;
-        registry_overlay_kept(reg, flags, &s);
-        return registry_apply_settings(reg, &s);
+        settings_overlay_kept(reg, flags, &s);
+        return settings_apply(reg, &s);
 }

@@ -11,12 +11,12 @@
 #include "util/config-load.h"
 
 /* All or nothing: 0, or -EINVAL with nothing changed. */
-int registry_apply_settings(struct registry *reg, const struct sw_settings *s);
+int settings_apply(struct registry *reg, const struct sw_settings *s);
 /* settings.set without "runtime": what changed from old is kept in the state database. */
-void registry_keep_settings(struct registry *reg, const struct sw_settings *old);
+void settings_keep(struct registry *reg, const struct sw_settings *old);
 /* Lays the kept settings over s, but for those the command line set. */
-void registry_overlay_kept(struct registry *reg, const struct config *flags, struct sw_settings *s);
+void settings_overlay_kept(struct registry *reg, const struct config *flags, struct sw_settings *s);
 /* Start: reads the kept settings and applies them (over the file's, under the flags). */
-int registry_load_kept(struct registry *reg, const struct config *flags);
+int settings_load_kept(struct registry *reg, const struct config *flags);
 
 #endif

@@ -11,7 +11,7 @@
 #include "store/store.h"
 #include "util/log.h"
 
-void registry_shared_changed(struct registry *reg)
+void shared_settings_changed(struct registry *reg)
 {
         reg->shared_changes++;
         /* The nodes live at the commit, which this node may not have seen yet. */
@@ -45,10 +45,10 @@ static bool apply_rows(struct registry *reg, json_object *rows)
                 if (strcmp(name, PAUSE_KEPT_NAME) == 0)
                         paused = value != 0;
                 else
-                        registry_load_kept_queue(reg, name, value);
+                        queues_load_kept(reg, name, value);
         }
         pause_restore(&reg->pause, paused, PAUSE_ELSEWHERE);
-        registry_apply_kept_queues(reg);
+        queues_apply_kept(reg);
         /* What a resume lets go is queued again (what is still paused is held again). */
         gate_open(&reg->gate);
         return true;
@@ -84,7 +84,7 @@ static void applied(void *data, const struct db_result *res)
         free(rd);
 }
 
-void registry_shared_read(struct registry *reg, void (*then)(void *data, int r), void *data)
+void shared_settings_read(struct registry *reg, void (*then)(void *data, int r), void *data)
 {
         struct reading *rd = malloc(sizeof(*rd));
 

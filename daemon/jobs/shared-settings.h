@@ -13,10 +13,10 @@
 #define SHARED_SETTINGS_MAIL "settings"
 
 /* This node changed them (its rows are queued): the other nodes are told. Nothing on SQLite. */
-void registry_shared_changed(struct registry *reg);
+void shared_settings_changed(struct registry *reg);
 /* Mail SHARED_SETTINGS_MAIL came, or another node's request needs them as they are now: the
  * rows are read and applied, then then(data, 0) is called (then NULL: nothing); then(data, r)
  * with -EIO or -ENOMEM when they could not be read, -ECANCELED when the daemon stops first. */
-void registry_shared_read(struct registry *reg, void (*then)(void *data, int r), void *data);
+void shared_settings_read(struct registry *reg, void (*then)(void *data, int r), void *data);
 
 #endif

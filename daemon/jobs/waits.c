@@ -10,11 +10,12 @@
 
 #include "jobs/lifecycle.h"
 #include "jobs/registry.h"
+#include "jobs/waits.h"
 #include "store/run-record.h"
 #include "util/log.h"
 
 /* A waiting job's jobs have ended: it runs, or ends without running. */
-void registry_deps_resolved(void *data, struct job *job, bool failed)
+static void resolved(void *data, struct job *job, bool failed)
 {
         struct registry *reg = data;
         const char *extra;
@@ -31,9 +32,14 @@ void registry_deps_resolved(void *data, struct job *job, bool failed)
         registry_notify(reg, job, "pending", NULL);
 }
 
-void registry_deps_changed(void *data, struct job *job)
+static void changed(void *data, struct job *job)
 {
         registry_save_state(data, job, NULL);
+}
+
+void waits_init(struct registry *reg)
+{
+        deps_init(&reg->deps, resolved, changed, reg);
 }
 
 /* How a job the submit names has ended (NULL: not yet), and whose it is: 0 or -ENOENT. */
@@ -67,8 +73,8 @@ static struct job *find_job(void *data, int64_t id)
         return registry_find(data, id);
 }
 
-int registry_check_deps(struct registry *reg, uid_t uid, const struct job *job, const char *param,
-                        const int64_t *ids, char *err, size_t errlen)
+int waits_check(struct registry *reg, uid_t uid, const struct job *job, const char *param,
+                const int64_t *ids, char *err, size_t errlen)
 {
         for (const int64_t *id = ids; id && *id; id++) {
                 const char *outcome;
@@ -121,8 +127,7 @@ static int add_unended(struct registry *reg, int64_t **to, const int64_t *list, 
         return failed;
 }
 
-int registry_wait_for(struct registry *reg, struct job *job, const int64_t *after,
-                      const int64_t *after_any)
+int waits_add(struct registry *reg, struct job *job, const int64_t *after, const int64_t *after_any)
 {
         int failed = add_unended(reg, &job->after, after, true), r;
 

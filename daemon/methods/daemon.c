@@ -108,28 +108,28 @@ static void handle_settings_set(struct registry *reg, struct conn *c, union para
                 if (!(q = method_lookup_queue(reg, "queue", p->settings.queue, r)) ||
                     !(given = queue_settings_given(r)))
                         return;
-                e = q == reg->queues ? 0
-                                     : registry_set_queue(reg, q, given, !p->settings.runtime, err,
-                                                          sizeof(err));
+                e = q == reg->queues
+                        ? 0
+                        : queues_set(reg, q, given, !p->settings.runtime, err, sizeof(err));
                 json_object_put(given);
                 if (e < 0)
                         reply_error(r, SW_E_INVALID_PARAMS, "%s; nothing was changed", err);
                 else if (q != reg->queues)
                         r->result = queue_settings_result(q);
                 if (e == 0 && q != reg->queues && !p->settings.runtime)
-                        registry_shared_changed(reg);
+                        shared_settings_changed(reg);
                 if (q != reg->queues)
                         return;
         }
         old = reg->settings;
-        e = registry_apply_settings(reg, &p->settings);
+        e = settings_apply(reg, &p->settings);
         if (e < 0) {
                 reply_error(r, SW_E_INVALID_PARAMS,
                             "min-threads must not exceed max-threads; nothing was changed");
                 return;
         }
         if (!p->settings.runtime)
-                registry_keep_settings(reg, &old);
+                settings_keep(reg, &old);
         r->result = q ? queue_settings_result(q) : sw_settings_to_json(&reg->settings);
 }
 
@@ -203,7 +203,7 @@ static void handle_stats(struct registry *reg, struct conn *c, union params *p, 
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
-        registry_queue_stats(reg, q, &st);
+        queues_stats(reg, q, &st);
         o = json_object_new_object();
         if (q)
                 json_object_object_add(o, "queue", json_object_new_string(q->name));
@@ -215,10 +215,10 @@ static void handle_stats(struct registry *reg, struct conn *c, union params *p, 
         json_object_object_add(o, "queued_slow", json_object_new_int64(st.queued_slow));
         json_object_object_add(o, "queued_very_slow", json_object_new_int64(st.queued_very_slow));
         json_object_object_add(o, "delayed", json_object_new_int64(st.delayed));
-        json_object_object_add(
-            o, "waiting_for_space", json_object_new_int64(registry_waiting_for_space(reg, q)));
+        json_object_object_add(o, "waiting_for_space",
+                               json_object_new_int64(queues_waiting_for_space(reg, q)));
         json_object_object_add(o, "waiting_for_turn",
-                               json_object_new_int64(registry_waiting_for_turn(reg, q)));
+                               json_object_new_int64(queues_waiting_for_turn(reg, q)));
         json_object_object_add(o, "paused", json_object_new_boolean(pause_is_on(pause)));
         json_object_object_add(o, "items_run", json_object_new_int64((int64_t)st.items_run));
         json_object_object_add(

@@ -74,7 +74,7 @@ struct queue *method_lookup_queue(struct registry *reg, const char *param, const
                 r->code = SW_E_INVALID_PARAMS;
                 return NULL;
         }
-        q = registry_find_queue(reg, name);
+        q = queues_find(reg, name);
         if (!q)
                 reply_error(r, SW_E_INVALID_PARAMS, "parameter \"%s\": no queue \"%s\"", param,
                             name);

@@ -186,7 +186,7 @@ static bool key_here(struct lookup *lk)
         if (!json_object_is_type(key, json_type_string) ||
             (queue && !json_object_is_type(queue, json_type_string)))
                 return false;
-        q = registry_find_queue(lk->reg, json_object_get_string(queue));
+        q = queues_find(lk->reg, json_object_get_string(queue));
         return q && registry_find_key(lk->reg, lk->c->uid, q, json_object_get_string(key));
 }
 

@@ -45,11 +45,11 @@ static void handle_pause(struct registry *reg, struct conn *c, union params *p, 
         if (!admin_only(c, "pause", r) || !(pause = pause_of(reg, p->pause.queue, r)))
                 return;
         pause_set(pause, true);
-        registry_shared_changed(reg);
+        shared_settings_changed(reg);
         if (p->pause.drain) {
                 struct answer *a = requests_answer_new(c, r->id);
 
-                e = a ? registry_drain(reg, pause->queue, a) : -ENOMEM;
+                e = a ? drain_start(reg, pause->queue, a) : -ENOMEM;
                 if (e > 0) {
                         r->deferred = true;
                         return;
@@ -71,7 +71,7 @@ static void handle_resume(struct registry *reg, struct conn *c, union params *p,
         if (!admin_only(c, "resume", r) || !(pause = pause_of(reg, p->queue_opt.queue, r)))
                 return;
         pause_set(pause, false);
-        registry_shared_changed(reg);
+        shared_settings_changed(reg);
         /* The held runs are queued again, in the order they came (those of a queue still
          * paused are held again). */
         gate_open(&reg->gate);

@@ -77,7 +77,7 @@ static void handle_status(struct registry *reg, struct conn *c, union params *pa
                         r->result = status_from_history(rec, params->id.id);
                 return;
         }
-        registry_queue_stats(reg, NULL, &st);
+        queues_stats(reg, NULL, &st);
         r->result = json_object_new_object();
         json_object_object_add(r->result, "version", json_object_new_string(PACKAGE_VERSION));
         json_object_object_add(r->result, "pid", json_object_new_int((int)getpid()));

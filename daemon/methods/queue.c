@@ -59,7 +59,7 @@ static void handle_queue_add(struct registry *reg, struct conn *c, union params 
         given = given_settings(r->params, p->queue.nested, r);
         if (!given)
                 return;
-        e = registry_add_queue(reg, p->queue.name, given, err, sizeof(err));
+        e = queues_add(reg, p->queue.name, given, err, sizeof(err));
         json_object_put(given);
         if (e == -EEXIST)
                 reply_error(r, SW_E_CONFLICT, "%s", err);
@@ -68,8 +68,8 @@ static void handle_queue_add(struct registry *reg, struct conn *c, union params 
         else if (e < 0)
                 reply_error(r, SW_E_INTERNAL, "cannot add queue %s: %s", p->queue.name, err);
         else {
-                registry_shared_changed(reg);
-                r->result = registry_queue_json(reg, registry_find_queue(reg, p->queue.name));
+                shared_settings_changed(reg);
+                r->result = queues_json(reg, queues_find(reg, p->queue.name));
         }
 }
 
@@ -91,8 +91,8 @@ static json_object *remove_queue(struct registry *reg, struct queue *q)
 
         json_object_object_add(result, "name", json_object_new_string(q->name));
         json_object_object_add(result, "removed", json_object_new_boolean(1));
-        registry_remove_queue(reg, q);
-        registry_shared_changed(reg);
+        queues_remove(reg, q);
+        shared_settings_changed(reg);
         return result;
 }
 
@@ -107,7 +107,7 @@ struct removal {
 static void counted(void *data, const struct db_result *res)
 {
         struct removal *rm = data;
-        struct queue *q = registry_find_queue(rm->reg, rm->name);
+        struct queue *q = queues_find(rm->reg, rm->name);
         char message[256];
         int code = 0;
 
@@ -178,7 +178,7 @@ static void handle_queue_list(struct registry *reg, struct conn *c, union params
         json_object *list = json_object_new_array();
 
         for (struct queue *q = reg->queues; q; q = q->next)
-                json_object_array_add(list, registry_queue_json(reg, q));
+                json_object_array_add(list, queues_json(reg, q));
         r->result = json_object_new_object();
         json_object_object_add(r->result, "queues", list);
 }

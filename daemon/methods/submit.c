@@ -5,6 +5,7 @@
 
 #include "jobs/lifecycle.h"
 #include "jobs/registry.h"
+#include "jobs/waits.h"
 #include "methods/claim.h"
 #include "methods/method.h"
 #include "methods/requests.h"
@@ -72,11 +73,10 @@ static bool deps_ok(struct registry *reg, struct conn *c, const struct job *job,
                     const struct sw_submit_params *p, struct reply *r)
 {
         char err[256];
-        int e = registry_check_deps(reg, c->uid, job, "after", p->after, err, sizeof(err));
+        int e = waits_check(reg, c->uid, job, "after", p->after, err, sizeof(err));
 
         if (e == 0)
-                e = registry_check_deps(reg, c->uid, job, "after_any", p->after_any, err,
-                                        sizeof(err));
+                e = waits_check(reg, c->uid, job, "after_any", p->after_any, err, sizeof(err));
         if (e < 0)
                 reply_error(r, deps_code(e), "%s", err);
         return e == 0;
@@ -86,7 +86,7 @@ static bool deps_ok(struct registry *reg, struct conn *c, const struct job *job,
 static void wait_reply(struct registry *reg, struct conn *c, struct job *job,
                        const struct sw_submit_params *p, struct reply *r)
 {
-        int w = registry_wait_for(reg, job, p->after, p->after_any);
+        int w = waits_add(reg, job, p->after, p->after_any);
 
         if (w < 0) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
