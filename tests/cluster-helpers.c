@@ -60,8 +60,9 @@ void short_pause(void)
         nanosleep(&ts, NULL);
 }
 
-int cluster_suite_main(char **argv, int (*run)(void))
+int cluster_suite_main(char **argv, int (*run)(void), bool own_server)
 {
+        const char *owner = own_server ? NULL : getenv("SLOWWORK_TEST_PG_OWNER");
         const char *name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
         char self[4096];
         ssize_t len;
@@ -81,7 +82,10 @@ int cluster_suite_main(char **argv, int (*run)(void))
         }
         self[len] = '\0';
         fflush(stdout);
-        execl(PG_SERVER, PG_SERVER, "run", self, (char *)NULL);
+        if (owner && *owner)
+                execl(PG_SERVER, PG_SERVER, "shared", owner, self, (char *)NULL);
+        else
+                execl(PG_SERVER, PG_SERVER, "run", self, (char *)NULL);
         perror("exec " PG_SERVER);
         return 1;
 }

@@ -30,8 +30,11 @@ struct cluster {
  * A main() that runs the suite under `pg-server run` (one throwaway PostgreSQL for every case):
  * when the suite is not running under one yet, it starts itself again under it; without
  * PostgreSQL's server, or while slowworkd has no --node-name, it says why and exits 77 (skipped).
+ * Under make check (SLOWWORK_TEST_PG_OWNER names the make), the suite gets a database of its own
+ * on the PostgreSQL that the run's suites share (`pg-server shared`), unless own_server: a suite
+ * that stops or restarts PostgreSQL has its own.
  */
-int cluster_suite_main(char **argv, int (*run)(void));
+int cluster_suite_main(char **argv, int (*run)(void), bool own_server);
 
 /* seconds times CK_TIMEOUT_MULTIPLIER (1 when unset): a deadline that slow builds also meet. */
 double scaled(double seconds);

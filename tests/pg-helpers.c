@@ -104,11 +104,14 @@ static void set_dir(struct pg_server *pg, const char *dir)
 
 bool pg_from_env(struct pg_server *pg)
 {
-        const char *dir = getenv("SLOWWORK_TEST_PGDIR");
+        const char *dir = getenv("SLOWWORK_TEST_PGDIR"), *store = getenv("SLOWWORK_TEST_STORE");
 
         if (!dir)
                 return false;
         set_dir(pg, dir);
+        /* The suite's own database, where the cluster is shared (pg-server shared). */
+        if (store && *store)
+                snprintf(pg->conninfo, sizeof(pg->conninfo), "%s", store);
         return true;
 }
 

@@ -14,8 +14,8 @@ struct pg_server {
 
 /* Whether this machine has PostgreSQL's server binaries (pg-server bindir). */
 bool pg_available(void);
-/* The cluster that `pg-server run` started for this suite, from the environment; false when the
- * suite does not run under one. */
+/* The cluster that `pg-server run` started for this suite (or the database that `pg-server
+ * shared` made for it), from the environment; false when the suite does not run under one. */
 bool pg_from_env(struct pg_server *pg);
 /* A cluster of the test's own, started (pg-server setup). pg_remove stops it and removes its
  * folder. */

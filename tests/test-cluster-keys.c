@@ -338,5 +338,5 @@ static int run(void)
 int main(int argc, char **argv)
 {
         (void)argc;
-        return cluster_suite_main(argv, run);
+        return cluster_suite_main(argv, run, false);
 }

@@ -353,6 +353,7 @@ START_TEST(a_timed_out_run_is_retried_and_a_cancelled_one_is_not)
                 json_object_put(reply);
         }
         expect_outcome(id, "cancelled");
+        /* No retry comes: an absence, which no event tells; six retry delays of the clock. */
         usleep(300 * 1000);
         ck_assert_str_eq(job_state_of(fd, id), "idle");
         runs = runs_of(id);
@@ -438,7 +439,7 @@ START_TEST(a_crash_keeps_a_waiting_dependency_a_retry_count_and_a_schedule)
         int64_t s = submitf("{\"command\":\"true\",\"every\":3600}");
         int64_t p = submitf("{\"command\":\"true\",\"every\":3}"), p_runs;
         json_object *st = status_in_back_off(r);
-        double r_next = num_member(st, "next_run"), s_next;
+        double r_next = num_member(st, "next_run"), s_next, p_next;
 
         json_object_put(st);
         st = job_status(fd, s);
@@ -451,8 +452,14 @@ START_TEST(a_crash_keeps_a_waiting_dependency_a_retry_count_and_a_schedule)
          * run whose start the crash kept from the disk would be run again under its number. */
         json_object_put(job_wait(fd, p));
         p_runs = runs_count(p);
+        st = job_status(fd, p);
+        p_next = num_member(st, "next_run");
+        json_object_put(st);
         crash_and_restart();
-        sleep(7); /* p misses two ticks or more */
+        /* p misses two ticks (its next one and the one after), and the restart comes well before
+         * the third: the wall clock, which no event of a daemon that is down can tell. */
+        while (now() < p_next + 3 + 0.2)
+                usleep(20 * 1000);
         daemon_start_again(&d, "--min-threads", "4", "--max-threads", "4", NULL);
         fd = client_connect(d.sock);
 
@@ -460,6 +467,7 @@ START_TEST(a_crash_keeps_a_waiting_dependency_a_retry_count_and_a_schedule)
         for (int i = 0; i < 100 && runs_count(p) == p_runs; i++)
                 usleep(20 * 1000);
         ck_assert_int_eq(runs_count(p), p_runs + 1);
+        /* And no second one for the same ticks: an absence, by the clock. */
         usleep(300 * 1000);
         ck_assert_int_eq(runs_count(p), p_runs + 1);
         /* The retry keeps its attempt and its time; the schedule its next tick. */
@@ -496,15 +504,24 @@ START_TEST(a_recurring_job_runs_at_each_tick_and_stops_when_released)
         ck_assert_int_eq(int_member(st, "handles"), 1);
         ck_assert(next > now() && next < now() + 1.5);
         json_object_put(st);
-        sleep(3);
-        runs = runs_of(id);
+        /* Its first two ticks: each run starts at its tick, never before it. */
+        for (int i = 0; json_object_array_length(runs = runs_of(id)) < 2; i++) {
+                ck_assert_msg(i < 500, "%zu runs in 10 s of a 1 s period",
+                              json_object_array_length(runs));
+                json_object_put(runs);
+                usleep(20 * 1000);
+        }
         n = json_object_array_length(runs);
-        ck_assert_msg(n >= 2 && n <= 4, "%zu runs in 3 s of a 1 s period", n);
+        ck_assert_msg(n == 2, "%zu runs at the second tick of a 1 s period", n);
+        ck_assert(num_member(json_object_array_get_idx(runs, 0), "started") >= next);
+        ck_assert(num_member(json_object_array_get_idx(runs, 1), "started") >= next + 1);
         json_object_put(runs);
         snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
         st = client_call(fd, "release", params);
         ck_assert_int_eq(reply_code(st), 0);
         json_object_put(st);
+        /* A run that a tick started may still end; then no tick comes for two periods: both
+         * absences, by the clock. */
         usleep(200 * 1000);
         n = json_object_array_length(runs = runs_of(id));
         json_object_put(runs);
@@ -522,6 +539,8 @@ START_TEST(a_tick_while_the_job_runs_makes_one_more_run_after_never_a_pile)
         char params[64];
         size_t n;
 
+        /* Runs of 2.5 s under ticks of 1 s, for 6 s: what must not happen (runs piled up) is no
+         * event to wait for. */
         sleep(6);
         snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
         reply = client_call(fd, "release", params);
