@@ -154,7 +154,7 @@ START_TEST(a_pause_and_a_resume_on_one_node_hold_on_every_node_and_on_one_starte
         json_object_put(cluster_call_ok(&c, 1, "pause", NULL));
         ck_assert(paused_on(1, NULL));
         wait_for(paused_on(2, NULL), 10, "n2 is not paused");
-        /* n2 starts nothing while paused. */
+        /* n2 starts nothing while paused: an absence, by the clock. */
         id = cluster_submit(&c, 2, "{\"command\":\"true\"}");
         usleep(200 * 1000);
         ck_assert(in_state(2, id, "pending"));
@@ -188,6 +188,7 @@ START_TEST(a_queue_added_set_paused_or_removed_on_one_node_is_so_on_every_node)
         json_object_put(cluster_call_ok(&c, 2, "settings.set",
                                         "{\"queue\":\"gpu\",\"max-threads\":5,\"runtime\":true}"));
         ck_assert_int_eq(max_threads_on(2, "gpu"), 5);
+        /* Not spread to n1: an absence, by the clock. */
         usleep(300 * 1000);
         ck_assert_int_eq(max_threads_on(1, "gpu"), 3);
 

@@ -861,6 +861,7 @@ START_TEST(a_node_that_cannot_renew_its_lease_stops_its_runs_until_it_can)
         st = call_ok(fd, "status", NULL);
         ck_assert(json_object_get_boolean(json_object_object_get(st, "fenced")));
         json_object_put(st);
+        /* No run while the node has no lease: an absence, by the clock. */
         usleep(500000);
         ck_assert_int_eq(lines_of(marks, NULL), 1);
         pg_start(&pg);

@@ -458,6 +458,7 @@ START_TEST(the_metrics_file_is_replaced_whole_every_interval_and_stops_with_an_e
         ck_assert_int_eq(stat(tmp, &st), -1);
         call_done("settings.set", "{\"metrics-file\":\"\"}");
         second = wait_for_file(path, 0);
+        /* Not written again for a metrics interval and more: an absence, by the clock. */
         sleep(2);
         ck_assert_int_eq(stat(path, &st), 0);
         ck_assert_int_eq(st.st_ino, second);

@@ -27,6 +27,27 @@ static size_t queue_count(int fd)
         return n;
 }
 
+/* Until the queue's pool has taken n items (a held run counts). */
+static void wait_items_run(int fd, const char *queue, int64_t n)
+{
+        char params[128];
+
+        snprintf(params, sizeof(params), "{\"queue\":\"%s\"}", queue);
+        for (int i = 0;; i++) {
+                json_object *st = call_ok(fd, "stats", params);
+                int64_t run = int_member(st, "items_run");
+
+                json_object_put(st);
+                if (run >= n) {
+                        ck_assert_int_eq(run, n);
+                        return;
+                }
+                ck_assert_msg(i < 3000, "queue %s took %lld items in 30 s, not %lld", queue,
+                              (long long)run, (long long)n);
+                usleep(10000);
+        }
+}
+
 static int64_t setting_of(int fd, const char *queue, const char *name)
 {
         char params[128] = "";
@@ -300,7 +321,7 @@ START_TEST(a_paused_queue_holds_only_its_own_jobs)
         rec = job_wait(fd, cpu_job);
         ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
         json_object_put(rec);
-        usleep(200 * 1000);
+        usleep(200 * 1000); /* gpu's job has not run: an absence, by the clock */
         ck_assert_str_eq(job_state_of(fd, gpu_job), "pending");
         st = call_ok(fd, "stats", NULL);
         ck_assert(!json_object_get_boolean(json_object_object_get(st, "paused")));
@@ -506,7 +527,7 @@ START_TEST(runs_held_by_a_queues_pause_are_not_waiting_for_space)
         call_done(fd, "pause", "{\"queue\":\"gpu\"}");
         job_submit(fd, "{\"queue\":\"gpu\",\"command\":\"true\"}");
         job_submit(fd, "{\"queue\":\"gpu\",\"command\":\"true\"}");
-        usleep(300 * 1000);
+        wait_items_run(fd, "gpu", 2); /* both held back by the pause */
         st = call_ok(fd, "stats", NULL);
         ck_assert_int_eq(int_member(st, "waiting_for_space"), 0);
         json_object_put(st);
@@ -560,10 +581,7 @@ START_TEST(a_resume_leaves_the_runs_another_queues_pause_holds_where_they_are)
         call_done(fd, "pause", "{\"queue\":\"gpu\"}");
         for (int i = 0; i < 3; i++)
                 job_submit(fd, "{\"queue\":\"gpu\",\"command\":\"true\"}");
-        usleep(300 * 1000);
-        st = call_ok(fd, "stats", "{\"queue\":\"gpu\"}");
-        ck_assert_int_eq(int_member(st, "items_run"), 3); /* each held once */
-        json_object_put(st);
+        wait_items_run(fd, "gpu", 3); /* each held once */
         /* Resuming the daemon (not paused) or another queue does not take them through gpu's
          * pool again, to be held again. */
         call_done(fd, "resume", NULL);

@@ -687,7 +687,7 @@ START_TEST(pause_queues_jobs_and_resume_runs_them)
         ck_assert_str_eq(out, "paused; 0 jobs running\n");
         free(out);
         id = submit("--", "true", NULL);
-        usleep(200 * 1000);
+        usleep(200 * 1000); /* not started while paused: an absence, by the clock */
         state = state_of(id);
         ck_assert_str_eq(state, "pending");
         free(state);
