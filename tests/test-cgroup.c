@@ -95,21 +95,27 @@ static int attach(struct cgroup_run *run, pid_t pid)
         return write(cgroup_run_procs_fd(run), text, (size_t)n) == n ? 0 : -errno;
 }
 
-/* The CGROUP_CTRL_* bits of the subtree's cgroup.subtree_control: what it can enforce now. */
-static unsigned subtree_controllers(void)
+/* The CGROUP_CTRL_* bits a cgroup file lists (cgroup.controllers, cgroup.subtree_control). */
+static unsigned controllers_in(const char *dir, const char *file)
 {
-        char path[sizeof(tree_path) + 32], *text = NULL;
+        char path[PATH_MAX], *text = NULL;
         unsigned mask;
         size_t n = 0;
         FILE *f;
 
-        snprintf(path, sizeof(path), "%s/cgroup.subtree_control", tree_path);
+        snprintf(path, sizeof(path), "%s/%s", dir, file);
         f = fopen(path, "re");
         ck_assert_ptr_nonnull(f);
         mask = getline(&text, &n, f) < 0 ? 0 : cgroup_controllers_parse(text);
         fclose(f);
         free(text);
         return mask;
+}
+
+/* What the subtree can enforce now. */
+static unsigned subtree_controllers(void)
+{
+        return controllers_in(tree_path, "cgroup.subtree_control");
 }
 
 /* A child that waits for the end of a pipe, then exits 0. Returns the pipe's write end. */
@@ -340,18 +346,7 @@ START_TEST(setup_moves_every_thread_into_the_leaf_and_enables_what_is_available)
         ck_assert_int_eq(count_lines_at(sub_path, "cgroup.procs"), 0);
 
         /* Enabled: exactly the wanted ones the subtree was offered. */
-        {
-                char *text = NULL;
-                size_t n = 0;
-                FILE *f;
-
-                snprintf(got, sizeof(got), "%s/cgroup.controllers", sub_path);
-                f = fopen(got, "re");
-                ck_assert_ptr_nonnull(f);
-                available = getline(&text, &n, f) < 0 ? 0 : cgroup_controllers_parse(text);
-                fclose(f);
-                free(text);
-        }
+        available = controllers_in(sub_path, "cgroup.controllers");
         ck_assert_uint_eq(reported, available & CGROUP_CTRL_ALL);
         if (reported == 0)
                 fprintf(stderr,
