@@ -381,6 +381,23 @@ static int64_t items_run(int fd)
         return n;
 }
 
+/* The live jobs, as the metrics count them (every slowwork_jobs sample added up). */
+static int64_t live_jobs(int fd)
+{
+        json_object *reply = client_call(fd, "metrics", NULL);
+        const char *line;
+        int64_t n = 0;
+
+        ck_assert_int_eq(reply_code(reply), 0);
+        for (line = str_member(reply_result(reply), "text"); line; line = strchr(line, '\n')) {
+                line += *line == '\n';
+                if (strncmp(line, "slowwork_jobs{", 14) == 0)
+                        n += strtoll(strchr(line, ' ') + 1, NULL, 10);
+        }
+        json_object_put(reply);
+        return n;
+}
+
 START_TEST(a_job_that_ends_before_its_write_commits_is_kept_only_as_its_run)
 {
         int fd, other, i;
@@ -419,6 +436,11 @@ START_TEST(a_job_that_ends_before_its_write_commits_is_kept_only_as_its_run)
         for (i = 0; i < 500 && items_run(other) < 3; i++)
                 usleep(10000);
         ck_assert_int_eq(items_run(other), 3);
+        /* Jobs 2 and 6 gone from the tables (their deletes queued), not only run: 1, 3, 4 and 5
+         * are left. */
+        for (i = 0; i < 500 && live_jobs(other) != 4; i++)
+                usleep(10000);
+        ck_assert_int_eq(live_jobs(other), 4);
         client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"cancel\",\"params\":"
                         "{\"id\":5}}");
         unlock_database(db);
