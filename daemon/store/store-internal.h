@@ -98,13 +98,14 @@ struct store {
 };
 
 /* store.c. An op (loop, or a pool thread; out of memory is fatal: an accepted job must not be
- * lost), its values, queued: its sequence number. */
+ * lost), queued: its sequence number. */
 void store_out_of_memory(void);
 struct op *store_op_new(struct store *s, enum db_stmt stmt);
+uint64_t store_op_queue(struct store *s, struct op *op);
+/* store-writes.c: its values, in order. */
 void store_op_int(struct op *op, int64_t i);
 void store_op_real(struct op *op, double d);
 void store_op_text(struct op *op, const char *text);
-uint64_t store_op_queue(struct store *s, struct op *op);
 /* Whether the statement only reads. */
 bool store_is_read(enum db_stmt stmt);
 /* Any thread: tells the loop what happened (enum store_wake), which on_wake gets. */

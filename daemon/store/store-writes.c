@@ -1,17 +1,56 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The typed writes, by table: each builds an op with its statement's values in the order of the
- * column list the drivers share (db.h), and queues it.
+ * An op's values, and the typed writes, by table: each builds an op with its statement's values
+ * in the order of the column list the drivers share (db.h), and queues it.
  */
 #define _GNU_SOURCE
 #include <json-c/json.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "store/db.h"
 #include "store/envs.h"
 #include "store/run-record.h"
 #include "store/store-internal.h"
 #include "store/store.h"
+
+/* An op's values, in the order of its statement's parameters (NULL text: a null). */
+
+void store_op_int(struct op *op, int64_t i)
+{
+        op->v[op->n++] = (struct value){.type = DB_INT, .i = i};
+}
+
+void store_op_real(struct op *op, double d)
+{
+        op->v[op->n++] = (struct value){.type = DB_REAL, .d = d};
+}
+
+void store_op_text(struct op *op, const char *text)
+{
+        struct value *v = &op->v[op->n++];
+        size_t len = text ? strlen(text) + 1 : 0;
+
+        if (!text)
+                return;
+        if (op->buf_len + len > op->buf_size) {
+                size_t size = op->buf_size ? op->buf_size : 256;
+                char *buf;
+
+                while (size < op->buf_len + len)
+                        size *= 2;
+                buf = realloc(op->buf, size);
+                if (!buf)
+                        store_out_of_memory();
+                op->buf = buf;
+                op->buf_size = size;
+        }
+        v->type = DB_TEXT;
+        v->text = op->buf_len;
+        memcpy(op->buf + op->buf_len, text, len);
+        op->buf_len += len;
+}
 
 /* envs */
 

@@ -566,41 +566,6 @@ struct op *store_op_new(struct store *s, enum db_stmt stmt)
         return op;
 }
 
-void store_op_int(struct op *op, int64_t i)
-{
-        op->v[op->n++] = (struct value){.type = DB_INT, .i = i};
-}
-
-void store_op_real(struct op *op, double d)
-{
-        op->v[op->n++] = (struct value){.type = DB_REAL, .d = d};
-}
-
-void store_op_text(struct op *op, const char *text)
-{
-        struct value *v = &op->v[op->n++];
-        size_t len = text ? strlen(text) + 1 : 0;
-
-        if (!text)
-                return;
-        if (op->buf_len + len > op->buf_size) {
-                size_t size = op->buf_size ? op->buf_size : 256;
-                char *buf;
-
-                while (size < op->buf_len + len)
-                        size *= 2;
-                buf = realloc(op->buf, size);
-                if (!buf)
-                        store_out_of_memory();
-                op->buf = buf;
-                op->buf_size = size;
-        }
-        v->type = DB_TEXT;
-        v->text = op->buf_len;
-        memcpy(op->buf + op->buf_len, text, len);
-        op->buf_len += len;
-}
-
 /* Any thread: the op's sequence number. */
 uint64_t store_op_queue(struct store *s, struct op *op)
 {
