@@ -730,13 +730,16 @@ START_TEST(reloads_at_once_are_each_answered)
 END_TEST
 
 /* Starts the daemon as start_observed() does, with JOURNAL_STREAM naming its stderr (or, when
- * !match, another stream), reloads a bad file and a good one, and returns what it logged. */
+ * !match, another stream), reloads a bad file and a good one, and returns what it logged. The
+ * reloads are asked by the reload method, whose replies come once each is logged: what is
+ * looked at is the lines, not how systemd hears of a reload (the sighup_ cases test that). */
 static char *logged_with_journal_stream(bool match)
 {
         char env[64];
         struct stat st;
         struct daemon d;
         int fd, notify_fd;
+        json_object *reply;
         char *err;
 
         unlink(notify_path);
@@ -750,12 +753,18 @@ static char *logged_with_journal_stream(bool match)
         write_conf("min-threads = 3\n");
         notify_fd = start_observed(&d, "--kill-grace=1");
         unsetenv("JOURNAL_STREAM");
+        fd = client_connect(d.sock);
         write_conf("min-threads = lots\n");
-        reload(&d, notify_fd);
+        reply = client_call(fd, "reload", NULL);
+        ck_assert_int_ne(reply_code(reply), 0);
+        json_object_put(reply);
         write_conf("min-threads = 4\n");
-        reload(&d, notify_fd);
-        close(notify_fd);
+        reply = client_call(fd, "reload", NULL);
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        close(fd);
         daemon_stop(&d);
+        close(notify_fd);
         err = read_file(err_path);
         return err;
 }
