@@ -470,6 +470,51 @@ int cluster_live_items_left(struct cluster *c)
         return n;
 }
 
+double cluster_lease_age(struct cluster *c, int k)
+{
+        json_object *result = cluster_nodes(c, k), *nodes = json_object_object_get(result, "nodes");
+        double age = -1;
+
+        for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+                json_object *node = json_object_array_get_idx(nodes, i);
+
+                if (json_object_get_boolean(json_object_object_get(node, "self")))
+                        age = json_object_get_double(json_object_object_get(node, "lease_age"));
+        }
+        json_object_put(result);
+        ck_assert_msg(age >= 0, "node %d does not list itself", k);
+        return age;
+}
+
+void cluster_wait_renewals(struct cluster *c, int k, int n)
+{
+        double end = mono_now() + scaled(5.0 * n), last[CLUSTER_MAX];
+        int left[CLUSTER_MAX], todo = 0;
+
+        for (int j = 1; j <= c->n; j++) {
+                left[j - 1] = c->running[j - 1] && (k == 0 || j == k) ? n : 0;
+                if (left[j - 1])
+                        last[j - 1] = cluster_lease_age(c, j);
+                todo += left[j - 1];
+        }
+        while (todo > 0) {
+                ck_assert_msg(mono_now() < end, "the nodes do not renew their leases");
+                short_pause();
+                for (int j = 1; j <= c->n; j++) {
+                        double age;
+
+                        if (!left[j - 1])
+                                continue;
+                        age = cluster_lease_age(c, j);
+                        if (age < last[j - 1]) {
+                                left[j - 1]--;
+                                todo--;
+                        }
+                        last[j - 1] = age;
+                }
+        }
+}
+
 /* The requests, one a line, in one buffer (the caller frees it). */
 static char *requests(const char *method, char *const *params, int n, size_t *ret_len)
 {

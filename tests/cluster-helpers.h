@@ -95,6 +95,11 @@ bool cluster_lists(struct cluster *c, int k, const char *name);
 int cluster_live_items(struct cluster *c, int k);
 /* The same summed over the running nodes. */
 int cluster_live_items_left(struct cluster *c);
+/* Node k's own lease age, in its `nodes`: it drops at each renewal of node k's lease. */
+double cluster_lease_age(struct cluster *c, int k);
+/* Until node k (0: each running node) has renewed its lease n times more: what a node does at a
+ * renewal (adopt, read other nodes' ends, take asks) it has then done since the call. */
+void cluster_wait_renewals(struct cluster *c, int k, int n);
 
 /*
  * Pipelined calls on one connection: every request sent before the first reply is read (with

@@ -87,10 +87,10 @@ static void wait_job(int k, int64_t id)
         close(fd);
 }
 
-/* Long enough for every node to have renewed (and so looked for asks) a few times. */
+/* Until every node has renewed its lease (and so looked for asks) a few times. */
 static void settle(void)
 {
-        usleep((useconds_t)(scaled(4 * c.lease_renew) * 1e6));
+        cluster_wait_renewals(&c, 0, 3);
 }
 
 START_TEST(a_key_submitted_on_another_node_coalesces_into_its_pending_job)

@@ -680,7 +680,8 @@ START_TEST(a_submit_after_live_jobs_of_two_other_nodes_waits_for_both)
         p = id_params(a);
         json_object_put(cluster_call_ok(&c, 1, "wait", p));
         free(p);
-        usleep(300 * 1000); /* a lease renewal or more */
+        /* n1 reads the ends of other nodes' jobs at its renewals: it has, and waits on. */
+        cluster_wait_renewals(&c, 1, 2);
         json_object_put(status_once(1, job, "waiting"));
         cluster_touch(&c, "go3");
         p = id_params(job);
@@ -751,38 +752,6 @@ static long long transactions(void)
         return n;
 }
 
-/* Node 1's own lease age, as its last renewal saw it and brought up to now: it drops at each
- * renewal. */
-static double own_lease_age(void)
-{
-        json_object *r = cluster_call_ok(&c, 1, "nodes", NULL);
-        json_object *nodes = json_object_object_get(r, "nodes");
-        double age = -1;
-
-        for (size_t i = 0; i < json_object_array_length(nodes); i++) {
-                json_object *node = json_object_array_get_idx(nodes, i);
-
-                if (json_object_get_boolean(json_object_object_get(node, "self")))
-                        age = json_object_get_double(json_object_object_get(node, "lease_age"));
-        }
-        json_object_put(r);
-        return age;
-}
-
-/* Until node 1 has renewed its lease n times more. */
-static void wait_renewals(int n)
-{
-        double end = mono_now() + scaled(5.0 * n), last = own_lease_age(), age;
-
-        while (n > 0) {
-                ck_assert_msg(mono_now() < end, "node 1 does not renew its lease");
-                short_pause();
-                age = own_lease_age();
-                n -= age < last;
-                last = age;
-        }
-}
-
 /*
  * A job that waits for live jobs of two other nodes has their ends read once a renewal of its
  * node's lease, not once a commit (each read's own commit started the next: thousands of
@@ -819,7 +788,7 @@ START_TEST(a_job_waiting_for_two_other_nodes_costs_a_read_a_renewal)
         json_object_put(status_once(1, job, "waiting"));
         for (int span = 0; span < 5 && least >= 30; span++) {
                 before = transactions();
-                wait_renewals(3);
+                cluster_wait_renewals(&c, 1, 3);
                 spent = transactions() - before;
                 if (spent < least)
                         least = spent;
