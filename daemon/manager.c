@@ -93,23 +93,23 @@ static char *render_metrics(void *data)
 {
         struct manager *m = data;
 
-        return metrics_text(&m->registry, &m->clients);
+        return metrics_text(&m->daemon, &m->clients);
 }
 
-/* A connection goes: the registry forgets its handles and subscription. */
 /* What systemd's STATUS= tells: every queue's pool. */
 static void every_pool_stats(void *data, struct slow_work_stats *ret)
 {
         queues_stats(data, NULL, ret);
 }
 
+/* A connection goes: the daemon forgets its handles and subscription. */
 static void on_conn_close(void *data, struct conn *c)
 {
-        struct registry *reg = data;
+        struct daemon *d = data;
 
-        requests_forget(reg, c);
-        if (reg->relay)
-                relay_conn_closed(reg->relay, c);
+        requests_forget(d, c);
+        if (d->relay)
+                relay_conn_closed(d->relay, c);
 }
 
 /* The state database has more on disk (replies that waited for it go out, and what the node
@@ -123,7 +123,7 @@ static void on_store_wake(void *data, unsigned what)
                 lease_renewed(&m->lease);
         if (!(what & STORE_COMMITTED))
                 return;
-        registry_report_node(&m->registry);
+        daemon_report_node(&m->daemon);
         for (c = m->clients.head; c; c = next) {
                 next = c->next;
                 conn_flush(c);
@@ -149,9 +149,9 @@ static void on_mail(void *data, const struct db_mail *mail)
         struct manager *m = data;
 
         if (strcmp(mail->kind, SHARED_SETTINGS_MAIL) == 0)
-                shared_settings_read(&m->registry, NULL, NULL);
+                shared_settings_read(&m->daemon, NULL, NULL);
         else if (strcmp(mail->kind, DRAIN_MAIL) == 0 || strcmp(mail->kind, DRAINED_MAIL) == 0)
-                drain_mail(&m->registry, mail);
+                drain_mail(&m->daemon, mail);
         else if (m->relay_open)
                 relay_on_mail(&m->relay, mail);
 }
@@ -163,7 +163,7 @@ static void close_relay(struct manager *m)
         if (!m->relay_open)
                 return;
         relay_close(&m->relay);
-        m->registry.relay = NULL;
+        m->daemon.relay = NULL;
         m->relay_open = false;
 }
 
@@ -266,56 +266,56 @@ int manager_new(const struct manager_options *o, struct manager **ret)
         key = mac_key_unref(key);
         if (r < 0)
                 goto fail;
-        m->registry.shared.plugins.dir = strdup(o->plugin_dir ? o->plugin_dir : PLUGINDIR);
-        if (!m->registry.shared.plugins.dir) {
+        m->daemon.shared.plugins.dir = strdup(o->plugin_dir ? o->plugin_dir : PLUGINDIR);
+        if (!m->daemon.shared.plugins.dir) {
                 r = log_error_errno(-ENOMEM, "Failed to set the plugin folder: %m");
                 goto fail;
         }
-        r = registry_init(&m->registry, &(struct registry_config){
-                                            .loop = m->loop,
-                                            .store = m->store,
-                                            .settings = &o->file.settings,
-                                            .file_queues = o->file.queues,
-                                            .state_dir = m->state_dir,
-                                            .log_dir = m->log_dir,
-                                            .system = o->system,
-                                            .uid = geteuid(),
-                                            .jobs_nofile = jobs_nofile,
-                                            .on_run_event = lifecycle_on_event,
-                                        });
+        r = daemon_init(&m->daemon, &(struct daemon_config){
+                                        .loop = m->loop,
+                                        .store = m->store,
+                                        .settings = &o->file.settings,
+                                        .file_queues = o->file.queues,
+                                        .state_dir = m->state_dir,
+                                        .log_dir = m->log_dir,
+                                        .system = o->system,
+                                        .uid = geteuid(),
+                                        .jobs_nofile = jobs_nofile,
+                                        .on_run_event = lifecycle_on_event,
+                                    });
         if (r < 0)
                 goto fail;
-        waits_init(&m->registry);
+        waits_init(&m->daemon);
         m->clients = (struct clients){
             .loop = m->loop,
             .store = m->store,
             .uid = geteuid(),
             .system = o->system,
             .admin_gid = o->file.admin_gid,
-            .settings = &m->registry.settings,
-            .envs = &m->registry.shared.envs,
+            .settings = &m->daemon.settings,
+            .envs = &m->daemon.shared.envs,
             .on_line = dispatch_line,
             .on_close = on_conn_close,
-            .data = &m->registry,
+            .data = &m->daemon,
         };
         m->notify.loop = m->loop;
         m->notify.stats = every_pool_stats;
-        m->notify.stats_data = &m->registry;
+        m->notify.stats_data = &m->daemon;
         m->reload = (struct reload){
             .loop = m->loop,
             .config = &m->config,
-            .registry = &m->registry,
+            .daemon = &m->daemon,
             .clients = &m->clients,
             .listener = &m->listener,
             .notify = &m->notify,
             .stopping = &m->stopping,
         };
-        m->registry.reload = on_reload_request;
-        m->registry.reload_data = m;
-        m->registry.on_event = requests_notify;
-        m->registry.event_data = &m->clients;
-        m->registry.metrics_file.render = render_metrics;
-        m->registry.metrics_file.data = m;
+        m->daemon.reload = on_reload_request;
+        m->daemon.reload_data = m;
+        m->daemon.on_event = requests_notify;
+        m->daemon.event_data = &m->clients;
+        m->daemon.metrics_file.render = render_metrics;
+        m->daemon.metrics_file.data = m;
         *ret = m;
         return 0;
 fail:
@@ -356,21 +356,20 @@ int manager_start(struct manager *m)
                 close_signals(m);
                 return r;
         }
-        r = settings_load_kept(&m->registry, &m->config);
+        r = settings_load_kept(&m->daemon, &m->config);
         /* Read on this thread before the store's own thread uses the connection. */
         if (r == 0)
-                r = restore(&m->registry);
-        if (r == 0 && metrics_file_set(&m->registry.metrics_file,
-                                       m->registry.settings.metrics_file,
-                                       m->registry.settings.metrics_interval) < 0)
+                r = restore(&m->daemon);
+        if (r == 0 && metrics_file_set(&m->daemon.metrics_file, m->daemon.settings.metrics_file,
+                                       m->daemon.settings.metrics_interval) < 0)
                 r = log_error_errno(-ENOMEM, "Failed to set up the metrics file: %m");
         if (r == 0) {
                 /* The first renewal tells what the settings kept made of the threads. */
-                registry_report_node(&m->registry);
+                daemon_report_node(&m->daemon);
                 if (store_shared(m->store) &&
                     relay_init(&m->relay, m->loop, &m->clients, m->store) == 0) {
                         m->relay_open = true;
-                        m->registry.relay = &m->relay;
+                        m->daemon.relay = &m->relay;
                 }
                 store_on_mail(m->store, on_mail, m);
                 r = store_start(m->store, m->loop, on_store_wake, m);
@@ -378,15 +377,14 @@ int manager_start(struct manager *m)
                         log_error_errno(r, "Failed to start the state database's thread: %m");
         }
         if (r == 0) {
-                r = lease_init(&m->lease, m->loop, &m->registry, m->lease_renew, on_lease_lost,
-                               m);
+                r = lease_init(&m->lease, m->loop, &m->daemon, m->lease_renew, on_lease_lost, m);
                 m->lease_open = r == 0;
                 if (r == 0)
                         lease_renewed(&m->lease); /* the first renewal was at store_open() */
         }
         if (r < 0) {
                 /* What was restored does not start: it stays on disk for the next start. */
-                registry_stop_starting(&m->registry);
+                daemon_stop_starting(&m->daemon);
                 listener_close(&m->listener);
                 close_signals(m);
                 return r;
@@ -401,7 +399,7 @@ static void on_stop_overdue(uv_timer_t *timer)
 
         log_error("Jobs still running %g s after being told to stop (a plugin that does not "
                   "return?): exiting without them",
-                  m->registry.settings.kill_grace + 1);
+                  m->daemon.settings.kill_grace + 1);
         _exit(EXIT_FAILURE);
 }
 
@@ -410,9 +408,9 @@ static void on_stop_timeout(uv_timer_t *timer)
         struct manager *m = timer->data;
 
         log_warning("Stop timeout: interrupting the jobs still running");
-        registry_interrupt_all(&m->registry);
+        daemon_interrupt_all(&m->daemon);
         uv_timer_start(&m->stop_timer, on_stop_overdue,
-                       (uint64_t)((m->registry.settings.kill_grace + 1) * 1000.0), 0);
+                       (uint64_t)((m->daemon.settings.kill_grace + 1) * 1000.0), 0);
 }
 
 /* Queued jobs do not start any more; running ones get stop-timeout to finish. Freeing the pool
@@ -421,14 +419,14 @@ static void drain_work(uv_work_t *work)
 {
         struct manager *m = work->data;
 
-        registry_free_pool(&m->registry);
+        daemon_free_pool(&m->daemon);
 }
 
 static void drain_done(uv_work_t *work, int status)
 {
         struct manager *m = work->data;
 
-        registry_close_events(&m->registry);
+        daemon_close_events(&m->daemon);
         uv_close((uv_handle_t *)&m->stop_timer, NULL);
         close_lease(m);
         store_stop(m->store);
@@ -440,7 +438,7 @@ static void manager_stop(struct manager *m)
         if (m->stopping)
                 return;
         m->stopping = true;
-        registry_stop_starting(&m->registry);
+        daemon_stop_starting(&m->daemon);
         notify_stopping(&m->notify);
         listener_close(&m->listener);
         conn_close_all(&m->clients);
@@ -449,7 +447,7 @@ static void manager_stop(struct manager *m)
         uv_timer_init(m->loop, &m->stop_timer);
         m->stop_timer.data = m;
         uv_timer_start(&m->stop_timer, on_stop_timeout,
-                       (uint64_t)(m->registry.settings.stop_timeout * 1000.0), 0);
+                       (uint64_t)(m->daemon.settings.stop_timeout * 1000.0), 0);
         m->drain.data = m;
         uv_queue_work(m->loop, &m->drain, drain_work, drain_done);
 }
@@ -463,9 +461,9 @@ struct manager *manager_free(struct manager *m)
 {
         if (!m)
                 return NULL;
-        registry_free_pool(&m->registry);
-        registry_close_events(&m->registry);
-        drain_close_all(&m->registry);
+        daemon_free_pool(&m->daemon);
+        daemon_close_events(&m->daemon);
+        drain_close_all(&m->daemon);
         close_lease(m);
         close_relay(m);
         store_stop(m->store);
@@ -474,7 +472,7 @@ struct manager *manager_free(struct manager *m)
                 uv_run(m->loop, UV_RUN_NOWAIT); /* close callbacks still due */
                 uv_loop_close(m->loop);
         }
-        registry_free(&m->registry);
+        daemon_free(&m->daemon);
         store_free(m->store);
         free(m->listener.path);
         free(m->state_dir);

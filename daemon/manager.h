@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The daemon's start and stop order: the loop, the state folder and database, the registry of
- * jobs (with the pool), the clients and the listening socket, signals, and systemd's notify.
+ * The daemon's start and stop order: the loop, the state folder and database, the daemon's
+ * shared state (the registry of jobs, the pools), the clients and the listening socket, signals,
+ * and systemd's notify.
  */
 #ifndef SLOWWORKD_MANAGER_H
 #define SLOWWORKD_MANAGER_H
@@ -10,8 +11,8 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "jobs/daemon.h"
 #include "jobs/lease.h"
-#include "jobs/registry.h"
 #include "reload.h"
 #include "server/conn.h"
 #include "server/relay.h"
@@ -27,7 +28,7 @@ struct manager {
         struct config config; /* the file and the flags, for reloads */
         char *state_dir, *log_dir;
         struct store *store;
-        struct registry registry;
+        struct daemon daemon;
         struct clients clients;
         struct listener listener;
         struct notify notify;

@@ -66,16 +66,16 @@ static int apply(struct reload *rl, struct reload_work *w, char *err, size_t err
                 snprintf(err, errlen, "%s", w->err);
                 return r;
         }
-        r = queues_check_file(rl->registry, w->cf.queues, err, errlen);
+        r = queues_check_file(rl->daemon, w->cf.queues, err, errlen);
         if (r < 0)
                 return r;
-        settings_overlay_kept(rl->registry, rl->config, &w->cf.settings);
-        r = settings_apply(rl->registry, &w->cf.settings);
+        settings_overlay_kept(rl->daemon, rl->config, &w->cf.settings);
+        r = settings_apply(rl->daemon, &w->cf.settings);
         if (r < 0) {
                 snprintf(err, errlen, "the pool refused its settings: %s", strerror(-r));
                 return r;
         }
-        queues_set_file(rl->registry, w->cf.queues);
+        queues_set_file(rl->daemon, w->cf.queues);
         rl->clients->admin_gid = w->cf.admin_gid;
         rl->listener->socket_gid = w->cf.socket_gid;
         return 0;

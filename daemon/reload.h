@@ -11,9 +11,9 @@
 
 struct clients;
 struct conn;
+struct daemon;
 struct listener;
 struct notify;
-struct registry;
 struct reload_waiter;
 struct reload_work;
 
@@ -21,7 +21,7 @@ struct reload_work;
 struct reload {
         uv_loop_t *loop;
         const struct config *config; /* the file and the flags */
-        struct registry *registry;   /* settings */
+        struct daemon *daemon;       /* settings */
         struct clients *clients;     /* admin-group */
         struct listener *listener;   /* socket-group */
         struct notify *notify;

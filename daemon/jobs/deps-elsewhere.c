@@ -21,20 +21,20 @@ static int by_value(const void *a, const void *b)
 
 /* The ids that waiting jobs wait for and this node does not hold, sorted, each once: a
  * PostgreSQL array's text, or NULL (none, or out of memory). */
-static char *ids_elsewhere(struct registry *reg)
+static char *ids_elsewhere(struct daemon *d)
 {
         size_t n = 0, size = 0, len;
         int64_t *ids = NULL;
         char *text = NULL;
         FILE *f;
 
-        for (size_t i = 0; i < reg->deps.n; i++) {
-                const struct job *job = reg->deps.waiting[i];
+        for (size_t i = 0; i < d->deps.n; i++) {
+                const struct job *job = d->deps.waiting[i];
                 const int64_t *lists[] = {job->after, job->after_any};
 
                 for (size_t k = 0; k < 2; k++)
                         for (const int64_t *id = lists[k]; id && *id; id++) {
-                                if (registry_find(reg, *id))
+                                if (registry_find(&d->registry, *id))
                                         continue;
                                 if (n == size) {
                                         int64_t *more = realloc(ids, (size ? 2 * size : 16) *
@@ -70,13 +70,13 @@ static char *ids_elsewhere(struct registry *reg)
 
 static void ended(void *data, const struct db_result *res)
 {
-        struct registry *reg = data;
+        struct daemon *d = data;
         json_object *rows;
         size_t n;
 
-        if (!res || registry_stopping(reg))
+        if (!res || daemon_stopping(d))
                 return;
-        reg->reading_deps = false;
+        d->reading_deps = false;
         rows = res->got && res->text ? json_tokener_parse(res->text) : NULL;
         n = json_object_is_type(rows, json_type_array) ? json_object_array_length(rows) : 0;
         for (size_t i = 0; i < n; i++) {
@@ -85,18 +85,18 @@ static void ended(void *data, const struct db_result *res)
                 const char *outcome = json_object_get_string(json_object_array_get_idx(row, 1));
 
                 /* Gone without a run recorded: it did not succeed. */
-                deps_ended_elsewhere(&reg->deps, id, outcome && strcmp(outcome, "succeeded") == 0);
+                deps_ended_elsewhere(&d->deps, id, outcome && strcmp(outcome, "succeeded") == 0);
         }
         json_object_put(rows);
 }
 
-void deps_elsewhere_read(struct registry *reg)
+void deps_elsewhere_read(struct daemon *d)
 {
         char *ids;
 
-        if (reg->reading_deps || !store_shared(reg->store) || !(ids = ids_elsewhere(reg)))
+        if (d->reading_deps || !store_shared(d->store) || !(ids = ids_elsewhere(d)))
                 return;
-        reg->reading_deps = true;
-        store_ended_jobs(reg->store, ids, ended, reg);
+        d->reading_deps = true;
+        store_ended_jobs(d->store, ids, ended, d);
         free(ids);
 }

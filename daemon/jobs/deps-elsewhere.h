@@ -8,9 +8,9 @@
 #ifndef SLOWWORKD_DEPS_ELSEWHERE_H
 #define SLOWWORKD_DEPS_ELSEWHERE_H
 
-#include "jobs/registry.h"
+#include "jobs/daemon.h"
 
 /* A read of the ends, unless one is under way or no waiting job waits for another node's. */
-void deps_elsewhere_read(struct registry *reg);
+void deps_elsewhere_read(struct daemon *d);
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Jobs that wait for others to end (submit's after and after_any): out of the pool, in state
- * waiting, until every job they name has ended. The registry tells of each job that ends; a
+ * waiting, until every job they name has ended. The daemon tells of each job that ends; a
  * waiting job whose `after` job ended otherwise than succeeded fails without running, and its
  * own end is told in turn, without recursion however long the chain. Loop thread only.
  */

@@ -20,7 +20,7 @@
 /* A client's pause with drain, waiting. */
 struct drain_wait {
         struct drain_wait *next;
-        struct registry *reg;
+        struct daemon *d;
         struct answer *answer;
         char *queue;
         int64_t token;
@@ -31,7 +31,7 @@ struct drain_wait {
 
 /* Another node's drain, answered from here. */
 struct drain_ask {
-        struct registry *reg;
+        struct daemon *d;
         char node[64];
         int64_t epoch; /* the asking node's */
         int64_t token;
@@ -39,13 +39,13 @@ struct drain_ask {
 };
 
 /* The pause of the queue named (NULL: the daemon's); NULL when there is no such queue. */
-static struct pause *pause_of(struct registry *reg, const char *queue)
+static struct pause *pause_of(struct daemon *d, const char *queue)
 {
         struct queue *q;
 
         if (!queue)
-                return &reg->pause;
-        q = queues_find(reg, queue);
+                return &d->pause;
+        q = queues_find(d, queue);
         return q ? &q->pause : NULL;
 }
 
@@ -59,18 +59,18 @@ static void wait_free(struct drain_wait *w)
 /* Answered once this node's runs and every node awaited are done. */
 static void finish(struct drain_wait *w)
 {
-        struct registry *reg = w->reg;
+        struct daemon *d = w->d;
         struct drain_wait **p;
         struct pause *pause;
         json_object *result;
 
         if (w->here || w->n > 0)
                 return;
-        for (p = &reg->drain_waits; *p && *p != w; p = &(*p)->next)
+        for (p = &d->drain_waits; *p && *p != w; p = &(*p)->next)
                 ;
         if (*p)
                 *p = w->next;
-        pause = pause_of(reg, w->queue);
+        pause = pause_of(d, w->queue);
         if (pause) {
                 result = pause_result(pause);
         } else {
@@ -81,7 +81,7 @@ static void finish(struct drain_wait *w)
                 json_object_object_add(result, "running", json_object_new_int64(0));
         }
         /* What is written so far (the runs' ends) is on disk first. */
-        w->answer->done(w->answer, store_queued(reg->store), result);
+        w->answer->done(w->answer, store_queued(d->store), result);
         wait_free(w);
 }
 
@@ -100,28 +100,28 @@ static void away_done(struct drain_wait *w, size_t i)
         w->away[i] = w->away[--w->n];
 }
 
-static int64_t new_token(struct registry *reg)
+static int64_t new_token(struct daemon *d)
 {
-        if (reg->last_drain == 0)
-                reg->last_drain = random_start();
-        return ++reg->last_drain;
+        if (d->last_drain == 0)
+                d->last_drain = random_start();
+        return ++d->last_drain;
 }
 
 /* The other live nodes are asked to drain too. */
-static int ask_away(struct registry *reg, struct drain_wait *w)
+static int ask_away(struct daemon *d, struct drain_wait *w)
 {
         json_object *body;
         size_t n = 0;
 
-        if (!store_shared(reg->store) || store_nodes(reg->store, &w->away, &n) < 0)
-                return store_shared(reg->store) ? -ENOMEM : 0;
+        if (!store_shared(d->store) || store_nodes(d->store, &w->away, &n) < 0)
+                return store_shared(d->store) ? -ENOMEM : 0;
         body = json_object_new_object();
         json_object_object_add(body, "token", json_object_new_int64(w->token));
         json_object_object_add(body, "queue", w->queue ? json_object_new_string(w->queue) : NULL);
         for (size_t i = 0; i < n; i++) {
-                if (strcmp(w->away[i].name, store_node(reg->store)) == 0)
+                if (strcmp(w->away[i].name, store_node(d->store)) == 0)
                         continue;
-                store_send_mail(reg->store, w->away[i].name, w->away[i].epoch, 0, DRAIN_MAIL,
+                store_send_mail(d->store, w->away[i].name, w->away[i].epoch, 0, DRAIN_MAIL,
                                 json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
                 w->away[w->n++] = w->away[i];
         }
@@ -129,7 +129,7 @@ static int ask_away(struct registry *reg, struct drain_wait *w)
         return 0;
 }
 
-int drain_start(struct registry *reg, const char *queue, struct answer *a)
+int drain_start(struct daemon *d, const char *queue, struct answer *a)
 {
         struct drain_wait *w = calloc(1, sizeof(*w));
         int e;
@@ -138,28 +138,28 @@ int drain_start(struct registry *reg, const char *queue, struct answer *a)
                 free(w);
                 return -ENOMEM;
         }
-        w->reg = reg;
+        w->d = d;
         w->answer = a;
-        w->token = new_token(reg);
-        e = ask_away(reg, w);
+        w->token = new_token(d);
+        e = ask_away(d, w);
         if (e == 0)
-                e = pause_add_drain(pause_of(reg, queue), here_done, w);
+                e = pause_add_drain(pause_of(d, queue), here_done, w);
         if (e < 0 || (e == 0 && w->n == 0)) {
                 wait_free(w);
                 return e;
         }
         w->here = e > 0;
-        w->next = reg->drain_waits;
-        reg->drain_waits = w;
+        w->next = d->drain_waits;
+        d->drain_waits = w;
         return 1;
 }
 
-static void tell(struct registry *reg, const char *node, int64_t epoch, int64_t token)
+static void tell(struct daemon *d, const char *node, int64_t epoch, int64_t token)
 {
         char body[24];
 
         snprintf(body, sizeof(body), "%" PRId64, token);
-        store_send_mail(reg->store, node, epoch, 0, DRAINED_MAIL, body);
+        store_send_mail(d->store, node, epoch, 0, DRAINED_MAIL, body);
 }
 
 static void ask_free(struct drain_ask *a)
@@ -174,7 +174,7 @@ static void ask_done(void *data, bool drained)
 
         /* Not at shutdown: the node asking sees this one go. */
         if (drained)
-                tell(a->reg, a->node, a->epoch, a->token);
+                tell(a->d, a->node, a->epoch, a->token);
         ask_free(a);
 }
 
@@ -184,7 +184,7 @@ static void ask_done(void *data, bool drained)
 static void ask_read(void *data, int r)
 {
         struct drain_ask *a = data;
-        struct pause *p = pause_of(a->reg, a->queue);
+        struct pause *p = pause_of(a->d, a->queue);
         int e = 0;
 
         if (r == -ECANCELED) {
@@ -192,7 +192,7 @@ static void ask_read(void *data, int r)
                 return;
         }
         if (r == -EIO) {
-                shared_settings_read(a->reg, ask_read, a);
+                shared_settings_read(a->d, ask_read, a);
                 return;
         }
         if (p && pause_is_on(p))
@@ -202,7 +202,7 @@ static void ask_read(void *data, int r)
                 ask_done(a, true);
 }
 
-static void asked(struct registry *reg, const struct db_mail *m)
+static void asked(struct daemon *d, const struct db_mail *m)
 {
         json_object *body = json_tokener_parse(m->body), *token, *queue;
         struct drain_ask *a;
@@ -221,22 +221,22 @@ static void asked(struct registry *reg, const struct db_mail *m)
                 a = NULL;
         }
         if (a) {
-                a->reg = reg;
+                a->d = d;
                 a->token = json_object_get_int64(token);
                 snprintf(a->node, sizeof(a->node), "%s", m->from);
                 a->epoch = m->epoch;
-                shared_settings_read(reg, ask_read, a);
+                shared_settings_read(d, ask_read, a);
         } else {
-                tell(reg, m->from, m->epoch, json_object_get_int64(token));
+                tell(d, m->from, m->epoch, json_object_get_int64(token));
         }
         json_object_put(body);
 }
 
-static void drained(struct registry *reg, const struct db_mail *m)
+static void drained(struct daemon *d, const struct db_mail *m)
 {
         int64_t token = strtoll(m->body, NULL, 10);
 
-        for (struct drain_wait *w = reg->drain_waits; w; w = w->next) {
+        for (struct drain_wait *w = d->drain_waits; w; w = w->next) {
                 if (w->token != token)
                         continue;
                 for (size_t i = 0; i < w->n; i++)
@@ -249,23 +249,23 @@ static void drained(struct registry *reg, const struct db_mail *m)
         }
 }
 
-void drain_mail(struct registry *reg, const struct db_mail *m)
+void drain_mail(struct daemon *d, const struct db_mail *m)
 {
         if (strcmp(m->kind, DRAIN_MAIL) == 0)
-                asked(reg, m);
+                asked(d, m);
         else
-                drained(reg, m);
+                drained(d, m);
 }
 
-void drain_check(struct registry *reg)
+void drain_check(struct daemon *d)
 {
         struct drain_wait *w, *next;
         struct db_node *live = NULL;
         size_t n = 0;
 
-        if (!reg->drain_waits || store_nodes(reg->store, &live, &n) < 0)
+        if (!d->drain_waits || store_nodes(d->store, &live, &n) < 0)
                 return;
-        for (w = reg->drain_waits; w; w = next) {
+        for (w = d->drain_waits; w; w = next) {
                 next = w->next;
                 for (size_t i = w->n; i-- > 0;) {
                         size_t k;
@@ -282,12 +282,12 @@ void drain_check(struct registry *reg)
         free(live);
 }
 
-void drain_close_all(struct registry *reg)
+void drain_close_all(struct daemon *d)
 {
         struct drain_wait *w;
 
-        while ((w = reg->drain_waits)) {
-                reg->drain_waits = w->next;
+        while ((w = d->drain_waits)) {
+                d->drain_waits = w->next;
                 w->answer->drop(w->answer);
                 wait_free(w);
         }

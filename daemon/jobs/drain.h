@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "jobs/registry.h"
+#include "jobs/daemon.h"
 
 #define DRAIN_MAIL "drain"
 #define DRAINED_MAIL "drained"
@@ -23,12 +23,12 @@ struct db_mail;
 /* A pause with drain of the queue's pause (NULL: the daemon's), paused already: answered later
  * through a (1), or nothing to wait for (0: the caller answers, and a is still its own);
  * -ENOMEM. */
-int drain_start(struct registry *reg, const char *queue, struct answer *a);
+int drain_start(struct daemon *d, const char *queue, struct answer *a);
 /* Mail DRAIN_MAIL or DRAINED_MAIL from another node. */
-void drain_mail(struct registry *reg, const struct db_mail *m);
+void drain_mail(struct daemon *d, const struct db_mail *m);
 /* The nodes awaited are looked at again (at each lease renewal): those gone count as drained. */
-void drain_check(struct registry *reg);
+void drain_check(struct daemon *d);
 /* Shutdown: the drains not answered are dropped. */
-void drain_close_all(struct registry *reg);
+void drain_close_all(struct daemon *d);
 
 #endif

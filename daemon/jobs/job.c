@@ -687,3 +687,14 @@ void job_row_free(struct store_job_row *row)
         free((char *)row->flow);
         row->flow = NULL;
 }
+
+json_object *job_state_result(struct job *job, const char *extra)
+{
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "id", json_object_new_int64(job->id));
+        json_object_object_add(o, "state", json_object_new_string(job_state(job)));
+        if (extra)
+                json_object_object_add(o, extra, json_object_new_boolean(1));
+        return o;
+}

@@ -28,7 +28,7 @@ struct user;
 struct users;
 struct answer;
 
-/* What every job refers to, made once by the registry. */
+/* What every job refers to, made once by the daemon (jobs/daemon.c). */
 struct job_shared {
         const struct slow_work_ops *ops; /* what the pool does with a job (item.c) */
         struct users *users;             /* the per-user limits its runs count against */
@@ -102,7 +102,7 @@ struct job {
         /* The run in progress: the runner's, read by the loop. */
         int64_t runs_started; /* atomic */
         double run_started;   /* atomic: the wall clock the last run started at */
-        struct job_user_link user_link;       /* loop: in the registry's per-user limits */
+        struct job_user_link user_link;       /* loop: in the daemon's per-user limits */
         struct job_user_link queue_user_link; /* loop: in its queue's */
         struct suspend suspend; /* its run's processes stopped (suspend, continue) */
 
@@ -125,7 +125,7 @@ struct job {
         bool retry_due;   /* loop: a retry is queued once the pool lets go of the run */
         bool held;        /* atomic: its run waits, on the gate or for its owner's turn
                            * (pending, not queued) */
-        bool gate_listed; /* loop: on the registry's gate */
+        bool gate_listed; /* loop: on the daemon's gate */
         bool user_listed, queue_user_listed; /* loop: its run held back on the per-user lists */
         bool own_summary, has_name, has_key; /* which of its strings it has */
         bool key_shared;  /* fixed while live: keyed, its key held among the nodes' jobs */
@@ -167,6 +167,8 @@ const char *job_state(struct job *job); /* pending, running, waiting or idle */
  * (loop thread). */
 bool job_idle(struct job *job);
 json_object *job_to_json(struct job *job);
+/* The job's state and id, as a cancel's reply and an enqueue's give them (extra: a flag). */
+json_object *job_state_result(struct job *job, const char *extra);
 /* Whether the job recurs (every or cron). */
 bool job_recurs(const struct job *job);
 /* Its row in the state database, with state (NULL: its own); job_row_free() once written. */

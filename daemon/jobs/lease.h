@@ -10,11 +10,11 @@
 #include <stdbool.h>
 #include <uv.h>
 
-struct registry;
+struct daemon;
 
 struct lease {
         uv_timer_t timer;
-        struct registry *reg;
+        struct daemon *d;
         double renew; /* seconds between renewals */
         /* Another node took this one's place, and its jobs: called once. */
         void (*lost)(void *data);
@@ -23,7 +23,7 @@ struct lease {
         double fence_at; /* the last deadline set (monotonic; 0: none yet) */
 };
 
-int lease_init(struct lease *l, uv_loop_t *loop, struct registry *reg, double renew,
+int lease_init(struct lease *l, uv_loop_t *loop, struct daemon *d, double renew,
                void (*lost)(void *data), void *data);
 /* After each renewal (the store's thread tells the loop): the jobs taken from other nodes, the
  * drains and the ends of jobs of other nodes that jobs here wait for are read from what it saw,

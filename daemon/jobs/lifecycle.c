@@ -10,33 +10,34 @@
 #include <string.h>
 
 #include "jobs/answer.h"
+#include "jobs/daemon.h"
 #include "jobs/deps.h"
 #include "jobs/lifecycle.h"
 #include "jobs/log-budget.h"
 #include "jobs/record.h"
-#include "jobs/registry.h"
 #include "store/run-record.h"
 #include "store/store.h"
 #include "util/log.h"
 
 /* Shutdown cut the run short, or kept it from starting: it runs again after a restart (a plugin
  * only when asked). */
-static void keep_for_restart(struct registry *reg, struct job *job, const struct run_record *rec)
+static void keep_for_restart(struct daemon *d, struct job *job, const struct run_record *rec)
 {
         bool again = !job->x->plugin_entry || slow_work_is_pending(&job->dw.work);
 
         if (rec->started == 0)
                 return;
-        store_add_run(reg->store, rec, reg->settings.history_limit);
+        store_add_run(d->store, rec, d->settings.history_limit);
         if (!again)
                 job->persist = true;
-        registry_save_state(reg, job, again ? "pending" : "idle");
+        daemon_save_state(d, job, again ? "pending" : "idle");
 }
 
 /* A log that went for the owner's budget: a live job's last run no longer names it either. */
 static void forget_last_log(void *data, const struct run_record *rec)
 {
-        struct job *job = registry_find(data, rec->id);
+        struct daemon *d = data;
+        struct job *job = registry_find(&d->registry, rec->id);
 
         if (job && job->last && job->last->run == rec->run) {
                 free(job->last->log);
@@ -66,29 +67,29 @@ static void plan_retry(struct job *job, const struct run_record *rec)
         __atomic_store_n(&job->attempt, rec->attempt + 1, __ATOMIC_RELEASE);
 }
 
-void lifecycle_run_ended(struct registry *reg, struct job *job, struct run_record *rec)
+void lifecycle_run_ended(struct daemon *d, struct job *job, struct run_record *rec)
 {
         struct run_record *copy;
 
         job->runs_ended++;
         if (!rec)
                 return;
-        metrics_run_ended(&reg->metrics, job, rec);
+        metrics_run_ended(&d->metrics, job, rec);
         /* Before the run is written: whoever hears of its end finds the logs it displaced gone. */
-        log_budget_keep(&reg->history, reg->store, reg->settings.max_log_bytes_per_user, rec,
-                        forget_last_log, reg);
-        if (__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE) &&
+        log_budget_keep(&d->history, d->store, d->settings.max_log_bytes_per_user, rec,
+                        forget_last_log, d);
+        if (__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE) &&
             strcmp(rec->outcome, "interrupted") == 0)
-                keep_for_restart(reg, job, rec);
+                keep_for_restart(d, job, rec);
         else {
                 plan_retry(job, rec);
-                store_add_run(reg->store, rec, reg->settings.history_limit);
-                registry_save_state(reg, job, record_state_after_run(job));
+                store_add_run(d->store, rec, d->settings.history_limit);
+                daemon_save_state(d, job, record_state_after_run(job));
                 rec->saved_seq = job->saved_seq;
         }
         copy = run_record_dup(rec);
         if (copy)
-                history_add(&reg->history, copy, (size_t)reg->settings.history_limit);
+                history_add(&d->history, copy, (size_t)d->settings.history_limit);
         run_record_free(job->last);
         job->last = rec;
 }
@@ -102,8 +103,7 @@ void lifecycle_add_waiter(struct job *job, struct answer *a)
 /* Answers each request of the list with a result made by reply (which may be NULL). The list is
  * taken first: a reply lets its connection go on with later requests, which may add to it. */
 static void answer(struct answer **list, struct job *job,
-                   json_object *(*reply)(struct registry *reg, struct job *job),
-                   struct registry *reg)
+                   json_object *(*reply)(struct daemon *d, struct job *job), struct daemon *d)
 {
         struct answer *a, *waiters = *list;
 
@@ -111,49 +111,49 @@ static void answer(struct answer **list, struct job *job,
         while ((a = waiters)) {
                 waiters = a->next;
                 /* What the reply tells of is on disk first. */
-                a->done(a, job->saved_seq, reply(reg, job));
+                a->done(a, job->saved_seq, reply(d, job));
         }
 }
 
-static json_object *last_record(struct registry *reg, struct job *job)
+static json_object *last_record(struct daemon *d, struct job *job)
 {
         return job->last ? run_record_to_json(job->last) : NULL;
 }
 
 /* A planned retry is queued once the pool has let go of the run before it. */
-static void start_retry(struct registry *reg, struct job *job)
+static void start_retry(struct daemon *d, struct job *job)
 {
         double now = run_wall_now();
 
         /* At a stop the row keeps the retry (pending, due): the next start queues it. */
         if (!job->retry_due || slow_work_is_executing(&job->dw.work) ||
-            __atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
+            __atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
                 return;
         job->retry_due = false;
-        if (registry_queue_run(reg, job, job->due > now ? job->due - now : 0) < 0)
+        if (daemon_queue_run(d, job, job->due > now ? job->due - now : 0) < 0)
                 log_warning("Job %lld: cannot queue its retry", (long long)job->id);
 }
 
-void lifecycle_check_idle(struct registry *reg, struct job *job)
+void lifecycle_check_idle(struct daemon *d, struct job *job)
 {
-        start_retry(reg, job);
-        metrics_job_recount(&reg->metrics, job);
+        start_retry(d, job);
+        metrics_job_recount(&d->metrics, job);
         if (!job->live || !job_idle(job))
                 return;
         job_ref(job);
-        answer(&job->waiters, job, last_record, reg);
+        answer(&job->waiters, job, last_record, d);
         /* A run cut by the daemon's stop runs again at start: its end tells no one. One that
          * goes without ever having run (a recurring job released before its first tick) ends
          * the wait too: an `after` on it fails. */
         if ((job->last || job->handles == 0) &&
-            !__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
-                deps_ended(&reg->deps, job);
+            !__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
+                deps_ended(&d->deps, job);
         if (job->live && job->handles == 0 && job_idle(job))
-                registry_retire(reg, job);
+                daemon_retire_job(d, job);
         job_unref(job);
 }
 
-static json_object *cancel_result(struct registry *reg, struct job *job)
+static json_object *cancel_result(struct daemon *d, struct job *job)
 {
         json_object *o = json_object_new_object();
 
@@ -166,27 +166,26 @@ static json_object *cancel_result(struct registry *reg, struct job *job)
 
 /* A run taken off the queue (or off the space gate, or one a job waited for) before it ever
  * started: a run that never was, cancelled or dependency-failed. */
-void lifecycle_ended_before_start(struct registry *reg, struct job *job,
-                                       const char *outcome)
+void lifecycle_ended_before_start(struct daemon *d, struct job *job, const char *outcome)
 {
         int64_t run = __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL);
         struct run_record *rec = record_new_ended(job, run, outcome, false);
 
-        lifecycle_run_ended(reg, job, rec);
+        lifecycle_run_ended(d, job, rec);
         if (rec)
-                registry_notify(reg, job, record_state_after_run(job), rec);
+                daemon_notify(d, job, record_state_after_run(job), rec);
 }
 
 /* The job's run no longer waits on the gate or for its owner's turn: whether it did. */
-static bool drop_held(struct registry *reg, struct job *job)
+static bool drop_held(struct daemon *d, struct job *job)
 {
-        bool gated = gate_drop(&reg->gate, job), queue_held = users_drop(&job->queue->users, job);
+        bool gated = gate_drop(&d->gate, job), queue_held = users_drop(&job->queue->users, job);
 
-        return users_drop(&reg->users, job) || gated || queue_held;
+        return users_drop(&d->users, job) || gated || queue_held;
 }
 
 /* The job's cancels that waited for its run are through once the pool is done with the run. */
-static void finish_cancels(struct registry *reg, struct job *job)
+static void finish_cancels(struct daemon *d, struct job *job)
 {
         if (!job->cancels || slow_work_is_executing(&job->dw.work))
                 return;
@@ -194,15 +193,14 @@ static void finish_cancels(struct registry *reg, struct job *job)
                 __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
         /* The run it waited for was held back and did not start, or a retry of it was planned
          * meanwhile. */
-        if (drop_held(reg, job) || job->retry_due) {
+        if (drop_held(d, job) || job->retry_due) {
                 job->retry_due = false;
-                lifecycle_ended_before_start(reg, job, "cancelled");
+                lifecycle_ended_before_start(d, job, "cancelled");
         }
-        answer(&job->cancels, job, cancel_result, reg);
+        answer(&job->cancels, job, cancel_result, d);
 }
 
-int lifecycle_cancel(struct registry *reg, struct job *job, struct answer *a,
-                    json_object **ret_result)
+int lifecycle_cancel(struct daemon *d, struct job *job, struct answer *a, json_object **ret_result)
 {
         int64_t runs_before = __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE);
         bool was_queued =
@@ -221,81 +219,81 @@ int lifecycle_cancel(struct registry *reg, struct job *job, struct answer *a,
         __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
         /* Held back (for space, a pause, its owner's turn, other jobs, or a retry's turn):
          * dropped like a queued run. */
-        if (drop_held(reg, job) || deps_drop(&reg->deps, job) || job->retry_due) {
+        if (drop_held(d, job) || deps_drop(&d->deps, job) || job->retry_due) {
                 job->retry_due = false;
                 was_queued = dropped = true;
         }
         if (was_queued && dropped &&
             __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) == runs_before)
-                lifecycle_ended_before_start(reg, job, "cancelled");
-        *ret_result = cancel_result(reg, job);
+                lifecycle_ended_before_start(d, job, "cancelled");
+        *ret_result = cancel_result(d, job);
         return 0;
 }
 
 /* A run past its start has ended, or was held back: one less in progress for the pauses. */
-static void run_done(struct registry *reg, struct job *job)
+static void run_done(struct daemon *d, struct job *job)
 {
-        pause_run_done(&reg->pause);
+        pause_run_done(&d->pause);
         pause_run_done(&job->queue->pause);
 }
 
 void lifecycle_on_event(void *data, struct event *e)
 {
-        struct registry *reg = data;
+        struct daemon *d = data;
         struct job *job = e->job;
         bool cut;
 
         switch (e->type) {
         case EVENT_STARTED:
-                metrics_run_started(&reg->metrics, job);
+                metrics_run_started(&d->metrics, job);
                 if (!job_recurs(job))
                         job->next_run = 0; /* a retry's tick has come */
                 /* A plugin's runs are marked in the inflight file, which a crash keeps. */
                 if (!job->x->plugin_entry)
-                        registry_save_state(reg, job, NULL);
-                registry_notify(reg, job, "running", NULL);
+                        daemon_save_state(d, job, NULL);
+                daemon_notify(d, job, "running", NULL);
                 break;
         case EVENT_ENDED:
                 /* Interrupted, but not by a stop: the node's fence cut it. It runs once more,
                  * once the node has its lease again. */
                 cut = e->rec && strcmp(e->rec->outcome, "interrupted") == 0 &&
-                      !__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE);
-                lifecycle_run_ended(reg, job, e->rec);
+                      !__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE);
+                lifecycle_run_ended(d, job, e->rec);
                 e->rec = NULL;
                 if (cut)
-                        registry_queue_run(reg, job, 0);
+                        daemon_queue_run(d, job, 0);
                 /* Another node's submit of its key came while it ran: it runs once more. */
                 if (__atomic_exchange_n(&job->key_again, false, __ATOMIC_ACQ_REL) &&
-                    !__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE))
-                        registry_run_again(reg, job, "run asked for by another node");
-                registry_notify(reg, job, record_state_after_run(job), job->last);
-                users_run_ended(&reg->users, job);
+                    !__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
+                        daemon_run_again(d, job, "run asked for by another node");
+                daemon_notify(d, job, record_state_after_run(job), job->last);
+                users_run_ended(&d->users, job);
                 users_run_ended(&job->queue->users, job);
-                run_done(reg, job);
+                run_done(d, job);
                 break;
         case EVENT_HELD:
-                gate_hold(&reg->gate, job);
-                run_done(reg, job);
+                gate_hold(&d->gate, job);
+                run_done(d, job);
                 break;
         case EVENT_HELD_USER:
-                users_hold(&reg->users, job);
-                run_done(reg, job);
+                users_hold(&d->users, job);
+                run_done(d, job);
                 break;
         case EVENT_HELD_QUEUE_USER:
                 /* The slot it took of the daemon's limit goes back first. */
-                users_run_ended(&reg->users, job);
+                users_run_ended(&d->users, job);
                 users_hold(&job->queue->users, job);
-                run_done(reg, job);
+                run_done(d, job);
                 break;
         case EVENT_HELD_KEY:
-                users_run_ended(&reg->users, job);
+                users_run_ended(&d->users, job);
                 users_run_ended(&job->queue->users, job);
-                gate_hold(&reg->gate, job);
-                run_done(reg, job);
+                gate_hold(&d->gate, job);
+                run_done(d, job);
                 break;
         case EVENT_RELEASED:
                 break;
         }
-        finish_cancels(reg, job);
-        lifecycle_check_idle(reg, job);
+        finish_cancels(d, job);
+        lifecycle_check_idle(d, job);
 }

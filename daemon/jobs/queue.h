@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A named queue: a slow-work pool of its own, with its own threads, very slow share and idle
- * timeout, and a pause of its own. The registry keeps the list (jobs/queues.c); a job belongs to
+ * timeout, and a pause of its own. The daemon keeps the list (jobs/queues.c); a job belongs to
  * one queue from its submit on. Loop thread, but for the pause's counters.
  */
 #ifndef SLOWWORKD_QUEUE_H

@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jobs/daemon.h"
 #include "jobs/lifecycle.h"
 #include "jobs/record.h"
-#include "jobs/registry.h"
 #include "jobs/queues.h"
 #include "jobs/restore.h"
 #include "jobs/waits.h"
@@ -27,9 +27,9 @@ struct leftovers {
         int left;
 };
 
-/* What a restore knows beside the registry. */
+/* What a restore knows beside the daemon. */
 struct restoring {
-        struct registry *reg;
+        struct daemon *d;
         struct leftovers *leftovers;
         size_t nleftovers;
         int64_t foreign; /* a job of another user, which a user instance must not hold */
@@ -46,10 +46,10 @@ struct restoring {
 
 static void restore_run(void *data, struct run_record *rec)
 {
-        struct registry *reg = ((struct restoring *)data)->reg;
+        struct daemon *d = ((struct restoring *)data)->d;
 
-        record_measure_log(rec, reg->shared.run.log_dir_fd);
-        history_add(&reg->history, rec, (size_t)reg->settings.history_limit);
+        record_measure_log(rec, d->shared.run.log_dir_fd);
+        history_add(&d->history, rec, (size_t)d->settings.history_limit);
 }
 
 /* A run of the last daemon left processes: killed now (left >= 0), before the job runs again,
@@ -57,7 +57,7 @@ static void restore_run(void *data, struct run_record *rec)
 static void leftover(void *data, int64_t id, int64_t run, int left)
 {
         struct restoring *rs = data;
-        char *path = record_log_path(rs->reg->shared.run.log_dir, id, run);
+        char *path = record_log_path(rs->d->shared.run.log_dir, id, run);
         int fd = path ? open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : -1;
         struct leftovers *more;
 
@@ -97,10 +97,10 @@ static int left_by(const struct restoring *rs, int64_t id, int64_t run)
 }
 
 /* Whether the last daemon died while the job's plugin ran. */
-static bool plugin_crashed(const struct registry *reg, int64_t id)
+static bool plugin_crashed(const struct daemon *d, int64_t id)
 {
-        for (size_t i = 0; i < reg->ncrashed; i++)
-                if (reg->crashed[i].id == id && reg->crashed[i].pid == 0)
+        for (size_t i = 0; i < d->ncrashed; i++)
+                if (d->crashed[i].id == id && d->crashed[i].pid == 0)
                         return true;
         return false;
 }
@@ -135,7 +135,7 @@ static void parse_payload(struct restoring *rs, const char *payload)
 /* The job a row describes, made the way its submit made it. */
 static int job_from_row(struct restoring *rs, const struct store_job_row *row, struct job **ret)
 {
-        struct registry *reg = rs->reg;
+        struct daemon *d = rs->d;
         struct sw_submit_params *p = &rs->p;
         char err[256];
         struct queue *queue;
@@ -151,11 +151,11 @@ static int job_from_row(struct restoring *rs, const struct store_job_row *row, s
                 p->key = (char *)row->key;
                 p->name = (char *)row->name;
                 p->persist = row->persist;
-                queue = queues_find(reg, p->queue);
+                queue = queues_find(d, p->queue);
                 if (!queue)
-                        queue = queues_restore(reg, p->queue);
+                        queue = queues_restore(d, p->queue);
                 if (queue)
-                        r = job_new_restored(&reg->shared, row->owner, queue, p, &rs->limits, ret,
+                        r = job_new_restored(&d->shared, row->owner, queue, p, &rs->limits, ret,
                                              err, sizeof(err));
                 else
                         r = snprintf(err, sizeof(err), "its queue cannot be made") < 0 ? -EIO
@@ -174,7 +174,7 @@ static int job_from_row(struct restoring *rs, const struct store_job_row *row, s
  * node whose lease ran out): recorded interrupted (with what it left behind), and queued once
  * more, unless held: a plugin's (one that crashed the daemon must not do it again on its own) or
  * one whose leftovers live on. A held job waits for an enqueue. */
-static void restore_interrupted(struct registry *reg, struct job *job, double started, int left,
+static void restore_interrupted(struct daemon *d, struct job *job, double started, int left,
                                 const char *node)
 {
         bool held = job->x->plugin_entry || left < 0, here = !node || job->shared->node == node;
@@ -189,11 +189,11 @@ static void restore_interrupted(struct registry *reg, struct job *job, double st
                 rec->leftovers = left;
                 rec->node = here ? rec->node : node;
         }
-        lifecycle_run_ended(reg, job, rec);
+        lifecycle_run_ended(d, job, rec);
         if (!held) {
                 log_warning("Job %lld: run %lld was interrupted %s, and is queued again",
                             (long long)job->id, (long long)job->runs_started, by);
-                registry_queue_run(reg, job, 0);
+                daemon_queue_run(d, job, 0);
                 return;
         }
         log_warning("Job %lld: run %lld was interrupted %s, and is held until enqueued again (%s)",
@@ -204,7 +204,7 @@ static void restore_interrupted(struct registry *reg, struct job *job, double st
                 job->persist = true;
                 job->handles++;
         }
-        registry_save_state(reg, job, NULL);
+        daemon_save_state(d, job, NULL);
 }
 
 /* What a row's flow column kept: the jobs it waits for, its attempt, its next tick. */
@@ -241,24 +241,24 @@ static void restore_flow(struct job *job, const char *text)
 
 /* A recurring job ticks again; a tick it missed while the daemon was down makes one run now,
  * unless it runs at start anyway (it was queued, or its run was cut). */
-static void restore_schedule(struct registry *reg, struct job *job, double now, bool queued)
+static void restore_schedule(struct daemon *d, struct job *job, double now, bool queued)
 {
         const char *extra;
 
         if (job->next_run > 0 && job->next_run <= now && !queued) {
                 log_info("Job %lld missed its tick while the daemon was down: it runs once now",
                          (long long)job->id);
-                registry_enqueue(reg, job, 0, &extra);
+                daemon_enqueue(d, job, 0, &extra);
         }
         if (job->next_run <= now)
                 job->next_run = 0; /* the next one from now */
-        if (registry_schedule(reg, job) < 0)
+        if (daemon_schedule(d, job) < 0)
                 log_warning("Job %lld: cannot schedule its ticks", (long long)job->id);
-        registry_save_state(reg, job, NULL);
+        daemon_save_state(d, job, NULL);
 }
 
 /* A job that waited for others: those that ended meanwhile count now. */
-static void restore_waiting(struct registry *reg, struct job *job)
+static void restore_waiting(struct daemon *d, struct job *job)
 {
         int64_t *after = job->after, *after_any = job->after_any;
         const char *extra;
@@ -266,31 +266,31 @@ static void restore_waiting(struct registry *reg, struct job *job)
 
         job->after = job->after_any = NULL;
         job->waiting = false; /* not yet on deps' list */
-        w = waits_add(reg, job, after, after_any);
+        w = waits_add(d, job, after, after_any);
         if (w == 0)
-                registry_enqueue(reg, job, 0, &extra);
+                daemon_enqueue(d, job, 0, &extra);
         if (w < 0)
                 log_error("Job %lld: out of memory while restoring what it waits for",
                           (long long)job->id);
-        registry_save_state(reg, job, NULL);
+        daemon_save_state(d, job, NULL);
         free(after);
         free(after_any);
-        lifecycle_check_idle(reg, job);
+        lifecycle_check_idle(d, job);
 }
 
 static void restore_job(void *data, const struct store_job_row *row)
 {
         struct restoring *rs = data;
-        struct registry *reg = rs->reg;
+        struct daemon *d = rs->d;
         double now = (double)time(NULL);
         struct job *job;
 
         /* Another node asked one of this node's keyed jobs to run again while none of its runs
          * was under way, or after it went (its row stayed for this). A run whose start was
          * committed since came after the ask: it answers it. */
-        if (row->again && (job = registry_find(reg, row->id))) {
+        if (row->again && (job = registry_find(&d->registry, row->id))) {
                 if (__atomic_load_n(&job->key_starts, __ATOMIC_ACQUIRE) <= row->key_starts)
-                        registry_run_again(reg, job, "run asked for by another node");
+                        daemon_run_again(d, job, "run asked for by another node");
                 return;
         }
         if (job_from_row(rs, row, &job) < 0)
@@ -299,26 +299,25 @@ static void restore_job(void *data, const struct store_job_row *row)
         if (job->env && !job->env->store_id)
                 job->env->store_id = row->env_id;
         job->qorder = row->qorder;
-        if (row->qorder > reg->next_qorder)
-                reg->next_qorder = row->qorder;
+        if (row->qorder > d->next_qorder)
+                d->next_qorder = row->qorder;
         job->runs_started = job->runs_ended = row->runs;
         job->key_starts = row->key_starts;
-        if (history_last(&reg->history, job->id))
-                job->last = run_record_dup(history_last(&reg->history, job->id));
+        if (history_last(&d->history, job->id))
+                job->last = run_record_dup(history_last(&d->history, job->id));
         restore_flow(job, row->flow);
-        registry_add(reg, job);
+        daemon_add_job(d, job);
         /* The last daemon died while the job's plugin ran (its row may still say pending). */
-        if (strcmp(row->state, "running") != 0 && plugin_crashed(reg, job->id)) {
+        if (strcmp(row->state, "running") != 0 && plugin_crashed(d, job->id)) {
                 /* Its start never reached the database: count that run too. */
                 job->runs_started++;
                 job->runs_ended++;
-                restore_interrupted(reg, job, 0, 0, NULL);
+                restore_interrupted(d, job, 0, 0, NULL);
         } else if (strcmp(row->state, "running") == 0)
-                restore_interrupted(reg, job, row->started,
-                                    left_by(rs, job->id, job->runs_started),
+                restore_interrupted(d, job, row->started, left_by(rs, job->id, job->runs_started),
                                     row->node ? run_record_node(row->node) : NULL);
         else if (strcmp(row->state, "pending") == 0)
-                registry_restore_run(reg, job, row->due > now ? row->due - now : 0);
+                daemon_restore_run(d, job, row->due > now ? row->due - now : 0);
         else if (strcmp(row->state, "waiting") == 0) {
                 struct job **more = realloc(rs->waiting, (rs->nwaiting + 1) * sizeof(*more));
 
@@ -332,17 +331,17 @@ static void restore_job(void *data, const struct store_job_row *row)
                 return;
         }
         if (job_recurs(job))
-                restore_schedule(reg, job, now, strcmp(row->state, "idle") != 0);
+                restore_schedule(d, job, now, strcmp(row->state, "idle") != 0);
         if (row->again)
-                registry_run_again(reg, job, "run asked for by another node");
-        lifecycle_check_idle(reg, job);
+                daemon_run_again(d, job, "run asked for by another node");
+        lifecycle_check_idle(d, job);
 }
 
 /* The jobs that waited for others are looked at once all are back. */
 static void restored(struct restoring *rs)
 {
         for (size_t i = 0; i < rs->nwaiting; i++) {
-                restore_waiting(rs->reg, rs->waiting[i]);
+                restore_waiting(rs->d, rs->waiting[i]);
                 job_unref(rs->waiting[i]);
         }
         free(rs->waiting);
@@ -351,50 +350,50 @@ static void restored(struct restoring *rs)
         sw_params_clear(sw_submit_params, &rs->p);
 }
 
-void restore_adopted(struct registry *reg)
+void restore_adopted(struct daemon *d)
 {
-        struct restoring rs = {.reg = reg};
+        struct restoring rs = {.d = d};
 
-        store_take_adopted(reg->store, restore_job, &rs);
+        store_take_adopted(d->store, restore_job, &rs);
         restored(&rs);
 }
 
-int restore(struct registry *reg)
+int restore(struct daemon *d)
 {
-        struct restoring rs = {.reg = reg};
+        struct restoring rs = {.d = d};
         int r;
 
         /* Only the system instance runs jobs of other users (as them): a user instance that
          * finds one refuses the database before anything of it runs. */
-        if (!reg->shared.run.system) {
-                r = store_find_foreign_job(reg->store, reg->shared.run.uid, &rs.foreign,
+        if (!d->shared.run.system) {
+                r = store_find_foreign_job(d->store, d->shared.run.uid, &rs.foreign,
                                            &rs.foreign_owner);
                 if (r == 0 && rs.foreign) {
                         log_error("The state database holds job %lld of uid %u, another user: "
                                   "it is a system instance's (start slowworkd with --system), "
                                   "not uid %u's own",
                                   (long long)rs.foreign, (unsigned)rs.foreign_owner,
-                                  (unsigned)reg->shared.run.uid);
+                                  (unsigned)d->shared.run.uid);
                         return -EPERM;
                 }
                 if (r < 0)
                         return r;
         }
 
-        supervisor_report(&reg->supervisor, leftover, &rs);
-        contain_stop_leftovers(&reg->contain, leftover, &rs);
-        contain_stop_group_leftovers(reg->crashed, reg->ncrashed, leftover, &rs);
-        r = store_load_runs(reg->store, reg->settings.history_limit, restore_run, &rs);
+        supervisor_report(&d->supervisor, leftover, &rs);
+        contain_stop_leftovers(&d->contain, leftover, &rs);
+        contain_stop_group_leftovers(d->crashed, d->ncrashed, leftover, &rs);
+        r = store_load_runs(d->store, d->settings.history_limit, restore_run, &rs);
         if (r == 0)
-                r = store_load_jobs(reg->store, restore_job, &rs);
+                r = store_load_jobs(d->store, restore_job, &rs);
         restored(&rs);
-        free(reg->crashed); /* the start's alone */
-        reg->crashed = NULL;
-        reg->ncrashed = 0;
+        free(d->crashed); /* the start's alone */
+        d->crashed = NULL;
+        d->ncrashed = 0;
         /* What the reading took (rows, their JSON) goes back to the system, not kept as holes. */
         heap_release();
-        if (r == 0 && reg->njobs > 0)
-                log_info("Restored %zu job%s from the state database", reg->njobs,
-                         reg->njobs == 1 ? "" : "s");
+        if (r == 0 && d->registry.njobs > 0)
+                log_info("Restored %zu job%s from the state database", d->registry.njobs,
+                         d->registry.njobs == 1 ? "" : "s");
         return r;
 }

@@ -7,42 +7,42 @@
 #include "util/log.h"
 #include "util/settings.h"
 
-int settings_apply(struct registry *reg, const struct sw_settings *s)
+int settings_apply(struct daemon *d, const struct sw_settings *s)
 {
         struct sw_queue_settings qs = settings_queue_part(s);
-        int r = queue_configure(reg->queues, &qs);
+        int r = queue_configure(d->queues, &qs);
 
         if (r < 0)
                 return r;
-        if (!__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE) &&
-            metrics_file_set(&reg->metrics_file, s->metrics_file, s->metrics_interval) < 0)
+        if (!__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE) &&
+            metrics_file_set(&d->metrics_file, s->metrics_file, s->metrics_interval) < 0)
                 log_warning("Cannot write the metrics to %s: out of memory", s->metrics_file);
-        reg->settings = *s;
-        reg->settings.runtime = false;
-        reg->settings.queue = NULL; /* the request's */
-        __atomic_store_n(&reg->shared.run.log_limit, s->log_limit, __ATOMIC_RELAXED);
-        __atomic_store_n(&reg->shared.run.log_budget, s->max_log_bytes_per_user, __ATOMIC_RELAXED);
-        __atomic_store_n(&reg->shared.run.min_free_space, s->min_free_space, __ATOMIC_RELAXED);
-        __atomic_store(&reg->shared.run.kill_grace, &s->kill_grace, __ATOMIC_RELAXED);
-        users_set_limits(&reg->users, s->max_queued_per_user, s->max_running_per_user);
+        d->settings = *s;
+        d->settings.runtime = false;
+        d->settings.queue = NULL; /* the request's */
+        __atomic_store_n(&d->shared.run.log_limit, s->log_limit, __ATOMIC_RELAXED);
+        __atomic_store_n(&d->shared.run.log_budget, s->max_log_bytes_per_user, __ATOMIC_RELAXED);
+        __atomic_store_n(&d->shared.run.min_free_space, s->min_free_space, __ATOMIC_RELAXED);
+        __atomic_store(&d->shared.run.kill_grace, &s->kill_grace, __ATOMIC_RELAXED);
+        users_set_limits(&d->users, s->max_queued_per_user, s->max_running_per_user);
         return 0;
 }
 
-void settings_keep(struct registry *reg, const struct sw_settings *old)
+void settings_keep(struct daemon *d, const struct sw_settings *old)
 {
-        json_object *before = sw_settings_to_json(old), *after = sw_settings_to_json(&reg->settings);
+        json_object *before = sw_settings_to_json(old), *after = sw_settings_to_json(&d->settings);
 
-        if (!reg->kept)
-                reg->kept = json_object_new_object();
+        if (!d->kept)
+                d->kept = json_object_new_object();
         json_object_object_foreach(after, name, value)
         {
                 if (json_object_equal(value, json_object_object_get(before, name)))
                         continue;
                 if (json_object_is_type(value, json_type_string))
-                        store_put_setting_text(reg->store, name, json_object_get_string(value));
+                        store_put_setting_text(d->store, name, json_object_get_string(value));
                 else
-                        store_put_setting(reg->store, name, json_object_get_double(value));
-                json_object_object_add(reg->kept, name, json_object_get(value));
+                        store_put_setting(d->store, name, json_object_get_double(value));
+                json_object_object_add(d->kept, name, json_object_get(value));
         }
         json_object_put(before);
         json_object_put(after);
@@ -56,16 +56,16 @@ static bool given_by_flag(const struct config *flags, const char *name)
         return false;
 }
 
-void settings_overlay_kept(struct registry *reg, const struct config *flags, struct sw_settings *s)
+void settings_overlay_kept(struct daemon *d, const struct config *flags, struct sw_settings *s)
 {
         struct sw_settings next = *s;
         json_object *overlay;
         char err[256] = "";
 
-        if (!reg->kept)
+        if (!d->kept)
                 return;
         overlay = json_object_new_object();
-        json_object_object_foreach(reg->kept, name, value)
+        json_object_object_foreach(d->kept, name, value)
         {
                 if (!given_by_flag(flags, name))
                         json_object_object_add(overlay, name, json_object_get(value));
@@ -82,15 +82,15 @@ void settings_overlay_kept(struct registry *reg, const struct config *flags, str
 
 static void load_setting(void *data, const char *name, double value, const char *text)
 {
-        struct registry *reg = data;
+        struct daemon *d = data;
         json_object *v;
 
         if (strcmp(name, PAUSE_KEPT_NAME) == 0) {
-                pause_restore(&reg->pause, value != 0, PAUSE_AT_START);
+                pause_restore(&d->pause, value != 0, PAUSE_AT_START);
                 return;
         }
         if (strncmp(name, "queue.", strlen("queue.")) == 0) {
-                queues_load_kept(reg, name, value);
+                queues_load_kept(d, name, value);
                 return;
         }
         if (text)
@@ -99,21 +99,21 @@ static void load_setting(void *data, const char *name, double value, const char 
                 v = json_object_new_int64((int64_t)value);
         else
                 v = json_object_new_double(value);
-        json_object_object_add(reg->kept, name, v);
+        json_object_object_add(d->kept, name, v);
 }
 
-int settings_load_kept(struct registry *reg, const struct config *flags)
+int settings_load_kept(struct daemon *d, const struct config *flags)
 {
-        struct sw_settings s = reg->settings;
+        struct sw_settings s = d->settings;
         int r;
 
-        reg->kept = json_object_new_object();
-        r = store_load_settings(reg->store, load_setting, reg);
+        d->kept = json_object_new_object();
+        r = store_load_settings(d->store, load_setting, d);
         if (r < 0)
                 return r;
-        queues_set_file(reg, reg->file_queues);
-        if (json_object_object_length(reg->kept) == 0)
+        queues_set_file(d, d->file_queues);
+        if (json_object_object_length(d->kept) == 0)
                 return 0;
-        settings_overlay_kept(reg, flags, &s);
-        return settings_apply(reg, &s);
+        settings_overlay_kept(d, flags, &s);
+        return settings_apply(d, &s);
 }

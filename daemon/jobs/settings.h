@@ -7,16 +7,16 @@
 #ifndef SLOWWORKD_JOBS_SETTINGS_H
 #define SLOWWORKD_JOBS_SETTINGS_H
 
-#include "jobs/registry.h"
+#include "jobs/daemon.h"
 #include "util/config-load.h"
 
 /* All or nothing: 0, or -EINVAL with nothing changed. */
-int settings_apply(struct registry *reg, const struct sw_settings *s);
+int settings_apply(struct daemon *d, const struct sw_settings *s);
 /* settings.set without "runtime": what changed from old is kept in the state database. */
-void settings_keep(struct registry *reg, const struct sw_settings *old);
+void settings_keep(struct daemon *d, const struct sw_settings *old);
 /* Lays the kept settings over s, but for those the command line set. */
-void settings_overlay_kept(struct registry *reg, const struct config *flags, struct sw_settings *s);
+void settings_overlay_kept(struct daemon *d, const struct config *flags, struct sw_settings *s);
 /* Start: reads the kept settings and applies them (over the file's, under the flags). */
-int settings_load_kept(struct registry *reg, const struct config *flags);
+int settings_load_kept(struct daemon *d, const struct config *flags);
 
 #endif

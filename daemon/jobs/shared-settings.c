@@ -11,23 +11,23 @@
 #include "store/store.h"
 #include "util/log.h"
 
-void shared_settings_changed(struct registry *reg)
+void shared_settings_changed(struct daemon *d)
 {
-        reg->shared_changes++;
+        d->shared_changes++;
         /* The nodes live at the commit, which this node may not have seen yet. */
-        if (store_shared(reg->store))
-                store_send_mail_all(reg->store, SHARED_SETTINGS_MAIL, "");
+        if (store_shared(d->store))
+                store_send_mail_all(d->store, SHARED_SETTINGS_MAIL, "");
 }
 
 struct reading {
-        struct registry *reg;
+        struct daemon *d;
         uint64_t changes; /* this node's, when the read was asked for */
         void (*then)(void *data, int r);
         void *data;
 };
 
 /* The rows applied: [[name, value], ...]; false when they are not that. */
-static bool apply_rows(struct registry *reg, json_object *rows)
+static bool apply_rows(struct daemon *d, json_object *rows)
 {
         bool paused = false;
         size_t n;
@@ -45,36 +45,36 @@ static bool apply_rows(struct registry *reg, json_object *rows)
                 if (strcmp(name, PAUSE_KEPT_NAME) == 0)
                         paused = value != 0;
                 else
-                        queues_load_kept(reg, name, value);
+                        queues_load_kept(d, name, value);
         }
-        pause_restore(&reg->pause, paused, PAUSE_ELSEWHERE);
-        queues_apply_kept(reg);
+        pause_restore(&d->pause, paused, PAUSE_ELSEWHERE);
+        queues_apply_kept(d);
         /* What a resume lets go is queued again (what is still paused is held again). */
-        gate_open(&reg->gate);
+        gate_open(&d->gate);
         return true;
 }
 
 static void applied(void *data, const struct db_result *res)
 {
         struct reading *rd = data;
-        struct registry *reg = rd->reg;
+        struct daemon *d = rd->d;
         json_object *rows;
         bool ok;
 
-        if (!res || registry_stopping(reg)) {
+        if (!res || daemon_stopping(d)) {
                 if (rd->then)
                         rd->then(rd->data, -ECANCELED);
                 free(rd);
                 return;
         }
         /* This node changed them since: a read after its rows are written has them too. */
-        if (rd->changes != reg->shared_changes) {
-                rd->changes = reg->shared_changes;
-                store_read_shared_settings(reg->store, applied, rd);
+        if (rd->changes != d->shared_changes) {
+                rd->changes = d->shared_changes;
+                store_read_shared_settings(d->store, applied, rd);
                 return;
         }
         rows = res->got && res->text ? json_tokener_parse(res->text) : NULL;
-        ok = apply_rows(reg, rows);
+        ok = apply_rows(d, rows);
         if (!ok)
                 log_warning("Cannot read the settings another node changed: %s",
                             res->got ? "not a list" : "the job database cannot be read");
@@ -84,7 +84,7 @@ static void applied(void *data, const struct db_result *res)
         free(rd);
 }
 
-void shared_settings_read(struct registry *reg, void (*then)(void *data, int r), void *data)
+void shared_settings_read(struct daemon *d, void (*then)(void *data, int r), void *data)
 {
         struct reading *rd = malloc(sizeof(*rd));
 
@@ -94,6 +94,6 @@ void shared_settings_read(struct registry *reg, void (*then)(void *data, int r),
                         then(data, -ENOMEM);
                 return;
         }
-        *rd = (struct reading){reg, reg->shared_changes, then, data};
-        store_read_shared_settings(reg->store, applied, rd);
+        *rd = (struct reading){d, d->shared_changes, then, data};
+        store_read_shared_settings(d->store, applied, rd);
 }

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/daemon.h"
 #include "jobs/lifecycle.h"
-#include "jobs/registry.h"
 #include "methods/claim.h"
 #include "methods/method.h"
 #include "server/conn.h"
@@ -19,7 +19,7 @@
 #include "store/store.h"
 
 struct claim {
-        struct registry *reg;
+        struct daemon *d;
         struct conn *c;
         json_object *id, *params;
         struct job *job;
@@ -27,7 +27,7 @@ struct claim {
 };
 
 /* A new job that did not become the key's: gone as if never submitted. */
-static void drop(struct registry *reg, struct job *job)
+static void drop(struct daemon *d, struct job *job)
 {
         if (!job->live)
                 return;
@@ -35,9 +35,9 @@ static void drop(struct registry *reg, struct job *job)
                 job->persist = false;
                 job->handles--;
                 /* Its row may stay, asked to run again by another node: it does not persist. */
-                registry_save_state(reg, job, NULL);
+                daemon_save_state(d, job, NULL);
         }
-        lifecycle_check_idle(reg, job);
+        lifecycle_check_idle(d, job);
 }
 
 /* The key is another node's job's: the answer says which, and how it took the submit. */
@@ -72,7 +72,7 @@ static void answer_other(struct claim *cl, const struct db_result *res, struct r
 static void claimed(void *data, const struct db_result *res)
 {
         struct claim *cl = data;
-        struct registry *reg = cl->reg;
+        struct daemon *d = cl->d;
         struct job *job = cl->job;
         struct reply r = {0};
         bool won = res && res->got && res->i[0] == job->id;
@@ -82,16 +82,15 @@ static void claimed(void *data, const struct db_result *res)
                 json_object_put(cl->id);
         } else if (won && !cl->c->closing) {
                 r.claimed = job;
-                method_call_again(reg, cl->c, "submit", cl->id, cl->params, &r);
+                method_call_again(d, cl->c, "submit", cl->id, cl->params, &r);
                 if (r.code)
-                        drop(reg, job);
-        } else if (!won && res->got && res->text &&
-                   strcmp(res->text, store_node(reg->store)) == 0 &&
-                   registry_find(reg, res->i[0])) {
-                drop(reg, job);
-                method_call_again(reg, cl->c, "submit", cl->id, cl->params, &r);
+                        drop(d, job);
+        } else if (!won && res->got && res->text && strcmp(res->text, store_node(d->store)) == 0 &&
+                   registry_find(&d->registry, res->i[0])) {
+                drop(d, job);
+                method_call_again(d, cl->c, "submit", cl->id, cl->params, &r);
         } else {
-                drop(reg, job);
+                drop(d, job);
                 if (!res->got)
                         reply_error(&r, SW_E_INTERNAL,
                                     "the job database did not answer the claim of a key");
@@ -105,18 +104,18 @@ static void claimed(void *data, const struct db_result *res)
         free(cl);
 }
 
-void claim_submit(struct registry *reg, struct conn *c, struct job *job,
+void claim_submit(struct daemon *d, struct conn *c, struct job *job,
                   const struct sw_submit_params *p, struct reply *r)
 {
         struct claim *cl = calloc(1, sizeof(*cl));
 
         if (!cl) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
-                drop(reg, job);
+                drop(d, job);
                 return;
         }
         *cl = (struct claim){
-            .reg = reg,
+            .d = d,
             .c = conn_ref(c),
             .id = json_object_get(r->id),
             .params = json_object_get(r->params),
@@ -126,6 +125,6 @@ void claim_submit(struct registry *reg, struct conn *c, struct job *job,
             .may_again = !p->hold && !p->persist && !p->after && !p->after_any && p->delay <= 0,
         };
         job->claim = cl;
-        registry_claim(reg, job, cl->may_again, claimed, cl);
+        daemon_claim(d, job, cl->may_again, claimed, cl);
         r->deferred = true;
 }

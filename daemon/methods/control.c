@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * wait, cancel and release. A wait or a cancel of a running job is answered later, from the
- * job's own end (registry.c), so that no thread is ever parked on a request.
+ * job's own end (lifecycle.c), so that no thread is ever parked on a request.
  */
 #include "jobs/answer.h"
+#include "jobs/daemon.h"
 #include "jobs/lifecycle.h"
-#include "jobs/registry.h"
 #include "methods/method.h"
 #include "methods/requests.h"
 #include "server/conn.h"
 #include "store/run-record.h"
 
 /* The history's record of a job that is gone, if the client may see it; else an error reply. */
-static const struct run_record *gone_job(struct registry *reg, struct conn *c, int64_t id,
+static const struct run_record *gone_job(struct daemon *d, struct conn *c, int64_t id,
                                          struct reply *r)
 {
-        const struct run_record *rec = registry_last_run(reg, id);
+        const struct run_record *rec = daemon_last_run(d, id);
 
         if (!rec)
                 reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)id);
@@ -26,23 +26,22 @@ static const struct run_record *gone_job(struct registry *reg, struct conn *c, i
         return NULL;
 }
 
-static void handle_wait(struct registry *reg, struct conn *c, union params *params,
-                        struct reply *r)
+static void handle_wait(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
         struct answer *a;
         int64_t id = params->id.id;
-        struct job *job = registry_find(reg, id);
+        struct job *job = registry_find(&d->registry, id);
         const struct run_record *rec;
 
         if (!job) {
-                rec = gone_job(reg, c, id, r);
+                rec = gone_job(d, c, id, r);
                 if (rec) {
                         r->result = run_record_to_json(rec);
                         conn_wait_for(c, rec->saved_seq);
                 }
                 return;
         }
-        if (!method_lookup_job(reg, c, id, r))
+        if (!method_lookup_job(d, c, id, r))
                 return;
         if (job_idle(job)) {
                 r->result = job->last ? run_record_to_json(job->last) : NULL;
@@ -58,10 +57,9 @@ static void handle_wait(struct registry *reg, struct conn *c, union params *para
         r->deferred = true;
 }
 
-static void handle_cancel(struct registry *reg, struct conn *c, union params *params,
-                          struct reply *r)
+static void handle_cancel(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
-        struct job *job = method_lookup_job(reg, c, params->id.id, r);
+        struct job *job = method_lookup_job(d, c, params->id.id, r);
         struct answer *a;
 
         if (!job)
@@ -71,19 +69,18 @@ static void handle_cancel(struct registry *reg, struct conn *c, union params *pa
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
-        if (lifecycle_cancel(reg, job, a, &r->result) > 0) {
+        if (lifecycle_cancel(d, job, a, &r->result) > 0) {
                 r->deferred = true;
                 return;
         }
         requests_answer_free(a);
         conn_wait_for(c, job->saved_seq);
-        lifecycle_check_idle(reg, job);
+        lifecycle_check_idle(d, job);
 }
 
-static void handle_release(struct registry *reg, struct conn *c, union params *params,
-                           struct reply *r)
+static void handle_release(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
-        struct job *job = method_lookup_job(reg, c, params->id.id, r);
+        struct job *job = method_lookup_job(d, c, params->id.id, r);
 
         if (!job)
                 return;
@@ -96,12 +93,12 @@ static void handle_release(struct registry *reg, struct conn *c, union params *p
                 }
                 job->persist = false;
                 job->handles--;
-                registry_save_state(reg, job, NULL);
+                daemon_save_state(d, job, NULL);
         }
         r->result = json_object_new_object();
         json_object_object_add(r->result, "id", json_object_new_int64(job->id));
         json_object_object_add(r->result, "handles", json_object_new_int((int)job->handles));
-        lifecycle_check_idle(reg, job);
+        lifecycle_check_idle(d, job);
 }
 
 const struct method control_methods[] = {

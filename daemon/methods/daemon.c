@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "config.h"
+#include "jobs/daemon.h"
 #include "jobs/pause.h"
 #include "jobs/queues.h"
-#include "jobs/registry.h"
 #include "jobs/settings.h"
 #include "jobs/shared-settings.h"
 #include "methods/method.h"
@@ -18,16 +18,15 @@
 #include "store/db.h"
 #include "store/store.h"
 
-static void handle_ping(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+static void handle_ping(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         r->result = json_object_new_object();
         json_object_object_add(r->result, "pong", json_object_new_boolean(1));
         json_object_object_add(r->result, "instance",
-                               json_object_new_string(reg->shared.run.system ? "system" : "user"));
+                               json_object_new_string(d->shared.run.system ? "system" : "user"));
 }
 
-static void handle_version(struct registry *reg, struct conn *c, union params *p,
-                           struct reply *r)
+static void handle_version(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         r->result = json_object_new_object();
         json_object_object_add(r->result, "version", json_object_new_string(PACKAGE_VERSION));
@@ -44,20 +43,19 @@ static json_object *queue_settings_result(const struct queue *q)
 }
 
 /* A queue's settings, or the daemon's. */
-static void handle_settings_get(struct registry *reg, struct conn *c, union params *p,
-                                struct reply *r)
+static void handle_settings_get(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         struct queue *q;
 
         if (!p->queue_opt.queue)
-                r->result = sw_settings_to_json(&reg->settings);
-        else if ((q = method_lookup_queue(reg, "queue", p->queue_opt.queue, r)))
+                r->result = sw_settings_to_json(&d->settings);
+        else if ((q = method_lookup_queue(d, "queue", p->queue_opt.queue, r)))
                 r->result = queue_settings_result(q);
 }
 
-static void prefill_settings(struct registry *reg, union params *p)
+static void prefill_settings(struct daemon *d, union params *p)
 {
-        p->settings = reg->settings;
+        p->settings = d->settings;
 }
 
 static bool is_queue_setting(const char *name)
@@ -91,8 +89,7 @@ static json_object *queue_settings_given(struct reply *r)
 
 /* A named queue's settings change alone; the default queue's are the daemon's own, which change
  * as they would without "queue". */
-static void handle_settings_set(struct registry *reg, struct conn *c, union params *p,
-                                struct reply *r)
+static void handle_settings_set(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         struct queue *q = NULL;
         struct sw_settings old;
@@ -105,42 +102,42 @@ static void handle_settings_set(struct registry *reg, struct conn *c, union para
                 return;
         }
         if (p->settings.queue) {
-                if (!(q = method_lookup_queue(reg, "queue", p->settings.queue, r)) ||
+                if (!(q = method_lookup_queue(d, "queue", p->settings.queue, r)) ||
                     !(given = queue_settings_given(r)))
                         return;
-                e = q == reg->queues
+                e = q == d->queues
                         ? 0
-                        : queues_set(reg, q, given, !p->settings.runtime, err, sizeof(err));
+                        : queues_set(d, q, given, !p->settings.runtime, err, sizeof(err));
                 json_object_put(given);
                 if (e < 0)
                         reply_error(r, SW_E_INVALID_PARAMS, "%s; nothing was changed", err);
-                else if (q != reg->queues)
+                else if (q != d->queues)
                         r->result = queue_settings_result(q);
-                if (e == 0 && q != reg->queues && !p->settings.runtime)
-                        shared_settings_changed(reg);
-                if (q != reg->queues)
+                if (e == 0 && q != d->queues && !p->settings.runtime)
+                        shared_settings_changed(d);
+                if (q != d->queues)
                         return;
         }
-        old = reg->settings;
-        e = settings_apply(reg, &p->settings);
+        old = d->settings;
+        e = settings_apply(d, &p->settings);
         if (e < 0) {
                 reply_error(r, SW_E_INVALID_PARAMS,
                             "min-threads must not exceed max-threads; nothing was changed");
                 return;
         }
         if (!p->settings.runtime)
-                settings_keep(reg, &old);
-        r->result = q ? queue_settings_result(q) : sw_settings_to_json(&reg->settings);
+                settings_keep(d, &old);
+        r->result = q ? queue_settings_result(q) : sw_settings_to_json(&d->settings);
 }
 
-static void handle_reload(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+static void handle_reload(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         if (!conn_is_admin(c)) {
                 reply_error(r, SW_E_PERMISSION,
                             "permission denied: only admins reload the configuration");
                 return;
         }
-        if (reg->reload(reg->reload_data, c, r->id) < 0) {
+        if (d->reload(d->reload_data, c, r->id) < 0) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
@@ -165,7 +162,7 @@ static json_object *rq_entry_to_json(const struct slow_work_rq_entry *e, const c
 #define RQ_QUEUED_MAX 1000
 
 /* The rows of the queue's run queue the client may see, onto list: 0, or -ENOMEM. */
-static int add_rq(struct registry *reg, struct conn *c, struct queue *q, json_object *list)
+static int add_rq(struct daemon *d, struct conn *c, struct queue *q, json_object *list)
 {
         struct slow_work_rq_entry *rq;
         size_t n, i;
@@ -173,37 +170,37 @@ static int add_rq(struct registry *reg, struct conn *c, struct queue *q, json_ob
         if (slow_work_pool_rq_max(q->pool, RQ_QUEUED_MAX, &rq, &n) < 0)
                 return -ENOMEM;
         for (i = 0; i < n; i++)
-                if (requests_may_see_rq_entry(reg, c, &rq[i]))
+                if (requests_may_see_rq_entry(d, c, &rq[i]))
                         json_object_array_add(list, rq_entry_to_json(&rq[i], q->name));
         free(rq);
         return 0;
 }
 
 /* The queue's, or the sums over every queue (and the daemon's pause) without "queue". */
-static void handle_stats(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+static void handle_stats(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         struct queue *q = NULL;
-        struct pause *pause = &reg->pause;
+        struct pause *pause = &d->pause;
         struct slow_work_stats st;
         json_object *o, *list;
         char why[256];
         int e = 0;
 
         if (p->queue_opt.queue) {
-                q = method_lookup_queue(reg, "queue", p->queue_opt.queue, r);
+                q = method_lookup_queue(d, "queue", p->queue_opt.queue, r);
                 if (!q)
                         return;
                 pause = &q->pause;
         }
         list = json_object_new_array();
-        for (struct queue *each = q ? q : reg->queues; e == 0 && each; each = q ? NULL : each->next)
-                e = add_rq(reg, c, each, list);
+        for (struct queue *each = q ? q : d->queues; e == 0 && each; each = q ? NULL : each->next)
+                e = add_rq(d, c, each, list);
         if (e < 0) {
                 json_object_put(list);
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
-        queues_stats(reg, q, &st);
+        queues_stats(d, q, &st);
         o = json_object_new_object();
         if (q)
                 json_object_object_add(o, "queue", json_object_new_string(q->name));
@@ -216,33 +213,33 @@ static void handle_stats(struct registry *reg, struct conn *c, union params *p, 
         json_object_object_add(o, "queued_very_slow", json_object_new_int64(st.queued_very_slow));
         json_object_object_add(o, "delayed", json_object_new_int64(st.delayed));
         json_object_object_add(o, "waiting_for_space",
-                               json_object_new_int64(queues_waiting_for_space(reg, q)));
+                               json_object_new_int64(queues_waiting_for_space(d, q)));
         json_object_object_add(o, "waiting_for_turn",
-                               json_object_new_int64(queues_waiting_for_turn(reg, q)));
+                               json_object_new_int64(queues_waiting_for_turn(d, q)));
         json_object_object_add(o, "paused", json_object_new_boolean(pause_is_on(pause)));
         json_object_object_add(o, "items_run", json_object_new_int64((int64_t)st.items_run));
         json_object_object_add(
             o, "database_error",
-            store_failing(reg->store, why, sizeof(why)) ? json_object_new_string(why) : NULL);
+            store_failing(d->store, why, sizeof(why)) ? json_object_new_string(why) : NULL);
         json_object_object_add(o, "rq", list);
         r->result = o;
 }
 
 /* The nodes of the job database, this one with what it has now. */
-static void handle_nodes(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+static void handle_nodes(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         struct db_node *nodes;
         json_object *list;
         size_t n;
 
-        registry_report_node(reg);
-        if (store_nodes(reg->store, &nodes, &n) < 0 || !(list = json_object_new_array())) {
+        daemon_report_node(d);
+        if (store_nodes(d->store, &nodes, &n) < 0 || !(list = json_object_new_array())) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
         for (size_t i = 0; i < n; i++) {
                 json_object *o = json_object_new_object();
-                bool self = strcmp(nodes[i].name, store_node(reg->store)) == 0;
+                bool self = strcmp(nodes[i].name, store_node(d->store)) == 0;
 
                 json_object_object_add(o, "name", json_object_new_string(nodes[i].name));
                 json_object_object_add(o, "host", json_object_new_string(nodes[i].host));

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "jobs/daemon.h"
 #include "jobs/queues.h"
-#include "jobs/registry.h"
 #include "methods/dispatch.h"
 #include "methods/elsewhere.h"
 #include "methods/method.h"
@@ -50,9 +50,9 @@ static const struct method *find(const char *name)
         return NULL;
 }
 
-struct job *method_lookup_job(struct registry *reg, struct conn *c, int64_t id, struct reply *r)
+struct job *method_lookup_job(struct daemon *d, struct conn *c, int64_t id, struct reply *r)
 {
-        struct job *job = registry_find(reg, id);
+        struct job *job = registry_find(&d->registry, id);
 
         if (!job) {
                 reply_error(r, SW_E_NOT_FOUND, "no live job %lld", (long long)id);
@@ -65,7 +65,7 @@ struct job *method_lookup_job(struct registry *reg, struct conn *c, int64_t id, 
         return job;
 }
 
-struct queue *method_lookup_queue(struct registry *reg, const char *param, const char *name,
+struct queue *method_lookup_queue(struct daemon *d, const char *param, const char *name,
                                   struct reply *r)
 {
         struct queue *q;
@@ -74,7 +74,7 @@ struct queue *method_lookup_queue(struct registry *reg, const char *param, const
                 r->code = SW_E_INVALID_PARAMS;
                 return NULL;
         }
-        q = queues_find(reg, name);
+        q = queues_find(d, name);
         if (!q)
                 reply_error(r, SW_E_INVALID_PARAMS, "parameter \"%s\": no queue \"%s\"", param,
                             name);
@@ -83,8 +83,8 @@ struct queue *method_lookup_queue(struct registry *reg, const char *param, const
 
 /* The request's params parsed (an error in r), and the handler called; the connection's later
  * replies wait for what it wrote. */
-static void call(struct registry *reg, struct conn *c, const struct method *method,
-                 json_object *params, struct reply *r)
+static void call(struct daemon *d, struct conn *c, const struct method *method, json_object *params,
+                 struct reply *r)
 {
         union params p;
         uint64_t queued;
@@ -92,35 +92,34 @@ static void call(struct registry *reg, struct conn *c, const struct method *meth
 
         memset(&p, 0, sizeof(p));
         if (method->prefill)
-                method->prefill(reg, &p);
+                method->prefill(d, &p);
         code = sw_params_parse(params, method->params, &p, r->message, sizeof(r->message));
         if (code) {
                 r->code = protocol_code(code, r->message, sizeof(r->message));
                 return;
         }
         r->params = params;
-        queued = store_queued(reg->store);
-        method->handle(reg, c, &p, r);
-        if (store_queued(reg->store) != queued)
+        queued = store_queued(d->store);
+        method->handle(d, c, &p, r);
+        if (store_queued(d->store) != queued)
                 conn_wait_for_store(c);
         sw_params_clear(method->params, &p);
 }
 
-void method_call_again(struct registry *reg, struct conn *c, const char *name, json_object *id,
+void method_call_again(struct daemon *d, struct conn *c, const char *name, json_object *id,
                        json_object *params, struct reply *r)
 {
         r->id = id;
-        call(reg, c, find(name), params, r);
+        call(d, c, find(name), params, r);
         if (r->deferred)
                 json_object_put(id);
         else
                 conn_reply(c, id, r->result, r->code, r->message);
 }
 
-static void dispatch_here(struct registry *reg, struct conn *c, const char *line, size_t len);
+static void dispatch_here(struct daemon *d, struct conn *c, const char *line, size_t len);
 
-static void dispatch(struct registry *reg, struct conn *c, const char *line, size_t len,
-                     bool may_relay)
+static void dispatch(struct daemon *d, struct conn *c, const char *line, size_t len, bool may_relay)
 {
         struct sw_request req = {0};
         struct reply r = {0};
@@ -142,13 +141,13 @@ static void dispatch(struct registry *reg, struct conn *c, const char *line, siz
                 reply_error(&r, SW_E_NO_METHOD, "no method \"%.64s\"", req.method);
                 goto done;
         }
-        if (may_relay && elsewhere_ask(reg, c, method, id, req.params, line, len, dispatch_here)) {
+        if (may_relay && elsewhere_ask(d, c, method, id, req.params, line, len, dispatch_here)) {
                 json_object_put(id);
                 sw_request_clear(&req);
                 return;
         }
         r.id = id;
-        call(reg, c, method, req.params, &r);
+        call(d, c, method, req.params, &r);
         if (r.deferred) {
                 c->busy = true;
                 json_object_put(id);
@@ -166,7 +165,7 @@ void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
 }
 
 /* The same, answered by this node whatever job it names (once elsewhere.c knows). */
-static void dispatch_here(struct registry *reg, struct conn *c, const char *line, size_t len)
+static void dispatch_here(struct daemon *d, struct conn *c, const char *line, size_t len)
 {
-        dispatch(reg, c, line, len, false);
+        dispatch(d, c, line, len, false);
 }

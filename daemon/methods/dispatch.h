@@ -7,7 +7,7 @@
 
 struct conn;
 
-/* Handles one request line from a client (data: the registry), replying on the connection. */
+/* Handles one request line from a client (data: the daemon), replying on the connection. */
 void dispatch_line(void *data, struct conn *c, const char *line, size_t len);
 
 #endif

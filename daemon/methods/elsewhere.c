@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/daemon.h"
 #include "jobs/queues.h"
-#include "jobs/registry.h"
 #include "methods/elsewhere.h"
 #include "methods/method.h"
 #include "server/conn.h"
@@ -24,7 +24,7 @@
 
 /* A request waiting to learn which node holds or ran a job. */
 struct lookup {
-        struct registry *reg;
+        struct daemon *d;
         struct conn *c;
         json_object *id;     /* the request's */
         json_object *params; /* a submit's, whose after and after_any are looked at in turn */
@@ -49,16 +49,16 @@ static void lookup_free(struct lookup *lk)
 
 /* Whether this node holds the job or last ran it (the history's record of another node's run
  * may be outdated). */
-static bool known_here(struct registry *reg, int64_t job)
+static bool known_here(struct daemon *d, int64_t job)
 {
-        const struct run_record *rec = registry_last_run(reg, job);
+        const struct run_record *rec = daemon_last_run(d, job);
 
-        return registry_find(reg, job) || (rec && !store_other_node(reg->store, rec->node));
+        return registry_find(&d->registry, job) || (rec && !store_other_node(d->store, rec->node));
 }
 
 /* The next of a submit's after and after_any jobs, from *at on, that this node does not know;
  * *at moves past it (each is looked at once). 0 when none is left. */
-static int64_t unknown_dep(struct registry *reg, json_object *params, size_t *at)
+static int64_t unknown_dep(struct daemon *d, json_object *params, size_t *at)
 {
         static const char *const names[] = {"after", "after_any"};
         size_t base = 0;
@@ -73,7 +73,7 @@ static int64_t unknown_dep(struct registry *reg, json_object *params, size_t *at
                         int64_t job = json_object_get_int64(v);
 
                         if (json_object_is_type(v, json_type_int) && job > 0 &&
-                            !known_here(reg, job)) {
+                            !known_here(d, job)) {
                                 *at = base + i + 1;
                                 return job;
                         }
@@ -91,17 +91,17 @@ static void next_or_answer(struct lookup *lk)
 {
         struct conn *c = lk->c;
 
-        lk->job = lk->params ? unknown_dep(lk->reg, lk->params, &lk->dep) : 0;
+        lk->job = lk->params ? unknown_dep(lk->d, lk->params, &lk->dep) : 0;
         if (lk->job) {
-                store_find_job(lk->reg->store, lk->job, holder_found, lk);
+                store_find_job(lk->d->store, lk->job, holder_found, lk);
                 return;
         }
         c->busy = false;
-        lk->reg->live_elsewhere = lk->live;
-        lk->reg->nlive_elsewhere = lk->nlive;
-        lk->here(lk->reg, c, lk->line, lk->len);
-        lk->reg->live_elsewhere = NULL;
-        lk->reg->nlive_elsewhere = 0;
+        lk->d->live_elsewhere = lk->live;
+        lk->d->nlive_elsewhere = lk->nlive;
+        lk->here(lk->d, c, lk->line, lk->len);
+        lk->d->live_elsewhere = NULL;
+        lk->d->nlive_elsewhere = 0;
         if (!c->busy)
                 conn_resume(c);
         lookup_free(lk);
@@ -124,8 +124,8 @@ static void run_found(void *data, const struct db_result *res)
                 lookup_free(lk);
                 return;
         }
-        if (rec && !registry_find(lk->reg, rec->id))
-                registry_learn_run(lk->reg, rec);
+        if (rec && !registry_find(&lk->d->registry, rec->id))
+                daemon_learn_run(lk->d, rec);
         else
                 run_record_free(rec);
         next_or_answer(lk);
@@ -168,7 +168,7 @@ static char *with_env(struct lookup *lk)
 static bool forward(struct lookup *lk, const char *node)
 {
         char *line = with_env(lk);
-        bool sent = relay_forward(lk->reg->relay, lk->c, node, line ? line : lk->line,
+        bool sent = relay_forward(lk->d->relay, lk->c, node, line ? line : lk->line,
                                   line ? strlen(line) : lk->len);
 
         free(line);
@@ -186,8 +186,8 @@ static bool key_here(struct lookup *lk)
         if (!json_object_is_type(key, json_type_string) ||
             (queue && !json_object_is_type(queue, json_type_string)))
                 return false;
-        q = queues_find(lk->reg, json_object_get_string(queue));
-        return q && registry_find_key(lk->reg, lk->c->uid, q, json_object_get_string(key));
+        q = queues_find(lk->d, json_object_get_string(queue));
+        return q && registry_find_key(&lk->d->registry, lk->c->uid, q, json_object_get_string(key));
 }
 
 static void holder_found(void *data, const struct db_result *res)
@@ -202,13 +202,13 @@ static void holder_found(void *data, const struct db_result *res)
                 lookup_free(lk);
                 return;
         }
-        if (!node || strcmp(node, store_node(lk->reg->store)) == 0) {
+        if (!node || strcmp(node, store_node(lk->d->store)) == 0) {
                 next_or_answer(lk); /* nowhere else (or unknown: the database unread) */
                 return;
         }
         if (res->i[0] == 1) {
                 /* Finished: its record and log are in the database. */
-                store_find_run(lk->reg->store, lk->job, run_found, lk);
+                store_find_run(lk->d->store, lk->job, run_found, lk);
                 return;
         }
         if (c->relayed || key_here(lk)) {
@@ -238,9 +238,8 @@ static void holder_found(void *data, const struct db_result *res)
         lookup_free(lk);
 }
 
-bool elsewhere_ask(struct registry *reg, struct conn *c, const struct method *method,
-                   json_object *id, json_object *params, const char *line, size_t len,
-                   elsewhere_here_fn *here)
+bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method, json_object *id,
+                   json_object *params, const char *line, size_t len, elsewhere_here_fn *here)
 {
         bool submit = strcmp(method->name, "submit") == 0;
         struct lookup *lk;
@@ -249,13 +248,13 @@ bool elsewhere_ask(struct registry *reg, struct conn *c, const struct method *me
         int64_t job = 0;
 
         /* A node serving another node's client asks no further, but learns finished jobs. */
-        if (!reg->relay || !store_shared(reg->store) || (c->relayed && !submit))
+        if (!d->relay || !store_shared(d->store) || (c->relayed && !submit))
                 return false;
         if (submit)
-                job = unknown_dep(reg, params, &dep);
+                job = unknown_dep(d, params, &dep);
         else if (method->by_id && json_object_object_get_ex(params, "id", &v) &&
                  json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0 &&
-                 !known_here(reg, json_object_get_int64(v)))
+                 !known_here(d, json_object_get_int64(v)))
                 job = json_object_get_int64(v);
         if (!job)
                 return false;
@@ -265,7 +264,7 @@ bool elsewhere_ask(struct registry *reg, struct conn *c, const struct method *me
                 return false;
         }
         *lk = (struct lookup){
-            .reg = reg,
+            .d = d,
             .c = conn_ref(c),
             .id = json_object_get(id),
             .params = submit ? json_object_get(params) : NULL,
@@ -276,6 +275,6 @@ bool elsewhere_ask(struct registry *reg, struct conn *c, const struct method *me
             .here = here,
         };
         c->busy = true;
-        store_find_job(reg->store, job, holder_found, lk);
+        store_find_job(d->store, job, holder_found, lk);
         return true;
 }

@@ -8,16 +8,15 @@
 #include <stddef.h>
 
 struct conn;
+struct daemon;
 struct method;
-struct registry;
 
 /* How this node answers a request line, whatever job it names (dispatch.c's). */
-typedef void elsewhere_here_fn(struct registry *reg, struct conn *c, const char *line, size_t len);
+typedef void elsewhere_here_fn(struct daemon *d, struct conn *c, const char *line, size_t len);
 
 /* Whether a request of a shared database's node waits to learn where a job it names is, and is
  * then passed to that node or answered here (by here); id and params are the request's. */
-bool elsewhere_ask(struct registry *reg, struct conn *c, const struct method *method,
-                   json_object *id, json_object *params, const char *line, size_t len,
-                   elsewhere_here_fn *here);
+bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method, json_object *id,
+                   json_object *params, const char *line, size_t len, elsewhere_here_fn *here);
 
 #endif

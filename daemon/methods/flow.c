@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "jobs/answer.h"
+#include "jobs/daemon.h"
 #include "jobs/drain.h"
 #include "jobs/pause.h"
 #include "jobs/queue.h"
-#include "jobs/registry.h"
 #include "jobs/shared-settings.h"
 #include "methods/method.h"
 #include "methods/requests.h"
@@ -27,29 +27,29 @@ static bool admin_only(struct conn *c, const char *what, struct reply *r)
 }
 
 /* The pause of the queue named (NULL: the daemon's); else NULL and an error reply. */
-static struct pause *pause_of(struct registry *reg, const char *queue, struct reply *r)
+static struct pause *pause_of(struct daemon *d, const char *queue, struct reply *r)
 {
         struct queue *q;
 
         if (!queue)
-                return &reg->pause;
-        q = method_lookup_queue(reg, "queue", queue, r);
+                return &d->pause;
+        q = method_lookup_queue(d, "queue", queue, r);
         return q ? &q->pause : NULL;
 }
 
-static void handle_pause(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+static void handle_pause(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         struct pause *pause;
         int e = 0;
 
-        if (!admin_only(c, "pause", r) || !(pause = pause_of(reg, p->pause.queue, r)))
+        if (!admin_only(c, "pause", r) || !(pause = pause_of(d, p->pause.queue, r)))
                 return;
         pause_set(pause, true);
-        shared_settings_changed(reg);
+        shared_settings_changed(d);
         if (p->pause.drain) {
                 struct answer *a = requests_answer_new(c, r->id);
 
-                e = a ? drain_start(reg, pause->queue, a) : -ENOMEM;
+                e = a ? drain_start(d, pause->queue, a) : -ENOMEM;
                 if (e > 0) {
                         r->deferred = true;
                         return;
@@ -64,24 +64,24 @@ static void handle_pause(struct registry *reg, struct conn *c, union params *p, 
         r->result = pause_result(pause);
 }
 
-static void handle_resume(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+static void handle_resume(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         struct pause *pause;
 
-        if (!admin_only(c, "resume", r) || !(pause = pause_of(reg, p->queue_opt.queue, r)))
+        if (!admin_only(c, "resume", r) || !(pause = pause_of(d, p->queue_opt.queue, r)))
                 return;
         pause_set(pause, false);
-        shared_settings_changed(reg);
+        shared_settings_changed(d);
         /* The held runs are queued again, in the order they came (those of a queue still
          * paused are held again). */
-        gate_open(&reg->gate);
+        gate_open(&d->gate);
         r->result = pause_result(pause);
 }
 
 /* suspend (stop true) or continue the processes of the job's run in progress. */
-static void change(struct registry *reg, struct conn *c, int64_t id, bool stop, struct reply *r)
+static void change(struct daemon *d, struct conn *c, int64_t id, bool stop, struct reply *r)
 {
-        struct job *job = method_lookup_job(reg, c, id, r);
+        struct job *job = method_lookup_job(d, c, id, r);
         int e;
 
         if (!job)
@@ -112,14 +112,14 @@ static void change(struct registry *reg, struct conn *c, int64_t id, bool stop, 
         json_object_object_add(r->result, "changed", json_object_new_boolean(e > 0));
 }
 
-static void handle_suspend(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+static void handle_suspend(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
-        change(reg, c, p->id.id, true, r);
+        change(d, c, p->id.id, true, r);
 }
 
-static void handle_continue(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+static void handle_continue(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
-        change(reg, c, p->id.id, false, r);
+        change(d, c, p->id.id, false, r);
 }
 
 const struct method flow_methods[] = {

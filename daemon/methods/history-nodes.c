@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobs/registry.h"
+#include "jobs/daemon.h"
 #include "methods/history-nodes.h"
 #include "methods/method.h"
 #include "server/conn.h"
@@ -89,7 +89,7 @@ static const char *outcome_array(unsigned outcomes, char *buf, size_t len)
         return buf;
 }
 
-void history_of_all_nodes(struct registry *reg, struct conn *c, const struct sw_history_params *p,
+void history_of_all_nodes(struct daemon *d, struct conn *c, const struct sw_history_params *p,
                           int64_t owner, unsigned outcomes, const struct sw_run_position *before,
                           struct reply *r)
 {
@@ -107,7 +107,7 @@ void history_of_all_nodes(struct registry *reg, struct conn *c, const struct sw_
             .limit = p->limit,
         };
         r->deferred = true;
-        store_list_runs(reg->store, before->id, before->run, owner,
+        store_list_runs(d->store, before->id, before->run, owner,
                         outcome_array(outcomes, array, sizeof(array)), p->since, p->limit + 1,
                         HISTORY_PAGE_BYTES, RECORD_BYTES, listed, w);
 }

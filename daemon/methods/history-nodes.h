@@ -21,7 +21,7 @@ bool history_page_add(json_object *runs, const struct run_record *rec, int64_t l
                       size_t *bytes);
 /* history of a shared database: every node's runs, from the database; owner -1 for any,
  * outcomes a mask of sw_outcomes (0: any), before.id 0 for none. */
-void history_of_all_nodes(struct registry *reg, struct conn *c, const struct sw_history_params *p,
+void history_of_all_nodes(struct daemon *d, struct conn *c, const struct sw_history_params *p,
                           int64_t owner, unsigned outcomes, const struct sw_run_position *before,
                           struct reply *r);
 

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "jobs/registry.h"
+#include "jobs/daemon.h"
 #include "methods/list-nodes.h"
 #include "methods/method.h"
 #include "methods/requests.h"
@@ -70,7 +70,7 @@ static void listed(void *data, const struct db_result *res)
         free(w);
 }
 
-void list_other_nodes(struct registry *reg, struct conn *c, const struct sw_list_params *p,
+void list_other_nodes(struct daemon *d, struct conn *c, const struct sw_list_params *p,
                       struct reply *r)
 {
         struct list_wait *w;
@@ -78,8 +78,7 @@ void list_other_nodes(struct registry *reg, struct conn *c, const struct sw_list
 
         /* What requests_may_touch() lets the client see, of other nodes' as the last renewal
          * saw them. */
-        if ((!conn_is_admin(c) && owner >= 0 && owner != (int64_t)c->uid) ||
-            store_alone(reg->store))
+        if ((!conn_is_admin(c) && owner >= 0 && owner != (int64_t)c->uid) || store_alone(d->store))
                 return;
         if (!conn_is_admin(c))
                 owner = c->uid;
@@ -94,5 +93,5 @@ void list_other_nodes(struct registry *reg, struct conn *c, const struct sw_list
         };
         r->result = NULL;
         r->deferred = true;
-        store_list_jobs(reg->store, p->after_id, owner, p->state, p->limit, listed, w);
+        store_list_jobs(d->store, p->after_id, owner, p->state, p->limit, listed, w);
 }

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "jobs/daemon.h"
 #include "jobs/record.h"
-#include "jobs/registry.h"
 #include "methods/method.h"
 #include "methods/requests.h"
 #include "server/conn.h"
@@ -221,12 +221,11 @@ static void db_read_done(void *data, const struct db_result *res)
         reply_read(x);
 }
 
-static void handle_log(struct registry *reg, struct conn *c, union params *params,
-                       struct reply *r)
+static void handle_log(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
         struct sw_log_params *p = &params->log;
-        struct job *job = registry_find(reg, p->id);
-        const struct run_record *rec = job ? job->last : registry_last_run(reg, p->id);
+        struct job *job = registry_find(&d->registry, p->id);
+        const struct run_record *rec = job ? job->last : daemon_last_run(d, p->id);
         struct log_read *x;
         char *path = NULL;
         bool running = job && slow_work_is_executing(&job->dw.work);
@@ -239,7 +238,7 @@ static void handle_log(struct registry *reg, struct conn *c, union params *param
                 }
         }
         if (running)
-                path = record_log_path(reg->shared.run.log_dir, p->id,
+                path = record_log_path(d->shared.run.log_dir, p->id,
                                        __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE));
         else if (!running && rec && rec->log)
                 path = strdup(rec->log);
@@ -283,8 +282,8 @@ static void handle_log(struct registry *reg, struct conn *c, union params *param
                 x->max = 4;
         x->running = running;
         /* Another node's run: its log file is there, and its copy in the shared database. */
-        if (!running && rec && store_other_node(reg->store, rec->node))
-                store_read_log(reg->store, p->id, rec->run, x->offset, x->max, db_read_done, x);
+        if (!running && rec && store_other_node(d->store, rec->node))
+                store_read_log(d->store, p->id, rec->run, x->offset, x->max, db_read_done, x);
         else
                 uv_queue_work(c->clients->loop, &x->work, read_work, read_done);
         r->deferred = true;

@@ -13,7 +13,7 @@
 #include "proto.h"
 
 struct conn;
-struct registry;
+struct daemon;
 
 /* Room for any method's parameters. */
 union params {
@@ -47,8 +47,8 @@ struct method {
         const char *name; /* NULL ends a table */
         const struct sw_param *params;
         /* Fills in what parameters that are not given stand for. */
-        void (*prefill)(struct registry *reg, union params *p);
-        void (*handle)(struct registry *reg, struct conn *c, union params *p, struct reply *r);
+        void (*prefill)(struct daemon *d, union params *p);
+        void (*handle)(struct daemon *d, struct conn *c, union params *p, struct reply *r);
         /* Its param "id" names a job: one that another node holds or ran is asked there. */
         bool by_id;
 };
@@ -67,13 +67,13 @@ int reply_error(struct reply *r, int code, const char *fmt, ...)
 
 /* The request again, answered with conn_reply() (the id's reference taken over), r's claimed as
  * given. */
-void method_call_again(struct registry *reg, struct conn *c, const char *name, json_object *id,
+void method_call_again(struct daemon *d, struct conn *c, const char *name, json_object *id,
                        json_object *params, struct reply *r);
 
 /* The live job a request names, if the client may touch it; else NULL and an error reply. */
-struct job *method_lookup_job(struct registry *reg, struct conn *c, int64_t id, struct reply *r);
+struct job *method_lookup_job(struct daemon *d, struct conn *c, int64_t id, struct reply *r);
 /* The queue param names (NULL: the default queue); else NULL and an error reply naming param. */
-struct queue *method_lookup_queue(struct registry *reg, const char *param, const char *name,
+struct queue *method_lookup_queue(struct daemon *d, const char *param, const char *name,
                                   struct reply *r);
 
 #endif

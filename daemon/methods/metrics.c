@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobs/registry.h"
+#include "jobs/daemon.h"
 #include "methods/method.h"
 #include "methods/metrics.h"
 #include "run/run.h"
@@ -25,16 +25,16 @@ struct pool_view {
 static const char *const classes[] = {"slow", "very-slow"};
 
 /* The queues' pools (malloc'd, *n of them), or NULL. */
-static struct pool_view *pools_of(struct registry *reg, size_t *n)
+static struct pool_view *pools_of(struct daemon *d, size_t *n)
 {
         struct pool_view *pools;
         struct queue *q;
         size_t i = 0;
 
-        for (q = reg->queues; q; q = q->next)
+        for (q = d->queues; q; q = q->next)
                 i++;
         pools = calloc(i, sizeof(*pools));
-        for (q = reg->queues, i = 0; pools && q; q = q->next, i++)
+        for (q = d->queues, i = 0; pools && q; q = q->next, i++)
                 pools[i] = (struct pool_view){
                     .name = q->name, .pool = q->pool, .settings = &q->settings};
         *n = i;
@@ -189,17 +189,17 @@ static void settings(FILE *f, const struct sw_settings *daemon, const struct poo
 }
 
 /* The node: its name, whether its lease ran out unrenewed, and the live nodes it sees. */
-static void node(FILE *f, struct registry *reg)
+static void node(FILE *f, struct daemon *d)
 {
         struct db_node *nodes;
         size_t n = 0;
 
         family(f, "slowwork_node_info", "gauge", "This daemon's node name, as a label.");
-        fprintf(f, "slowwork_node_info{node=\"%s\"} 1\n", reg->shared.node);
+        fprintf(f, "slowwork_node_info{node=\"%s\"} 1\n", d->shared.node);
         family(f, "slowwork_node_fenced", "gauge",
                "1 while the node's lease runs out unrenewed: its runs are stopped, none starts.");
-        fprintf(f, "slowwork_node_fenced %d\n", run_fenced(&reg->shared.run) ? 1 : 0);
-        if (store_nodes(reg->store, &nodes, &n) == 0)
+        fprintf(f, "slowwork_node_fenced %d\n", run_fenced(&d->shared.run) ? 1 : 0);
+        if (store_nodes(d->store, &nodes, &n) == 0)
                 free(nodes);
         family(f, "slowwork_nodes", "gauge", "Live nodes of the job database.");
         fprintf(f, "slowwork_nodes %zu\n", n);
@@ -225,15 +225,15 @@ static void process(FILE *f, double start_time)
         fprintf(f, "process_start_time_seconds %.0f\n", start_time);
 }
 
-char *metrics_text(struct registry *reg, const struct clients *clients)
+char *metrics_text(struct daemon *d, const struct clients *clients)
 {
         size_t n, len;
-        struct pool_view *pools = pools_of(reg, &n);
+        struct pool_view *pools = pools_of(d, &n);
         char *text = NULL;
         FILE *f;
 
         for (size_t p = 0; pools && p < n; p++)
-                if (!(pools[p].counted = metrics_queue(&reg->metrics, pools[p].name))) {
+                if (!(pools[p].counted = metrics_queue(&d->metrics, pools[p].name))) {
                         free(pools);
                         return NULL;
                 }
@@ -243,19 +243,19 @@ char *metrics_text(struct registry *reg, const struct clients *clients)
                 return NULL;
         }
         family(f, "slowwork_submits_total", "counter", "Submits accepted.");
-        fprintf(f, "slowwork_submits_total %llu\n", (unsigned long long)reg->metrics.submits);
+        fprintf(f, "slowwork_submits_total %llu\n", (unsigned long long)d->metrics.submits);
         runs(f, pools, n);
         jobs_and_threads(f, pools, n);
-        settings(f, &reg->settings, pools, n);
+        settings(f, &d->settings, pools, n);
         family(f, "slowwork_database_errors_total", "counter",
                "Reads and commits of the state database that failed.");
         fprintf(f, "slowwork_database_errors_total %llu\n",
-                (unsigned long long)store_errors(reg->store));
-        rejected_rows(f, reg->store);
+                (unsigned long long)store_errors(d->store));
+        rejected_rows(f, d->store);
         family(f, "slowwork_connections", "gauge", "Client connections open.");
         fprintf(f, "slowwork_connections %u\n", clients->n);
-        node(f, reg);
-        process(f, reg->metrics.start_time);
+        node(f, d);
+        process(f, d->metrics.start_time);
         free(pools);
         if (ferror(f) | fclose(f)) {
                 free(text);
@@ -264,9 +264,9 @@ char *metrics_text(struct registry *reg, const struct clients *clients)
         return text;
 }
 
-static void handle_metrics(struct registry *reg, struct conn *c, union params *p, struct reply *r)
+static void handle_metrics(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
-        char *text = metrics_text(reg, c->clients);
+        char *text = metrics_text(d, c->clients);
 
         if (!text) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");

@@ -5,9 +5,9 @@
 #define SLOWWORKD_METHODS_METRICS_H
 
 struct clients;
-struct registry;
+struct daemon;
 
 /* The text (malloc'd), or NULL when out of memory. */
-char *metrics_text(struct registry *reg, const struct clients *clients);
+char *metrics_text(struct daemon *d, const struct clients *clients);
 
 #endif

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "jobs/daemon.h"
 #include "jobs/queues.h"
-#include "jobs/registry.h"
 #include "methods/history-nodes.h"
 #include "methods/list-nodes.h"
 #include "methods/method.h"
@@ -48,8 +48,7 @@ static json_object *live_status(struct job *job)
         return o;
 }
 
-static void handle_status(struct registry *reg, struct conn *c, union params *params,
-                          struct reply *r)
+static void handle_status(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
         const struct run_record *rec;
         struct slow_work_stats st;
@@ -57,7 +56,7 @@ static void handle_status(struct registry *reg, struct conn *c, union params *pa
         json_object *q;
 
         if (params->id.id) {
-                job = registry_find(reg, params->id.id);
+                job = registry_find(&d->registry, params->id.id);
                 if (job && !requests_may_touch(c, job->owner)) {
                         reply_error(r, SW_E_PERMISSION, "job %lld is not yours",
                                     (long long)job->id);
@@ -67,7 +66,7 @@ static void handle_status(struct registry *reg, struct conn *c, union params *pa
                         r->result = live_status(job);
                         return;
                 }
-                rec = registry_last_run(reg, params->id.id);
+                rec = daemon_last_run(d, params->id.id);
                 if (!rec)
                         reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)params->id.id);
                 else if (!requests_may_touch(c, rec->owner))
@@ -77,7 +76,7 @@ static void handle_status(struct registry *reg, struct conn *c, union params *pa
                         r->result = status_from_history(rec, params->id.id);
                 return;
         }
-        queues_stats(reg, NULL, &st);
+        queues_stats(d, NULL, &st);
         r->result = json_object_new_object();
         json_object_object_add(r->result, "version", json_object_new_string(PACKAGE_VERSION));
         json_object_object_add(r->result, "pid", json_object_new_int((int)getpid()));
@@ -87,11 +86,12 @@ static void handle_status(struct registry *reg, struct conn *c, union params *pa
         json_object_object_add(q, "slow", json_object_new_int64(st.queued_slow));
         json_object_object_add(q, "very-slow", json_object_new_int64(st.queued_very_slow));
         json_object_object_add(r->result, "queued", q);
-        json_object_object_add(r->result, "items", json_object_new_int64((int64_t)reg->njobs));
+        json_object_object_add(r->result, "items",
+                               json_object_new_int64((int64_t)d->registry.njobs));
         json_object_object_add(r->result, "connections", json_object_new_int64(c->clients->n));
-        json_object_object_add(r->result, "node", json_object_new_string(reg->shared.node));
+        json_object_object_add(r->result, "node", json_object_new_string(d->shared.node));
         json_object_object_add(r->result, "fenced",
-                               json_object_new_boolean(run_fenced(&reg->shared.run)));
+                               json_object_new_boolean(run_fenced(&d->shared.run)));
 }
 
 static bool listed(struct conn *c, const struct sw_list_params *p, struct job *job)
@@ -101,20 +101,20 @@ static bool listed(struct conn *c, const struct sw_list_params *p, struct job *j
 }
 
 /* The live jobs in a state (-1: any), as the metrics count them. */
-static int64_t count_in_state(struct registry *reg, int state)
+static int64_t count_in_state(struct daemon *d, int state)
 {
         int64_t n = 0;
 
         if (state < 0)
-                return (int64_t)reg->njobs;
-        for (const struct metrics_queue *q = reg->metrics.queues; q; q = q->next)
+                return (int64_t)d->registry.njobs;
+        for (const struct metrics_queue *q = d->metrics.queues; q; q = q->next)
                 n += q->jobs[0][state] + q->jobs[1][state];
         return n;
 }
 
 /* How many live jobs the list matches in all, from the counts kept, without a walk: -1 when no
  * count tells (a state and an owner, another than every live job's). */
-static int64_t count_listed(struct registry *reg, struct conn *c, const struct sw_list_params *p,
+static int64_t count_listed(struct daemon *d, struct conn *c, const struct sw_list_params *p,
                             int state)
 {
         bool any_owner = p->owner < 0 && conn_is_admin(c);
@@ -124,22 +124,23 @@ static int64_t count_listed(struct registry *reg, struct conn *c, const struct s
         if (!requests_may_touch(c, owner))
                 return 0;
         if (any_owner)
-                return count_in_state(reg, state);
-        owned = (int64_t)users_count(&reg->users, owner);
+                return count_in_state(d, state);
+        owned = (int64_t)users_count(&d->users, owner);
         if (state < 0)
                 return owned;
-        return owned == (int64_t)reg->njobs ? count_in_state(reg, state) : -1;
+        return owned == (int64_t)d->registry.njobs ? count_in_state(d, state) : -1;
 }
 
 /* Whether the list shows every live job: no state asked for, and the client may see all and
  * asks for all (an admin, or everyone's jobs are the owner's). */
-static bool lists_all(struct registry *reg, struct conn *c, const struct sw_list_params *p)
+static bool lists_all(struct daemon *d, struct conn *c, const struct sw_list_params *p)
 {
         uid_t owner = p->owner >= 0 ? (uid_t)p->owner : c->uid;
 
         if (p->state || !requests_may_touch(c, owner))
                 return false;
-        return (p->owner < 0 && conn_is_admin(c)) || users_count(&reg->users, owner) == reg->njobs;
+        return (p->owner < 0 && conn_is_admin(c)) ||
+               users_count(&d->users, owner) == d->registry.njobs;
 }
 
 /* The listed jobs from the first up to job (included), walked back from it. */
@@ -153,35 +154,35 @@ static int64_t listed_up_to(struct conn *c, const struct sw_list_params *p, stru
 }
 
 /* Whether the live job's id is nearer the first's than the last's. */
-static bool nearer_first(struct registry *reg, const struct job *job)
+static bool nearer_first(struct daemon *d, const struct job *job)
 {
-        return (uint64_t)(job->id - reg->first->id) < (uint64_t)(reg->last->id - job->id);
+        return (uint64_t)(job->id - d->registry.first->id) <
+               (uint64_t)(d->registry.last->id - job->id);
 }
 
 /* The first live job after id: looked for from the nearer end of the list. */
-static struct job *first_after(struct registry *reg, int64_t id)
+static struct job *first_after(struct daemon *d, int64_t id)
 {
-        struct job *job = id ? registry_find(reg, id) : NULL;
+        struct job *job = id ? registry_find(&d->registry, id) : NULL;
 
         if (job)
                 return job->onext;
-        if (!reg->first || id < reg->first->id)
-                return reg->first;
-        if (id - reg->first->id < reg->last->id - id) {
-                for (job = reg->first; job && job->id <= id; job = job->onext)
+        if (!d->registry.first || id < d->registry.first->id)
+                return d->registry.first;
+        if (id - d->registry.first->id < d->registry.last->id - id) {
+                for (job = d->registry.first; job && job->id <= id; job = job->onext)
                         ;
                 return job;
         }
-        for (job = reg->last; job && job->id > id; job = job->oprev)
+        for (job = d->registry.last; job && job->id > id; job = job->oprev)
                 ;
-        return job ? job->onext : reg->first;
+        return job ? job->onext : d->registry.first;
 }
 
 /* A page of the live jobs the client may see, by id, and how many more there are: counted from
- * the counts the registry keeps (of all, by owner, by state, by block of ids), less those up to
+ * the counts the daemon keeps (of all, by owner, by state, by block of ids), less those up to
  * the page's end; what no count tells is walked, from the nearer end of the list. */
-static void handle_list(struct registry *reg, struct conn *c, union params *params,
-                        struct reply *r)
+static void handle_list(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
         const struct sw_list_params *p = &params->list;
         struct job *job = NULL, *start;
@@ -200,8 +201,8 @@ static void handle_list(struct registry *reg, struct conn *c, union params *para
         }
         if (!p->state)
                 state = -1;
-        start = first_after(reg, p->after_id);
-        total = count_listed(reg, c, p, state);
+        start = first_after(d, p->after_id);
+        total = count_listed(d, c, p, state);
         /* From the first job on, the walk stops once it has found as many as are counted. */
         all = start && start->oprev ? -1 : total;
         items = json_object_new_array();
@@ -211,14 +212,14 @@ static void handle_list(struct registry *reg, struct conn *c, union params *para
                         json_object_array_add(items, live_status(job));
                         n++;
                 }
-        before = job && lists_all(reg, c, p) ? registry_count_before(reg, job) : -1;
+        before = job && lists_all(d, c, p) ? registry_count_before(&d->registry, job) : -1;
         if (!job)
                 more = 0;
         else if (total >= 0 && (!start || !start->oprev))
                 more = total - n;
         else if (before >= 0)
-                more = (int64_t)reg->njobs - before;
-        else if (total >= 0 && nearer_first(reg, job))
+                more = (int64_t)d->registry.njobs - before;
+        else if (total >= 0 && nearer_first(d, job))
                 more = total - listed_up_to(c, p, job->oprev);
         else
                 for (; job; job = job->onext)
@@ -230,16 +231,16 @@ static void handle_list(struct registry *reg, struct conn *c, union params *para
         json_object_object_add(r->result, "items", items);
         json_object_object_add(r->result, "more", json_object_new_int64(more));
         /* A node serving another node's client answers for itself alone. */
-        if (store_shared(reg->store) && !c->relayed)
-                list_other_nodes(reg, c, p, r);
+        if (store_shared(d->store) && !c->relayed)
+                list_other_nodes(d, c, p, r);
 }
 
-static void prefill_list(struct registry *reg, union params *p)
+static void prefill_list(struct daemon *d, union params *p)
 {
         p->list.owner = -1;
 }
 
-static void handle_subscribe(struct registry *reg, struct conn *c, union params *params,
+static void handle_subscribe(struct daemon *d, struct conn *c, union params *params,
                              struct reply *r)
 {
         if (requests_subscribe(c) < 0) {
@@ -249,11 +250,11 @@ static void handle_subscribe(struct registry *reg, struct conn *c, union params 
         r->result = json_object_new_object();
         json_object_object_add(r->result, "subscribed", json_object_new_boolean(1));
         /* Another node's client subscribes to that node alone. */
-        if (reg->relay && !c->relayed)
-                relay_subscribe(reg->relay, c);
+        if (d->relay && !c->relayed)
+                relay_subscribe(d->relay, c);
 }
 
-static void prefill_history(struct registry *reg, union params *p)
+static void prefill_history(struct daemon *d, union params *p)
 {
         p->history.limit = 100;
         p->history.owner = -1;
@@ -268,10 +269,10 @@ struct history_query {
         struct sw_run_position before; /* id 0: none */
 };
 
-static int history_query(struct registry *reg, struct conn *c, const struct sw_history_params *p,
+static int history_query(struct daemon *d, struct conn *c, const struct sw_history_params *p,
                          struct history_query *q, struct reply *r)
 {
-        *q = (struct history_query){.start = reg->history.n};
+        *q = (struct history_query){.start = d->history.n};
         if (p->outcome &&
             sw_outcomes_parse(p->outcome, &q->outcomes, r->message, sizeof(r->message)))
                 return r->code = SW_E_INVALID_PARAMS;
@@ -287,12 +288,12 @@ static int history_query(struct registry *reg, struct conn *c, const struct sw_h
 }
 
 /* Where the page starts in this node's history: below the run before, if it is there. */
-static int history_start(struct registry *reg, struct history_query *q, struct reply *r)
+static int history_start(struct daemon *d, struct history_query *q, struct reply *r)
 {
         if (!q->before.id)
                 return 0;
         while (q->start-- > 0) {
-                const struct run_record *rec = history_at(&reg->history, q->start);
+                const struct run_record *rec = history_at(&d->history, q->start);
 
                 if (rec->id == q->before.id && rec->run == q->before.run)
                         return 0;
@@ -308,8 +309,7 @@ static bool history_match(const struct history_query *q, const struct sw_history
                (!q->outcomes || (q->outcomes & sw_outcome_bit(rec->outcome)));
 }
 
-static void handle_history(struct registry *reg, struct conn *c, union params *params,
-                           struct reply *r)
+static void handle_history(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
         const struct sw_history_params *p = &params->history;
         struct history_query q;
@@ -317,21 +317,21 @@ static void handle_history(struct registry *reg, struct conn *c, union params *p
         bool more = false;
         size_t i, bytes = 0;
 
-        if (history_query(reg, c, p, &q, r))
+        if (history_query(d, c, p, &q, r))
                 return;
         /* Nodes share their runs: every node's, from the database. */
-        if (store_shared(reg->store)) {
-                history_of_all_nodes(reg, c, p, q.any_owner ? -1 : (int64_t)q.owner, q.outcomes,
+        if (store_shared(d->store)) {
+                history_of_all_nodes(d, c, p, q.any_owner ? -1 : (int64_t)q.owner, q.outcomes,
                                      &q.before, r);
                 return;
         }
-        if (history_start(reg, &q, r))
+        if (history_start(d, &q, r))
                 return;
         runs = json_object_new_array();
         r->result = json_object_new_object();
         json_object_object_add(r->result, "runs", runs);
         for (i = q.start; i-- > 0;) {
-                const struct run_record *rec = history_at(&reg->history, i);
+                const struct run_record *rec = history_at(&d->history, i);
 
                 if (history_match(&q, p, rec) && !history_page_add(runs, rec, p->limit, &bytes)) {
                         more = true;

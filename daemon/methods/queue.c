@@ -43,8 +43,7 @@ static json_object *given_settings(json_object *params, json_object *nested, str
         return given;
 }
 
-static void handle_queue_add(struct registry *reg, struct conn *c, union params *p,
-                             struct reply *r)
+static void handle_queue_add(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         json_object *given;
         char err[256];
@@ -59,7 +58,7 @@ static void handle_queue_add(struct registry *reg, struct conn *c, union params 
         given = given_settings(r->params, p->queue.nested, r);
         if (!given)
                 return;
-        e = queues_add(reg, p->queue.name, given, err, sizeof(err));
+        e = queues_add(d, p->queue.name, given, err, sizeof(err));
         json_object_put(given);
         if (e == -EEXIST)
                 reply_error(r, SW_E_CONFLICT, "%s", err);
@@ -68,8 +67,8 @@ static void handle_queue_add(struct registry *reg, struct conn *c, union params 
         else if (e < 0)
                 reply_error(r, SW_E_INTERNAL, "cannot add queue %s: %s", p->queue.name, err);
         else {
-                shared_settings_changed(reg);
-                r->result = queues_json(reg, queues_find(reg, p->queue.name));
+                shared_settings_changed(d);
+                r->result = queues_json(d, queues_find(d, p->queue.name));
         }
 }
 
@@ -85,20 +84,20 @@ static bool holds_jobs(const struct queue *q, int *code, char *message, size_t l
 }
 
 /* The queue goes (on every node of a shared database): queue.remove's result. */
-static json_object *remove_queue(struct registry *reg, struct queue *q)
+static json_object *remove_queue(struct daemon *d, struct queue *q)
 {
         json_object *result = json_object_new_object();
 
         json_object_object_add(result, "name", json_object_new_string(q->name));
         json_object_object_add(result, "removed", json_object_new_boolean(1));
-        queues_remove(reg, q);
-        shared_settings_changed(reg);
+        queues_remove(d, q);
+        shared_settings_changed(d);
         return result;
 }
 
 /* A queue.remove on a shared database, waiting for how many jobs the other nodes hold in it. */
 struct removal {
-        struct registry *reg;
+        struct daemon *d;
         struct conn *c;
         json_object *id;
         char name[SW_QUEUE_NAME_MAX + 1];
@@ -107,11 +106,11 @@ struct removal {
 static void counted(void *data, const struct db_result *res)
 {
         struct removal *rm = data;
-        struct queue *q = queues_find(rm->reg, rm->name);
+        struct queue *q = queues_find(rm->d, rm->name);
         char message[256];
         int code = 0;
 
-        if (!res || registry_stopping(rm->reg)) {
+        if (!res || daemon_stopping(rm->d)) {
                 json_object_put(rm->id);
                 goto out;
         }
@@ -133,32 +132,31 @@ static void counted(void *data, const struct db_result *res)
         if (code || holds_jobs(q, &code, message, sizeof(message)))
                 conn_reply(rm->c, rm->id, NULL, code, message);
         else
-                conn_reply(rm->c, rm->id, remove_queue(rm->reg, q), 0, NULL);
+                conn_reply(rm->c, rm->id, remove_queue(rm->d, q), 0, NULL);
 out:
         conn_unref(rm->c);
         free(rm);
 }
 
-static void handle_queue_remove(struct registry *reg, struct conn *c, union params *p,
-                                struct reply *r)
+static void handle_queue_remove(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         struct removal *rm;
         struct queue *q;
 
         if (!admin_only(c, "remove", r))
                 return;
-        q = method_lookup_queue(reg, "name", p->queue.name, r);
+        q = method_lookup_queue(d, "name", p->queue.name, r);
         if (!q)
                 return;
-        if (q == reg->queues) {
+        if (q == d->queues) {
                 reply_error(r, SW_E_INVALID_PARAMS,
                             "parameter \"name\": the default queue cannot be removed");
                 return;
         }
         if (holds_jobs(q, &r->code, r->message, sizeof(r->message)))
                 return;
-        if (!store_shared(reg->store)) {
-                r->result = remove_queue(reg, q);
+        if (!store_shared(d->store)) {
+                r->result = remove_queue(d, q);
                 return;
         }
         rm = malloc(sizeof(*rm));
@@ -166,19 +164,18 @@ static void handle_queue_remove(struct registry *reg, struct conn *c, union para
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
-        *rm = (struct removal){reg, conn_ref(c), json_object_get(r->id), ""};
+        *rm = (struct removal){d, conn_ref(c), json_object_get(r->id), ""};
         snprintf(rm->name, sizeof(rm->name), "%s", q->name);
         r->deferred = true;
-        store_count_queue_jobs(reg->store, q->name, counted, rm);
+        store_count_queue_jobs(d->store, q->name, counted, rm);
 }
 
-static void handle_queue_list(struct registry *reg, struct conn *c, union params *p,
-                              struct reply *r)
+static void handle_queue_list(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         json_object *list = json_object_new_array();
 
-        for (struct queue *q = reg->queues; q; q = q->next)
-                json_object_array_add(list, queues_json(reg, q));
+        for (struct queue *q = d->queues; q; q = q->next)
+                json_object_array_add(list, queues_json(d, q));
         r->result = json_object_new_object();
         json_object_object_add(r->result, "queues", list);
 }

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 
 #include "jobs/answer.h"
+#include "jobs/daemon.h"
 #include "jobs/lifecycle.h"
-#include "jobs/registry.h"
 #include "methods/requests.h"
 #include "server/conn.h"
 #include "store/run-record.h"
@@ -28,14 +28,14 @@ bool requests_may_touch(const struct conn *c, uid_t owner)
         return c->uid == owner || conn_is_admin(c);
 }
 
-bool requests_may_see_rq_entry(struct registry *reg, const struct conn *c,
+bool requests_may_see_rq_entry(struct daemon *d, const struct conn *c,
                                const struct slow_work_rq_entry *e)
 {
         struct job *job;
 
         if (conn_is_admin(c))
                 return true;
-        job = registry_job_of_rq_entry(reg, e);
+        job = registry_job_of_rq_entry(&d->registry, e);
         return job && requests_may_touch(c, job->owner);
 }
 
@@ -111,7 +111,7 @@ bool requests_unhold(struct conn *c, struct job *job)
         return false;
 }
 
-void requests_forget(struct registry *reg, struct conn *c)
+void requests_forget(struct daemon *d, struct conn *c)
 {
         struct client *cl = c->data;
 
@@ -119,11 +119,11 @@ void requests_forget(struct registry *reg, struct conn *c)
                 return;
         c->data = NULL;
         while (cl->nholds > 0) {
-                struct job *job = registry_find(reg, cl->holds[--cl->nholds]);
+                struct job *job = registry_find(&d->registry, cl->holds[--cl->nholds]);
 
                 if (job) {
                         job->handles--;
-                        lifecycle_check_idle(reg, job);
+                        lifecycle_check_idle(d, job);
                 }
         }
         free(cl->holds);

@@ -14,15 +14,15 @@
 struct answer;
 struct clients;
 struct conn;
+struct daemon;
 struct job;
-struct registry;
 struct run_record;
 struct slow_work_rq_entry;
 
 /* Whether the client may see and act on what this user owns: the owner, and admins. */
 bool requests_may_touch(const struct conn *c, uid_t owner);
 /* Whether the client may see a row of the pool's run queue: its own job's, or any for an admin. */
-bool requests_may_see_rq_entry(struct registry *reg, const struct conn *c,
+bool requests_may_see_rq_entry(struct daemon *d, const struct conn *c,
                                const struct slow_work_rq_entry *e);
 
 /* The request id of c, answered on c later: NULL when out of memory. Freed by its done or drop
@@ -34,11 +34,11 @@ void requests_answer_free(struct answer *a);
 int requests_hold(struct conn *c, struct job *job);
 bool requests_unhold(struct conn *c, struct job *job);
 /* The connection goes: its handles go with it. */
-void requests_forget(struct registry *reg, struct conn *c);
+void requests_forget(struct daemon *d, struct conn *c);
 
 /* Subscribed clients hear of every job they may see: its state, and a run's outcome. */
 int requests_subscribe(struct conn *c);
-/* The registry's on_event, its data the daemon's clients. */
+/* The daemon's on_event, its data the daemon's clients. */
 void requests_notify(void *clients, const struct job *job, const char *state,
                      const struct run_record *ended);
 

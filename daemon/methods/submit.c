@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "jobs/daemon.h"
 #include "jobs/lifecycle.h"
-#include "jobs/registry.h"
 #include "jobs/waits.h"
 #include "methods/claim.h"
 #include "methods/method.h"
@@ -14,7 +14,7 @@
 #include "store/store.h"
 
 /* The reply says the job will run: it waits until the job is on disk, whoever queued it. */
-static void enqueue_reply(struct registry *reg, struct conn *c, struct job *job, double delay,
+static void enqueue_reply(struct daemon *d, struct conn *c, struct job *job, double delay,
                           struct reply *r)
 {
         const char *extra;
@@ -23,7 +23,7 @@ static void enqueue_reply(struct registry *reg, struct conn *c, struct job *job,
         /* A cancel is under way: what is queued now would be cancelled too. */
         e = __atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE)
                 ? -ECANCELED
-                : registry_enqueue(reg, job, delay, &extra);
+                : daemon_enqueue(d, job, delay, &extra);
         if (e == -ECANCELED) {
                 reply_error(r, SW_E_BUSY, "job %lld is being cancelled", (long long)job->id);
                 return;
@@ -33,23 +33,23 @@ static void enqueue_reply(struct registry *reg, struct conn *c, struct job *job,
                             strerror(-e));
                 return;
         }
-        r->result = registry_state_result(job, extra);
+        r->result = job_state_result(job, extra);
         conn_wait_for(c, job->saved_seq);
         if (!extra || strcmp(extra, "coalesced") != 0)
-                registry_notify(reg, job, "pending", NULL);
+                daemon_notify(d, job, "pending", NULL);
 }
 
 /* Whether the owner may have one more job queued (max-queued-per-user): false with the busy
  * error in r if not. */
-static bool queued_room(struct registry *reg, struct queue *queue, uid_t owner, struct reply *r)
+static bool queued_room(struct daemon *d, struct queue *queue, uid_t owner, struct reply *r)
 {
         int64_t n;
 
-        if (!users_may_queue(&reg->users, owner, &n)) {
+        if (!users_may_queue(&d->users, owner, &n)) {
                 reply_error(r, SW_E_BUSY,
                             "user %u has %lld job%s queued: max-queued-per-user is %lld",
                             (unsigned)owner, (long long)n, n == 1 ? "" : "s",
-                            (long long)users_max_queued(&reg->users));
+                            (long long)users_max_queued(&d->users));
                 return false;
         }
         if (!users_may_queue(&queue->users, owner, &n)) {
@@ -69,42 +69,42 @@ static int deps_code(int e)
 }
 
 /* Whether the submit's after and after_any may be waited for by job (NULL: a new one). */
-static bool deps_ok(struct registry *reg, struct conn *c, const struct job *job,
+static bool deps_ok(struct daemon *d, struct conn *c, const struct job *job,
                     const struct sw_submit_params *p, struct reply *r)
 {
         char err[256];
-        int e = waits_check(reg, c->uid, job, "after", p->after, err, sizeof(err));
+        int e = waits_check(d, c->uid, job, "after", p->after, err, sizeof(err));
 
         if (e == 0)
-                e = waits_check(reg, c->uid, job, "after_any", p->after_any, err, sizeof(err));
+                e = waits_check(d, c->uid, job, "after_any", p->after_any, err, sizeof(err));
         if (e < 0)
                 reply_error(r, deps_code(e), "%s", err);
         return e == 0;
 }
 
 /* The job waits for the submit's after and after_any jobs, or is queued when none is left. */
-static void wait_reply(struct registry *reg, struct conn *c, struct job *job,
+static void wait_reply(struct daemon *d, struct conn *c, struct job *job,
                        const struct sw_submit_params *p, struct reply *r)
 {
-        int w = waits_add(reg, job, p->after, p->after_any);
+        int w = waits_add(d, job, p->after, p->after_any);
 
         if (w < 0) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
         if (w == 0) {
-                enqueue_reply(reg, c, job, p->delay, r);
+                enqueue_reply(d, c, job, p->delay, r);
                 return;
         }
-        r->result = registry_state_result(job, NULL);
-        registry_save_state(reg, job, NULL);
+        r->result = job_state_result(job, NULL);
+        daemon_save_state(d, job, NULL);
         if (w == 1)
-                registry_notify(reg, job, "waiting", NULL);
+                daemon_notify(d, job, "waiting", NULL);
 }
 
 /* A submit whose key names a live job of the same owner: that job is enqueued instead; with
  * after or after_any, a job that waits or is done waits for them (too). */
-static void submit_again(struct registry *reg, struct conn *c, struct job *job,
+static void submit_again(struct daemon *d, struct conn *c, struct job *job,
                          const struct sw_submit_params *p, struct reply *r)
 {
         bool deps = p->after || p->after_any;
@@ -116,7 +116,7 @@ static void submit_again(struct registry *reg, struct conn *c, struct job *job,
                             (long long)job->id, p->key, job_state(job));
                 return;
         }
-        if (deps && !deps_ok(reg, c, job, p, r))
+        if (deps && !deps_ok(d, c, job, p, r))
                 return;
         if (!job_same_payload(job, p)) {
                 reply_error(r, SW_E_CONFLICT,
@@ -125,7 +125,7 @@ static void submit_again(struct registry *reg, struct conn *c, struct job *job,
                 return;
         }
         /* One that is not idle coalesces, or runs once more: it is queued already, or running. */
-        if (job_idle(job) && !queued_room(reg, job->queue, job->owner, r))
+        if (job_idle(job) && !queued_room(d, job->queue, job->owner, r))
                 return;
         if (p->hold && requests_hold(c, job) < 0) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
@@ -134,19 +134,19 @@ static void submit_again(struct registry *reg, struct conn *c, struct job *job,
         if (p->persist && !job->persist) {
                 job->persist = true;
                 job->handles++;
-                registry_save_state(reg, job, NULL);
+                daemon_save_state(d, job, NULL);
         }
         if (deps) {
-                wait_reply(reg, c, job, p, r);
-                lifecycle_check_idle(reg, job); /* it may have ended at once: dependency-failed */
+                wait_reply(d, c, job, p, r);
+                lifecycle_check_idle(d, job); /* it may have ended at once: dependency-failed */
         } else {
-                enqueue_reply(reg, c, job, p->delay, r);
+                enqueue_reply(d, c, job, p->delay, r);
         }
 }
 
 /* The limits a shell job gets: its own over the default-* settings, if this daemon can enforce
  * them; false with the error in r if not. */
-static bool job_limits(struct registry *reg, struct conn *c, const struct sw_submit_params *p,
+static bool job_limits(struct daemon *d, struct conn *c, const struct sw_submit_params *p,
                        struct sw_limits *ret, struct reply *r)
 {
         struct sw_limits asked;
@@ -163,8 +163,8 @@ static bool job_limits(struct registry *reg, struct conn *c, const struct sw_sub
                 reply_error(r, e == -ENOMEM ? SW_E_INTERNAL : SW_E_INVALID_PARAMS, "%s", err);
                 return false;
         }
-        limits_resolve(&asked, &reg->settings.limits, ret);
-        e = limits_check(ret, &asked, &reg->contain, conn_is_admin(c), err, sizeof(err));
+        limits_resolve(&asked, &d->settings.limits, ret);
+        e = limits_check(ret, &asked, &d->contain, conn_is_admin(c), err, sizeof(err));
         if (e < 0) {
                 reply_error(r, e == -EPERM ? SW_E_PERMISSION : SW_E_INVALID_PARAMS, "%s", err);
                 return false;
@@ -173,33 +173,33 @@ static bool job_limits(struct registry *reg, struct conn *c, const struct sw_sub
 }
 
 /* A new job (added): held, scheduled, waiting or queued as the submit says, and saved. */
-static void fresh(struct registry *reg, struct conn *c, struct job *job,
+static void fresh(struct daemon *d, struct conn *c, struct job *job,
                   const struct sw_submit_params *p, struct reply *r)
 {
         if (p->hold && requests_hold(c, job) < 0)
                 reply_error(r, SW_E_INTERNAL, "out of memory");
-        else if (job_recurs(job) && registry_schedule(reg, job) < 0)
+        else if (job_recurs(job) && daemon_schedule(d, job) < 0)
                 reply_error(r, SW_E_INTERNAL, "out of memory");
         else if (job_recurs(job))
-                r->result = registry_state_result(job, NULL); /* it runs at its ticks */
+                r->result = job_state_result(job, NULL); /* it runs at its ticks */
         else if (p->after || p->after_any)
-                wait_reply(reg, c, job, p, r);
+                wait_reply(d, c, job, p, r);
         else
-                enqueue_reply(reg, c, job, p->delay, r);
+                enqueue_reply(d, c, job, p->delay, r);
         if (r->code) {
-                lifecycle_check_idle(reg, job);
+                lifecycle_check_idle(d, job);
                 return;
         }
         /* A claimed key's row is written already. */
         if (job->payload)
-                registry_save_job(reg, job);
+                daemon_save_job(d, job);
         else
-                registry_save_state(reg, job, NULL);
+                daemon_save_state(d, job, NULL);
         /* One that ended at once (an after job had failed) goes, unless held. */
-        lifecycle_check_idle(reg, job);
+        lifecycle_check_idle(d, job);
 }
 
-static void submit(struct registry *reg, struct conn *c, union params *params, struct reply *r)
+static void submit(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
         struct sw_submit_params *p = &params->submit;
         struct sw_limits limits;
@@ -208,42 +208,42 @@ static void submit(struct registry *reg, struct conn *c, union params *params, s
         char err[256];
         int e;
 
-        if (__atomic_load_n(&reg->shared.run.stopping, __ATOMIC_ACQUIRE)) {
+        if (__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE)) {
                 reply_error(r, SW_E_BUSY, "slowworkd is shutting down");
                 return;
         }
-        if (store_failing(reg->store, err, sizeof(err))) {
+        if (store_failing(d->store, err, sizeof(err))) {
                 reply_error(r, SW_E_INTERNAL, "cannot save jobs: %s: %s",
-                            store_failing_means(reg->store), err);
+                            store_failing_means(d->store), err);
                 return;
         }
         /* A user's own instance runs that user's jobs; root's go to the system instance. */
-        if (!reg->shared.run.system && c->uid != reg->shared.run.uid) {
+        if (!d->shared.run.system && c->uid != d->shared.run.uid) {
                 reply_error(r, SW_E_PERMISSION,
                             "this is the instance of uid %u, which runs only its own jobs: "
                             "submit to the system instance, or as uid %u",
-                            (unsigned)reg->shared.run.uid, (unsigned)reg->shared.run.uid);
+                            (unsigned)d->shared.run.uid, (unsigned)d->shared.run.uid);
                 return;
         }
         /* A plugin runs inside the daemon, with its privileges. */
-        if ((p->plugin || p->entry || p->arg) && reg->shared.run.system && !conn_is_admin(c)) {
+        if ((p->plugin || p->entry || p->arg) && d->shared.run.system && !conn_is_admin(c)) {
                 reply_error(r, SW_E_PERMISSION,
                             "only admins may run plugin jobs in the system instance");
                 return;
         }
-        if (!(queue = method_lookup_queue(reg, "queue", p->queue, r)) ||
-            !job_limits(reg, c, p, &limits, r))
+        if (!(queue = method_lookup_queue(d, "queue", p->queue, r)) ||
+            !job_limits(d, c, p, &limits, r))
                 return;
-        if (p->key && (job = registry_find_key(reg, c->uid, queue, p->key))) {
+        if (p->key && (job = registry_find_key(&d->registry, c->uid, queue, p->key))) {
                 if (job == r->claimed)
-                        fresh(reg, c, job, p, r);
+                        fresh(d, c, job, p, r);
                 else
-                        submit_again(reg, c, job, p, r);
+                        submit_again(d, c, job, p, r);
                 return;
         }
-        if (!queued_room(reg, queue, c->uid, r))
+        if (!queued_room(d, queue, c->uid, r))
                 return;
-        e = job_new(&reg->shared, c->uid, queue, p, &limits, &job, err, sizeof(err));
+        e = job_new(&d->shared, c->uid, queue, p, &limits, &job, err, sizeof(err));
         if (e == -ENOMEM) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
@@ -252,36 +252,34 @@ static void submit(struct registry *reg, struct conn *c, union params *params, s
                 reply_error(r, e == -ENOENT ? SW_E_NOT_FOUND : SW_E_INVALID_PARAMS, "%s", err);
                 return;
         }
-        if (!deps_ok(reg, c, NULL, p, r)) {
+        if (!deps_ok(d, c, NULL, p, r)) {
                 job_unref(job);
                 return;
         }
         if (!job->x->plugin && !p->env && c->env)
                 job->env = envs_ref(c->env);
-        job->id = store_new_id(reg->store);
+        job->id = store_new_id(d->store);
         if (job->id < 0) {
                 job_unref(job);
                 reply_error(r, SW_E_INTERNAL, "cannot save jobs: %s: no job ids to be had",
-                            store_failing_means(reg->store));
+                            store_failing_means(d->store));
                 return;
         }
-        registry_add(reg, job);
-        if (p->key && store_shared(reg->store))
-                claim_submit(reg, c, job, p, r);
+        daemon_add_job(d, job);
+        if (p->key && store_shared(d->store))
+                claim_submit(d, c, job, p, r);
         else
-                fresh(reg, c, job, p, r);
+                fresh(d, c, job, p, r);
 }
 
-static void handle_submit(struct registry *reg, struct conn *c, union params *params,
-                          struct reply *r)
+static void handle_submit(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
-        submit(reg, c, params, r);
+        submit(d, c, params, r);
         if (!r->code)
-                metrics_submitted(&reg->metrics);
+                metrics_submitted(&d->metrics);
 }
 
-static void handle_enqueue(struct registry *reg, struct conn *c, union params *params,
-                           struct reply *r)
+static void handle_enqueue(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
         struct sw_enqueue_params *p = &params->enqueue;
         struct queue *queue;
@@ -291,40 +289,39 @@ static void handle_enqueue(struct registry *reg, struct conn *c, union params *p
                 reply_error(r, SW_E_INVALID_PARAMS, "give exactly one of \"id\" and \"key\"");
                 return;
         }
-        queue = method_lookup_queue(reg, "queue", p->queue, r);
+        queue = method_lookup_queue(d, "queue", p->queue, r);
         if (!queue)
                 return;
         if (p->key) {
-                job = registry_find_key(reg, c->uid, queue, p->key);
+                job = registry_find_key(&d->registry, c->uid, queue, p->key);
                 if (!job) {
                         reply_error(r, SW_E_NOT_FOUND, "no live job with key \"%s\" in queue %s",
                                     p->key, queue->name);
                         return;
                 }
-        } else if (!(job = method_lookup_job(reg, c, p->id, r))) {
+        } else if (!(job = method_lookup_job(d, c, p->id, r))) {
                 return;
         } else if (p->queue && job->queue != queue) {
                 reply_error(r, SW_E_INVALID_PARAMS, "parameter \"queue\": job %lld is in queue %s",
                             (long long)p->id, job->queue->name);
                 return;
         }
-        if (job_idle(job) && !queued_room(reg, job->queue, job->owner, r))
+        if (job_idle(job) && !queued_room(d, job->queue, job->owner, r))
                 return;
-        enqueue_reply(reg, c, job, 0, r);
+        enqueue_reply(d, c, job, 0, r);
 }
 
-static void handle_env_set(struct registry *reg, struct conn *c, union params *params,
-                           struct reply *r)
+static void handle_env_set(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
         char **vars = params->env_set.env;
-        struct env_block *env = envs_intern(&reg->shared.envs, vars);
+        struct env_block *env = envs_intern(&d->shared.envs, vars);
         size_t n = 0;
 
         if (!env) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
-        envs_unref(&reg->shared.envs, c->env);
+        envs_unref(&d->shared.envs, c->env);
         c->env = env;
         while (vars[n])
                 n++;
@@ -332,9 +329,9 @@ static void handle_env_set(struct registry *reg, struct conn *c, union params *p
         json_object_object_add(r->result, "vars", json_object_new_int64((int64_t)n));
 }
 
-static void submit_prefill(struct registry *reg, union params *params)
+static void submit_prefill(struct daemon *d, union params *params)
 {
-        (void)reg;
+        (void)d;
         params->submit.retry_delay = SW_RETRY_DELAY_DEFAULT;
 }
 

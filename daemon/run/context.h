@@ -24,7 +24,7 @@ struct run_record;
 struct suspend;
 struct sw_limits;
 
-/* Set up by the registry; the loop writes the atomic members, the runners read them. */
+/* Set up by daemon_init(); the loop writes the atomic members, the runners read them. */
 struct run_context {
         const char *log_dir;
         int log_dir_fd;            /* the logs folder, opened once: logs are made inside it */
