@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* slowworkd: parse the command line and the configuration, start the manager, run the loop. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
@@ -117,6 +120,26 @@ static void blank(char *secret)
 {
         if (db_pg_conninfo_has_password(secret))
                 memset(secret, 'x', strlen(secret));
+}
+
+/* SLOWWORKD_TEST_CLOCK_FD, the tests' hook on the clocks (jobs/test-clock.h): its socket, kept
+ * from the jobs, the programs the daemon starts and a start again; 0: none, -1: not a socket. */
+static int test_clock_fd(void)
+{
+        const char *value = getenv("SLOWWORKD_TEST_CLOCK_FD");
+        struct stat st;
+        char *end;
+        long fd;
+
+        if (!value)
+                return 0;
+        errno = 0;
+        fd = strtol(value, &end, 10);
+        if (errno || end == value || *end || fd < 3 || fd > INT_MAX || fstat((int)fd, &st) < 0 ||
+            !S_ISSOCK(st.st_mode) || fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+                return -1;
+        unsetenv("SLOWWORKD_TEST_CLOCK_FD");
+        return (int)fd;
 }
 
 int main(int argc, char **argv)
@@ -256,6 +279,11 @@ int main(int argc, char **argv)
         }
         if (optind < argc) {
                 fprintf(stderr, "slowworkd: unexpected argument \"%s\"\n", argv[optind]);
+                return 2;
+        }
+        o.test_clock_fd = test_clock_fd();
+        if (o.test_clock_fd < 0) {
+                fprintf(stderr, "slowworkd: SLOWWORKD_TEST_CLOCK_FD names no open socket\n");
                 return 2;
         }
         if (config_load(&o.config, &o.file, err, sizeof(err)) < 0) {

@@ -15,6 +15,7 @@
 #include "jobs/restore.h"
 #include "jobs/settings.h"
 #include "jobs/shared-settings.h"
+#include "jobs/test-clock.h"
 #include "jobs/waits.h"
 #include "manager.h"
 #include "methods/dispatch.h"
@@ -236,6 +237,7 @@ int manager_new(const struct manager_options *o, struct manager **ret)
         m->config = o->config;
         m->lease_renew = o->file.lease_renew;
         m->restart_fd = -1;
+        m->test_clock_fd = o->test_clock_fd;
         m->loop = uv_default_loop();
         r = notify_init(&m->notify);
         if (r < 0)
@@ -382,6 +384,12 @@ int manager_start(struct manager *m)
                 if (r == 0)
                         lease_renewed(&m->lease); /* the first renewal was at store_open() */
         }
+        if (r == 0 && m->test_clock_fd > 0) {
+                r = test_clock_open(&m->daemon, m->loop, m->test_clock_fd, &m->test_clock);
+                m->test_clock_fd = 0;
+                if (r < 0)
+                        log_error_errno(r, "Failed to listen to the test clock's socket: %m");
+        }
         if (r < 0) {
                 /* What was restored does not start: it stays on disk for the next start. */
                 daemon_stop_starting(&m->daemon);
@@ -444,6 +452,8 @@ static void manager_stop(struct manager *m)
         conn_close_all(&m->clients);
         close_relay(m);
         close_signals(m);
+        test_clock_close(m->test_clock);
+        m->test_clock = NULL;
         uv_timer_init(m->loop, &m->stop_timer);
         m->stop_timer.data = m;
         uv_timer_start(&m->stop_timer, on_stop_timeout,
@@ -466,6 +476,10 @@ struct manager *manager_free(struct manager *m)
         drain_close_all(&m->daemon);
         close_lease(m);
         close_relay(m);
+        test_clock_close(m->test_clock);
+        m->test_clock = NULL;
+        if (m->test_clock_fd > 0)
+                close(m->test_clock_fd);
         store_stop(m->store);
         notify_close(&m->notify);
         if (m->loop) {

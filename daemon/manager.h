@@ -42,6 +42,8 @@ struct manager {
          * (the activated socket, when there is one, kept in this descriptor). */
         bool restart;
         int restart_fd;
+        int test_clock_fd;             /* manager_options's, until manager_start takes it */
+        struct test_clock *test_clock; /* the tests' hook on the clocks, NULL: none */
 
         uv_signal_t sigterm, sigint, sighup;
         uv_timer_t stop_timer;
@@ -57,6 +59,7 @@ struct manager_options {
         bool system;
         struct config config;
         struct config_file file;
+        int test_clock_fd; /* SLOWWORKD_TEST_CLOCK_FD's socket (jobs/test-clock.h), 0: none */
 };
 
 int manager_new(const struct manager_options *o, struct manager **ret);

@@ -45,9 +45,11 @@ static void own_mounts(const char *mount_point, const char *passwd)
 }
 
 static uid_t run_as; /* 0: as the test */
+static int clock_child_fd = -1; /* the daemon's end of its clock's socket, while it is started */
 
 static pid_t spawn_hiding(char **argv, bool quiet, const char *hide, const char *passwd)
 {
+        char clock_fd[16];
         pid_t pid;
 
 #ifdef SLOWWORK_FENCE
@@ -65,6 +67,12 @@ static pid_t spawn_hiding(char **argv, bool quiet, const char *hide, const char 
                 if (quiet)
                         if (!freopen("/dev/null", "w", stdout))
                                 _exit(127);
+                if (clock_child_fd >= 0) {
+                        snprintf(clock_fd, sizeof(clock_fd), "%d", clock_child_fd);
+                        if (fcntl(clock_child_fd, F_SETFD, 0) < 0 ||
+                            setenv("SLOWWORKD_TEST_CLOCK_FD", clock_fd, 1) < 0)
+                                _exit(126);
+                }
                 execv(argv[0], argv);
                 _exit(127);
         }
@@ -154,10 +162,17 @@ static int state_args(struct daemon *d, char **argv, int n)
         return n;
 }
 
+static void close_clock(struct daemon *d)
+{
+        if (d->clock_fd > 0)
+                close(d->clock_fd);
+        d->clock_fd = 0;
+}
+
 static void start(struct daemon *d, bool with_socket, va_list ap)
 {
         char *argv[32] = {(char *)SLOWWORKD}, mount[512];
-        int n = state_args(d, argv, 1);
+        int n = state_args(d, argv, 1), sv[2];
 
         if (with_socket) {
                 argv[n++] = (char *)"--socket";
@@ -168,24 +183,64 @@ static void start(struct daemon *d, bool with_socket, va_list ap)
                 ck_assert_int_eq(chown(d->dir, run_as, run_as), 0);
         if (without_cgroups)
                 cgroup2_mount(mount, sizeof(mount));
+        close_clock(d);
+        if (d->with_clock) {
+                ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+                clock_child_fd = sv[1];
+        }
         d->pid = spawn_hiding(argv, false, without_cgroups ? mount : NULL,
                               d->passwd[0] ? d->passwd : NULL);
+        if (d->with_clock) {
+                close(sv[1]);
+                clock_child_fd = -1;
+                d->clock_fd = sv[0];
+        }
         wait_ready(d);
 }
 
-void daemon_start(struct daemon *d, ...)
+static void start_new(struct daemon *d, bool with_clock, va_list ap)
 {
-        va_list ap;
-
         snprintf(d->dir, sizeof(d->dir), "/tmp/slowwork-test-XXXXXX");
         ck_assert_ptr_nonnull(mkdtemp(d->dir));
         snprintf(d->sock, sizeof(d->sock), "%s/sock", d->dir);
         snprintf(d->state, sizeof(d->state), "%s/state", d->dir);
         d->schema[0] = d->cluster_key[0] = d->passwd[0] = '\0';
         d->own_dir = true;
-        va_start(ap, d);
+        d->with_clock = with_clock;
+        d->clock_fd = 0;
         start(d, true, ap);
+}
+
+void daemon_start(struct daemon *d, ...)
+{
+        va_list ap;
+
+        va_start(ap, d);
+        start_new(d, false, ap);
         va_end(ap);
+}
+
+void daemon_start_clocked(struct daemon *d, ...)
+{
+        va_list ap;
+
+        va_start(ap, d);
+        start_new(d, true, ap);
+        va_end(ap);
+}
+
+void daemon_advance_clock(struct daemon *d, double seconds)
+{
+        char line[64];
+        char *answer;
+
+        ck_assert_msg(d->clock_fd > 0, "the daemon was not started with a test clock");
+        snprintf(line, sizeof(line), "advance %.6f", seconds);
+        client_send(d->clock_fd, line);
+        answer = client_read_line(d->clock_fd);
+        ck_assert_msg(answer && strcmp(answer, "advanced") == 0, "the test clock answered %s",
+                      answer ? answer : "nothing");
+        free(answer);
 }
 
 void daemon_start_again(struct daemon *d, ...)
@@ -212,6 +267,8 @@ void daemon_start_default(struct daemon *d)
         snprintf(d->state, sizeof(d->state), "%s/state", getenv("XDG_RUNTIME_DIR"));
         d->schema[0] = d->cluster_key[0] = d->passwd[0] = '\0';
         d->own_dir = false;
+        d->with_clock = false;
+        d->clock_fd = 0;
         start_plain(d, NULL);
 }
 
@@ -317,6 +374,7 @@ int daemon_reap(struct daemon *d)
         int status;
 
         ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
+        close_clock(d);
         daemon_remove(d);
         return status;
 }
@@ -498,6 +556,7 @@ void daemon_kill_hard(struct daemon *d)
 
         ck_assert_int_eq(kill(d->pid, SIGKILL), 0);
         ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
+        close_clock(d);
         /* A job being spawned at the kill holds a copy of the listening socket until its
          * closefrom(): the next daemon must not be taken for ready by talking to that one. */
         for (i = 0; i < 2000 && (fd = client_connect(d->sock)) >= 0; i++) {
@@ -513,6 +572,7 @@ void daemon_stop_clean(struct daemon *d)
 
         ck_assert_int_eq(kill(d->pid, SIGTERM), 0);
         ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
+        close_clock(d);
         ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 

@@ -18,6 +18,8 @@ struct daemon {
         char schema[32];      /* --store-schema, with a PostgreSQL store */
         char cluster_key[PATH_MAX]; /* its --cluster-key-file there ("": the suite's) */
         char passwd[PATH_MAX];      /* its /etc/passwd, in a mount namespace ("": the host's) */
+        bool with_clock;            /* started by daemon_start_clocked (a start again keeps it) */
+        int clock_fd; /* the test's end of its clock's socket while it runs, 0: none */
 };
 
 /*
@@ -41,6 +43,13 @@ void skipped_with_postgresql(const char *test, const char *why);
 /* Starts slowworkd --socket DIR/sock with the extra arguments (NULL-terminated) and returns
  * once it answers. */
 void daemon_start(struct daemon *d, ...);
+/* daemon_start with the test hook on the clocks (SLOWWORKD_TEST_CLOCK_FD; HACKING.md, the
+ * tests): the daemon's clocks are the real ones moved forward by daemon_advance_clock. */
+void daemon_start_clocked(struct daemon *d, ...);
+/* Moves the clocks of a daemon started so forward by seconds, and returns once it answers: by
+ * then its recurring jobs due have been queued, its delayed runs queued again with what is left
+ * of their delay, and its running jobs told to look at their timeout. Fails after 20 s. */
+void daemon_advance_clock(struct daemon *d, double seconds);
 /* The same on the socket path d already names (its folder exists). */
 void daemon_start_again(struct daemon *d, ...);
 /* Without --socket: the user instance's path under $XDG_RUNTIME_DIR. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Job flow over the socket: after and after_any, retries with back-off, recurring jobs (every,
- * cron), and what a restart does to each. Times are checked as lower bounds, or with a wide
- * margin: the machines are shared.
+ * cron), and what a restart does to each. The daemon runs with the test clock: back-offs, ticks
+ * and timeouts come when the test moves its clocks (daemon_advance_clock), not by waiting; times
+ * of the real clock are checked as lower bounds, or with a wide margin: the machines are shared.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -22,7 +23,7 @@ static int fd;
 
 static void setup(void)
 {
-        daemon_start(&d, "--min-threads", "4", "--max-threads", "4", NULL);
+        daemon_start_clocked(&d, "--min-threads", "4", "--max-threads", "4", NULL);
         fd = client_connect(d.sock);
         ck_assert_int_ge(fd, 0);
 }
@@ -49,6 +50,26 @@ static double now(void)
 
         clock_gettime(CLOCK_REALTIME, &ts);
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Runs the pool holds back for their delay (stats): a run queued now would not be one. */
+static int64_t delayed_runs(void)
+{
+        json_object *st = call_ok(fd, "stats", NULL);
+        int64_t n = int_member(st, "delayed");
+
+        json_object_put(st);
+        return n;
+}
+
+/* Waits until n runs are held back for their delay (a retry is queued once the pool has let go
+ * of the run before it). */
+static void wait_delayed_runs(int64_t n)
+{
+        for (int i = 0; delayed_runs() != n; i++) {
+                ck_assert_msg(i < 1000, "never %lld delayed runs", (long long)n);
+                usleep(20 * 1000);
+        }
 }
 
 /* submit with params made by a format: the new job's id. */
@@ -286,10 +307,27 @@ static int64_t submit_failing_until(int n, const char *extra)
                        d.dir, d.dir, n, extra);
 }
 
+static json_object *status_in_back_off(int64_t id, int64_t runs);
+
 START_TEST(retries_run_a_failing_job_again_with_a_doubling_back_off)
 {
-        int64_t id = submit_failing_until(3, ",\"retries\":5,\"retry_delay\":0.4");
-        json_object *rec = job_wait(fd, id), *runs;
+        int64_t id = submit_failing_until(3, ",\"retries\":5,\"retry_delay\":600");
+        json_object *rec, *runs;
+
+        /* Each retry waits for its back-off by the daemon's clock, 600 s then 1200 s: not run
+         * 10 s before, run once it has passed. */
+        for (int run = 1; run <= 2; run++) {
+                double back_off = run == 1 ? 600 : 1200;
+
+                json_object_put(status_in_back_off(id, run));
+                wait_delayed_runs(1);
+                daemon_advance_clock(&d, back_off - 10);
+                ck_assert_int_eq(delayed_runs(), 1);
+                ck_assert_str_eq(job_state_of(fd, id), "pending");
+                daemon_advance_clock(&d, 20);
+                ck_assert_int_eq(delayed_runs(), 0);
+        }
+        rec = job_wait(fd, id);
 
         /* wait gives the last attempt. */
         ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
@@ -301,13 +339,13 @@ START_TEST(retries_run_a_failing_job_again_with_a_doubling_back_off)
                 ck_assert_int_eq(int_member(json_object_array_get_idx(runs, i), "attempt"), i + 1);
         ck_assert_str_eq(str_member(json_object_array_get_idx(runs, 0), "outcome"), "failed");
         ck_assert_str_eq(str_member(json_object_array_get_idx(runs, 1), "outcome"), "failed");
-        /* 0.4 s, then 0.8 s. */
+        /* 600 s, then 1200 s, by the daemon's clock. */
         ck_assert(num_member(json_object_array_get_idx(runs, 1), "started") -
                       num_member(json_object_array_get_idx(runs, 0), "ended") >=
-                  0.39);
+                  599.9);
         ck_assert(num_member(json_object_array_get_idx(runs, 2), "started") -
                       num_member(json_object_array_get_idx(runs, 1), "ended") >=
-                  0.79);
+                  1199.9);
         json_object_put(runs);
 }
 END_TEST
@@ -335,9 +373,23 @@ END_TEST
 
 START_TEST(a_timed_out_run_is_retried_and_a_cancelled_one_is_not)
 {
-        int64_t id = submitf("{\"command\":\"sleep 30\",\"timeout\":0.2,\"retries\":1,"
+        int64_t id = submitf("{\"command\":\"sleep 30\",\"timeout\":600,\"retries\":1,"
                              "\"retry_delay\":0.05}");
-        json_object *rec = job_wait(fd, id), *runs, *reply;
+        json_object *rec, *runs, *reply;
+
+        /* Its timeout is up once the daemon's clock has passed it; its retry times out too. */
+        job_wait_state(fd, id, "running");
+        daemon_advance_clock(&d, 601);
+        for (int i = 0; int_member(rec = job_status(fd, id), "runs") < 2 ||
+                        strcmp(str_member(rec, "state"), "running") != 0;
+             i++) {
+                ck_assert_msg(i < 1000, "no retry running after a timeout");
+                json_object_put(rec);
+                usleep(20 * 1000);
+        }
+        json_object_put(rec);
+        daemon_advance_clock(&d, 601);
+        rec = job_wait(fd, id);
 
         ck_assert_str_eq(str_member(rec, "outcome"), "timed-out");
         ck_assert_int_eq(int_member(rec, "attempt"), 2);
@@ -353,8 +405,9 @@ START_TEST(a_timed_out_run_is_retried_and_a_cancelled_one_is_not)
                 json_object_put(reply);
         }
         expect_outcome(id, "cancelled");
-        /* No retry comes: an absence, which no event tells; six retry delays of the clock. */
-        usleep(300 * 1000);
+        /* No retry comes: a planned one would be queued by the time the clock's move is
+         * answered, and the job not idle. */
+        daemon_advance_clock(&d, 3600);
         ck_assert_str_eq(job_state_of(fd, id), "idle");
         runs = runs_of(id);
         ck_assert_uint_eq(json_object_array_length(runs), 1);
@@ -362,13 +415,15 @@ START_TEST(a_timed_out_run_is_retried_and_a_cancelled_one_is_not)
 }
 END_TEST
 
-/* Polls the job's status until its first attempt has failed and a retry waits: the status. */
-static json_object *status_in_back_off(int64_t id)
+/* Polls the job's status until its attempt number runs has failed and a retry waits: the
+ * status. */
+static json_object *status_in_back_off(int64_t id, int64_t runs)
 {
         for (int i = 0; i < 200; i++) {
                 json_object *st = job_status(fd, id);
 
-                if (int_member(st, "runs") == 1 && strcmp(str_member(st, "state"), "pending") == 0)
+                if (int_member(st, "runs") == runs &&
+                    strcmp(str_member(st, "state"), "pending") == 0)
                         return st;
                 json_object_put(st);
                 usleep(50 * 1000);
@@ -381,7 +436,7 @@ START_TEST(a_job_in_back_off_shows_its_attempt_and_next_run_and_a_keyed_resubmit
 {
         int64_t id = submitf("{\"command\":\"false\",\"key\":\"k\",\"retries\":3,"
                              "\"retry_delay\":60}");
-        json_object *st = status_in_back_off(id), *reply;
+        json_object *st = status_in_back_off(id, 1), *reply;
         double next = num_member(st, "next_run"), ended;
 
         ended = num_member(json_object_object_get(st, "last"), "ended");
@@ -438,7 +493,7 @@ START_TEST(a_crash_keeps_a_waiting_dependency_a_retry_count_and_a_schedule)
         int64_t r = submitf("{\"command\":\"false\",\"retries\":3,\"retry_delay\":60}");
         int64_t s = submitf("{\"command\":\"true\",\"every\":3600}");
         int64_t p = submitf("{\"command\":\"true\",\"every\":3}"), p_runs;
-        json_object *st = status_in_back_off(r);
+        json_object *st = status_in_back_off(r, 1);
         double r_next = num_member(st, "next_run"), s_next, p_next;
 
         json_object_put(st);
@@ -493,7 +548,7 @@ END_TEST
 
 START_TEST(a_recurring_job_runs_at_each_tick_and_stops_when_released)
 {
-        int64_t id = submitf("{\"command\":\"true\",\"every\":1}");
+        int64_t id = submitf("{\"command\":\"true\",\"every\":60}");
         json_object *st = job_status(fd, id), *runs;
         double next = num_member(st, "next_run");
         char params[64];
@@ -502,58 +557,76 @@ START_TEST(a_recurring_job_runs_at_each_tick_and_stops_when_released)
         /* Not run at submit: at its first tick, a period from now; kept like persist. */
         ck_assert_str_eq(str_member(st, "state"), "idle");
         ck_assert_int_eq(int_member(st, "handles"), 1);
-        ck_assert(next > now() && next < now() + 1.5);
+        ck_assert(next > now() && next < now() + 60.5);
         json_object_put(st);
-        /* Its first two ticks: each run starts at its tick, never before it. */
-        for (int i = 0; json_object_array_length(runs = runs_of(id)) < 2; i++) {
-                ck_assert_msg(i < 500, "%zu runs in 10 s of a 1 s period",
-                              json_object_array_length(runs));
+        /* Its first two ticks: each run starts at its tick, never before it (the clock moved
+         * short of it runs nothing). */
+        for (int tick = 0; tick < 2; tick++) {
+                daemon_advance_clock(&d, tick == 0 ? 59 : 55);
+                ck_assert_str_eq(job_state_of(fd, id), "idle");
+                daemon_advance_clock(&d, tick == 0 ? 1.5 : 5.5);
+                json_object_put(job_wait(fd, id));
+                runs = runs_of(id);
+                ck_assert_uint_eq(json_object_array_length(runs), (size_t)tick + 1);
+                ck_assert(num_member(json_object_array_get_idx(runs, tick), "started") >=
+                          next + 60 * tick);
                 json_object_put(runs);
-                usleep(20 * 1000);
         }
-        n = json_object_array_length(runs);
-        ck_assert_msg(n == 2, "%zu runs at the second tick of a 1 s period", n);
-        ck_assert(num_member(json_object_array_get_idx(runs, 0), "started") >= next);
-        ck_assert(num_member(json_object_array_get_idx(runs, 1), "started") >= next + 1);
-        json_object_put(runs);
         snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
         st = client_call(fd, "release", params);
         ck_assert_int_eq(reply_code(st), 0);
         json_object_put(st);
-        /* A run that a tick started may still end; then no tick comes for two periods: both
-         * absences, by the clock. */
-        usleep(200 * 1000);
-        n = json_object_array_length(runs = runs_of(id));
-        json_object_put(runs);
-        sleep(2);
+        /* Two periods later no tick has queued a run: one would be by the time the clock's move is
+         * answered. */
+        daemon_advance_clock(&d, 120);
+        st = job_status(fd, id);
+        ck_assert_str_eq(str_member(st, "state"), "idle");
+        ck_assert_int_eq(int_member(st, "runs"), 2);
+        json_object_put(st);
         runs = runs_of(id);
-        ck_assert_uint_eq(json_object_array_length(runs), n);
+        n = json_object_array_length(runs);
+        ck_assert_uint_eq(n, 2);
         json_object_put(runs);
 }
 END_TEST
 
 START_TEST(a_tick_while_the_job_runs_makes_one_more_run_after_never_a_pile)
 {
-        int64_t id = submitf("{\"command\":\"sleep 2.5\",\"every\":1}");
+        char *gate = fifo_make(d.dir, "gate");
+        int64_t id = submitf("{\"command\":\"cat %s\",\"every\":60}", gate);
         json_object *runs, *reply;
         char params[64];
         size_t n;
 
-        /* Runs of 2.5 s under ticks of 1 s, for 6 s: what must not happen (runs piled up) is no
-         * event to wait for. */
-        sleep(6);
+        /* Its first tick starts a run that lasts until the gate opens; three more ticks come
+         * while it runs. */
+        daemon_advance_clock(&d, 60.5);
+        job_wait_state(fd, id, "running");
+        for (int i = 0; i < 3; i++)
+                daemon_advance_clock(&d, 60);
+        /* The run ends; the one more run after it starts, and ends. */
+        fifo_release(gate);
+        for (int i = 0; json_object_array_length(runs = runs_of(id)) < 1; i++) {
+                ck_assert_msg(i < 1000, "the first run never ended");
+                json_object_put(runs);
+                usleep(20 * 1000);
+        }
+        json_object_put(runs);
+        fifo_release(gate);
         snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
         reply = client_call(fd, "release", params);
         json_object_put(reply);
         json_object_put(job_wait(fd, id));
         runs = runs_of(id);
         n = json_object_array_length(runs);
-        /* Ticks at 1, 2, ...: runs of 2.5 s back to back, never two at once, never queued up. */
-        ck_assert_msg(n >= 2 && n <= 3, "%zu runs", n);
+        /* Runs back to back, never two at once, never queued up (a third would wait at the gate,
+         * and the wait with it). */
+        ck_assert_msg(n == 2, "%zu runs", n);
         for (size_t i = 1; i < n; i++)
                 ck_assert(num_member(json_object_array_get_idx(runs, i), "started") >=
                           num_member(json_object_array_get_idx(runs, i - 1), "ended"));
         json_object_put(runs);
+        free(gate);
 }
 END_TEST
 
@@ -577,19 +650,24 @@ START_TEST(a_stop_keeps_a_retry_planned_during_it_and_a_job_waiting_for_a_cut_ru
 {
         int64_t b, w, r;
         json_object *st;
+        char *gate;
         int status;
 
         close(fd);
         daemon_stop(&d);
-        daemon_start(&d, "--stop-timeout", "5", NULL);
+        daemon_start(&d, "--stop-timeout", "2", NULL);
         fd = client_connect(d.sock);
+        gate = fifo_make(d.dir, "gate");
         b = submitf("{\"command\":\"sleep 30\"}");
         w = submitf("{\"command\":\"true\",\"after_any\":[%lld]}", (long long)b);
-        r = submitf("{\"command\":\"sleep 1; exit 1\",\"retries\":3,\"retry_delay\":60}");
+        r = submitf("{\"command\":\"cat %s; exit 1\",\"retries\":3,\"retry_delay\":60}", gate);
         job_wait_state(fd, r, "running");
-        /* r fails while the daemon stops (waiting for b up to stop-timeout, then cutting it). */
+        /* r fails while the daemon stops (waiting for b up to stop-timeout, the real clock's,
+         * then cutting it). */
         close(fd);
         ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+        fifo_release(gate);
+        free(gate);
         ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "slowworkd ended with %#x",
                       status);
@@ -616,16 +694,17 @@ END_TEST
 
 START_TEST(a_recurring_jobs_retry_keeps_its_ticks)
 {
-        int64_t id = submitf("{\"command\":\"false\",\"every\":2,\"retries\":1,"
+        int64_t id = submitf("{\"command\":\"false\",\"every\":60,\"retries\":1,"
                              "\"retry_delay\":30}");
         json_object *st = job_status(fd, id);
         double first = num_member(st, "next_run");
 
         json_object_put(st);
-        st = status_in_back_off(id);
-        /* next_run is still the next tick, on the grid of every 2 s. */
+        daemon_advance_clock(&d, 60.5);
+        st = status_in_back_off(id, 1);
+        /* next_run is still the next tick, on the grid of every 60 s. */
         ck_assert_int_eq(int_member(st, "attempt"), 2);
-        ck_assert(num_member(st, "next_run") == first + 2);
+        ck_assert(num_member(st, "next_run") == first + 60);
         json_object_put(st);
 }
 END_TEST
@@ -645,6 +724,49 @@ START_TEST(a_recurring_job_released_before_its_first_tick_ends_the_jobs_waiting_
         json_object_put(reply);
         expect_outcome(w, "dependency-failed");
         expect_outcome(any, "succeeded");
+}
+END_TEST
+
+/* The test hook on the clocks answers only an advance, and no job sees it. */
+START_TEST(the_test_clock_answers_an_advance_only_and_stays_out_of_the_jobs)
+{
+        static const char *const wrong[] = {"advance -1", "advance x", "advance 1 2", "back 5", ""};
+        int64_t id;
+        char *line;
+
+        for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+                client_send(d.clock_fd, wrong[i]);
+                line = client_read_line(d.clock_fd);
+                ck_assert_msg(line && strcmp(line, "unknown") == 0, "\"%s\": %s", wrong[i],
+                              line ? line : "no answer");
+                free(line);
+        }
+        daemon_advance_clock(&d, 0);
+        id = submitf("{\"command\":\"echo ${SLOWWORKD_TEST_CLOCK_FD-none}; "
+                     "ls -l /proc/$$/fd | grep -c socket; true\"}");
+        expect_outcome(id, "succeeded");
+        line = job_log(fd, id);
+        ck_assert_str_eq(line, "none\n0\n");
+        free(line);
+}
+END_TEST
+
+/* What the variable names must be an open socket, or the daemon does not start. */
+START_TEST(a_test_clock_that_is_not_a_socket_is_refused)
+{
+        static const char *const wrong[] = {"1", "x", "999", ""};
+        char sock[PATH_MAX + 8];
+        char *err;
+
+        snprintf(sock, sizeof(sock), "%s/other", d.dir);
+        for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+                ck_assert_int_eq(setenv("SLOWWORKD_TEST_CLOCK_FD", wrong[i], 1), 0);
+                ck_assert_int_eq(
+                    daemon_run_stderr(&err, "--socket", sock, "--state-dir", d.dir, NULL), 2);
+                unsetenv("SLOWWORKD_TEST_CLOCK_FD");
+                ck_assert_msg(strstr(err, "SLOWWORKD_TEST_CLOCK_FD"), "%s", err);
+                free(err);
+        }
 }
 END_TEST
 
@@ -672,6 +794,8 @@ int main(void)
         tcase_add_test(tc, a_stop_keeps_a_retry_planned_during_it_and_a_job_waiting_for_a_cut_run);
         tcase_add_test(tc, a_recurring_jobs_retry_keeps_its_ticks);
         tcase_add_test(tc, a_recurring_job_released_before_its_first_tick_ends_the_jobs_waiting_for_it);
+        tcase_add_test(tc, the_test_clock_answers_an_advance_only_and_stays_out_of_the_jobs);
+        tcase_add_test(tc, a_test_clock_that_is_not_a_socket_is_refused);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

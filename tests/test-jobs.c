@@ -18,7 +18,7 @@ static int fd;
 
 static void setup(void)
 {
-        daemon_start(&d, "--max-threads", "4", "--kill-grace", "1", NULL);
+        daemon_start_clocked(&d, "--max-threads", "4", "--kill-grace", "1", NULL);
         fd = client_connect(d.sock);
         ck_assert_int_ge(fd, 0);
 }
@@ -527,14 +527,21 @@ END_TEST
 
 START_TEST(timeout_stops_the_job_and_says_so)
 {
-        json_object *rec = job_wait(fd, job_submit(fd, "{\"command\":\"sleep 30\","
-                                                       "\"timeout\":0.3}"));
+        int64_t id = job_submit(fd, "{\"command\":\"sleep 30\",\"timeout\":600}");
+        json_object *rec;
+        double took;
 
+        /* Up once the daemon's clock has passed it, not before. */
+        job_wait_state(fd, id, "running");
+        daemon_advance_clock(&d, 590);
+        ck_assert_str_eq(job_state_of(fd, id), "running");
+        daemon_advance_clock(&d, 20);
+        rec = job_wait(fd, id);
         ck_assert_str_eq(outcome(rec), "timed-out");
         ck_assert_int_eq(int_member(rec, "signal"), SIGTERM);
-        ck_assert(json_object_get_double(json_object_object_get(rec, "ended")) -
-                      json_object_get_double(json_object_object_get(rec, "started")) <
-                  10);
+        took = json_object_get_double(json_object_object_get(rec, "ended")) -
+               json_object_get_double(json_object_object_get(rec, "started"));
+        ck_assert_msg(took >= 600 && took < 620, "timed out after %g s", took);
         json_object_put(rec);
 }
 END_TEST
@@ -612,9 +619,20 @@ START_TEST(delayed_job_waits_its_delay)
 
         json_object_put(client_call(watcher, "subscribe", NULL));
         clock_gettime(CLOCK_REALTIME, &t0);
-        id = job_submit(fd, "{\"command\":\"true\",\"delay\":0.4}");
-        /* Pending first, for all the delay: the run starts no sooner. */
+        id = job_submit(fd, "{\"command\":\"true\",\"delay\":3600}");
+        /* Pending first, for all the delay by the daemon's clock: 10 s short of it the run is
+         * still held back for it; past it, it runs. */
         for (i = 0; i < 3; i++) {
+                if (i == 1) {
+                        json_object *st;
+
+                        daemon_advance_clock(&d, 3590);
+                        st = call_ok(fd, "stats", NULL);
+                        ck_assert_int_eq(int_member(st, "delayed"), 1);
+                        json_object_put(st);
+                        ck_assert_str_eq(job_state_of(fd, id), "pending");
+                        daemon_advance_clock(&d, 20);
+                }
                 line = client_read_line(watcher);
                 ck_assert_ptr_nonnull(line);
                 event = json_tokener_parse(line);
@@ -627,7 +645,7 @@ START_TEST(delayed_job_waits_its_delay)
         close(watcher);
         rec = job_wait(fd, id);
         ck_assert(json_object_get_double(json_object_object_get(rec, "started")) >=
-                  (double)t0.tv_sec + t0.tv_nsec / 1e9 + 0.4 - 0.01);
+                  (double)t0.tv_sec + t0.tv_nsec / 1e9 + 3600 - 0.01);
         json_object_put(rec);
 }
 END_TEST

@@ -122,7 +122,7 @@ int daemon_queue_run(struct daemon *d, struct job *job, double delay)
                 bool saved = job->qorder != 0; /* a new job's row is written after this */
 
                 job->qorder = ++d->next_qorder;
-                job->due = delay > 0 ? (double)time(NULL) + delay : 0;
+                job->due = delay > 0 ? run_wall_now() + delay : 0;
                 if (job->queued_at == 0)
                         job->queued_at = delay > 0 ? run_wall_now() + delay : run_wall_now();
                 if (saved)
@@ -138,11 +138,27 @@ int daemon_restore_run(struct daemon *d, struct job *job, double delay)
 
         r = pool_enqueue(d, job, delay);
         if (r == 0) {
-                job->due = delay > 0 ? (double)time(NULL) + delay : 0;
+                job->due = delay > 0 ? run_wall_now() + delay : 0;
                 job->queued_at = delay > 0 ? run_wall_now() + delay : run_wall_now();
         }
         metrics_job_recount(&d->metrics, job);
         return r;
+}
+
+void daemon_clock_moved(struct daemon *d, struct job *job, double before)
+{
+        double left;
+
+        if (job->due <= before || !slow_work_is_pending(&job->dw.work) ||
+            slow_work_is_executing(&job->dw.work) ||
+            __atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
+                return;
+        /* The pool's timer counts the real clock: the delay goes again, as much as is left. */
+        if (!slow_work_cancel_pending(&job->dw.work))
+                return;
+        left = job->due - run_wall_now();
+        if (pool_enqueue(d, job, left > 0 ? left : 0) < 0)
+                log_warning("Job %lld: cannot queue its delayed run again", (long long)job->id);
 }
 
 int daemon_enqueue(struct daemon *d, struct job *job, double delay, const char **ret_extra)

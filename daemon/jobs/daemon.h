@@ -125,6 +125,9 @@ void daemon_retire_job(struct daemon *d, struct job *job);
 /* Enqueues now or after the delay (seconds); says whether a pending run took it in ("coalesced")
  * or a running one will run again ("deferred"). 0 or -errno. */
 int daemon_enqueue(struct daemon *d, struct job *job, double delay, const char **ret_extra);
+/* The test hook moved the clocks forward from before (wall clock seconds): a run queued after a
+ * delay that had not passed by then is queued again with what is left of it now (none: now). */
+void daemon_clock_moved(struct daemon *d, struct job *job, double before);
 /* Into the pool as it is, the same attempt (a run a restart or the gate gives back), now or
  * after the delay; a run newly queued is kept in the job's row. 0 or -errno. */
 int daemon_queue_run(struct daemon *d, struct job *job, double delay);

@@ -30,7 +30,7 @@ static void check(struct lease *l)
 {
         struct daemon *d = l->d;
         bool fenced = __atomic_load_n(&d->shared.run.fenced, __ATOMIC_ACQUIRE);
-        double until, now = run_mono_now(), fence_at, next;
+        double until, now = run_mono_real(), fence_at, next;
         bool lost = store_lease(d->store, &until);
 
         if (until == INFINITY)

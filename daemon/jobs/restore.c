@@ -282,7 +282,7 @@ static void restore_job(void *data, const struct store_job_row *row)
 {
         struct restoring *rs = data;
         struct daemon *d = rs->d;
-        double now = (double)time(NULL);
+        double now = run_wall_now();
         struct job *job;
 
         /* Another node asked one of this node's keyed jobs to run again while none of its runs

@@ -43,14 +43,20 @@ static void arm(struct schedule *s)
 
 static void on_tick(uv_timer_t *timer)
 {
-        struct schedule *s = timer->data;
-        double now = run_wall_now();
-        size_t n = s->n;
-        struct job **due = malloc((n ? n : 1) * sizeof(*due));
-        size_t ndue = 0;
+        schedule_check(timer->data);
+}
 
+void schedule_check(struct schedule *s)
+{
+        double now = run_wall_now();
+        size_t n = s->n, ndue = 0;
+        struct job **due;
+
+        if (s->stopped)
+                return;
+        due = malloc((n ? n : 1) * sizeof(*due));
         if (!due) {
-                uv_timer_start(timer, on_tick, 1000, 0);
+                uv_timer_start(&s->timer, on_tick, 1000, 0);
                 return;
         }
         /* Taken first: a tick may release a job, which leaves the list. */

@@ -29,6 +29,9 @@ int schedule_init(struct schedule *s, uv_loop_t *loop, void (*tick)(void *data, 
 double schedule_next(const struct job *job, double after);
 /* The job (job->next_run set) ticks from now on: 0 or -ENOMEM. */
 int schedule_add(struct schedule *s, struct job *job);
+/* The ticks due by now are run, and the timer set for the next one: at the timer, and when the
+ * test hook moved the clock (jobs/test-clock.c). */
+void schedule_check(struct schedule *s);
 /* The daemon stops: no tick from now on (the next start runs what it missed). */
 void schedule_stop(struct schedule *s);
 /* It no longer does (released, or gone). */

@@ -20,14 +20,37 @@ static double now(clockid_t clock)
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Seconds the test hook moved both clocks forward (jobs/test-clock.c): 0 unless a test did. */
+static double moved;
+
+static double moved_by(void)
+{
+        double m;
+
+        __atomic_load(&moved, &m, __ATOMIC_ACQUIRE);
+        return m;
+}
+
 double run_mono_now(void)
 {
-        return now(CLOCK_MONOTONIC);
+        return now(CLOCK_MONOTONIC) + moved_by();
 }
 
 double run_wall_now(void)
 {
-        return now(CLOCK_REALTIME);
+        return now(CLOCK_REALTIME) + moved_by();
+}
+
+double run_mono_real(void)
+{
+        return now(CLOCK_MONOTONIC);
+}
+
+void run_clock_advance(double seconds)
+{
+        double m = moved_by() + seconds;
+
+        __atomic_store(&moved, &m, __ATOMIC_RELEASE);
 }
 
 double run_kill_grace(const struct run_context *ctx)
@@ -45,7 +68,7 @@ bool run_fenced(const struct run_context *ctx)
         if (__atomic_load_n(&ctx->fenced, __ATOMIC_ACQUIRE))
                 return true;
         __atomic_load(&ctx->fence_at, &at, __ATOMIC_ACQUIRE);
-        return at > 0 && run_mono_now() >= at;
+        return at > 0 && run_mono_real() >= at;
 }
 
 bool run_space_low(int dir_fd, int64_t min_free)

@@ -76,8 +76,16 @@ struct run_job {
         void *data;                      /* the layer above's, for started */
 };
 
+/* The daemon's clocks: the real ones, moved forward by whatever the test hook advanced them
+ * (jobs/test-clock.c; 0 without it). Every "is it time yet" of the jobs and their runs reads
+ * them: schedules, delays, retries, timeouts, kill-grace, suspensions, and run records' times. */
 double run_mono_now(void); /* seconds, for deadlines */
 double run_wall_now(void); /* Unix seconds, for records */
+/* The monotonic clock as it is, never moved: leases and fences, which the supervisor and the
+ * other nodes share. */
+double run_mono_real(void);
+/* Moves both clocks forward (seconds >= 0). The loop thread only: the test hook's. */
+void run_clock_advance(double seconds);
 double run_kill_grace(const struct run_context *ctx);
 /* Whether the node's fence is on (the loop said so, or its time has come): runs stop, none
  * starts. Any thread. */
