@@ -106,14 +106,9 @@ uint64_t store_op_queue(struct store *s, struct op *op);
 void store_op_int(struct op *op, int64_t i);
 void store_op_real(struct op *op, double d);
 void store_op_text(struct op *op, const char *text);
-/* Whether the statement only reads. */
-bool store_is_read(enum db_stmt stmt);
 /* Any thread: tells the loop what happened (enum store_wake), which on_wake gets. */
 void store_wake_loop(struct store *s, unsigned what);
 
-/* superseded.c. Store thread: marks the job writes (without done) of a batch that a delete of
- * the job later in it makes moot, where the driver says so and the batch reads nothing. */
-void store_mark_superseded(const struct db_driver *d, struct op *batch);
 /* A job's whole row, as DB_PUT_JOB and DB_CLAIM_JOB begin (its environment's row queued). */
 struct op *store_job_op(struct store *s, enum db_stmt stmt, const struct store_job_row *row,
                         struct env_block *env);

@@ -100,7 +100,7 @@ int store_open(const struct store_config *config, struct store **ret)
 }
 
 /* The statements that only read: they wait for no commit, and none waits for them. */
-bool store_is_read(enum db_stmt stmt)
+static bool is_read(enum db_stmt stmt)
 {
         return stmt == DB_FIND_JOB || stmt == DB_LIST_JOBS || stmt == DB_FIND_RUN ||
                stmt == DB_READ_LOG || stmt == DB_LIST_RUNS || stmt == DB_SHARED_SETTINGS ||
@@ -219,6 +219,74 @@ static void spare_ops(struct store *s, struct op *batch)
         free_ops(rest);
 }
 
+/* The writes of a batch that a later delete in it makes moot. */
+struct deleted {
+        int64_t id;
+        size_t at; /* the position of its last delete in the batch */
+};
+
+static int by_id(const void *a, const void *b)
+{
+        const struct deleted *x = a, *y = b;
+
+        return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int by_id_at(const void *a, const void *b)
+{
+        const struct deleted *x = a, *y = b;
+
+        return by_id(a, b) ? by_id(a, b) : x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Whether the deletes are in order already: jobs end mostly in the order they were made. */
+static bool in_order(const struct deleted *del, size_t n)
+{
+        for (size_t i = 1; i < n; i++)
+                if (by_id_at(&del[i - 1], &del[i]) > 0)
+                        return false;
+        return true;
+}
+
+/* Store thread: marks the job writes (without done) of a batch that a delete of the job later
+ * in it makes moot, where the driver says so and the batch reads nothing. */
+static void mark_superseded(const struct db_driver *d, struct op *batch)
+{
+        struct deleted *del, key, *hit;
+        size_t n = 0, at;
+        struct op *op;
+        bool reads = false;
+
+        for (op = batch; op; op = op->next) {
+                op->superseded = false;
+                /* A read sees the rows as the batch wrote them up to it. */
+                reads |= is_read(op->stmt);
+                n += op->stmt == DB_DELETE_JOB && !op->done;
+        }
+        if (!d->delete_supersedes || reads || n == 0)
+                return;
+        del = malloc(n * sizeof(*del));
+        if (!del)
+                return; /* every write is run, as without this */
+        n = 0;
+        for (op = batch, at = 0; op; op = op->next, at++)
+                if (op->stmt == DB_DELETE_JOB && !op->done)
+                        del[n++] = (struct deleted){op->v[0].i, at};
+        if (!in_order(del, n))
+                qsort(del, n, sizeof(*del), by_id_at);
+        for (op = batch, at = 0; op; op = op->next, at++) {
+                if ((op->stmt != DB_PUT_JOB && op->stmt != DB_PUT_JOB_STATE) || op->done)
+                        continue;
+                key.id = op->v[0].i;
+                hit = bsearch(&key, del, n, sizeof(*del), by_id);
+                /* The last delete of the id. */
+                while (hit && hit + 1 < del + n && hit[1].id == key.id)
+                        hit++;
+                op->superseded = hit && hit->at > at;
+        }
+        free(del);
+}
+
 /* Store thread: one transaction for the whole batch, with the highest id so far (so that ids go
  * on after every job and run is gone); why it failed in *why. */
 static int commit(struct store *s, struct op *batch, int64_t prune_limit, int64_t max_id,
@@ -230,7 +298,7 @@ static int commit(struct store *s, struct op *batch, int64_t prune_limit, int64_
         char **logs = NULL;
         bool forgets = false;
 
-        store_mark_superseded(d, batch);
+        mark_superseded(d, batch);
         for (op = batch; r == 0 && op; op = op->next) {
                 if (!op->superseded)
                         r = run_op(s, op);
@@ -300,7 +368,7 @@ static struct op *answer_reads(struct store *s, struct op *batch)
         while (*p) {
                 struct op *op = *p;
 
-                if (!store_is_read(op->stmt)) {
+                if (!is_read(op->stmt)) {
                         p = &op->next;
                         continue;
                 }
@@ -575,7 +643,7 @@ uint64_t store_op_queue(struct store *s, struct op *op)
         *s->tail = op;
         s->tail = &op->next;
         /* A read is no write that a reply waits for. */
-        seq = store_is_read(op->stmt) ? __atomic_load_n(&s->queued, __ATOMIC_RELAXED)
+        seq = is_read(op->stmt) ? __atomic_load_n(&s->queued, __ATOMIC_RELAXED)
                                       : __atomic_add_fetch(&s->queued, 1, __ATOMIC_RELAXED);
         if ((op->stmt == DB_PUT_JOB || op->stmt == DB_CLAIM_JOB) && op->v[0].i > s->max_id) {
                 s->max_id = op->v[0].i;
