@@ -10,25 +10,11 @@
 
 #include "jobs/metrics-file.h"
 #include "util/log.h"
+#include "util/write-all.h"
 
 int metrics_file_init(struct metrics_file *f, uv_loop_t *loop)
 {
         return uv_timer_init(loop, &f->timer);
-}
-
-static int write_all(int fd, const char *text, size_t len)
-{
-        while (len > 0) {
-                ssize_t n = write(fd, text, len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                text += n;
-                len -= (size_t)n;
-        }
-        return 0;
 }
 
 /* Writes text to path through a temporary file and a rename: 0 or -errno. */

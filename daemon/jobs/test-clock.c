@@ -9,6 +9,7 @@
 #include "jobs/daemon.h"
 #include "jobs/test-clock.h"
 #include "util/log.h"
+#include "util/write-all.h"
 
 struct test_clock {
         uv_poll_t poll;
@@ -21,14 +22,12 @@ struct test_clock {
 
 static void answer(struct test_clock *c, const char *text)
 {
-        size_t len = strlen(text);
-        ssize_t w;
+        int r = write_all(c->fd, text, strlen(text));
 
-        do
-                w = write(c->fd, text, len);
-        while (w < 0 && errno == EINTR);
-        if (w != (ssize_t)len)
+        if (r < 0) {
+                errno = -r;
                 log_warning("The test clock's answer was not written: %m");
+        }
 }
 
 /* Everything that waits on the clocks looks at them again, before the answer. */

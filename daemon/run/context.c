@@ -11,6 +11,7 @@
 
 #include "run/context.h"
 #include "util/log.h"
+#include "util/write-all.h"
 
 static double now(clockid_t clock)
 {
@@ -117,21 +118,6 @@ static int make_file(struct run_log *log)
                 log->fd = -1;
                 (void)unlinkat(log->dir_fd, name, 0);
                 return r;
-        }
-        return 0;
-}
-
-static int write_all(int fd, const char *data, size_t n)
-{
-        while (n > 0) {
-                ssize_t w = write(fd, data, n);
-
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        return -errno;
-                data += w;
-                n -= (size_t)w;
         }
         return 0;
 }
