@@ -458,7 +458,8 @@ START_TEST(the_metrics_file_is_replaced_whole_every_interval_and_stops_with_an_e
         ck_assert_int_eq(stat(tmp, &st), -1);
         call_done("settings.set", "{\"metrics-file\":\"\"}");
         second = wait_for_file(path, 0);
-        /* Not written again for a metrics interval and more: an absence, by the clock. */
+        /* Not written again for a metrics interval and more: an absence, which no event shows,
+         * and the file's timer is the loop's, which the test clock does not move: by the clock. */
         sleep(2);
         ck_assert_int_eq(stat(path, &st), 0);
         ck_assert_int_eq(st.st_ino, second);
