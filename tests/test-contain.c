@@ -115,7 +115,8 @@ END_TEST
  * timeout as anywhere else, never "failed" for want of a pidfd. */
 START_TEST(without_pidfd_runs_are_watched_all_the_same)
 {
-        char said[] = "/tmp/slowwork-test-stderr-XXXXXX", err[4096] = "";
+        char said[] = "/tmp/slowwork-test-stderr-XXXXXX", err[4096] = "", go[PATH_MAX],
+             params[PATH_MAX + 64];
         int64_t ok, five, slow, late;
         int fd, out, saved = dup(2);
         json_object *rec;
@@ -128,15 +129,22 @@ START_TEST(without_pidfd_runs_are_watched_all_the_same)
         /* The sanitizers' runtimes want to come first; the shim does not mind. */
         setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
         setenv("LD_PRELOAD", NO_PIDFD, 1);
-        daemon_start(&d, "--kill-grace", "0.5", NULL);
+        /* Its timeouts come when the test moves its clocks (daemon_advance_clock). */
+        daemon_start_clocked(&d, "--kill-grace", "0.5", NULL);
         unsetenv("LD_PRELOAD");
         dup2(saved, 2);
         close(saved);
         fd = client_connect(d.sock);
-        ok = job_submit(fd, "{\"command\":\"sleep 0.2\"}");
+        /* ok runs until the file go is there. */
+        snprintf(go, sizeof(go), "%s/go", d.dir);
+        snprintf(params, sizeof(params), "{\"command\":\"while [ ! -e %s ]; do sleep 0.01; done\"}",
+                 go);
+        ok = job_submit(fd, params);
         five = job_submit(fd, "{\"command\":\"exit 5\"}");
         slow = job_submit(fd, "{\"command\":\"sleep 30\"}");
-        late = job_submit(fd, "{\"command\":\"sleep 30\",\"timeout\":0.3}");
+        late = job_submit(fd, "{\"command\":\"sleep 30\",\"timeout\":600}");
+        job_wait_state(fd, ok, "running");
+        ck_assert_int_eq(close(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)), 0);
         rec = job_wait(fd, ok);
         ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
         json_object_put(rec);
@@ -150,6 +158,8 @@ START_TEST(without_pidfd_runs_are_watched_all_the_same)
         rec = job_wait(fd, slow);
         ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
         json_object_put(rec);
+        job_wait_state(fd, late, "running");
+        daemon_advance_clock(&d, 601);
         rec = job_wait(fd, late);
         ck_assert_str_eq(str_member(rec, "outcome"), "timed-out");
         json_object_put(rec);

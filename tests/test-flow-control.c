@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Job flow over the socket: pause, resume and drain; suspend and continue. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -143,7 +144,9 @@ START_TEST(a_paused_daemon_queues_submits_and_resume_runs_them_in_order)
                 snprintf(params, sizeof(params), "{\"command\":\"echo %d >>%s\"}", i, order);
                 ck_assert_int_eq(job_submit(fd, params), i);
         }
-        /* None starts while paused: an absence, by the clock. */
+        /* The pool took the first and holds it. None starts while paused: an absence, which
+         * no event shows, so the clock it is. */
+        wait_items_run(fd, 1);
         usleep(500 * 1000);
         for (int i = 1; i <= 3; i++)
                 assert_not_started(fd, i);
@@ -167,11 +170,14 @@ END_TEST
 
 START_TEST(a_job_held_by_a_pause_can_be_cancelled_and_coalesces)
 {
-        json_object *r, *rec;
+        json_object *r, *rec, *st;
         int fd;
         int64_t id;
 
-        daemon_start(&d, NULL);
+        int64_t next;
+
+        /* One thread: it holds the job, and runs nothing else before it is done with it. */
+        daemon_start(&d, "--min-threads", "1", "--max-threads", "1", NULL);
         fd = client_connect(d.sock);
         pause_daemon(fd);
         id = job_submit(fd, "{\"command\":\"true\",\"key\":\"k\"}");
@@ -186,13 +192,18 @@ START_TEST(a_job_held_by_a_pause_can_be_cancelled_and_coalesces)
         ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
         ck_assert(double_member(rec, "started") == 0);
         json_object_put(rec);
-        /* It does not run on resume: an absence, by the clock. */
+        /* It does not run on resume: the one thread lets it go before it takes the next job
+         * (queued after it, were it queued again), so once that one ended it is too late. */
         resume_daemon(fd);
-        usleep(300 * 1000);
+        next = job_submit(fd, "{\"command\":\"true\"}");
+        json_object_put(job_wait(fd, next));
         rec = job_wait(fd, id);
         ck_assert_int_eq(int_member(rec, "run"), 1);
         ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
         json_object_put(rec);
+        st = job_status(fd, id);
+        ck_assert_int_eq(int_member(st, "runs"), 1);
+        json_object_put(st);
         close(fd);
         daemon_stop(&d);
 }
@@ -311,7 +322,10 @@ START_TEST(a_restart_or_a_crash_keeps_a_paused_daemon_paused)
         daemon_start_again(&d, NULL);
         fd = client_connect(d.sock);
         ck_assert(stats_paused(fd));
-        usleep(300 * 1000); /* not started: an absence, by the clock */
+        /* Taken by the pool again, and held. That it does not start is an absence, which no
+         * event shows: by the clock. */
+        wait_items_run(fd, 1);
+        usleep(300 * 1000);
         assert_not_started(fd, id);
         close(fd);
 
@@ -319,7 +333,10 @@ START_TEST(a_restart_or_a_crash_keeps_a_paused_daemon_paused)
         daemon_start_again(&d, NULL);
         fd = client_connect(d.sock);
         ck_assert(stats_paused(fd));
-        usleep(300 * 1000); /* not started: an absence, by the clock */
+        /* Taken by the pool again, and held. That it does not start is an absence, which no
+         * event shows: by the clock. */
+        wait_items_run(fd, 1);
+        usleep(300 * 1000);
         assert_not_started(fd, id);
         /* A resume is kept as well. */
         resume_daemon(fd);
@@ -408,7 +425,7 @@ static void wait_stopped(pid_t pid, bool want)
 
 static void suspend_and_continue(bool in_cgroup)
 {
-        char *fifo, params[PATH_MAX + 64], cg[1024];
+        char *fifo, params[2 * PATH_MAX + 96], cg[1024], go[PATH_MAX];
         json_object *r, *st, *rec;
         pid_t pid;
         int fd;
@@ -417,7 +434,10 @@ static void suspend_and_continue(bool in_cgroup)
         daemon_start(&d, NULL);
         fd = client_connect(d.sock);
         fifo = fifo_make(d.dir, "pid");
-        snprintf(params, sizeof(params), "{\"command\":\"echo $$ >%s; exec sleep 1\"}", fifo);
+        snprintf(go, sizeof(go), "%s/go", d.dir);
+        /* It runs until the file go is there. */
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"echo $$ >%s; while [ ! -e %s ]; do sleep 0.01; done\"}", fifo, go);
         id = job_submit(fd, params);
         pid = job_pid(fifo);
         proc_cgroup(pid, cg, sizeof(cg));
@@ -440,9 +460,10 @@ static void suspend_and_continue(bool in_cgroup)
         ck_assert(bool_member(r, "suspended"));
         ck_assert(!bool_member(r, "changed"));
         json_object_put(r);
-        /* Its sleep would be over by now, were it running: what a stopped process does not do is
-         * no event, so the clock it is. */
-        usleep(1500 * 1000);
+        /* Running, it would see go within 10 ms and end: what a stopped process does not do is
+         * no event, so the clock it is, a short while. */
+        ck_assert_int_eq(close(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)), 0);
+        usleep(100 * 1000);
         ck_assert_str_eq(job_state_of(fd, id), "running");
         ck_assert(is_stopped(pid));
 
@@ -504,23 +525,29 @@ START_TEST(the_timeout_does_not_count_the_time_suspended)
         int fd;
         int64_t id;
 
-        daemon_start(&d, NULL);
+        /* The daemon's clocks move when the test says (daemon_advance_clock). */
+        daemon_start_clocked(&d, NULL);
         fd = client_connect(d.sock);
         fifo = fifo_make(d.dir, "pid");
         snprintf(params, sizeof(params),
-                 "{\"command\":\"echo $$ >%s; exec sleep 100\",\"timeout\":1}", fifo);
+                 "{\"command\":\"echo $$ >%s; exec sleep 3000\",\"timeout\":600}", fifo);
         id = job_submit(fd, params);
         job_pid(fifo);
         json_object_put(id_call(fd, "suspend", id));
-        /* Suspended for a second of the clock (were it counted, the timeout would end the run
-         * now, about 1 s after its start). */
-        usleep(1000 * 1000);
+        /* Suspended for 1000 s of its clock: not timed out meanwhile. */
+        daemon_advance_clock(&d, 1000);
+        ck_assert_str_eq(job_state_of(fd, id), "running");
         json_object_put(id_call(fd, "continue", id));
+        /* Were the time suspended counted, the continue would end it now; it has 600 s of its
+         * own to go. */
+        daemon_advance_clock(&d, 590);
+        ck_assert_str_eq(job_state_of(fd, id), "running");
+        daemon_advance_clock(&d, 20);
         rec = job_wait(fd, id);
         ck_assert_str_eq(str_member(rec, "outcome"), "timed-out");
         took = double_member(rec, "ended") - double_member(rec, "started");
-        /* One second of its own, one suspended. */
-        ck_assert_msg(took >= 1.8 && took < 20, "the run took %.2f s", took);
+        /* 600 s of its own, 1000 suspended. */
+        ck_assert_msg(took >= 1600 && took < 1620, "the run took %.2f s", took);
         json_object_put(rec);
         free(fifo);
         close(fd);

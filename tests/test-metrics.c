@@ -5,6 +5,7 @@
  * replaced whole, never written through a link, and stopped by "".
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -103,6 +104,7 @@ static void set_refused(const char *params, const char *field)
 
 START_TEST(runs_are_counted_by_class_and_outcome_with_their_times)
 {
+        char go[PATH_MAX], params[PATH_MAX + 64];
         int64_t ids[7];
         char *text;
         int i = 0;
@@ -112,8 +114,18 @@ START_TEST(runs_are_counted_by_class_and_outcome_with_their_times)
         ids[i++] = job_submit(fd, "{\"command\":\"true\",\"class\":\"very-slow\"}");
         ids[i++] = job_submit(fd, "{\"command\":\"exit 3\"}");
         ids[i++] = job_submit(fd, "{\"command\":\"kill -9 $$\"}");
-        ids[i++] = job_submit(fd, "{\"command\":\"sleep 10\",\"timeout\":0.2}");
-        ids[i++] = job_submit(fd, "{\"command\":\"sleep 0.3\"}");
+        ids[i++] = job_submit(fd, "{\"command\":\"sleep 3000\",\"timeout\":600}");
+        /* It runs until the file go is there. */
+        snprintf(go, sizeof(go), "%s/go", d.dir);
+        snprintf(params, sizeof(params), "{\"command\":\"while [ ! -e %s ]; do sleep 0.01; done\"}",
+                 go);
+        ids[i++] = job_submit(fd, params);
+        /* Both run 601 s of the daemon's clock: one is timed out, then the other ends. */
+        job_wait_state(fd, ids[5], "running");
+        job_wait_state(fd, ids[6], "running");
+        daemon_advance_clock(&d, 601);
+        json_object_put(job_wait(fd, ids[5]));
+        ck_assert_int_eq(close(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)), 0);
         for (i = 0; i < 7; i++)
                 json_object_put(job_wait(fd, ids[i]));
         text = metrics();
@@ -128,13 +140,13 @@ START_TEST(runs_are_counted_by_class_and_outcome_with_their_times)
                   6);
         ck_assert(
             sample(text, "slowwork_run_seconds_count{queue=\"default\",class=\"very-slow\"}") == 1);
-        /* The 0.3 s run and the 0.2 s timeout are over 0.1 s, the others are not. */
+        /* The two runs of 601 s are over 0.1 s, the others are not. */
         ck_assert(sample(text, "slowwork_run_seconds_bucket{queue=\"default\",class=\"slow\","
                                "le=\"0.1\"}") <= 4);
         ck_assert(sample(text, "slowwork_run_seconds_bucket{queue=\"default\",class=\"slow\","
                                "le=\"+Inf\"}") == 6);
         ck_assert(sample(text, "slowwork_run_seconds_sum{queue=\"default\",class=\"slow\"}") >=
-                  0.5);
+                  1202);
         ck_assert(
             sample(text, "slowwork_start_delay_seconds_count{queue=\"default\",class=\"slow\"}") ==
             6);
@@ -458,7 +470,8 @@ START_TEST(the_metrics_file_is_replaced_whole_every_interval_and_stops_with_an_e
         ck_assert_int_eq(stat(tmp, &st), -1);
         call_done("settings.set", "{\"metrics-file\":\"\"}");
         second = wait_for_file(path, 0);
-        /* Not written again for a metrics interval and more: an absence, by the clock. */
+        /* Not written again for a metrics interval and more: an absence, which no event shows,
+         * and the file's timer is the loop's, which the test clock does not move: by the clock. */
         sleep(2);
         ck_assert_int_eq(stat(path, &st), 0);
         ck_assert_int_eq(st.st_ino, second);

@@ -69,7 +69,9 @@ static void make_plugin_dir(void)
 static void setup(void)
 {
         make_plugin_dir();
-        daemon_start(&d, "--max-threads", "4", "--plugin-dir", plugins, "--kill-grace", "1", NULL);
+        /* Its clocks move forward when the test says (daemon_advance_clock), and with time. */
+        daemon_start_clocked(&d, "--max-threads", "4", "--plugin-dir", plugins, "--kill-grace", "1",
+                             NULL);
         fd = client_connect(d.sock);
         ck_assert_int_ge(fd, 0);
 }
@@ -302,11 +304,18 @@ END_TEST
 START_TEST(a_timeout_is_seen_or_recorded_when_the_plugin_returns)
 {
         int64_t asks = job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"until_stopped\","
-                                      "\"timeout\":0.2}");
+                                      "\"timeout\":600}");
+        /* Busy for 0.4 s of the clock, deaf to its timeout of 0.1 s: what is looked at is that
+         * its record says it ended when it returned, a span of the clock. */
         int64_t deaf = job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"busy\",\"arg\":0.4,"
                                       "\"timeout\":0.1}");
-        json_object *rec = wait_record(asks);
+        json_object *rec;
         char *log;
+
+        /* Its timeout is up once the test clock passed it. */
+        job_wait_state(fd, asks, "running");
+        daemon_advance_clock(&d, 601);
+        rec = wait_record(asks);
 
         ck_assert_str_eq(str_member(rec, "outcome"), "timed-out");
         json_object_put(rec);

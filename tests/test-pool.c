@@ -623,6 +623,8 @@ START_TEST(rule8_idle_pool_at_min_threads_uses_no_cpu)
         struct slow_work_pool *pool = pool_with(2, 4, 50, 100);
         struct timespec past_timeout = {0, 300000000};
 
+        /* Past the pool's idle timeout (100 ms): the span of the clock is what is looked at, the
+         * pool's timers being the clock's, so it cannot be an event. */
         nanosleep(&past_timeout, NULL);
         ck_assert_int_eq(pool_stats(pool).threads, 2);
         assert_pool_idle_costs_nothing(1500);
@@ -644,6 +646,8 @@ START_TEST(rule8_idle_pool_after_a_burst_and_a_cull_uses_no_cpu)
         gate_open(&gate);
         WAIT_FOR(delayed.puts == 1);
         POLL_FOR(pool_stats(pool).threads == 1);
+        /* Past the pool's idle timeout (100 ms): the span of the clock is what is looked at, the
+         * pool's timers being the clock's, so it cannot be an event. */
         nanosleep(&past_timeout, NULL);
         assert_pool_idle_costs_nothing(1500);
         slow_work_pool_free(pool);
@@ -660,6 +664,8 @@ START_TEST(rule8_idle_pool_after_a_burst_at_max_threads_uses_no_cpu)
         enqueue_gated(pool, t, 8, 0, true, &gate);
         gate_open(&gate);
         WAIT_FOR(t[7].puts == 1);
+        /* Past the pool's idle timeout (100 ms): the span of the clock is what is looked at, the
+         * pool's timers being the clock's, so it cannot be an event. */
         nanosleep(&past_timeout, NULL);
         ck_assert_int_eq(pool_stats(pool).threads, 4);
         assert_pool_idle_costs_nothing(1500);

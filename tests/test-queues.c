@@ -321,7 +321,10 @@ START_TEST(a_paused_queue_holds_only_its_own_jobs)
         rec = job_wait(fd, cpu_job);
         ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
         json_object_put(rec);
-        usleep(200 * 1000); /* gpu's job has not run: an absence, by the clock */
+        /* gpu's pool took its job and holds it. That it does not run is an absence, which no
+         * event shows: by the clock. */
+        wait_items_run(fd, "gpu", 1);
+        usleep(200 * 1000);
         ck_assert_str_eq(job_state_of(fd, gpu_job), "pending");
         st = call_ok(fd, "stats", NULL);
         ck_assert(!json_object_get_boolean(json_object_object_get(st, "paused")));
@@ -506,7 +509,9 @@ START_TEST(a_restart_keeps_queues_whose_names_hold_dots)
         ck_assert_ptr_nonnull(q);
         ck_assert_int_eq(int_member(q, "max-threads"), 3);
         json_object_put(q);
-        /* Its queue is still paused: the job has not run. */
+        /* Its queue is still paused: its pool took the job again and holds it. That it does not
+         * run is an absence, which no event shows: by the clock. */
+        wait_items_run(fd, "gpu.0", 1);
         usleep(200 * 1000);
         st = job_status(fd, held);
         ck_assert_str_eq(str_member(st, "state"), "pending");
@@ -586,7 +591,8 @@ START_TEST(a_resume_leaves_the_runs_another_queues_pause_holds_where_they_are)
          * pool again, to be held again. */
         call_done(fd, "resume", NULL);
         call_done(fd, "resume", "{\"queue\":\"default\"}");
-        /* Not taken again: an absence, by the clock. */
+        /* Not taken again: an absence, which no event shows (the pool would take them on its
+         * own threads, after the answers), so by the clock. */
         usleep(300 * 1000);
         st = call_ok(fd, "stats", "{\"queue\":\"gpu\"}");
         ck_assert_int_eq(int_member(st, "items_run"), 3);
@@ -594,7 +600,7 @@ START_TEST(a_resume_leaves_the_runs_another_queues_pause_holds_where_they_are)
         /* Nor does resuming gpu while the daemon is paused. */
         call_done(fd, "pause", NULL);
         call_done(fd, "resume", "{\"queue\":\"gpu\"}");
-        usleep(300 * 1000);
+        usleep(300 * 1000); /* an absence again, by the clock */
         st = call_ok(fd, "stats", "{\"queue\":\"gpu\"}");
         ck_assert_int_eq(int_member(st, "items_run"), 3);
         json_object_put(st);

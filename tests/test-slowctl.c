@@ -234,6 +234,79 @@ static char *state_of(int64_t id)
         return state;
 }
 
+/* The path of a gate file in the daemon's folder (a static buffer): a job waits for it with
+ * gate_wait, the test opens it with gate_open. */
+static const char *gate_path(const char *name)
+{
+        static char path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s/%s", d.dir, name);
+        return path;
+}
+
+static void gate_open(const char *name)
+{
+        int fd = open(gate_path(name), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+}
+
+/* slowctl running beside the test: its pid, its stdout in *ret_out. */
+static pid_t ctl_spawn(int *ret_out, ...)
+{
+        char *argv[ARGS_MAX + 1] = {(char *)SLOWCTL};
+        int out[2], n = 1;
+        va_list ap;
+        pid_t pid;
+
+        va_start(ap, ret_out);
+        for (const char *a; n < ARGS_MAX && (a = va_arg(ap, const char *)); n++)
+                argv[n] = (char *)a;
+        va_end(ap);
+        argv[n] = NULL;
+        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                dup2(out[1], STDOUT_FILENO);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        close(out[1]);
+        *ret_out = out[0];
+        return pid;
+}
+
+/* Reads fd into buf (of len, kept NUL-terminated, at *have) until it ends with want, or EOF;
+ * fails after 20 s. */
+static void read_until(int fd, char *buf, size_t len, size_t *have, const char *want)
+{
+        size_t wl = strlen(want);
+
+        while (*have < wl || strcmp(buf + *have - wl, want) != 0) {
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                ssize_t k;
+
+                ck_assert_msg(poll(&p, 1, 20000) > 0, "no \"%s\" in 20 s, only \"%s\"", want, buf);
+                k = read(fd, buf + *have, len - 1 - *have);
+                ck_assert_msg(k > 0, "EOF before \"%s\", after \"%s\"", want, buf);
+                *have += (size_t)k;
+                buf[*have] = '\0';
+        }
+}
+
+/* The exit code of slowctl spawned so, once it exits (fails after 20 s). */
+static int ctl_reap(pid_t pid)
+{
+        int status, i;
+
+        for (i = 0; i < 2000 && waitpid(pid, &status, WNOHANG) == 0; i++)
+                usleep(10 * 1000);
+        ck_assert_msg(i < 2000, "slowctl still runs after 20 s");
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 static void wait_running(int64_t id)
 {
         char *state = NULL;
@@ -309,7 +382,10 @@ END_TEST
  * usage errors (2) or the daemon's (1), and nothing is made. */
 START_TEST(submit_flow_options_reach_the_job)
 {
-        int64_t a = submit("--", "sh", "-c", "sleep 0.3; exit 3", NULL);
+        char cmd[PATH_MAX + 64];
+        int64_t a = (snprintf(cmd, sizeof(cmd), "while [ ! -e %s ]; do sleep 0.01; done; exit 3",
+                              gate_path("go")),
+                     submit("--", "sh", "-c", cmd, NULL));
         int64_t b = submit("--after", idstr(a), "--", "true", NULL);
         int64_t c = submit("--after-any", idstr(a), "--retries", "2", "--retry-delay", "0.05", "--",
                            "false", NULL);
@@ -322,6 +398,8 @@ START_TEST(submit_flow_options_reach_the_job)
         char *out;
         struct run r;
 
+        /* a runs until then: the others were submitted while it ran. */
+        gate_open("go");
         ctl(&r, NULL, "wait", idstr(b), NULL);
         ck_assert_int_eq(r.status, 1);
         ck_assert_ptr_nonnull(strstr(r.out, "dependency-failed"));
@@ -648,15 +726,30 @@ END_TEST
 START_TEST(log_prints_the_output_and_follows_a_running_job)
 {
         int64_t id = submit("--wait", "--", "echo out; echo err >&2", NULL);
-        char *out;
+        char *out, cmd[2 * PATH_MAX + 128], buf[64] = "";
+        size_t have = 0;
+        pid_t pid;
+        int fd;
 
         out = ctl_ok("log", idstr(id), NULL);
         ck_assert_str_eq(out, "out\nerr\n");
         free(out);
-        id = submit("--", "echo one; sleep 0.5; echo two; sleep 0.3; echo three", NULL);
-        out = ctl_ok("log", "-f", idstr(id), NULL);
-        ck_assert_str_eq(out, "one\ntwo\nthree\n");
-        free(out);
+        /* It goes on when the test opens a gate: log -f prints each line as it comes. */
+        snprintf(cmd, sizeof(cmd),
+                 "echo one; while [ ! -e %s/go1 ]; do sleep 0.01; done; echo two; "
+                 "while [ ! -e %s/go2 ]; do sleep 0.01; done; echo three",
+                 d.dir, d.dir);
+        id = submit("--", cmd, NULL);
+        pid = ctl_spawn(&fd, "log", "-f", idstr(id), NULL);
+        read_until(fd, buf, sizeof(buf), &have, "one\n");
+        gate_open("go1");
+        read_until(fd, buf, sizeof(buf), &have, "two\n");
+        gate_open("go2");
+        read_until(fd, buf, sizeof(buf), &have, "three\n");
+        ck_assert_int_eq(read(fd, buf, 1), 0);
+        close(fd);
+        ck_assert_int_eq(ctl_reap(pid), 0);
+        ck_assert_str_eq(buf, "one\ntwo\nthree\n");
 }
 END_TEST
 
@@ -687,7 +780,24 @@ START_TEST(pause_queues_jobs_and_resume_runs_them)
         ck_assert_str_eq(out, "paused; 0 jobs running\n");
         free(out);
         id = submit("--", "true", NULL);
-        usleep(200 * 1000); /* not started while paused: an absence, by the clock */
+        /* The pool took it and holds it. That it does not start is an absence, which no event
+         * shows: by the clock. */
+        {
+                int fd = client_connect(d.sock);
+
+                for (int i = 0;; i++) {
+                        json_object *st = call_ok(fd, "stats", NULL);
+                        int64_t taken = int_member(st, "items_run");
+
+                        json_object_put(st);
+                        if (taken >= 1)
+                                break;
+                        ck_assert_msg(i < 2000, "the pool did not take the job in 20 s");
+                        usleep(10 * 1000);
+                }
+                close(fd);
+        }
+        usleep(200 * 1000);
         state = state_of(id);
         ck_assert_str_eq(state, "pending");
         free(state);
@@ -707,13 +817,45 @@ END_TEST
 
 START_TEST(pause_wait_returns_once_the_running_job_ended)
 {
-        int64_t id = submit("--", "sleep", "1", NULL);
-        char *out, *state;
+        char cmd[PATH_MAX + 64], buf[128] = "";
+        int64_t id =
+            (snprintf(cmd, sizeof(cmd), "while [ ! -e %s ]; do sleep 0.01; done", gate_path("go")),
+             submit("--", cmd, NULL));
+        char *state;
+        size_t have = 0;
+        pid_t pid;
+        int fd;
 
         wait_running(id);
-        out = ctl_ok("pause", "--wait", NULL);
-        ck_assert_str_eq(out, "paused; 0 jobs running\n");
-        free(out);
+        /* It waits for the job, which ends once the daemon is paused (stats says so). */
+        pid = ctl_spawn(&fd, "pause", "--wait", NULL);
+        {
+                int c = client_connect(d.sock);
+                json_object *st;
+
+                for (int i = 0;; i++) {
+                        st = call_ok(c, "stats", NULL);
+                        if (json_object_get_boolean(json_object_object_get(st, "paused")))
+                                break;
+                        json_object_put(st);
+                        ck_assert_msg(i < 2000, "not paused in 20 s");
+                        usleep(10 * 1000);
+                }
+                json_object_put(st);
+                close(c);
+        }
+        state = state_of(id);
+        ck_assert_str_eq(state, "running");
+        free(state);
+        {
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+
+                ck_assert_msg(poll(&p, 1, 0) == 0, "pause --wait answered before the job ended");
+        }
+        gate_open("go");
+        read_until(fd, buf, sizeof(buf), &have, "paused; 0 jobs running\n");
+        close(fd);
+        ck_assert_int_eq(ctl_reap(pid), 0);
         state = state_of(id);
         ck_assert_str_eq(state, "idle");
         free(state);
@@ -1574,6 +1716,8 @@ START_TEST(library_queued_requests_go_out_at_a_flush_or_a_receive)
         json_object_object_add(result, "command", json_object_new_string("true"));
         json_object_object_add(result, "delay", json_object_new_int(3600));
         ck_assert_int_eq(sw_client_queue(c, "submit", result, &sent[0]), 0);
+        /* Not sent: an absence, which no event shows (the daemon has nothing to answer), so a
+         * short while of the clock. */
         usleep(100 * 1000);
         ck_assert_uint_eq(live_items(other), before);
         ck_assert_int_eq(sw_client_flush(c), 0);

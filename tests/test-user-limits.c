@@ -5,6 +5,7 @@
  * between users of the system instance are in test-system.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,7 +196,7 @@ static int most_at_once(const char *path)
 /* Twelve jobs on four threads with max-running-per-user 2: never more than two run at once. */
 START_TEST(max_running_per_user_caps_a_users_runs_at_once)
 {
-        char path[PATH_MAX], params[2 * PATH_MAX + 128];
+        char path[PATH_MAX], go[PATH_MAX], params[3 * PATH_MAX + 128];
         int64_t ids[12];
         int fd;
 
@@ -203,10 +204,16 @@ START_TEST(max_running_per_user_caps_a_users_runs_at_once)
                      NULL);
         fd = client_connect(d.sock);
         snprintf(path, sizeof(path), "%s/runs", d.dir);
-        snprintf(params, sizeof(params), "{\"command\":\"echo s >>%s; sleep 0.2; echo e >>%s\"}",
-                 path, path);
+        /* They run until the file go is there: two run, the ten others are held back. */
+        snprintf(go, sizeof(go), "%s/go", d.dir);
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"echo s >>%s; while [ ! -e %s ]; do sleep 0.01; done; "
+                 "echo e >>%s\"}",
+                 path, go, path);
         for (int i = 0; i < 12; i++)
                 ids[i] = job_submit(fd, params);
+        wait_held(fd, 10);
+        ck_assert_int_eq(close(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)), 0);
         for (int i = 0; i < 12; i++)
                 assert_outcome(fd, ids[i], "succeeded");
         ck_assert_int_eq(most_at_once(path), 2);
@@ -251,6 +258,8 @@ START_TEST(the_running_limit_changes_at_run_time)
         assert_outcome(fd, ids[0], "succeeded");
         fifo_release(gates[1]);
         assert_outcome(fd, ids[1], "succeeded");
+        /* One runs, as many as the limit: late does not start, an absence, which no event
+         * shows, so by the clock. */
         usleep(300 * 1000);
         assert_not_started(fd, late);
         fifo_release(gates[2]);
@@ -353,6 +362,8 @@ START_TEST(a_held_run_coalesces_and_waits_for_a_resume)
         json_object_put(call_ok(fd, "pause", NULL));
         fifo_release(gate);
         assert_outcome(fd, gate_id, "succeeded");
+        /* Paused, keyed does not start once its turn came: an absence, which no event shows, so
+         * by the clock. */
         usleep(300 * 1000);
         assert_not_started(fd, keyed);
         json_object_put(call_ok(fd, "resume", NULL));
