@@ -1021,8 +1021,11 @@ START_TEST(the_log_of_a_queued_job_is_empty_and_still_to_come)
         ck_assert(!json_object_get_boolean(json_object_object_get(result, "eof")));
         ck_assert_ptr_null(json_object_object_get(result, "log"));
         json_object_put(reply);
+        /* A job that never was is said so, as status says it. */
         reply = client_call(fd, "log", "{\"id\":2}");
         ck_assert_int_eq(reply_code(reply), -32001);
+        ck_assert_str_eq(str_member(json_object_object_get(reply, "error"), "message"),
+                         "no job 2");
         json_object_put(reply);
 }
 END_TEST

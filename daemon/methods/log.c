@@ -230,12 +230,13 @@ static void handle_log(struct daemon *d, struct conn *c, union params *params, s
         char *path = NULL;
         bool running = job && slow_work_is_executing(&job->dw.work);
 
-        if (rec || job) {
-                if (!requests_may_touch(c, job ? job->owner : rec->owner)) {
-                        reply_error(r, SW_E_PERMISSION, "job %lld is not yours",
-                                    (long long)p->id);
-                        return;
-                }
+        if (!rec && !job) {
+                reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)p->id);
+                return;
+        }
+        if (!requests_may_touch(c, job ? job->owner : rec->owner)) {
+                reply_error(r, SW_E_PERMISSION, "job %lld is not yours", (long long)p->id);
+                return;
         }
         if (running)
                 path = record_log_path(d->shared.run.log_dir, p->id,
