@@ -94,7 +94,7 @@ static char *render_metrics(void *data)
 {
         struct manager *m = data;
 
-        return metrics_text(&m->daemon, &m->clients);
+        return metrics_text(&m->daemon, &m->clients, false);
 }
 
 /* What systemd's STATUS= tells: every queue's pool. */

@@ -5,6 +5,7 @@
  * replaced whole, never written through a link, and stopped by "".
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -447,6 +448,7 @@ START_TEST(the_metrics_file_is_replaced_whole_every_interval_and_stops_with_an_e
 {
         char path[PATH_MAX], params[PATH_MAX + 64], tmp[PATH_MAX + 32], *text;
         struct stat st;
+        json_object *reply;
         ino_t first, second;
 
         snprintf(path, sizeof(path), "%s/slowwork.prom", d.dir);
@@ -457,8 +459,14 @@ START_TEST(the_metrics_file_is_replaced_whole_every_interval_and_stops_with_an_e
         ck_assert_int_eq(st.st_mode & 0777, 0644);
         text = read_file(path);
         ck_assert_ptr_nonnull(strstr(text, "# TYPE slowwork_submits_total counter\n"));
-        ck_assert_ptr_nonnull(strstr(text, "\nprocess_start_time_seconds "));
+        /* node_exporter, which reads the file, has its own process_* series and refuses a file
+         * with them; the metrics method keeps them. */
+        ck_assert_ptr_null(strstr(text, "process_"));
         free(text);
+        reply = client_call(fd, "metrics", NULL);
+        ck_assert_ptr_nonnull(
+            strstr(str_member(reply_result(reply), "text"), "\nprocess_start_time_seconds "));
+        json_object_put(reply);
         json_object_put(job_wait(fd, job_submit(fd, "{\"command\":\"true\"}")));
         /* A rename puts a new file in its place: a reader never sees half of one. */
         second = wait_for_file(path, first);
@@ -468,13 +476,10 @@ START_TEST(the_metrics_file_is_replaced_whole_every_interval_and_stops_with_an_e
         free(text);
         snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)d.pid);
         ck_assert_int_eq(stat(tmp, &st), -1);
+        /* Metrics no longer written would read as current: the file goes at once. */
         call_done("settings.set", "{\"metrics-file\":\"\"}");
-        second = wait_for_file(path, 0);
-        /* Not written again for a metrics interval and more: an absence, which no event shows,
-         * and the file's timer is the loop's, which the test clock does not move: by the clock. */
-        sleep(2);
-        ck_assert_int_eq(stat(path, &st), 0);
-        ck_assert_int_eq(st.st_ino, second);
+        ck_assert_int_eq(stat(path, &st), -1);
+        ck_assert_int_eq(errno, ENOENT);
 }
 END_TEST
 

@@ -317,7 +317,7 @@ void daemon_stop_starting(struct daemon *d)
         /* No tick now: one missed while stopped makes its run at the next start. */
         schedule_stop(&d->schedule);
         /* The pool is freed off the loop next: nothing reads it from here on. */
-        metrics_file_set(&d->metrics_file, NULL, 0);
+        metrics_file_stop(&d->metrics_file);
         /* A suspended run would not end in stop-timeout: it is interrupted now. */
         for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
                 for (struct job *job = d->registry.by_id[i]; job; job = job->hnext)

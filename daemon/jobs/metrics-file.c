@@ -56,6 +56,7 @@ static void on_tick(uv_timer_t *timer)
         else if (r == 0 && f->last_error)
                 log_info("Writing the metrics to %s again", f->path);
         f->last_error = r;
+        f->written |= r == 0;
         free(text);
 }
 
@@ -70,6 +71,12 @@ int metrics_file_set(struct metrics_file *f, const char *path, double interval)
                 return 0;
         if (path && !(copy = strdup(path)))
                 return -ENOMEM;
+        /* Metrics no longer written would read as current: the file goes with the writes. */
+        if (f->written && (!path || strcmp(path, f->path) != 0)) {
+                if (unlink(f->path) < 0 && errno != ENOENT)
+                        log_warning("Cannot remove the metrics file %s: %m", f->path);
+                f->written = false;
+        }
         free(f->path);
         f->path = copy;
         f->interval = interval;
@@ -80,6 +87,11 @@ int metrics_file_set(struct metrics_file *f, const char *path, double interval)
         f->timer.data = f;
         uv_timer_start(&f->timer, on_tick, 0, (uint64_t)(interval * 1000.0 + 0.5));
         return 0;
+}
+
+void metrics_file_stop(struct metrics_file *f)
+{
+        uv_timer_stop(&f->timer);
 }
 
 void metrics_file_close(struct metrics_file *f)

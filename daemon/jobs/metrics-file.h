@@ -8,6 +8,7 @@
 #ifndef SLOWWORKD_METRICS_FILE_H
 #define SLOWWORKD_METRICS_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <uv.h>
 
@@ -16,6 +17,7 @@ struct metrics_file {
         char *path;      /* NULL: off */
         double interval; /* seconds */
         int last_error;  /* of the last write: its failure is logged once */
+        bool written;    /* path is a file of ours: removed when the writes stop */
         /* The text to write (malloc'd), or NULL when out of memory. */
         char *(*render)(void *data);
         void *data;
@@ -23,8 +25,11 @@ struct metrics_file {
 
 int metrics_file_init(struct metrics_file *f, uv_loop_t *loop);
 /* Writes to path (""/NULL: stops) now and then every interval; the same path and interval as
- * before change nothing. 0 or -ENOMEM. */
+ * before change nothing; the file written until then is removed once it is no longer the path.
+ * 0 or -ENOMEM. */
 int metrics_file_set(struct metrics_file *f, const char *path, double interval);
+/* The daemon stops: no more writes, and the file stays for the next start. */
+void metrics_file_stop(struct metrics_file *f);
 void metrics_file_close(struct metrics_file *f);
 
 #endif

@@ -205,7 +205,7 @@ static void node(FILE *f, struct daemon *d)
         fprintf(f, "slowwork_nodes %zu\n", n);
 }
 
-static void process(FILE *f, double start_time)
+static void process_series(FILE *f, double start_time)
 {
         struct proc_stats ps;
 
@@ -225,7 +225,7 @@ static void process(FILE *f, double start_time)
         fprintf(f, "process_start_time_seconds %.0f\n", start_time);
 }
 
-char *metrics_text(struct daemon *d, const struct clients *clients)
+char *metrics_text(struct daemon *d, const struct clients *clients, bool process)
 {
         size_t n, len;
         struct pool_view *pools = pools_of(d, &n);
@@ -255,7 +255,8 @@ char *metrics_text(struct daemon *d, const struct clients *clients)
         family(f, "slowwork_connections", "gauge", "Client connections open.");
         fprintf(f, "slowwork_connections %u\n", clients->n);
         node(f, d);
-        process(f, d->metrics.start_time);
+        if (process)
+                process_series(f, d->metrics.start_time);
         free(pools);
         if (ferror(f) | fclose(f)) {
                 free(text);
@@ -266,7 +267,7 @@ char *metrics_text(struct daemon *d, const struct clients *clients)
 
 static void handle_metrics(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
-        char *text = metrics_text(d, c->clients);
+        char *text = metrics_text(d, c->clients, true);
 
         if (!text) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
