@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Job flow over the socket: pause, resume and drain; suspend and continue. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -365,18 +366,48 @@ static pid_t job_pid(const char *fifo)
         return pid;
 }
 
-static char proc_state(pid_t pid)
+/* The state letter and the process group of a process; 0 when it is gone. */
+static char proc_state(pid_t pid, pid_t *pgrp)
 {
         char path[64], *text, *paren;
-        char state;
+        char state = 0;
+        int group = 0;
 
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
         text = read_text(path);
         paren = strrchr(text, ')');
-        ck_assert_ptr_nonnull(paren);
-        state = paren[2];
+        if (paren && sscanf(paren + 1, " %c %*d %d", &state, &group) != 2)
+                state = 0;
+        *pgrp = group;
         free(text);
         return state;
+}
+
+/* Whether the job's process group (its first process leads it) is stopped: at least one process
+ * stopped (T) and none running or sleeping. A shell stopped while it starts a command waits in
+ * vfork() (D: dash starts commands so) for the child, stopped before its exec; an ended
+ * child not yet reaped by its stopped parent is a zombie (Z). */
+static bool group_stopped(pid_t leader)
+{
+        DIR *proc = opendir("/proc");
+        struct dirent *e;
+        bool one = false, other = false;
+        pid_t pgrp;
+        char state;
+
+        ck_assert_ptr_nonnull(proc);
+        while ((e = readdir(proc))) {
+                pid_t pid = (pid_t)atoi(e->d_name);
+
+                if (pid <= 0 || !(state = proc_state(pid, &pgrp)) || pgrp != leader)
+                        continue;
+                if (state == 'T')
+                        one = true;
+                else if (state != 'D' && state != 'Z')
+                        other = true;
+        }
+        closedir(proc);
+        return one && !other;
 }
 
 /* The cgroup2 folder of the process, "" when it is in the root (no cgroup of its own). */
@@ -398,7 +429,7 @@ static void proc_cgroup(pid_t pid, char *buf, size_t len)
         free(text);
 }
 
-/* Whether the process is stopped: frozen in its cgroup, or in state T. */
+/* Whether the job is stopped: frozen in its cgroup, or its process group stopped. */
 static bool is_stopped(pid_t pid)
 {
         char cg[1024], events[1100], *text;
@@ -406,7 +437,7 @@ static bool is_stopped(pid_t pid)
 
         proc_cgroup(pid, cg, sizeof(cg));
         if (!cg[0])
-                return proc_state(pid) == 'T';
+                return group_stopped(pid);
         snprintf(events, sizeof(events), "%s/cgroup.events", cg);
         text = read_text(events);
         frozen = strstr(text, "frozen 1") != NULL;
