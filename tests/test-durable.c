@@ -208,16 +208,16 @@ END_TEST
 
 /* Kills of a_kill_under_load_loses_no_acknowledged_job. Under a sanitizer a round costs five to
  * ten times as much, and five kills already take every path the sanitizers watch (a kill amid
- * commits, the restore, cut runs run again); the plain build's make check does the twenty. */
+ * commits, the restore, cut runs run again); the plain build's make check does ten. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define KILL_ROUNDS 5
 #else
-#define KILL_ROUNDS 20
+#define KILL_ROUNDS 10
 #endif
 
 START_TEST(a_kill_under_load_loses_no_acknowledged_job)
 {
-        enum { ROUNDS = KILL_ROUNDS, MAX_SENT = 300 };
+        enum { ROUNDS = KILL_ROUNDS, MAX_SENT = 200 };
         /* Mostly quick, so that runs end while submits come in; some long enough to be cut. */
         static const char *const commands[] = {"true", "true", "true",       "true",
                                                "true", "true", "sleep 0.01", "sleep 0.1"};
