@@ -711,6 +711,7 @@ START_TEST(list_shows_aligned_columns_with_a_header)
         check_column(rows, n, "ID", true);
         check_column(rows, n, "CLASS", false);
         check_column(rows, n, "STATE", false);
+        check_column(rows, n, "TIME", false);
         check_column(rows, n, "RUNS", true);
         check_column(rows, n, "NAME", false);
         check_column(rows, n, "COMMAND", false);
@@ -1141,6 +1142,52 @@ START_TEST(history_usage_errors_exit_2)
 }
 END_TEST
 
+/* The row of list's output that shows the job. */
+static const char *row_of(char **rows, int n, int64_t id)
+{
+        char want[32];
+
+        snprintf(want, sizeof(want), "%lld ", (long long)id);
+        for (int i = 1; i < n; i++)
+                if (strncmp(rows[i] + strspn(rows[i], " "), want, strlen(want)) == 0)
+                        return rows[i];
+        ck_abort_msg("list shows no job %lld", (long long)id);
+        return NULL;
+}
+
+START_TEST(list_shows_the_states_as_they_are_and_a_time)
+{
+        int64_t run = submit("--", "sleep 30", NULL), keyed = submit("--key", "k", "--", "sleep 31", NULL);
+        int64_t later = submit("--delay", "600", "--", "true", NULL), after;
+        char *out, *rows[12];
+        const char *row;
+        int n;
+
+        wait_running(run);
+        wait_running(keyed);
+        after = submit("--after", idstr(run), "--", "true", NULL);
+        free(ctl_ok("suspend", idstr(run), NULL));
+        ck_assert_int_eq(submit("--key", "k", "--", "sleep 31", NULL), keyed); /* deferred */
+        out = ctl_ok("list", NULL);
+        n = rows_of(out, rows, 12);
+        ck_assert_int_eq(n, 5);
+        check_column(rows, n, "TIME", false);
+        row = row_of(rows, n, run);
+        ck_assert_msg(strstr(row, " suspended ") && !strstr(row, " ago "), "%s", row);
+        /* Running, with one more run to come: the elapsed time, and 1+1 runs. */
+        row = row_of(rows, n, keyed);
+        ck_assert_msg(strstr(row, " running ") && strstr(row, " 1+1 ") && !strstr(row, " ago "),
+                      "%s", row);
+        row = row_of(rows, n, later);
+        ck_assert_msg(strstr(row, " delayed ") && (strstr(row, " in 9m5") || strstr(row, " in 10m00s")),
+                      "%s", row);
+        row = row_of(rows, n, after);
+        ck_assert_msg(strstr(row, " waiting ") && strstr(row, " ago "), "%s", row); /* its age */
+        free(out);
+        free(ctl_ok("cancel", idstr(after), idstr(run), idstr(keyed), idstr(later), NULL));
+}
+END_TEST
+
 START_TEST(list_all_shows_the_live_jobs_then_the_last_runs)
 {
         int64_t live = submit("--", "sleep 30", NULL), ids[3];
@@ -1465,7 +1512,7 @@ START_TEST(queue_commands_add_list_use_pause_and_remove_queues)
         n = rows_of(out, rows, 12);
         ck_assert_int_eq(n, 2);
         ck_assert_int_eq(strncmp(rows[0], "ID  CLASS  QUEUE", 16), 0);
-        ck_assert_msg(strstr(rows[1], "slow   gpu    pending"), "%s", rows[1]);
+        ck_assert_msg(strstr(rows[1], "slow   gpu    held"), "%s", rows[1]); /* by the pause */
         free(out);
         ctl(&r, NULL, "queue", "rm", "gpu", NULL);
         ck_assert_int_eq(r.status, 1);
@@ -1826,6 +1873,7 @@ int main(void)
         tcase_add_test(tc, history_filters_failed_outcome_since_and_count);
         tcase_add_test(tc, history_usage_errors_exit_2);
         tcase_add_test(tc, list_all_shows_the_live_jobs_then_the_last_runs);
+        tcase_add_test(tc, list_shows_the_states_as_they_are_and_a_time);
         tcase_add_test(tc, outcomes_are_coloured_on_a_terminal_only);
         tcase_add_test(tc, status_shows_local_times_durations_and_the_owners_name);
         tcase_add_test(tc, get_and_set_settings);
