@@ -1300,12 +1300,29 @@ START_TEST(get_and_set_settings)
         ck_assert_str_eq(out, "2\n");
         free(out);
         free(ctl_ok("set", "min-threads", "3", "kill-grace", "0.5", "--runtime", NULL));
+        free(ctl_ok("set", "log-limit", "1572864", "max-queued-per-user", "0", NULL));
         out = ctl_ok("get", NULL);
-        /* Names in a 16-column field; a longer one pushes only its own value. */
-        ck_assert_msg(strstr(out, "min-threads       3\n"), "slowctl get printed:\n%s", out);
-        ck_assert_msg(strstr(out, "kill-grace        0.5\n"), "slowctl get printed:\n%s", out);
-        ck_assert_msg(strstr(out, "max-connections-per-user  64\n"), "slowctl get printed:\n%s",
-                      out);
+        /* The values in one column after the longest name; sizes, times, percentages and limits
+         * that are off as people say them. */
+        ck_assert_msg(strncmp(out, "min-threads               3\n", 28) == 0,
+                      "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nkill-grace                500ms\n"),
+                      "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nmax-connections-per-user  64\n"),
+                      "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nlog-limit                 1.5 MiB\n"),
+                      "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nvslow-percentage          50%\n"),
+                      "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nmax-queued-per-user       none\n"),
+                      "slowctl get printed:\n%s", out);
+        free(out);
+        out = ctl_ok("get", "stop-timeout", NULL);
+        ck_assert_str_eq(out, "30.0s\n");
+        free(out);
+        out = ctl_ok("--json", "get", NULL); /* numbers, as the daemon gives them */
+        ck_assert_msg(strstr(out, "\"log-limit\":1572864") && strstr(out, "\"kill-grace\":0.5"),
+                      "%s", out);
         free(out);
         ctl(&r, NULL, "set", "max-threads", "many", NULL);
         ck_assert_int_eq(r.status, 2);
