@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1386,7 +1386,30 @@ START_TEST(rq_prints_the_kernels_layout)
         out = ctl_ok("top", NULL); /* not a terminal: once */
         ck_assert_ptr_nonnull(strstr(out, "THR PID"));
         ck_assert_ptr_nonnull(strstr(out, "  waiting for space 0\n"));
+        ck_assert_ptr_nonnull(strstr(out, "\nID  OWNER  QUEUE  ELAPSED  COMMAND\n\n")); /* none */
         free(out);
+}
+END_TEST
+
+START_TEST(top_shows_the_runs_in_progress_beside_the_threads)
+{
+        int64_t run = submit("--", "sleep 30", NULL), queued, i;
+        char *out, want[128], *line;
+
+        wait_running(run);
+        for (i = 0; i < 3; i++) /* four threads, the fourth left for the queued one */
+                wait_running(submit("--", "sleep 31", NULL));
+        queued = submit("--", "sleep 32", NULL);
+        out = ctl_ok("top", NULL);
+        /* The runs, oldest first (with their owner, queue and time so far), then the queue. */
+        line = strstr(out, "\nID  OWNER  QUEUE    ELAPSED  COMMAND\n");
+        ck_assert_msg(line, "%s", out);
+        snprintf(want, sizeof(want), "\n%2lld  %-5s  default", (long long)run, getpwuid(getuid())->pw_name);
+        ck_assert_msg(strstr(line, want) && strstr(strstr(line, want), "  sleep 30\n"), "%s", out);
+        ck_assert_msg(strstr(line, "  sleep 31\n") && !strstr(line, "sleep 32\n  "), "%s", out);
+        ck_assert_msg(strstr(strstr(out, "THR PID"), ": sleep 31"), "%s", out);
+        free(out);
+        free(ctl_ok("cancel", idstr(queued), idstr(run), NULL));
 }
 END_TEST
 
@@ -1891,6 +1914,7 @@ int main(void)
         tcase_add_test(tc, history_usage_errors_exit_2);
         tcase_add_test(tc, list_all_shows_the_live_jobs_then_the_last_runs);
         tcase_add_test(tc, list_shows_the_states_as_they_are_and_a_time);
+        tcase_add_test(tc, top_shows_the_runs_in_progress_beside_the_threads);
         tcase_add_test(tc, outcomes_are_coloured_on_a_terminal_only);
         tcase_add_test(tc, status_shows_local_times_durations_and_the_owners_name);
         tcase_add_test(tc, get_and_set_settings);
