@@ -1671,6 +1671,19 @@ START_TEST(without_a_user_instance_slowctl_falls_back_to_the_systems)
         ck_assert_int_eq(mkdir(user_dir, 0700), 0);
         refusing = refusing_socket(user_sock);
         expect_pong("/run/slowwork/slowworkd.sock (system instance)");
+        /* What changes something says so, on stderr; what only looks does not. */
+        ctl(&r, NULL, "pause", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "slowctl: no user instance of slowworkd answered: pause goes to the "
+                                "system instance on /run/slowwork/slowworkd.sock\n");
+        run_free(&r);
+        ctl(&r, NULL, "status", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "");
+        run_free(&r);
+        ctl(&r, NULL, "resume", NULL);
+        ck_assert_int_eq(r.status, 0);
+        run_free(&r);
 
         /* A socket named by flag or environment is the one, answering or not. */
         snprintf(want, sizeof(want),
@@ -1693,6 +1706,11 @@ START_TEST(without_a_user_instance_slowctl_falls_back_to_the_systems)
         ck_assert_int_eq(symlink(d.sock, user_sock), 0);
         snprintf(want, sizeof(want), "%s (user instance)", user_sock);
         expect_pong(want);
+        ctl(&r, NULL, "pause", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "");
+        run_free(&r);
+        free(ctl_ok("resume", NULL));
 
         unlink(user_sock);
         rmdir(user_dir);
