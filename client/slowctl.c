@@ -187,7 +187,7 @@ static const struct command commands[] = {
     {"stats", 0, 0, queue_only_options, false, cmd_stats, "[--queue Q]",
      "show the pools' statistics (of one queue)"},
     {"top", 0, 0, no_options, false, cmd_top, "",
-     "a live view of the threads and the queues (q quits)"},
+     "a live view of the threads, the runs and the queues (q quits)"},
     {"rq", 0, 0, queue_only_options, false, cmd_rq, "[--queue Q]",
      "show the run queue as the kernel's /proc/slow_work_rq"},
     {"metrics", 0, 0, no_options, false, cmd_metrics, "",

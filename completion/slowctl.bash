@@ -6,6 +6,21 @@ _slowctl_jobs()
         slowctl ${socket:+--socket "$socket"} list 2>/dev/null | awk 'NR > 1 { print $1 }'
 }
 
+_slowctl_queues()
+{
+        # The queues' names, from the first column of "slowctl queue ls".
+        slowctl ${socket:+--socket "$socket"} queue ls 2>/dev/null | awk 'NR > 1 { print $1 }'
+}
+
+_slowctl_settings()
+{
+        # The settings' names, from the first column of "slowctl get"; the known ones when no
+        # daemon answers.
+        local names
+        names=$(slowctl ${socket:+--socket "$socket"} get 2>/dev/null | awk '{ print $1 }')
+        echo "${names:-$settings}"
+}
+
 _slowctl()
 {
         local cur prev words cword
@@ -36,6 +51,12 @@ _slowctl()
                 esac
         done
 
+        # The named queue of --queue, wherever it comes.
+        if [[ $prev == --queue ]]; then
+                COMPREPLY=($(compgen -W "$(_slowctl_queues)" -- "$cur"))
+                return
+        fi
+
         if [[ -z $command ]]; then
                 case $prev in
                 --socket)
@@ -65,14 +86,20 @@ _slowctl()
                         _filedir -d
                         return
                         ;;
+                --after | --after-any)
+                        COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
+                        return
+                        ;;
                 --key | --name | --delay | --timeout | --plugin | --entry | --arg | --memory-max | \
-                        --tasks-max | --cpu-weight | --nice | --open-files | --cpu-time | --queue)
+                        --tasks-max | --cpu-weight | --nice | --open-files | --cpu-time | \
+                        --retries | --retry-delay | --every | --cron)
                         return
                         ;;
                 esac
                 COMPREPLY=($(compgen -W "--very-slow --key --name --delay --timeout --wait
                         --hold --persist --cwd --plugin --entry --arg --stdin --memory-max
-                        --tasks-max --cpu-weight --nice --open-files --cpu-time --queue --help --" \
+                        --tasks-max --cpu-weight --nice --open-files --cpu-time --after
+                        --after-any --retries --retry-delay --every --cron --queue --help --" \
                         -- "$cur"))
                 ;;
         enqueue)
@@ -110,8 +137,10 @@ _slowctl()
                         COMPREPLY=($(compgen -W "add rm ls --help" -- "$cur"))
                 elif [[ ${words[command_index + 1]} == add && $cur == -* ]]; then
                         COMPREPLY=($(compgen -W "--min-threads --max-threads --vslow-percentage
-                                --idle-timeout --max-queued-per-user --max-running-per-user" \
-                                -- "$cur"))
+                                --idle-timeout --max-queued-per-user --max-running-per-user
+                                --help" -- "$cur"))
+                elif [[ ${words[command_index + 1]} == rm ]]; then
+                        COMPREPLY=($(compgen -W "$(_slowctl_queues)" -- "$cur"))
                 fi
                 ;;
         log)
@@ -139,8 +168,8 @@ _slowctl()
         get)
                 if [[ $cur == -* ]]; then
                         COMPREPLY=($(compgen -W "--queue --help" -- "$cur"))
-                elif [[ $prev != --queue ]]; then
-                        COMPREPLY=($(compgen -W "$settings" -- "$cur"))
+                else
+                        COMPREPLY=($(compgen -W "$(_slowctl_settings)" -- "$cur"))
                 fi
                 ;;
         set)
@@ -148,7 +177,7 @@ _slowctl()
                         COMPREPLY=($(compgen -W "--runtime --queue --help" -- "$cur"))
                 elif (((cword - command_index) % 2 == 1)); then
                         # NAME VALUE pairs: a name goes in the odd places.
-                        COMPREPLY=($(compgen -W "$settings" -- "$cur"))
+                        COMPREPLY=($(compgen -W "$(_slowctl_settings)" -- "$cur"))
                 fi
                 ;;
         *)

@@ -25,6 +25,11 @@ function __slowctl_settings
     printf '%s\n' $names
 end
 
+# The queues' names, from the first column of "slowctl queue ls".
+function __slowctl_queues
+    slowctl (__slowctl_socket) queue ls 2>/dev/null | awk 'NR > 1 { print $1 }'
+end
+
 # How many words other than options follow the command $argv[1] so far.
 function __slowctl_args_after
     set -l args (commandline -opc | string match -v -- '-*')
@@ -54,7 +59,7 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a get -d "sh
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a set -d "change settings, all or nothing"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a queue -d "add, remove or list the named queues"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a stats -d "show the pool's statistics"
-complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a top -d "a live view of the threads and the queue"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a top -d "a live view of the threads, the runs and the queues"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a rq -d "show the run queue as the kernel's /proc/slow_work_rq"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a metrics -d "print the metrics in Prometheus' text format"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a pause -d "start no new job until resume (running ones go on)"
@@ -87,7 +92,13 @@ complete -c slowctl -n $submit -l cpu-weight -x -d "the run's share of CPU (1..1
 complete -c slowctl -n $submit -l nice -x -d "the run's niceness (-20..19)"
 complete -c slowctl -n $submit -l open-files -x -d "open files of each process at most"
 complete -c slowctl -n $submit -l cpu-time -x -d "CPU seconds of each process at most"
-complete -c slowctl -n $submit -l queue -x -d "the named queue"
+complete -c slowctl -n $submit -l after -x -a "(__slowctl_jobs)" -d "wait until these jobs (12,13) have succeeded"
+complete -c slowctl -n $submit -l after-any -x -a "(__slowctl_jobs)" -d "wait until these jobs have ended"
+complete -c slowctl -n $submit -l retries -x -d "run again after a failure, up to N times"
+complete -c slowctl -n $submit -l retry-delay -x -d "wait S seconds before the first retry"
+complete -c slowctl -n $submit -l every -x -d "run every S seconds, until released"
+complete -c slowctl -n $submit -l cron -x -d "run at the times of a cron expression"
+complete -c slowctl -n $submit -l queue -x -a "(__slowctl_queues)" -d "the named queue"
 complete -c slowctl -n "__fish_seen_subcommand_from submit; and contains -- -- (commandline -opc)" -F
 
 complete -c slowctl -n "__fish_seen_subcommand_from list" -l all -d "also the last runs"
@@ -98,7 +109,8 @@ complete -c slowctl -n "__fish_seen_subcommand_from list history" -s n -l limit 
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue" -l key -x -d "the live job of this key"
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue wait cancel release status log suspend continue" -a "(__slowctl_jobs)" -d "job"
 complete -c slowctl -n "__fish_seen_subcommand_from pause" -l wait -d "answer once no job is running any more (drain)"
-complete -c slowctl -n "__fish_seen_subcommand_from enqueue get set stats rq pause resume" -l queue -x -d "the named queue"
+complete -c slowctl -n "__fish_seen_subcommand_from enqueue get set stats rq pause resume" -l queue -x -a "(__slowctl_queues)" -d "the named queue"
+complete -c slowctl -n "__fish_seen_subcommand_from queue; and __fish_seen_subcommand_from rm" -a "(__slowctl_queues)" -d queue
 complete -c slowctl -n "__fish_seen_subcommand_from queue; and test (__slowctl_args_after queue) -eq 0" -a "add rm ls"
 complete -c slowctl -n "__fish_seen_subcommand_from queue" -l min-threads -x -d "the queue's threads at least"
 complete -c slowctl -n "__fish_seen_subcommand_from queue" -l max-threads -x -d "the queue's threads at most"
