@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "jobs/job.h"
-#include "jobs/record.h"
 #include "run/run.h"
 #include "store/run-record.h"
 #include "util/cron.h"
@@ -646,12 +645,11 @@ static char *flow_text(struct job *job)
         return text;
 }
 
-/* The run in progress, once started: when, its main process (a shell run's), its log. */
+/* The run in progress, once started: when, and its main process (a shell run's). */
 static void run_to_json(struct job *job, json_object *o)
 {
         pid_t pid = __atomic_load_n(&job->pid, __ATOMIC_ACQUIRE);
         double started;
-        char *log;
 
         __atomic_load(&job->run_started, &started, __ATOMIC_RELAXED);
         if (!slow_work_is_executing(&job->dw.work) || started <= 0)
@@ -659,11 +657,6 @@ static void run_to_json(struct job *job, json_object *o)
         add(o, "started", json_object_new_double(started));
         if (pid > 0)
                 add(o, "pid", json_object_new_int(pid));
-        log = record_log_path(job->shared->run.log_dir, job->id,
-                              __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE));
-        if (log)
-                add(o, "log", json_object_new_string(log));
-        free(log);
 }
 
 json_object *job_to_json(struct job *job)

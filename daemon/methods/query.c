@@ -7,6 +7,7 @@
 #include "config.h"
 #include "jobs/daemon.h"
 #include "jobs/queues.h"
+#include "jobs/record.h"
 #include "methods/history-nodes.h"
 #include "methods/list-nodes.h"
 #include "methods/method.h"
@@ -53,6 +54,15 @@ static json_object *live_status(struct daemon *d, struct job *job)
 {
         json_object *o = job_to_json(job);
 
+        /* The log of the run in progress, once it has started. */
+        if (json_object_object_get(o, "started")) {
+                char *log = record_log_path(d->shared.run.log_dir, job->id,
+                                            __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE));
+
+                if (log)
+                        json_object_object_add(o, "log", json_object_new_string(log));
+                free(log);
+        }
         json_object_object_add(o, "queue", json_object_new_string(job->queue->name));
         json_object_object_add(o, "suspended",
                                json_object_new_boolean(suspend_is_on(&job->suspend)));
