@@ -171,7 +171,7 @@ static const struct command commands[] = {
      "       slowctl submit --stdin [OPTIONS]",
      "queue a job and print its id"},
     {"enqueue", 0, 1, enqueue_options, false, cmd_enqueue, "ID | --key K [--queue Q]",
-     "queue a live job again"},
+     "queue a live job again, or let a stashed one go"},
     {"edit", 1, -1, edit_options, false, cmd_edit,
      "ID [--command CMD] [--name N] [--priority N] [--cwd D] [-- PROGRAM [ARGS...]]",
      "change a job that has not started (pending, stashed or waiting)"},

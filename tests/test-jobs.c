@@ -385,13 +385,32 @@ END_TEST
 
 /* A stashed job stays until enqueue by id, which queues it as a submit would; status, list
  * and the metrics say "stashed". */
+/* The state of the next event a subscriber reads. */
+static char *next_event_state(int watcher)
+{
+        char *line = client_read_line(watcher), *state;
+        json_object *event;
+
+        ck_assert_ptr_nonnull(line);
+        event = json_tokener_parse(line);
+        free(line);
+        state = strdup(str_member(json_object_object_get(event, "params"), "state"));
+        json_object_put(event);
+        return state;
+}
+
 START_TEST(a_stashed_job_runs_only_once_enqueued)
 {
         json_object *reply, *rec, *st, *items;
-        char params[64];
+        int watcher = client_connect(d.sock);
+        char params[64], *state;
         int64_t id;
 
+        json_object_put(client_call(watcher, "subscribe", NULL));
         id = job_submit(fd, "{\"command\":\"echo stashed run\",\"stashed\":true}");
+        state = next_event_state(watcher);
+        ck_assert_str_eq(state, "stashed");
+        free(state);
         ck_assert_str_eq(job_state_of(fd, id), "stashed");
         reply = call_ok(fd, "list", "{\"state\":\"stashed\"}");
         items = json_object_object_get(reply, "items");
@@ -405,10 +424,14 @@ START_TEST(a_stashed_job_runs_only_once_enqueued)
         reply = call_ok(fd, "enqueue", params);
         ck_assert_int_eq(int_member(reply, "id"), id);
         json_object_put(reply);
+        state = next_event_state(watcher);
+        ck_assert_str_eq(state, "pending");
+        free(state);
         rec = job_wait(fd, id);
         ck_assert_str_eq(outcome(rec), "succeeded");
         json_object_put(rec);
         ck_assert_str_eq(job_log(fd, id), "stashed run\n");
+        close(watcher);
 }
 END_TEST
 

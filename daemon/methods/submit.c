@@ -182,8 +182,10 @@ static void fresh(struct daemon *d, struct conn *c, struct job *job,
                 reply_error(r, SW_E_INTERNAL, "out of memory");
         else if (job_recurs(job))
                 r->result = job_state_result(job, NULL); /* it runs at its ticks */
-        else if (job->stashed)
+        else if (job->stashed) {
                 r->result = job_state_result(job, NULL); /* it runs once enqueued */
+                daemon_notify(d, job, "stashed", NULL);
+        }
         else if (p->after || p->after_any)
                 wait_reply(d, c, job, p, r);
         else
