@@ -385,6 +385,15 @@ END_TEST
 
 /* A stashed job stays until enqueue by id, which queues it as a submit would; status, list
  * and the metrics say "stashed". */
+/* The job's last run's log is want. */
+static void log_is(int64_t id, const char *want)
+{
+        char *log = job_log(fd, id);
+
+        ck_assert_str_eq(log, want);
+        free(log);
+}
+
 /* The state of the next event a subscriber reads. */
 static char *next_event_state(int watcher)
 {
@@ -430,7 +439,7 @@ START_TEST(a_stashed_job_runs_only_once_enqueued)
         rec = job_wait(fd, id);
         ck_assert_str_eq(outcome(rec), "succeeded");
         json_object_put(rec);
-        ck_assert_str_eq(job_log(fd, id), "stashed run\n");
+        log_is(id, "stashed run\n");
         close(watcher);
 }
 END_TEST
@@ -510,7 +519,7 @@ START_TEST(an_edited_stashed_job_runs_the_new_command_in_the_new_folder)
         ck_assert_str_eq(outcome(rec), "succeeded");
         json_object_put(rec);
         snprintf(params, sizeof(params), "new in %s\n", d.dir);
-        ck_assert_str_eq(job_log(fd, id), params);
+        log_is(id, params);
 }
 END_TEST
 
@@ -533,7 +542,36 @@ START_TEST(an_edited_argv_job_takes_argv_and_refuses_command)
         json_object_put(call_ok(fd, "enqueue", params));
         rec = job_wait(fd, id);
         json_object_put(rec);
-        ck_assert_str_eq(job_log(fd, id), "t w o\n");
+        log_is(id, "t w o\n");
+}
+END_TEST
+
+/* A job waiting for another is edited as it waits, and still waits: then runs the new command. */
+START_TEST(an_edited_waiting_job_waits_on_and_runs_the_new_command)
+{
+        char *gate = fifo_make(d.dir, "gate"), params[PATH_MAX + 128];
+        int64_t first, waiting;
+        json_object *st, *rec;
+
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
+        first = job_submit(fd, params);
+        job_wait_state(fd, first, "running");
+        snprintf(params, sizeof(params), "{\"command\":\"echo old\",\"after\":[%lld]}",
+                 (long long)first);
+        waiting = job_submit(fd, params);
+        ck_assert_str_eq(job_state_of(fd, waiting), "waiting");
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"command\":\"echo new\",\"priority\":-5}",
+                 (long long)waiting);
+        st = call_ok(fd, "edit", params);
+        ck_assert_str_eq(str_member(st, "state"), "waiting");
+        ck_assert_int_eq(json_object_array_length(json_object_object_get(st, "after")), 1);
+        json_object_put(st);
+        fifo_release(gate);
+        rec = job_wait(fd, waiting);
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        json_object_put(rec);
+        log_is(waiting, "new\n");
+        free(gate);
 }
 END_TEST
 
@@ -1299,6 +1337,7 @@ int main(void)
         tcase_add_test(tc, an_edited_stashed_job_runs_the_new_command_in_the_new_folder);
         tcase_add_test(tc, an_edited_argv_job_takes_argv_and_refuses_command);
         tcase_add_test(tc, bad_edits_are_refused_and_change_nothing);
+        tcase_add_test(tc, an_edited_waiting_job_waits_on_and_runs_the_new_command);
         tcase_add_test(tc, a_key_with_other_work_is_a_conflict);
         tcase_add_test(tc, very_slow_jobs_are_capped_and_slow_ones_not_starved);
         tcase_add_test(tc, cancel_of_a_pending_job_records_a_run_that_never_started);
