@@ -29,6 +29,7 @@ struct sw_client {
         char *out; /* requests queued, not yet written */
         size_t out_len, out_size;
         bool eof;
+        bool fell_back; /* the system instance's, the user instance's not answering */
         int64_t next_id;
         unsigned outstanding;
 };
@@ -108,6 +109,7 @@ int sw_client_connect(const char *socket_path, struct sw_client **ret)
                 if (system_path) {
                         free(c->socket_path);
                         c->socket_path = system_path;
+                        c->fell_back = true;
                         fd = system_fd;
                 } else if (system_fd >= 0)
                         close(system_fd);
@@ -116,6 +118,11 @@ int sw_client_connect(const char *socket_path, struct sw_client **ret)
                 return fd;
         c->fd = fd;
         return 0;
+}
+
+bool sw_client_fell_back(struct sw_client *c)
+{
+        return c && c->fell_back;
 }
 
 struct sw_client *sw_client_free(struct sw_client *c)

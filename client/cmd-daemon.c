@@ -6,22 +6,84 @@
 #include <string.h>
 
 #include "config.h"
+#include "format.h"
 #include "output.h"
 #include "slowctl.h"
 
-/* One per line, values in the column after the longest of the pool's names: a longer name (the
- * limits' default-* ones) pushes its own value only, so the column stays where scripts and eyes
- * found it. */
-#define SETTING_NAME_COLUMN 16
+/* What a setting's number means to people (--json keeps the numbers). */
+enum unit { COUNT, BYTES, PERCENT, SECONDS };
+
+static const struct {
+        const char *name;
+        enum unit unit;
+        const char *zero; /* what 0 means, NULL: 0 */
+} units[] = {
+    {"vslow-percentage", PERCENT, NULL},
+    {"log-limit", BYTES, NULL},
+    {"max-log-bytes-per-user", BYTES, NULL},
+    {"min-free-space", PERCENT, "off"},
+    {"max-queued-per-user", COUNT, "none"},
+    {"max-running-per-user", COUNT, "none"},
+    {"default-memory-max", BYTES, "none"},
+    {"default-tasks-max", COUNT, "none"},
+    {"default-cpu-weight", COUNT, "none"},
+    {"default-open-files", COUNT, "none"},
+    {"default-cpu-time", SECONDS, "none"},
+};
+
+/* The value as people read it: sizes in B, KiB, ...; durations in s, m, h; "none" for a limit
+ * that is off; a setting slowctl does not know, as the daemon gave it. NULL: out of memory. */
+static char *setting_text(const char *name, json_object *value)
+{
+        enum unit unit = COUNT;
+        const char *zero = NULL;
+        char buf[64];
+        double v = json_object_get_double(value);
+
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+                if (strcmp(units[i].name, name) == 0) {
+                        unit = units[i].unit;
+                        zero = units[i].zero;
+                }
+        if (json_object_is_type(value, json_type_double))
+                unit = SECONDS; /* every setting with fractions is a time */
+        if (json_object_is_type(value, json_type_string) && !*json_object_get_string(value))
+                return strdup("none"); /* a path not set */
+        if (!json_object_is_type(value, json_type_int) && !json_object_is_type(value, json_type_double))
+                return output_value(value);
+        if (v == 0 && zero)
+                return strdup(zero);
+        switch (unit) {
+        case BYTES:
+                return strdup(format_size(json_object_get_int64(value), buf, sizeof(buf)));
+        case SECONDS:
+                return strdup(format_duration(v, buf, sizeof(buf)));
+        case PERCENT:
+                snprintf(buf, sizeof(buf), "%lld%%", (long long)json_object_get_int64(value));
+                return strdup(buf);
+        default:
+                return output_value(value);
+        }
+}
+
+/* One per line, the values in a column after the longest name. */
 static int print_settings(json_object *settings)
 {
+        int width = 0;
+
+        json_object_object_foreach(settings, key, unused)
+        {
+                (void)unused;
+                if ((int)strlen(key) > width)
+                        width = (int)strlen(key);
+        }
         json_object_object_foreach(settings, name, value)
         {
-                char *text = output_value(value);
+                char *text = setting_text(name, value);
 
                 if (!text)
                         return -1;
-                printf("%-*s  %s\n", SETTING_NAME_COLUMN, name, text);
+                printf("%-*s  %s\n", width, name, text);
                 free(text);
         }
         return 0;
@@ -43,7 +105,7 @@ int cmd_get(struct ctl *x, const struct opts *o, int argc, char **argv)
         } else if (!json_object_object_get_ex(result, argv[0], &value)) {
                 r = ctl_error(x, "get: no setting \"%s\"", argv[0]);
         } else {
-                text = output_value(value);
+                text = setting_text(argv[0], value);
                 if (text)
                         puts(text);
                 else

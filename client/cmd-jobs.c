@@ -259,11 +259,53 @@ int cmd_status(struct ctl *x, const struct opts *o, int argc, char **argv)
 /* The live jobs slowctl list shows; it says how many more there are. */
 #define LIST_PAGE 1000
 
+static double wall_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The state a user sees: a suspended run, a run held by a pause or a limit, a delayed one. */
+static const char *list_state(json_object *job, double now)
+{
+        const char *state = json_str(job, "state", "?");
+
+        if (strcmp(state, "running") == 0 && json_true(job, "suspended"))
+                return "suspended";
+        if (strcmp(state, "pending") == 0 && json_double(job, "next_run", 0) > now)
+                return "delayed";
+        if (strcmp(state, "pending") == 0 && json_true(job, "held"))
+                return "held";
+        return state;
+}
+
+/* Elapsed for a run in progress, the start to come for a delayed run, the job's age else. */
+static void list_time(json_object *job, double now, char *buf, size_t len)
+{
+        double started = json_double(job, "started", 0), next = json_double(job, "next_run", 0),
+               submitted = json_double(job, "submitted", 0);
+        char d[32];
+
+        if (started > 0)
+                snprintf(buf, len, "%s", format_duration(now > started ? now - started : 0, d,
+                                                         sizeof(d)));
+        else if (next > now)
+                snprintf(buf, len, "in %s", format_duration(next - now, d, sizeof(d)));
+        else if (submitted > 0)
+                snprintf(buf, len, "%s ago",
+                         format_duration(now > submitted ? now - submitted : 0, d, sizeof(d)));
+        else
+                snprintf(buf, len, "-");
+}
+
 int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         json_object *result = NULL, *items, *p = json_object_new_object();
         struct table t;
         bool nodes = false;
+        double now = wall_now();
         int64_t more;
         size_t i, n;
         int r;
@@ -281,19 +323,22 @@ int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
         items = json_object_object_get(result, "items");
         n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
         nodes = output_several_nodes(items);
-        table_init(&t, 7 + nodes, 1u << 0 | 1u << 4);
-        r = table_add_row(&t, (const char *[]){"ID", "CLASS", "QUEUE", "STATE", "RUNS", "NAME",
-                                               nodes ? "NODE" : "COMMAND", "COMMAND"});
+        table_init(&t, 8 + nodes, 1u << 0 | 1u << 5);
+        r = table_add_row(&t, (const char *[]){"ID", "CLASS", "QUEUE", "STATE", "TIME", "RUNS",
+                                               "NAME", nodes ? "NODE" : "COMMAND", "COMMAND"});
         for (i = 0; i < n && r == 0; i++) {
                 json_object *job = json_object_array_get_idx(items, i);
                 const char *node = json_str(job, "node", ""), *command = json_str(job, "command", "");
-                char id[24], runs[24];
+                char id[24], runs[32], when[48];
 
                 snprintf(id, sizeof(id), "%lld", (long long)json_int(job, "id", 0));
-                snprintf(runs, sizeof(runs), "%lld", (long long)json_int(job, "runs", 0));
+                /* A run to come after the one in progress: +1. */
+                snprintf(runs, sizeof(runs), "%lld%s", (long long)json_int(job, "runs", 0),
+                         json_true(job, "deferred") ? "+1" : "");
+                list_time(job, now, when, sizeof(when));
                 r = table_add_row(&t, (const char *[]){id, json_str(job, "class", "?"),
                                                        json_str(job, "queue", "?"),
-                                                       json_str(job, "state", "?"), runs,
+                                                       list_state(job, now), when, runs,
                                                        json_str(job, "name", NULL),
                                                        nodes ? node : command, command});
         }

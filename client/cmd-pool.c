@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The pool's commands: stats, rq (the run queue as the kernel's /proc/slow_work_rq showed it,
- * formatted by libslowwork itself) and top (both, once a second).
+ * formatted by libslowwork itself) and top (both, with the runs in progress, once a second).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,12 +15,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "output.h"
 #include "slowctl.h"
 #include "slowwork.h"
 
 #define TOP_REFRESH_MS   1000
-#define TOP_HEADER_LINES 9 /* the lines top prints besides the queue's rows */
+#define TOP_HEADER_LINES 9 /* the lines top prints besides the queues', runs' and rq's rows */
+#define TOP_RUNNING_MAX  1000
 
 /* A row of the stats' "rq" as libslowwork describes an entry: age back in nanoseconds. */
 static void rq_entry(json_object *row, struct slow_work_rq_entry *e)
@@ -138,7 +140,50 @@ static void print_queues(json_object *queues)
                 putchar('\n');
 }
 
-static void top_screen(struct ctl *x, json_object *stats, json_object *queues, bool live)
+/* The jobs with a run in progress (list's reply): id, owner, queue, how long it has run, command;
+ * at most max rows (-1: all), then how many were left out. The lines printed. */
+static int print_running(json_object *running, int max)
+{
+        json_object *items = json_object_object_get(running, "items");
+        size_t n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
+        struct timespec ts;
+        struct table t;
+        double now;
+        size_t i;
+        int shown = 0, lines;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+        table_init(&t, 5, 1u << 0 | 1u << 3);
+        table_add(&t, "ID", "OWNER", "QUEUE", "ELAPSED", "COMMAND");
+        for (i = 0; i < n && (max < 0 || shown < max); i++) {
+                json_object *job = json_object_array_get_idx(items, i);
+                double started = json_double(job, "started", 0);
+                char id[24], elapsed[32];
+
+                snprintf(id, sizeof(id), "%lld", (long long)json_int(job, "id", 0));
+                format_duration(started > 0 && now > started ? now - started : 0, elapsed,
+                                sizeof(elapsed));
+                if (table_add(&t, id, output_user(json_int(job, "owner", -1)),
+                              json_str(job, "queue", "?"), started > 0 ? elapsed : "-",
+                              json_str(job, "command", "")) < 0)
+                        break;
+                shown++;
+        }
+        table_print(&t, stdout);
+        table_clear(&t);
+        lines = shown + 1;
+        if (i < n || json_int(running, "more", 0) > 0) {
+                printf("... %lld more running\n",
+                       (long long)(n - i) + (long long)json_int(running, "more", 0));
+                lines++;
+        }
+        putchar('\n');
+        return lines + 1;
+}
+
+static void top_screen(struct ctl *x, json_object *stats, json_object *queues,
+                       json_object *running, bool live)
 {
         json_object *list = json_object_object_get(queues, "queues");
         int header = TOP_HEADER_LINES + (json_object_is_type(list, json_type_array)
@@ -174,7 +219,14 @@ static void top_screen(struct ctl *x, json_object *stats, json_object *queues, b
                    ? "  paused: no new run starts"
                    : "");
         print_queues(queues);
-        print_rq(stats, rows);
+        if (rows < 0) {
+                print_running(running, -1);
+                print_rq(stats, -1);
+        } else {
+                /* Half of what the terminal has left for the runs, the rest for the run queue. */
+                rows -= print_running(running, rows / 2 > 0 ? rows / 2 : 1);
+                print_rq(stats, rows > 0 ? rows : 0);
+        }
         fflush(stdout);
 }
 
@@ -194,13 +246,23 @@ static bool top_pause(bool keys)
         return top_stop;
 }
 
+/* list's params for the jobs with a run in progress, the first TOP_RUNNING_MAX of them. */
+static json_object *running_params(void)
+{
+        json_object *p = json_object_new_object();
+
+        json_object_object_add(p, "state", json_object_new_string("running"));
+        json_object_object_add(p, "limit", json_object_new_int(TOP_RUNNING_MAX));
+        return p;
+}
+
 int cmd_top(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         struct sigaction sa = {.sa_handler = on_stop_signal}, old_int, old_term;
         bool live = isatty(STDOUT_FILENO), keys = live && isatty(STDIN_FILENO);
         struct termios saved, raw;
         struct sw_client_error err;
-        json_object *stats, *queues;
+        json_object *stats, *queues, *running;
         int r;
 
         if (keys && tcgetattr(STDIN_FILENO, &saved) == 0) {
@@ -225,11 +287,18 @@ int cmd_top(struct ctl *x, const struct opts *o, int argc, char **argv)
                         json_object_put(stats);
                         break;
                 }
+                r = ctl_call(x, NULL, "list", running_params(), &running);
+                if (r) {
+                        json_object_put(stats);
+                        json_object_put(queues);
+                        break;
+                }
                 if (!x->json)
-                        top_screen(x, stats, queues, live);
+                        top_screen(x, stats, queues, running, live);
                 fflush(stdout);
                 json_object_put(stats);
                 json_object_put(queues);
+                json_object_put(running);
         } while (live && !top_stop && !top_pause(keys));
         if (keys)
                 tcsetattr(STDIN_FILENO, TCSANOW, &saved);

@@ -52,7 +52,25 @@ int ctl_connect(struct ctl *x)
                 x->client = sw_client_free(x->client);
                 return EXIT_UNAVAILABLE;
         }
+        if (sw_client_fell_back(x->client) && ctl_changes(x->command))
+                fprintf(stderr,
+                        "slowctl: no user instance of slowworkd answered: %s goes to the system "
+                        "instance on %s\n",
+                        x->command, sw_client_socket(x->client));
         return 0;
+}
+
+bool ctl_changes(const char *command)
+{
+        /* The commands that only look; any other changes something. */
+        static const char *const looking[] = {"status", "list",  "history", "log",  "wait",
+                                              "get",    "stats", "top",     "rq",   "metrics",
+                                              "nodes",  "ping",  "version", "help", NULL};
+
+        for (const char *const *l = looking; *l; l++)
+                if (strcmp(*l, command) == 0)
+                        return false;
+        return true;
 }
 
 int ctl_transport_error(struct ctl *x, const char *what, int r)

@@ -210,7 +210,7 @@ static bool is_one_of(const char *name, const char *const *names)
 
 char *output_human(const char *name, json_object *v)
 {
-        static const char *const times[] = {"started", "ended", "next_run", "created", NULL};
+        static const char *const times[] = {"submitted", "started", "ended", "next_run", "created", NULL};
         static const char *const durations[] = {
             "timeout",      "delay",      "cpu_time",     "cpu-time",
             "idle-timeout", "kill-grace", "stop-timeout", NULL};
@@ -286,6 +286,14 @@ double json_double(json_object *o, const char *name, double fallback)
             (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)))
                 return fallback;
         return json_object_get_double(v);
+}
+
+bool json_true(json_object *o, const char *name)
+{
+        json_object *v;
+
+        return json_object_object_get_ex(o, name, &v) && json_object_is_type(v, json_type_boolean) &&
+               json_object_get_boolean(v);
 }
 
 bool output_several_nodes(json_object *items)

@@ -53,6 +53,7 @@ char *output_value(json_object *v);
 /* Members of a result, with a fallback when absent or of another type. */
 int64_t json_int(json_object *o, const char *name, int64_t fallback);
 double json_double(json_object *o, const char *name, double fallback);
+bool json_true(json_object *o, const char *name); /* false unless it is true */
 const char *json_str(json_object *o, const char *name, const char *fallback);
 
 #endif

@@ -53,8 +53,11 @@ struct ctl {
         const char *usage; /* the command's usage line */
 };
 
-/* ctl.c: the daemon, and messages. */
+/* ctl.c: the daemon, and messages. Connects; a command that changes something says on stderr
+ * when it goes to the system instance because no user instance answered. */
 int ctl_connect(struct ctl *x);
+/* Whether the command changes something (submit, set, cancel, ...), rather than only looks. */
+bool ctl_changes(const char *command);
 /* Calls a method: 0 with *ret_result (may be NULL) and, with --json, the result printed; or an
  * exit status with the message printed, prefixed with what (NULL: the command's name). */
 /* The same without printing: 0 with *ret_result, or with *ret_result NULL and the daemon's error

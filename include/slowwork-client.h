@@ -11,6 +11,7 @@
 #define SLOWWORK_CLIENT_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -43,6 +44,9 @@ int sw_client_connect(const char *socket_path, struct sw_client **ret);
 struct sw_client *sw_client_free(struct sw_client *c);
 /* The socket path the client was made for, as resolved: the one that answered. */
 const char *sw_client_socket(struct sw_client *c);
+/* Whether that is the system instance's because the user instance's was not there or refused the
+ * connection (see sw_client_connect). */
+bool sw_client_fell_back(struct sw_client *c);
 
 /*
  * Calls a method and waits for its reply. params is an object or NULL, and is taken over (put) in

@@ -63,6 +63,7 @@ static json_object *status_or_null(int fd, int64_t id)
 START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
 {
         json_object *st, *rec;
+        double submitted, next_run;
         int fd, i;
 
         daemon_start(&d, "--min-threads", "1", "--max-threads", "1", "--stop-timeout", "0.1",
@@ -79,6 +80,11 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
                                         "\"delay\":3600}"),
                          6);
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\",\"delay\":3600}"), 7);
+        st = job_status(fd, 7);
+        submitted = json_object_get_double(json_object_object_get(st, "submitted"));
+        next_run = json_object_get_double(json_object_object_get(st, "next_run"));
+        ck_assert(submitted > 0 && next_run >= submitted + 3600);
+        json_object_put(st);
         close(fd);
         ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
         ck_assert_int_eq(waitpid(d.pid, &i, 0), d.pid);
@@ -119,6 +125,9 @@ START_TEST(a_clean_restart_keeps_the_queue_the_held_and_the_history)
         ck_assert_ptr_null(json_object_object_get(st, "key"));
         ck_assert_int_eq(int_member(st, "handles"), 0);
         ck_assert_str_eq(str_member(st, "command"), "true");
+        /* When it was submitted and when it is to run, as they were. */
+        ck_assert(json_object_get_double(json_object_object_get(st, "submitted")) == submitted);
+        ck_assert(json_object_get_double(json_object_object_get(st, "next_run")) == next_run);
         json_object_put(st);
         /* Ids go on from where they were. */
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 8);

@@ -149,8 +149,13 @@ START_TEST(a_paused_daemon_queues_submits_and_resume_runs_them_in_order)
          * no event shows, so the clock it is. */
         wait_items_run(fd, 1);
         usleep(500 * 1000);
-        for (int i = 1; i <= 3; i++)
+        for (int i = 1; i <= 3; i++) {
+                json_object *st = job_status(fd, i);
+
                 assert_not_started(fd, i);
+                ck_assert(bool_member(st, "held")); /* by the pause, the first as the others */
+                json_object_put(st);
+        }
         ck_assert_int_eq(access(order, F_OK), -1);
         /* Pausing again changes nothing. */
         pause_daemon(fd);

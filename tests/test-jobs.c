@@ -383,8 +383,6 @@ START_TEST(bad_submits_are_invalid_params_and_queue_nothing)
 }
 END_TEST
 
-/* A stashed job stays until enqueue by id, which queues it as a submit would; status, list
- * and the metrics say "stashed". */
 /* The job's last run's log is want. */
 static void log_is(int64_t id, const char *want)
 {
@@ -408,6 +406,8 @@ static char *next_event_state(int watcher)
         return state;
 }
 
+/* A stashed job stays until enqueue by id, which queues it as a submit would; status, list
+ * and the metrics say "stashed". */
 START_TEST(a_stashed_job_runs_only_once_enqueued)
 {
         json_object *reply, *rec, *st, *items;
@@ -617,6 +617,18 @@ START_TEST(bad_edits_are_refused_and_change_nothing)
 }
 END_TEST
 
+/* Whether the status of the job says a run is to come after the one in progress. */
+static bool deferred(int64_t id)
+{
+        json_object *st = job_status(fd, id), *v = json_object_object_get(st, "deferred");
+        bool yes;
+
+        ck_assert(json_object_is_type(v, json_type_boolean));
+        yes = json_object_get_boolean(v);
+        json_object_put(st);
+        return yes;
+}
+
 START_TEST(four_submits_of_a_running_key_give_two_runs)
 {
         char *gate = fifo_make(d.dir, "gate"), job[PATH_MAX + 128];
@@ -631,12 +643,14 @@ START_TEST(four_submits_of_a_running_key_give_two_runs)
                  d.dir, gate);
         id = job_submit(fd, job);
         job_wait_state(fd, id, "running");
+        ck_assert(!deferred(id));
         for (i = 0; i < 3; i++) {
                 reply = client_call(fd, "submit", job);
                 ck_assert_int_eq(int_member(reply_result(reply), "id"), id);
                 ck_assert(json_object_get_boolean(json_object_object_get(
                     reply_result(reply), i == 0 ? "deferred" : "coalesced")));
                 json_object_put(reply);
+                ck_assert(deferred(id)); /* its status says a run is to come */
         }
         fifo_release(gate);
         rec = job_wait(fd, id);
@@ -841,6 +855,61 @@ START_TEST(release_and_persist)
 }
 END_TEST
 
+static double timespec_s(struct timespec t)
+{
+        return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static double wall_s(void)
+{
+        struct timespec t;
+
+        clock_gettime(CLOCK_REALTIME, &t);
+        return timespec_s(t);
+}
+
+/* A member that is a number (a time), or the test fails. */
+static double real_member(json_object *o, const char *name)
+{
+        json_object *v = json_object_object_get(o, name);
+
+        ck_assert_msg(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int),
+                      "%s is not a number in %s", name, json_object_to_json_string(o));
+        return json_object_get_double(v);
+}
+
+/* While it runs: when its run started, its process, where its output goes. */
+START_TEST(status_shows_a_runs_start_its_process_and_its_log)
+{
+        char *gate = fifo_make(d.dir, "gate"), *said = fifo_make(d.dir, "said"), *pid,
+             job[2 * PATH_MAX + 96], want[PATH_MAX + 64];
+        double before = wall_s();
+        json_object *st, *rec;
+        int64_t id;
+
+        snprintf(job, sizeof(job), "{\"command\":\"echo $$ >%s; cat %s\"}", said, gate);
+        id = job_submit(fd, job);
+        pid = fifo_read_all(said); /* its shell runs */
+        st = job_status(fd, id);
+        ck_assert_str_eq(str_member(st, "state"), "running");
+        ck_assert(real_member(st, "submitted") >= before - 0.01);
+        ck_assert(real_member(st, "started") >= real_member(st, "submitted"));
+        ck_assert(real_member(st, "started") <= wall_s());
+        ck_assert_int_eq(int_member(st, "pid"), atoi(pid));
+        snprintf(want, sizeof(want), "%s/logs/%lld.1.log", d.state, (long long)id);
+        ck_assert_str_eq(str_member(st, "log"), want);
+        fifo_release(gate);
+        rec = job_wait(fd, id);
+        ck_assert(json_object_get_double(json_object_object_get(rec, "started")) ==
+                  real_member(st, "started"));
+        json_object_put(rec);
+        json_object_put(st);
+        free(pid);
+        free(said);
+        free(gate);
+}
+END_TEST
+
 START_TEST(delayed_job_waits_its_delay)
 {
         int watcher = client_connect(d.sock);
@@ -854,6 +923,14 @@ START_TEST(delayed_job_waits_its_delay)
         json_object_put(client_call(watcher, "subscribe", NULL));
         clock_gettime(CLOCK_REALTIME, &t0);
         id = job_submit(fd, "{\"command\":\"true\",\"delay\":3600}");
+        /* Its status says when it was submitted and when it is to run. */
+        params = job_status(fd, id);
+        ck_assert(real_member(params, "submitted") >= timespec_s(t0) - 0.01 &&
+                  real_member(params, "submitted") <= wall_s());
+        ck_assert(real_member(params, "next_run") >= real_member(params, "submitted") + 3600 &&
+                  real_member(params, "next_run") <= wall_s() + 3600);
+        ck_assert_ptr_null(json_object_object_get(params, "started"));
+        json_object_put(params);
         /* Pending first, for all the delay by the daemon's clock: 10 s short of it the run is
          * still held back for it; past it, it runs. */
         for (i = 0; i < 3; i++) {
@@ -1346,6 +1423,7 @@ int main(void)
         tcase_add_test(tc, held_job_lives_until_its_connection_closes);
         tcase_add_test(tc, release_and_persist);
         tcase_add_test(tc, delayed_job_waits_its_delay);
+        tcase_add_test(tc, status_shows_a_runs_start_its_process_and_its_log);
         tcase_add_test(tc, history_answers_after_the_job_is_gone_within_its_limit);
         tcase_add_test(tc, log_is_cut_at_the_log_limit);
         tcase_add_test(tc, a_users_oldest_logs_go_to_keep_within_max_log_bytes_per_user);

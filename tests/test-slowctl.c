@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -793,6 +793,7 @@ START_TEST(list_shows_aligned_columns_with_a_header)
         check_column(rows, n, "ID", true);
         check_column(rows, n, "CLASS", false);
         check_column(rows, n, "STATE", false);
+        check_column(rows, n, "TIME", false);
         check_column(rows, n, "RUNS", true);
         check_column(rows, n, "NAME", false);
         check_column(rows, n, "COMMAND", false);
@@ -1223,6 +1224,52 @@ START_TEST(history_usage_errors_exit_2)
 }
 END_TEST
 
+/* The row of list's output that shows the job. */
+static const char *row_of(char **rows, int n, int64_t id)
+{
+        char want[32];
+
+        snprintf(want, sizeof(want), "%lld ", (long long)id);
+        for (int i = 1; i < n; i++)
+                if (strncmp(rows[i] + strspn(rows[i], " "), want, strlen(want)) == 0)
+                        return rows[i];
+        ck_abort_msg("list shows no job %lld", (long long)id);
+        return NULL;
+}
+
+START_TEST(list_shows_the_states_as_they_are_and_a_time)
+{
+        int64_t run = submit("--", "sleep 30", NULL), keyed = submit("--key", "k", "--", "sleep 31", NULL);
+        int64_t later = submit("--delay", "600", "--", "true", NULL), after;
+        char *out, *rows[12];
+        const char *row;
+        int n;
+
+        wait_running(run);
+        wait_running(keyed);
+        after = submit("--after", idstr(run), "--", "true", NULL);
+        free(ctl_ok("suspend", idstr(run), NULL));
+        ck_assert_int_eq(submit("--key", "k", "--", "sleep 31", NULL), keyed); /* deferred */
+        out = ctl_ok("list", NULL);
+        n = rows_of(out, rows, 12);
+        ck_assert_int_eq(n, 5);
+        check_column(rows, n, "TIME", false);
+        row = row_of(rows, n, run);
+        ck_assert_msg(strstr(row, " suspended ") && !strstr(row, " ago "), "%s", row);
+        /* Running, with one more run to come: the elapsed time, and 1+1 runs. */
+        row = row_of(rows, n, keyed);
+        ck_assert_msg(strstr(row, " running ") && strstr(row, " 1+1 ") && !strstr(row, " ago "),
+                      "%s", row);
+        row = row_of(rows, n, later);
+        ck_assert_msg(strstr(row, " delayed ") && (strstr(row, " in 9m5") || strstr(row, " in 10m00s")),
+                      "%s", row);
+        row = row_of(rows, n, after);
+        ck_assert_msg(strstr(row, " waiting ") && strstr(row, " ago "), "%s", row); /* its age */
+        free(out);
+        free(ctl_ok("cancel", idstr(after), idstr(run), idstr(keyed), idstr(later), NULL));
+}
+END_TEST
+
 START_TEST(list_all_shows_the_live_jobs_then_the_last_runs)
 {
         int64_t live = submit("--", "sleep 30", NULL), ids[3];
@@ -1335,12 +1382,29 @@ START_TEST(get_and_set_settings)
         ck_assert_str_eq(out, "2\n");
         free(out);
         free(ctl_ok("set", "min-threads", "3", "kill-grace", "0.5", "--runtime", NULL));
+        free(ctl_ok("set", "log-limit", "1572864", "max-queued-per-user", "0", NULL));
         out = ctl_ok("get", NULL);
-        /* Names in a 16-column field; a longer one pushes only its own value. */
-        ck_assert_msg(strstr(out, "min-threads       3\n"), "slowctl get printed:\n%s", out);
-        ck_assert_msg(strstr(out, "kill-grace        0.5\n"), "slowctl get printed:\n%s", out);
-        ck_assert_msg(strstr(out, "max-connections-per-user  64\n"), "slowctl get printed:\n%s",
-                      out);
+        /* The values in one column after the longest name; sizes, times, percentages and limits
+         * that are off as people say them. */
+        ck_assert_msg(strncmp(out, "min-threads               3\n", 28) == 0,
+                      "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nkill-grace                500ms\n"),
+                      "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nmax-connections-per-user  64\n"),
+                      "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nlog-limit                 1.5 MiB\n"),
+                      "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nvslow-percentage          50%\n"),
+                      "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nmax-queued-per-user       none\n"),
+                      "slowctl get printed:\n%s", out);
+        free(out);
+        out = ctl_ok("get", "stop-timeout", NULL);
+        ck_assert_str_eq(out, "30.0s\n");
+        free(out);
+        out = ctl_ok("--json", "get", NULL); /* numbers, as the daemon gives them */
+        ck_assert_msg(strstr(out, "\"log-limit\":1572864") && strstr(out, "\"kill-grace\":0.5"),
+                      "%s", out);
         free(out);
         ctl(&r, NULL, "set", "max-threads", "many", NULL);
         ck_assert_int_eq(r.status, 2);
@@ -1404,7 +1468,30 @@ START_TEST(rq_prints_the_kernels_layout)
         out = ctl_ok("top", NULL); /* not a terminal: once */
         ck_assert_ptr_nonnull(strstr(out, "THR PID"));
         ck_assert_ptr_nonnull(strstr(out, "  waiting for space 0\n"));
+        ck_assert_ptr_nonnull(strstr(out, "\nID  OWNER  QUEUE  ELAPSED  COMMAND\n\n")); /* none */
         free(out);
+}
+END_TEST
+
+START_TEST(top_shows_the_runs_in_progress_beside_the_threads)
+{
+        int64_t run = submit("--", "sleep 30", NULL), queued, i;
+        char *out, want[128], *line;
+
+        wait_running(run);
+        for (i = 0; i < 3; i++) /* four threads, the fourth left for the queued one */
+                wait_running(submit("--", "sleep 31", NULL));
+        queued = submit("--", "sleep 32", NULL);
+        out = ctl_ok("top", NULL);
+        /* The runs, oldest first (with their owner, queue and time so far), then the queue. */
+        line = strstr(out, "\nID  OWNER  QUEUE    ELAPSED  COMMAND\n");
+        ck_assert_msg(line, "%s", out);
+        snprintf(want, sizeof(want), "\n%2lld  %-5s  default", (long long)run, getpwuid(getuid())->pw_name);
+        ck_assert_msg(strstr(line, want) && strstr(strstr(line, want), "  sleep 30\n"), "%s", out);
+        ck_assert_msg(strstr(line, "  sleep 31\n") && !strstr(line, "sleep 32\n  "), "%s", out);
+        ck_assert_msg(strstr(strstr(out, "THR PID"), ": sleep 31"), "%s", out);
+        free(out);
+        free(ctl_ok("cancel", idstr(queued), idstr(run), NULL));
 }
 END_TEST
 
@@ -1547,7 +1634,7 @@ START_TEST(queue_commands_add_list_use_pause_and_remove_queues)
         n = rows_of(out, rows, 12);
         ck_assert_int_eq(n, 2);
         ck_assert_int_eq(strncmp(rows[0], "ID  CLASS  QUEUE", 16), 0);
-        ck_assert_msg(strstr(rows[1], "slow   gpu    pending"), "%s", rows[1]);
+        ck_assert_msg(strstr(rows[1], "slow   gpu    held"), "%s", rows[1]); /* by the pause */
         free(out);
         ctl(&r, NULL, "queue", "rm", "gpu", NULL);
         ck_assert_int_eq(r.status, 1);
@@ -1666,6 +1753,19 @@ START_TEST(without_a_user_instance_slowctl_falls_back_to_the_systems)
         ck_assert_int_eq(mkdir(user_dir, 0700), 0);
         refusing = refusing_socket(user_sock);
         expect_pong("/run/slowwork/slowworkd.sock (system instance)");
+        /* What changes something says so, on stderr; what only looks does not. */
+        ctl(&r, NULL, "pause", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "slowctl: no user instance of slowworkd answered: pause goes to the "
+                                "system instance on /run/slowwork/slowworkd.sock\n");
+        run_free(&r);
+        ctl(&r, NULL, "status", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "");
+        run_free(&r);
+        ctl(&r, NULL, "resume", NULL);
+        ck_assert_int_eq(r.status, 0);
+        run_free(&r);
 
         /* A socket named by flag or environment is the one, answering or not. */
         snprintf(want, sizeof(want),
@@ -1688,6 +1788,11 @@ START_TEST(without_a_user_instance_slowctl_falls_back_to_the_systems)
         ck_assert_int_eq(symlink(d.sock, user_sock), 0);
         snprintf(want, sizeof(want), "%s (user instance)", user_sock);
         expect_pong(want);
+        ctl(&r, NULL, "pause", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "");
+        run_free(&r);
+        free(ctl_ok("resume", NULL));
 
         unlink(user_sock);
         rmdir(user_dir);
@@ -1909,6 +2014,8 @@ int main(void)
         tcase_add_test(tc, history_filters_failed_outcome_since_and_count);
         tcase_add_test(tc, history_usage_errors_exit_2);
         tcase_add_test(tc, list_all_shows_the_live_jobs_then_the_last_runs);
+        tcase_add_test(tc, list_shows_the_states_as_they_are_and_a_time);
+        tcase_add_test(tc, top_shows_the_runs_in_progress_beside_the_threads);
         tcase_add_test(tc, outcomes_are_coloured_on_a_terminal_only);
         tcase_add_test(tc, status_shows_local_times_durations_and_the_owners_name);
         tcase_add_test(tc, get_and_set_settings);

@@ -132,14 +132,15 @@ int daemon_queue_run(struct daemon *d, struct job *job, double delay)
         return r;
 }
 
-int daemon_restore_run(struct daemon *d, struct job *job, double delay)
+int daemon_restore_run(struct daemon *d, struct job *job, double due)
 {
+        double now = run_wall_now();
         int r;
 
-        r = pool_enqueue(d, job, delay);
+        r = pool_enqueue(d, job, due > now ? due - now : 0);
         if (r == 0) {
-                job->due = delay > 0 ? run_wall_now() + delay : 0;
-                job->queued_at = delay > 0 ? run_wall_now() + delay : run_wall_now();
+                job->due = due > now ? due : 0;
+                job->queued_at = due > now ? due : now;
         }
         metrics_job_recount(&d->metrics, job);
         return r;

@@ -131,9 +131,10 @@ void daemon_clock_moved(struct daemon *d, struct job *job, double before);
 /* Into the pool as it is, the same attempt (a run a restart or the gate gives back), now or
  * after the delay; a run newly queued is kept in the job's row. 0 or -errno. */
 int daemon_queue_run(struct daemon *d, struct job *job, double delay);
-/* A restored job whose row says pending goes back into the pool, now or after the delay, in the
- * order of its row (restored in that order), which stays as it is. 0 or -errno. */
-int daemon_restore_run(struct daemon *d, struct job *job, double delay);
+/* A restored job whose row says pending goes back into the pool, now or at due (wall clock; kept
+ * as it was), in the order of its row (restored in that order), which stays as it is. 0 or
+ * -errno. */
+int daemon_restore_run(struct daemon *d, struct job *job, double due);
 /* A recurring job ticks from now on (its first tick from now, unless it has one). */
 int daemon_schedule(struct daemon *d, struct job *job);
 /* A run held back (by a pause, for space, for its owner's turn) may start: it is queued again, as

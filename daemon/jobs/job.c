@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "jobs/job.h"
+#include "jobs/record.h"
+#include "run/run.h"
 #include "store/run-record.h"
 #include "util/cron.h"
 #include "util/json-text.h"
@@ -475,6 +477,7 @@ static int make(struct job_shared *shared, uid_t owner, struct queue *queue,
         job->kick_fd = -1;
         suspend_init(&job->suspend);
         if (submitted) {
+                job->submitted = run_wall_now();
                 job->payload = payload_json(p, &x->limits);
                 if (!job->payload) {
                         job_unref(job);
@@ -740,12 +743,16 @@ static void flow_to_json(struct job *job, json_object *o, bool for_status)
                 add(o, "after", ids_to_json(job->after));
                 add(o, "after_any", ids_to_json(job->after_any));
         }
+        if (job->submitted > 0)
+                add(o, "submitted", json_object_new_double(job->submitted));
         if (for_status || job->attempt > 1)
                 add(o, "attempt",
                     json_object_new_int64(__atomic_load_n(&job->attempt, __ATOMIC_RELAXED)));
         if (job->next_run > 0 && (!for_status || job->retry_due || job_recurs(job) ||
                                   slow_work_is_pending(&job->dw.work)))
                 add(o, "next_run", json_object_new_double(job->next_run));
+        else if (for_status && job->due > run_wall_now() && slow_work_is_pending(&job->dw.work))
+                add(o, "next_run", json_object_new_double(job->due)); /* a delayed run's */
         if (for_status && job->x->retries > 0) {
                 add(o, "retries", json_object_new_int64(job->x->retries));
                 add(o, "retry_delay", json_object_new_double(job->x->retry_delay));
@@ -762,13 +769,33 @@ static char *flow_text(struct job *job)
         json_object *o;
         char *text;
 
-        if (!job->waiting && job->attempt <= 1 && job->next_run <= 0)
+        if (!job->waiting && job->attempt <= 1 && job->next_run <= 0 && job->submitted <= 0)
                 return NULL;
         o = json_object_new_object();
         flow_to_json(job, o, false);
         text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
         json_object_put(o);
         return text;
+}
+
+/* The run in progress, once started: when, its main process (a shell run's), its log. */
+static void run_to_json(struct job *job, json_object *o)
+{
+        pid_t pid = __atomic_load_n(&job->pid, __ATOMIC_ACQUIRE);
+        double started;
+        char *log;
+
+        __atomic_load(&job->run_started, &started, __ATOMIC_RELAXED);
+        if (!slow_work_is_executing(&job->dw.work) || started <= 0)
+                return;
+        add(o, "started", json_object_new_double(started));
+        if (pid > 0)
+                add(o, "pid", json_object_new_int(pid));
+        log = record_log_path(job->shared->run.log_dir, job->id,
+                              __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE));
+        if (log)
+                add(o, "log", json_object_new_string(log));
+        free(log);
 }
 
 json_object *job_to_json(struct job *job)
@@ -792,6 +819,7 @@ json_object *job_to_json(struct job *job)
         if (!job->x->plugin)
                 add(o, "limits", sw_limits_to_json(&job->x->limits));
         flow_to_json(job, o, true);
+        run_to_json(job, o);
         add(o, "last", job->last ? run_record_to_json(job->last) : NULL);
         return o;
 }

@@ -97,6 +97,7 @@ struct job {
         int64_t *after, *after_any; /* what it still waits for, 0-terminated (NULL: nothing) */
         int64_t attempt;            /* atomic: the attempt the next run is (1 after a submit) */
         double next_run;            /* wall clock: a retry's or a recurring job's next tick */
+        double submitted;           /* wall clock: its submit; 0: not known (an older row) */
         int64_t key_starts; /* atomic: its runs whose start the shared database has (keyed) */
 
         /* The run in progress: the runner's, read by the loop. */

@@ -45,6 +45,10 @@ static struct run_record *record_new(struct job *job, int64_t run, bool has_log)
 
 struct run_record *record_new_run(struct job *job)
 {
+        double none = 0;
+
+        /* Not started yet: what status shows of a run in progress waits for record_start(). */
+        __atomic_store(&job->run_started, &none, __ATOMIC_RELAXED);
         return record_new(job, __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL), true);
 }
 

@@ -207,7 +207,8 @@ static void restore_interrupted(struct daemon *d, struct job *job, double starte
         daemon_save_state(d, job, NULL);
 }
 
-/* What a row's flow column kept: the jobs it waits for, its attempt, its next tick. */
+/* What a row's flow column kept: the jobs it waits for, its attempt, its next tick, when it was
+ * submitted. */
 static void restore_flow(struct job *job, const char *text)
 {
         json_object *o = text ? json_tokener_parse(text) : NULL, *v;
@@ -236,6 +237,8 @@ static void restore_flow(struct job *job, const char *text)
                 job->attempt = json_object_get_int64(v);
         if (json_object_object_get_ex(o, "next_run", &v))
                 job->next_run = json_object_get_double(v);
+        if (json_object_object_get_ex(o, "submitted", &v))
+                job->submitted = json_object_get_double(v);
         json_object_put(o);
 }
 
@@ -317,7 +320,7 @@ static void restore_job(void *data, const struct store_job_row *row)
                 restore_interrupted(d, job, row->started, left_by(rs, job->id, job->runs_started),
                                     row->node ? run_record_node(row->node) : NULL);
         else if (strcmp(row->state, "pending") == 0)
-                daemon_restore_run(d, job, row->due > now ? row->due - now : 0);
+                daemon_restore_run(d, job, row->due);
         else if (strcmp(row->state, "stashed") == 0) {
                 job->stashed = true; /* until enqueue */
                 metrics_job_recount(&d->metrics, job);

@@ -37,14 +37,31 @@ static json_object *status_from_history(const struct run_record *rec, int64_t id
         return o;
 }
 
-/* A live job: job_to_json's, its queue, and whether its run is suspended. */
-static json_object *live_status(struct job *job)
+/* Whether its run waits on a pause (the daemon's or its queue's) or on a limit (held on the gate
+ * or behind its owner's other runs), not only for a free thread. */
+static bool held(struct daemon *d, struct job *job)
+{
+        if (__atomic_load_n(&job->held, __ATOMIC_ACQUIRE))
+                return true;
+        return slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
+               (pause_is_on(&d->pause) || pause_is_on(&job->queue->pause));
+}
+
+/* A live job: job_to_json's, its queue, whether its run is suspended, whether its run waits on
+ * a pause or a limit, and whether another run is to come after the one in progress. */
+static json_object *live_status(struct daemon *d, struct job *job)
 {
         json_object *o = job_to_json(job);
 
         json_object_object_add(o, "queue", json_object_new_string(job->queue->name));
         json_object_object_add(o, "suspended",
                                json_object_new_boolean(suspend_is_on(&job->suspend)));
+        json_object_object_add(o, "held", json_object_new_boolean(held(d, job)));
+        json_object_object_add(o, "deferred",
+                               json_object_new_boolean(
+                                   slow_work_is_executing(&job->dw.work) &&
+                                   (slow_work_is_pending(&job->dw.work) ||
+                                    __atomic_load_n(&job->key_again, __ATOMIC_ACQUIRE))));
         return o;
 }
 
@@ -63,7 +80,7 @@ static void handle_status(struct daemon *d, struct conn *c, union params *params
                         return;
                 }
                 if (job) {
-                        r->result = live_status(job);
+                        r->result = live_status(d, job);
                         return;
                 }
                 rec = daemon_last_run(d, params->id.id);
@@ -209,7 +226,7 @@ static void handle_list(struct daemon *d, struct conn *c, union params *params, 
         for (job = start; job && (p->limit == 0 || n < p->limit) && (all < 0 || n < all);
              job = job->onext)
                 if (listed(c, p, job)) {
-                        json_object_array_add(items, live_status(job));
+                        json_object_array_add(items, live_status(d, job));
                         n++;
                 }
         before = job && lists_all(d, c, p) ? registry_count_before(&d->registry, job) : -1;
