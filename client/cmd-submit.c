@@ -110,6 +110,10 @@ static int common_params(struct ctl *x, const struct opts *o, bool shell, json_o
                 r = add(p, "every", json_object_new_double(o->every));
         if (r == 0 && o->cron)
                 r = add(p, "cron", json_object_new_string(o->cron));
+        if (r == 0 && o->priority_given)
+                r = add(p, "priority", json_object_new_int64(o->priority));
+        if (r == 0 && o->stashed)
+                r = add(p, "stashed", json_object_new_boolean(1));
         if (r == 0 && shell) {
                 cwd = job_cwd(o->cwd);
                 if (!cwd) {
@@ -413,4 +417,54 @@ int cmd_submit(struct ctl *x, const struct opts *o, int argc, char **argv)
                 return ctl_usage_error(x, "no command given");
         }
         return submit_one(x, o, argc, argv);
+}
+
+/* edit ID: what the options give, and a program with its args after the id (argv). */
+int cmd_edit(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *p, *result;
+        char *cwd = NULL;
+        int64_t id;
+        int r = 0;
+
+        id = ctl_parse_id(x, argv[0]);
+        if (id < 0)
+                return EXIT_USAGE;
+        if (o->command && argc > 1)
+                return ctl_usage_error(x, "give --command or a program with its args, not both");
+        if (!o->command && argc == 1 && !o->name && !o->priority_given && !o->cwd)
+                return ctl_usage_error(x, "nothing to change: give --command, --name, "
+                                          "--priority, --cwd or a program");
+        p = ctl_id_params(id);
+        if (!p)
+                return ctl_error(x, "out of memory");
+        if (o->command)
+                r = add(p, "command", json_object_new_string(o->command));
+        if (r == 0 && argc > 1)
+                r = add(p, "argv", argv_array(argc - 1, argv + 1));
+        if (r == 0 && o->name)
+                r = add(p, "name", json_object_new_string(o->name));
+        if (r == 0 && o->priority_given)
+                r = add(p, "priority", json_object_new_int64(o->priority));
+        if (r == 0 && o->cwd) {
+                cwd = job_cwd(o->cwd);
+                if (!cwd) {
+                        json_object_put(p);
+                        return ctl_error(x, "edit: cannot get the current directory: %s",
+                                         strerror(errno));
+                }
+                r = add(p, "cwd", json_object_new_string(cwd));
+                free(cwd);
+        }
+        if (r < 0) {
+                json_object_put(p);
+                return ctl_error(x, "out of memory");
+        }
+        r = ctl_call(x, NULL, "edit", p, &result);
+        if (r)
+                return r;
+        if (!x->json && output_object_human(result, NULL) < 0)
+                r = ctl_error(x, "out of memory");
+        json_object_put(result);
+        return r;
 }

@@ -62,6 +62,9 @@ enum {
         OPT_SOCKET,
         OPT_JSON,
         OPT_VERSION,
+        OPT_PRIORITY,
+        OPT_STASHED,
+        OPT_COMMAND,
 };
 
 struct option_def {
@@ -119,6 +122,10 @@ static const struct option_def option_defs[] = {
     {OPT_SOCKET, "socket", "PATH", "the daemon's socket"},
     {OPT_JSON, "json", NULL, "print the daemon's replies as JSON"},
     {OPT_VERSION, "version", NULL, "print slowctl's version"},
+    {OPT_PRIORITY, "priority", "N", "run before the jobs of a lower priority (-100..100, "
+                                    "default 0)"},
+    {OPT_STASHED, "stashed", NULL, "keep the job, not queued, until enqueue ID"},
+    {OPT_COMMAND, "command", "CMD", "the command for /bin/sh -c the job runs instead"},
 };
 
 #define N_DEFS   (sizeof(option_defs) / sizeof(option_defs[0]))
@@ -139,8 +146,10 @@ static const int submit_options[] = {
     OPT_WAIT,       OPT_HOLD,     OPT_PERSIST,    OPT_CWD,      OPT_PLUGIN,
     OPT_ENTRY,      OPT_ARG,      OPT_STDIN,      OPT_MEMORY_MAX, OPT_TASKS_MAX,
     OPT_CPU_WEIGHT, OPT_NICE,     OPT_OPEN_FILES, OPT_CPU_TIME, OPT_AFTER,
-    OPT_AFTER_ANY,  OPT_RETRIES,  OPT_RETRY_DELAY, OPT_EVERY,   OPT_CRON,     OPT_QUEUE, 0,
+    OPT_AFTER_ANY,  OPT_RETRIES,  OPT_RETRY_DELAY, OPT_EVERY,   OPT_CRON,     OPT_QUEUE,
+    OPT_PRIORITY,   OPT_STASHED,  0,
 };
+static const int edit_options[] = {OPT_COMMAND, OPT_NAME, OPT_PRIORITY, OPT_CWD, 0};
 static const int enqueue_options[] = {OPT_KEY, OPT_QUEUE, 0};
 static const int log_options[] = {OPT_FOLLOW, 0};
 static const int set_options[] = {OPT_RUNTIME, OPT_QUEUE, 0};
@@ -156,12 +165,16 @@ static const int no_options[] = {0};
 static const struct command commands[] = {
     {"submit", 0, -1, submit_options, true, cmd_submit,
      "[--very-slow] [--key K] [--name N] [--delay S] [--timeout S] [--wait] [--hold]\n"
-     "                      [--persist] [--cwd D] [LIMITS] [FLOW] -- CMD [ARGS...]\n"
+     "                      [--persist] [--cwd D] [--priority N] [--stashed] [LIMITS] [FLOW]\n"
+     "                      -- CMD [ARGS...]\n"
      "       slowctl submit --plugin NAME --entry SYM [--arg JSON] [OPTIONS]\n"
      "       slowctl submit --stdin [OPTIONS]",
      "queue a job and print its id"},
     {"enqueue", 0, 1, enqueue_options, false, cmd_enqueue, "ID | --key K [--queue Q]",
-     "queue a live job again"},
+     "queue a live job again, or let a stashed one go"},
+    {"edit", 1, -1, edit_options, false, cmd_edit,
+     "ID [--command CMD] [--name N] [--priority N] [--cwd D] [-- PROGRAM [ARGS...]]",
+     "change a job that has not started (pending, stashed or waiting)"},
     {"wait", 1, -1, no_options, false, cmd_wait, "ID...",
      "wait for jobs; exit with the last one's exit status"},
     {"cancel", 1, -1, no_options, false, cmd_cancel, "ID...",
@@ -387,6 +400,20 @@ static int parse_retries(struct ctl *x, const char *s, int64_t *ret)
         return 0;
 }
 
+static int parse_priority(struct ctl *x, const char *s, int64_t *ret)
+{
+        char *end;
+        long long v;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno || end == s || *end || v < SW_PRIORITY_MIN || v > SW_PRIORITY_MAX)
+                return ctl_usage_error(x, "--priority takes a number from %d to %d, not \"%s\"",
+                                       SW_PRIORITY_MIN, SW_PRIORITY_MAX, s);
+        *ret = v;
+        return 0;
+}
+
 static int parse_json_arg(struct ctl *x, const char *s, json_object **ret)
 {
         json_object *v = NULL;
@@ -475,6 +502,15 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
                 return 0;
         case OPT_QUEUE:
                 o->queue = arg;
+                return 0;
+        case OPT_PRIORITY:
+                o->priority_given = true;
+                return parse_priority(x, arg, &o->priority);
+        case OPT_STASHED:
+                o->stashed = true;
+                return 0;
+        case OPT_COMMAND:
+                o->command = arg;
                 return 0;
         case OPT_MIN_THREADS:
         case OPT_MAX_THREADS:

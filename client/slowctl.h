@@ -39,6 +39,9 @@ struct opts {
         bool retry_delay_given, every_given;
         const char *cron;
         const char *queue;           /* --queue */
+        int64_t priority;            /* --priority */
+        bool priority_given, stashed;
+        const char *command;         /* edit's --command */
         json_object *queue_settings; /* queue add's --max-threads and the like, or NULL */
 };
 
@@ -83,6 +86,7 @@ json_object *ctl_parse_number(const char *s);
 
 /* The commands: cmd-submit.c, cmd-jobs.c, cmd-settings.c, cmd-pool.c, cmd-flow.c. */
 int cmd_submit(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_edit(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_enqueue(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_wait(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_cancel(struct ctl *x, const struct opts *o, int argc, char **argv);

@@ -26,7 +26,7 @@ _slowctl()
         local cur prev words cword
         _init_completion || return
 
-        local commands="submit enqueue wait cancel release status list history log get set queue
+        local commands="submit edit enqueue wait cancel release status list history log get set queue
                 stats top rq metrics pause resume suspend continue reload nodes ping version"
         local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
                 log-limit kill-grace stop-timeout max-connections-per-user
@@ -92,15 +92,39 @@ _slowctl()
                         ;;
                 --key | --name | --delay | --timeout | --plugin | --entry | --arg | --memory-max | \
                         --tasks-max | --cpu-weight | --nice | --open-files | --cpu-time | \
-                        --retries | --retry-delay | --every | --cron)
+                        --retries | --retry-delay | --every | --cron | --priority)
                         return
                         ;;
                 esac
                 COMPREPLY=($(compgen -W "--very-slow --key --name --delay --timeout --wait
                         --hold --persist --cwd --plugin --entry --arg --stdin --memory-max
                         --tasks-max --cpu-weight --nice --open-files --cpu-time --after
-                        --after-any --retries --retry-delay --every --cron --queue --help --" \
+                        --after-any --retries --retry-delay --every --cron --queue --priority
+                        --stashed --help --" \
                         -- "$cur"))
+                ;;
+        edit)
+                for ((i = command_index + 1; i < cword; i++)); do
+                        if [[ ${words[i]} == -- ]]; then
+                                _command_offset $((i + 1))
+                                return
+                        fi
+                done
+                case $prev in
+                --cwd)
+                        _filedir -d
+                        return
+                        ;;
+                --command | --name | --priority)
+                        return
+                        ;;
+                esac
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--command --name --priority --cwd --help --" \
+                                -- "$cur"))
+                elif ((cword == command_index + 1)); then
+                        COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
+                fi
                 ;;
         enqueue)
                 [[ $prev == --key || $prev == --queue ]] && return

@@ -38,7 +38,7 @@ function __slowctl_args_after
     math (count $args) - $i
 end
 
-set -l commands submit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue reload nodes ping version
+set -l commands submit edit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue reload nodes ping version
 
 complete -c slowctl -f
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d "the daemon's socket"
@@ -47,6 +47,7 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l version -d
 complete -c slowctl -l help -d "show the help"
 
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a submit -d "queue a job and print its id"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a edit -d "change a job that has not started"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a enqueue -d "queue a live job again"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a wait -d "wait for jobs; exit with the last one's exit status"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a cancel -d "take jobs off the queue, or stop their runs"
@@ -99,6 +100,13 @@ complete -c slowctl -n $submit -l retry-delay -x -d "wait S seconds before the f
 complete -c slowctl -n $submit -l every -x -d "run every S seconds, until released"
 complete -c slowctl -n $submit -l cron -x -d "run at the times of a cron expression"
 complete -c slowctl -n $submit -l queue -x -a "(__slowctl_queues)" -d "the named queue"
+complete -c slowctl -n $submit -l priority -x -d "run before jobs of a lower priority (-100..100)"
+complete -c slowctl -n $submit -l stashed -d "keep the job, not queued, until enqueue"
+set -l edit "__fish_seen_subcommand_from edit; and not contains -- -- (commandline -opc)"
+complete -c slowctl -n $edit -l command -x -d "the command the job runs instead"
+complete -c slowctl -n $edit -l name -x -d "a label that list and status show"
+complete -c slowctl -n $edit -l priority -x -d "run before jobs of a lower priority (-100..100)"
+complete -c slowctl -n $edit -l cwd -x -a "(__fish_complete_directories)" -d "the directory to run in"
 complete -c slowctl -n "__fish_seen_subcommand_from submit; and contains -- -- (commandline -opc)" -F
 
 complete -c slowctl -n "__fish_seen_subcommand_from list" -l all -d "also the last runs"
@@ -107,7 +115,7 @@ complete -c slowctl -n "__fish_seen_subcommand_from list history" -l outcome -x 
 complete -c slowctl -n "__fish_seen_subcommand_from list history" -l since -x -d "runs ended since (2h, or a local time)"
 complete -c slowctl -n "__fish_seen_subcommand_from list history" -s n -l limit -x -d "at most N runs"
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue" -l key -x -d "the live job of this key"
-complete -c slowctl -n "__fish_seen_subcommand_from enqueue wait cancel release status log suspend continue" -a "(__slowctl_jobs)" -d "job"
+complete -c slowctl -n "__fish_seen_subcommand_from enqueue edit wait cancel release status log suspend continue" -a "(__slowctl_jobs)" -d "job"
 complete -c slowctl -n "__fish_seen_subcommand_from pause" -l wait -d "answer once no job is running any more (drain)"
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue get set stats rq pause resume" -l queue -x -a "(__slowctl_queues)" -d "the named queue"
 complete -c slowctl -n "__fish_seen_subcommand_from queue; and __fish_seen_subcommand_from rm" -a "(__slowctl_queues)" -d queue

@@ -52,6 +52,8 @@ struct slow_work {
         struct slow_work_pool *pool; /* while pending, running or being cancelled */
         uint64_t mark_ns;
         unsigned cancellers;
+        int priority; /* slow_work_set_priority()'s; 0 by default */
+        uint64_t seq; /* its place among the items of its priority: when it was queued */
 };
 
 struct delayed_slow_work {
@@ -108,6 +110,18 @@ void slow_work_cancel(struct slow_work *work);
  * is due after the current one) without waiting for a run in progress, which goes on. Returns
  * whether the item was pending. */
 bool slow_work_cancel_pending(struct slow_work *work);
+
+/* Not the kernel's: within its class a queued item of a higher priority is taken before one of
+ * a lower, and items of one priority in the order they were queued. An item's priority is 0
+ * until set; set it on an idle item before enqueueing it, from the thread that enqueues it. A
+ * queued item whose priority changes moves, keeping its place in queue order among the items of
+ * its new priority. */
+void slow_work_set_priority(struct slow_work *work, int priority);
+/* Not the kernel's: calls fn(work, data) while no thread can start the item (with the lock of
+ * the pool it belongs to, if any, held: fn must not call the pool), so that what it runs may be
+ * changed while it waits. Returns -EBUSY without calling fn when the item is executing. */
+int slow_work_call_unless_executing(struct slow_work *work,
+                                    void (*fn)(struct slow_work *work, void *data), void *data);
 
 /* A snapshot of what the pool does with an item: pending means queued, waiting for its delay, or
  * due to run again; executing means execute() is running. */

@@ -7,7 +7,8 @@
 
 #include "slowwork.h"
 
-/* A FIFO of items linked through their prev/next members. */
+/* A run queue: items linked through their prev/next members, by priority, then in the order
+ * they were queued (seq). */
 struct runq {
         struct slow_work *head, *tail;
         unsigned n;
@@ -29,6 +30,7 @@ struct slow_work_pool {
          * or for very slow items, so that it stays shared in every CPU's cache. */
         pthread_mutex_t lock;
         struct runq slow;
+        uint64_t next_seq; /* the queue order given last (on a line of its own, after these) */
 
         struct runq vslow __attribute__((aligned(64)));
         unsigned vslow_cap;
@@ -102,6 +104,38 @@ static inline void runq_append(struct runq *q, struct slow_work *work)
         else
                 q->head = work;
         q->tail = work;
+        q->n++;
+}
+
+/* Whether a is taken before b. */
+static inline bool runq_before(const struct slow_work *a, const struct slow_work *b)
+{
+        return a->priority > b->priority || (a->priority == b->priority && a->seq < b->seq);
+}
+
+/* Where work's priority and seq say. An item queued anew has the highest seq: with priorities
+ * alike (the common case) it goes to the tail at once; else the walk passes the items of lower
+ * priorities, from the tail, or none when it goes first. */
+static inline void runq_insert(struct runq *q, struct slow_work *work)
+{
+        struct slow_work *after = q->tail;
+
+        if (!after || !runq_before(work, after)) {
+                runq_append(q, work);
+                return;
+        }
+        if (runq_before(work, q->head))
+                after = NULL;
+        else
+                while (runq_before(work, after))
+                        after = after->prev;
+        work->prev = after;
+        work->next = after ? after->next : q->head;
+        work->next->prev = work;
+        if (after)
+                after->next = work;
+        else
+                q->head = work;
         q->n++;
 }
 

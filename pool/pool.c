@@ -3,7 +3,10 @@
  * The pool keeps the rules of pool/RULES.md (numbered there, once); this says how.
  *
  * The pool is as plain as libuv's threadpool.c: one mutex guards everything, two FIFO run queues
- * (slow, very slow) hold the queued items, and idle workers wait on one condition. Enqueue takes
+ * (slow, very slow) hold the queued items, and idle workers wait on one condition. Not the
+ * kernel's: an item may have a priority (rule 13), and a queue is kept in priority order, FIFO
+ * within a priority; with every priority alike, as the kernel's users have them, an enqueue
+ * appends at the tail as before and a queue is the kernel's FIFO. Enqueue takes
  * the lock like everything else: the daemon's jobs are processes, so the nanoseconds a lock-free
  * way in could save do not matter, and it is what makes cancel exact (below).
  *
@@ -129,7 +132,17 @@ static struct runq *class_queue(struct slow_work_pool *pool, const struct slow_w
 void pool_queue(struct slow_work_pool *pool, struct slow_work *work)
 {
         work->mark_ns = pool_mark_ns();
-        runq_append(class_queue(pool, work), work);
+        work->seq = ++pool->next_seq;
+        runq_insert(class_queue(pool, work), work);
+}
+
+/* Linked on its class's run queue: pending, neither running (a run due after this one) nor
+ * waiting for its delay. */
+static bool is_linked(const struct slow_work *work)
+{
+        unsigned long flags = flags_get(work);
+
+        return (flags & SLOW_WORK_PENDING) && !(flags & (SLOW_WORK_EXECUTING | SLOW_WORK_DELAYED));
 }
 
 /* Lets another pool have the item once it is idle and no cancel waits on it here. */
@@ -617,6 +630,41 @@ static bool cancel(struct slow_work *work, bool wait)
         if (put)
                 work->ops->put_ref(work);
         return was_pending;
+}
+
+void slow_work_set_priority(struct slow_work *work, int priority)
+{
+        struct slow_work_pool *pool = lock_owner(work);
+
+        if (!pool) {
+                work->priority = priority; /* idle: whoever enqueues it sets it */
+                return;
+        }
+        if (is_linked(work) && work->priority != priority) {
+                struct runq *q = class_queue(pool, work);
+
+                runq_remove(q, work);
+                work->priority = priority;
+                runq_insert(q, work); /* its seq kept: among its new peers by queue order */
+        } else {
+                work->priority = priority;
+        }
+        pthread_mutex_unlock(&pool->lock);
+}
+
+int slow_work_call_unless_executing(struct slow_work *work,
+                                    void (*fn)(struct slow_work *work, void *data), void *data)
+{
+        struct slow_work_pool *pool = lock_owner(work);
+        int r = 0;
+
+        if (pool && (flags_get(work) & SLOW_WORK_EXECUTING))
+                r = -EBUSY;
+        else
+                fn(work, data);
+        if (pool)
+                pthread_mutex_unlock(&pool->lock);
+        return r;
 }
 
 void slow_work_cancel(struct slow_work *work)

@@ -12,7 +12,7 @@ const char *const sw_methods[] = {
     "submit",  "enqueue",      "wait",         "cancel",  "release",   "status", "list",
     "log",     "settings.get", "settings.set", "stats",   "subscribe", "ping",   "version",
     "history", "pause",        "resume",       "suspend", "continue",  "queue.add",
-    "queue.remove", "queue.list", "metrics", "env.set", "nodes", NULL,
+    "queue.remove", "queue.list", "metrics", "env.set", "nodes", "edit", NULL,
 };
 
 const struct sw_param sw_no_params[] = {
@@ -43,6 +43,19 @@ const struct sw_param sw_submit_params[] = {
     {"every", SW_P_SECONDS, SUBMIT(every), false, 1, YEAR_SECONDS},
     {"cron", SW_P_STRING, SUBMIT(cron), false, 0, 256},
     {"queue", SW_P_STRING, SUBMIT(queue), false, 0, SW_QUEUE_NAME_MAX},
+    {"priority", SW_P_INT, SUBMIT(priority), false, SW_PRIORITY_MIN, SW_PRIORITY_MAX},
+    {"stashed", SW_P_BOOL, SUBMIT(stashed), false, 0, 0},
+    {.name = NULL},
+};
+
+#define EDIT(field) offsetof(struct sw_edit_params, field)
+const struct sw_param sw_edit_params[] = {
+    {"id", SW_P_INT, EDIT(id), true, 1, SW_JSON_INT_MAX},
+    {"command", SW_P_STRING, EDIT(command), false, 0, 65536},
+    {"argv", SW_P_STRV, EDIT(argv), false, 0, 0},
+    {"name", SW_P_STRING, EDIT(name), false, 0, 256},
+    {"priority", SW_P_INT, EDIT(priority), false, SW_PRIORITY_MIN, SW_PRIORITY_MAX},
+    {"cwd", SW_P_STRING, EDIT(cwd), false, 0, 4096},
     {.name = NULL},
 };
 

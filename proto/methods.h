@@ -40,11 +40,28 @@ struct sw_submit_params {
         double retry_delay;  /* seconds before the first retry, doubled for each next one */
         double every;        /* seconds between the ticks of a recurring job; 0: none */
         char *cron;          /* or five cron fields, checked by the daemon */
+        int64_t priority;    /* within its queue and class: higher runs first */
+        bool stashed;        /* kept, not queued, until enqueue releases it */
 };
+#define SW_PRIORITY_MIN (-100)
+#define SW_PRIORITY_MAX 100
 #define SW_RETRIES_MAX 1000
 #define SW_RETRY_DELAY_DEFAULT 1.0
 #define SW_RETRY_DELAY_CAP 3600.0 /* the longest back-off */
 extern const struct sw_param sw_submit_params[];
+
+/* edit: id required; the others optional (the daemon pre-fills priority with
+ * SW_PRIORITY_UNSET: not given). */
+#define SW_PRIORITY_UNSET INT64_MIN
+struct sw_edit_params {
+        int64_t id;
+        char *command;
+        char **argv;
+        char *name;
+        int64_t priority;
+        char *cwd;
+};
+extern const struct sw_param sw_edit_params[];
 
 /* env.set: the connection's environment for its later submits without "env" (required). */
 struct sw_env_set_params {

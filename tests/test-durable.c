@@ -152,6 +152,69 @@ static void wait_logged(int fd, int64_t id, const char *what)
         ck_abort_msg("job %lld never logged \"%s\"", (long long)id, what);
 }
 
+/* Priorities, a stash and an edit are kept: the order after a restart is the one before. */
+START_TEST(a_crash_keeps_priorities_stashed_jobs_and_edits)
+{
+        const int prio[] = {0, 5, -3, 5, 0};
+        char order[PATH_MAX], params[PATH_MAX + 128], got[16] = "", line[16];
+        int64_t ids[5], stashed;
+        json_object *st;
+        size_t n = 0;
+        FILE *f;
+        int fd;
+
+        daemon_start(&d, "--min-threads", "1", "--max-threads", "1", NULL);
+        fd = client_connect(d.sock);
+        snprintf(order, sizeof(order), "%s/order", d.dir);
+        json_object_put(call_ok(fd, "pause", NULL));
+        for (int i = 0; i < 5; i++) {
+                snprintf(params, sizeof(params), "{\"command\":\"echo %c >> %s\",\"priority\":%d}",
+                         'A' + i, order, prio[i]);
+                ids[i] = job_submit(fd, params);
+        }
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"echo S >> %s\",\"priority\":50,\"stashed\":true}", order);
+        stashed = job_submit(fd, params);
+        /* E goes after D, its elder at priority 5, and runs what it was changed to. */
+        snprintf(params, sizeof(params),
+                 "{\"id\":%lld,\"priority\":5,\"name\":\"e\",\"command\":\"echo e >> %s\"}",
+                 (long long)ids[4], order);
+        json_object_put(call_ok(fd, "edit", params));
+        close(fd);
+        daemon_kill_hard(&d);
+
+        daemon_start_again(&d, "--min-threads", "1", "--max-threads", "1", NULL);
+        fd = client_connect(d.sock);
+        st = status_or_null(fd, stashed);
+        ck_assert_ptr_nonnull(st);
+        ck_assert_str_eq(str_member(st, "state"), "stashed");
+        ck_assert_int_eq(int_member(st, "priority"), 50);
+        json_object_put(st);
+        st = status_or_null(fd, ids[4]);
+        ck_assert_ptr_nonnull(st);
+        ck_assert_int_eq(int_member(st, "priority"), 5);
+        ck_assert_str_eq(str_member(st, "name"), "e");
+        snprintf(params, sizeof(params), "echo e >> %s", order);
+        ck_assert_str_eq(str_member(st, "command"), params);
+        json_object_put(st);
+        json_object_put(call_ok(fd, "resume", NULL));
+        for (int i = 0; i < 5; i++)
+                json_object_put(job_wait(fd, ids[i]));
+        ck_assert_str_eq(job_state_of(fd, stashed), "stashed");
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)stashed);
+        json_object_put(call_ok(fd, "enqueue", params));
+        json_object_put(job_wait(fd, stashed));
+        f = fopen(order, "r");
+        ck_assert_ptr_nonnull(f);
+        while (n + 1 < sizeof(got) && fgets(line, sizeof(line), f))
+                got[n++] = line[0];
+        fclose(f);
+        ck_assert_str_eq(got, "BDeACS");
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(a_crash_cuts_a_shell_run_which_runs_again_but_not_a_plugins)
 {
         json_object *st;
@@ -1166,6 +1229,7 @@ int main(void)
         tcase_add_test(tc, runs_and_jobs_name_their_node_through_a_crash);
         tcase_add_test(tc, a_node_that_cannot_renew_its_lease_stops_its_runs_until_it_can);
         tcase_add_test(tc, ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone);
+        tcase_add_test(tc, a_crash_keeps_priorities_stashed_jobs_and_edits);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -383,6 +383,240 @@ START_TEST(bad_submits_are_invalid_params_and_queue_nothing)
 }
 END_TEST
 
+/* The job's last run's log is want. */
+static void log_is(int64_t id, const char *want)
+{
+        char *log = job_log(fd, id);
+
+        ck_assert_str_eq(log, want);
+        free(log);
+}
+
+/* The state of the next event a subscriber reads. */
+static char *next_event_state(int watcher)
+{
+        char *line = client_read_line(watcher), *state;
+        json_object *event;
+
+        ck_assert_ptr_nonnull(line);
+        event = json_tokener_parse(line);
+        free(line);
+        state = strdup(str_member(json_object_object_get(event, "params"), "state"));
+        json_object_put(event);
+        return state;
+}
+
+/* A stashed job stays until enqueue by id, which queues it as a submit would; status, list
+ * and the metrics say "stashed". */
+START_TEST(a_stashed_job_runs_only_once_enqueued)
+{
+        json_object *reply, *rec, *st, *items;
+        int watcher = client_connect(d.sock);
+        char params[64], *state;
+        int64_t id;
+
+        json_object_put(client_call(watcher, "subscribe", NULL));
+        id = job_submit(fd, "{\"command\":\"echo stashed run\",\"stashed\":true}");
+        state = next_event_state(watcher);
+        ck_assert_str_eq(state, "stashed");
+        free(state);
+        ck_assert_str_eq(job_state_of(fd, id), "stashed");
+        reply = call_ok(fd, "list", "{\"state\":\"stashed\"}");
+        items = json_object_object_get(reply, "items");
+        ck_assert_int_eq(json_object_array_length(items), 1);
+        ck_assert_str_eq(str_member(json_object_array_get_idx(items, 0), "state"), "stashed");
+        json_object_put(reply);
+        st = job_status(fd, id);
+        ck_assert_int_eq(int_member(st, "runs"), 0);
+        json_object_put(st);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        reply = call_ok(fd, "enqueue", params);
+        ck_assert_int_eq(int_member(reply, "id"), id);
+        json_object_put(reply);
+        state = next_event_state(watcher);
+        ck_assert_str_eq(state, "pending");
+        free(state);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        json_object_put(rec);
+        log_is(id, "stashed run\n");
+        close(watcher);
+}
+END_TEST
+
+START_TEST(a_cancelled_stashed_job_is_gone_without_a_run)
+{
+        json_object *rec;
+        char params[64], msg[256];
+        int64_t id;
+
+        id = job_submit(fd, "{\"command\":\"true\",\"stashed\":true}");
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        json_object_put(call_ok(fd, "cancel", params));
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(outcome(rec), "cancelled");
+        json_object_put(rec);
+        ck_assert_int_eq(call_error(fd, "enqueue", params, msg, sizeof(msg)), -32001);
+}
+END_TEST
+
+START_TEST(a_stashed_job_counts_as_a_users_queued_job)
+{
+        char msg[256];
+
+        set("{\"max-queued-per-user\":1}");
+        job_submit(fd, "{\"command\":\"true\",\"stashed\":true}");
+        ck_assert_int_eq(call_error(fd, "submit", "{\"command\":\"true\"}", msg, sizeof(msg)),
+                         -32004);
+        set("{\"max-queued-per-user\":0}");
+}
+END_TEST
+
+START_TEST(a_stashed_job_takes_no_flow_and_a_bad_stashed_is_refused)
+{
+        char msg[256];
+        json_object *reply;
+
+        ck_assert_int_eq(call_error(fd, "submit", "{\"command\":\"true\",\"stashed\":1}", msg,
+                                    sizeof(msg)),
+                         -32602);
+        ck_assert_int_eq(call_error(fd, "submit",
+                                    "{\"command\":\"true\",\"stashed\":true,\"every\":60}", msg,
+                                    sizeof(msg)),
+                         -32602);
+        ck_assert_int_eq(call_error(fd, "submit",
+                                    "{\"command\":\"true\",\"stashed\":true,\"delay\":5}", msg,
+                                    sizeof(msg)),
+                         -32602);
+        reply = call_ok(fd, "list", NULL);
+        ck_assert_int_eq(json_object_array_length(json_object_object_get(reply, "items")), 0);
+        json_object_put(reply);
+}
+END_TEST
+
+/* edit: a job not started yet runs what it was changed to, under its new name and folder. */
+START_TEST(an_edited_stashed_job_runs_the_new_command_in_the_new_folder)
+{
+        char params[PATH_MAX + 128];
+        json_object *st, *rec;
+        int64_t id;
+
+        id = job_submit(fd, "{\"command\":\"echo old\",\"stashed\":true,\"name\":\"a\"}");
+        snprintf(params, sizeof(params),
+                 "{\"id\":%lld,\"command\":\"echo new in $(pwd)\",\"name\":\"b\",\"cwd\":\"%s\","
+                 "\"priority\":9}",
+                 (long long)id, d.dir);
+        st = call_ok(fd, "edit", params);
+        ck_assert_int_eq(int_member(st, "id"), id);
+        ck_assert_str_eq(str_member(st, "state"), "stashed");
+        ck_assert_str_eq(str_member(st, "name"), "b");
+        ck_assert_str_eq(str_member(st, "command"), "echo new in $(pwd)");
+        ck_assert_int_eq(int_member(st, "priority"), 9);
+        json_object_put(st);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        json_object_put(call_ok(fd, "enqueue", params));
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        json_object_put(rec);
+        snprintf(params, sizeof(params), "new in %s\n", d.dir);
+        log_is(id, params);
+}
+END_TEST
+
+START_TEST(an_edited_argv_job_takes_argv_and_refuses_command)
+{
+        char params[256], msg[256];
+        json_object *st, *rec;
+        int64_t id;
+
+        id = job_submit(fd, "{\"argv\":[\"echo\",\"one\"],\"stashed\":true}");
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"command\":\"echo two\"}", (long long)id);
+        ck_assert_int_eq(call_error(fd, "edit", params, msg, sizeof(msg)), -32602);
+        ck_assert_msg(strstr(msg, "argv"), "%s", msg);
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"argv\":[\"echo\",\"t w o\"]}",
+                 (long long)id);
+        st = call_ok(fd, "edit", params);
+        ck_assert_str_eq(str_member(st, "command"), "echo t w o");
+        json_object_put(st);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        json_object_put(call_ok(fd, "enqueue", params));
+        rec = job_wait(fd, id);
+        json_object_put(rec);
+        log_is(id, "t w o\n");
+}
+END_TEST
+
+/* A job waiting for another is edited as it waits, and still waits: then runs the new command. */
+START_TEST(an_edited_waiting_job_waits_on_and_runs_the_new_command)
+{
+        char *gate = fifo_make(d.dir, "gate"), params[PATH_MAX + 128];
+        int64_t first, waiting;
+        json_object *st, *rec;
+
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
+        first = job_submit(fd, params);
+        job_wait_state(fd, first, "running");
+        snprintf(params, sizeof(params), "{\"command\":\"echo old\",\"after\":[%lld]}",
+                 (long long)first);
+        waiting = job_submit(fd, params);
+        ck_assert_str_eq(job_state_of(fd, waiting), "waiting");
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"command\":\"echo new\",\"priority\":-5}",
+                 (long long)waiting);
+        st = call_ok(fd, "edit", params);
+        ck_assert_str_eq(str_member(st, "state"), "waiting");
+        ck_assert_int_eq(json_object_array_length(json_object_object_get(st, "after")), 1);
+        json_object_put(st);
+        fifo_release(gate);
+        rec = job_wait(fd, waiting);
+        ck_assert_str_eq(outcome(rec), "succeeded");
+        json_object_put(rec);
+        log_is(waiting, "new\n");
+        free(gate);
+}
+END_TEST
+
+/* Bad edits: each gets its error and changes nothing. */
+START_TEST(bad_edits_are_refused_and_change_nothing)
+{
+        char *gate = fifo_make(d.dir, "gate"), params[PATH_MAX + 128], msg[256];
+        int64_t running, stashed, done;
+        json_object *st;
+
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
+        running = job_submit(fd, params);
+        job_wait_state(fd, running, "running");
+        stashed = job_submit(fd, "{\"command\":\"echo a\",\"stashed\":true,\"name\":\"n\"}");
+        done = job_submit(fd, "{\"command\":\"true\",\"persist\":true}");
+        json_object_put(job_wait(fd, done));
+
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"name\":\"x\"}", (long long)running);
+        ck_assert_int_eq(call_error(fd, "edit", params, msg, sizeof(msg)), -32003);
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"name\":\"x\"}", (long long)done);
+        ck_assert_int_eq(call_error(fd, "edit", params, msg, sizeof(msg)), -32003);
+        ck_assert_int_eq(call_error(fd, "edit", "{\"id\":999999,\"name\":\"x\"}", msg, sizeof(msg)),
+                         -32001);
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"argv\":[\"echo\"]}", (long long)stashed);
+        ck_assert_int_eq(call_error(fd, "edit", params, msg, sizeof(msg)), -32602);
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"cwd\":\"tmp\"}", (long long)stashed);
+        ck_assert_int_eq(call_error(fd, "edit", params, msg, sizeof(msg)), -32602);
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"name\":7}", (long long)stashed);
+        ck_assert_int_eq(call_error(fd, "edit", params, msg, sizeof(msg)), -32602);
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"key\":\"k\"}", (long long)stashed);
+        ck_assert_int_eq(call_error(fd, "edit", params, msg, sizeof(msg)), -32602);
+        ck_assert_int_eq(call_error(fd, "edit", "{\"name\":\"x\"}", msg, sizeof(msg)), -32602);
+
+        st = job_status(fd, stashed);
+        ck_assert_str_eq(str_member(st, "name"), "n");
+        ck_assert_str_eq(str_member(st, "command"), "echo a");
+        ck_assert_str_eq(str_member(st, "state"), "stashed");
+        ck_assert_int_eq(int_member(st, "priority"), 0);
+        json_object_put(st);
+        fifo_release(gate);
+        json_object_put(job_wait(fd, running));
+        free(gate);
+}
+END_TEST
+
 /* Whether the status of the job says a run is to come after the one in progress. */
 static bool deferred(int64_t id)
 {
@@ -1179,6 +1413,14 @@ int main(void)
         tcase_add_test(tc, a_job_inherits_no_descriptor_but_its_three);
         tcase_add_test(tc, bad_submits_are_invalid_params_and_queue_nothing);
         tcase_add_test(tc, four_submits_of_a_running_key_give_two_runs);
+        tcase_add_test(tc, a_stashed_job_runs_only_once_enqueued);
+        tcase_add_test(tc, a_cancelled_stashed_job_is_gone_without_a_run);
+        tcase_add_test(tc, a_stashed_job_counts_as_a_users_queued_job);
+        tcase_add_test(tc, a_stashed_job_takes_no_flow_and_a_bad_stashed_is_refused);
+        tcase_add_test(tc, an_edited_stashed_job_runs_the_new_command_in_the_new_folder);
+        tcase_add_test(tc, an_edited_argv_job_takes_argv_and_refuses_command);
+        tcase_add_test(tc, bad_edits_are_refused_and_change_nothing);
+        tcase_add_test(tc, an_edited_waiting_job_waits_on_and_runs_the_new_command);
         tcase_add_test(tc, a_key_with_other_work_is_a_conflict);
         tcase_add_test(tc, very_slow_jobs_are_capped_and_slow_ones_not_starved);
         tcase_add_test(tc, cancel_of_a_pending_job_records_a_run_that_never_started);

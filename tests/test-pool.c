@@ -236,6 +236,86 @@ START_TEST(rule6_very_slow_items_run_in_fifo_order)
 }
 END_TEST
 
+/* Rule 13: within a class, a higher priority first, then the order of queueing. */
+START_TEST(rule13_higher_priority_first_then_fifo)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem blocker, items[6];
+        const int prio[] = {0, 5, -3, 5, 0, 100};
+        const int want[] = {100, 5, 1, 3, 0, 4, 2};
+        int i;
+
+        run_gated(pool, &blocker, 100, false, &gate);
+        for (i = 0; i < 6; i++) {
+                titem_init(&items[i], i, false, pool);
+                slow_work_set_priority(W(&items[i]), prio[i]);
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&items[i])), 0);
+        }
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        order_is(want, 7);
+}
+END_TEST
+
+/* Rule 13: a queued item given another priority moves, keeping its age among its new peers. */
+START_TEST(rule13_a_changed_priority_moves_a_queued_item_by_its_age)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem blocker, items[5];
+        const int prio[] = {0, 0, 7, 0, 7};
+        const int want[] = {100, 2, 3, 4, 0, 1};
+        int i;
+
+        run_gated(pool, &blocker, 100, false, &gate);
+        for (i = 0; i < 5; i++) {
+                titem_init(&items[i], i, false, pool);
+                slow_work_set_priority(W(&items[i]), prio[i]);
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&items[i])), 0);
+        }
+        /* 3 is older than 4 and younger than 2: it goes between them. */
+        slow_work_set_priority(W(&items[3]), 7);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        order_is(want, 6);
+        ck_assert_int_eq(items[3].gets, 1);
+        ck_assert_int_eq(items[3].puts, 1);
+}
+END_TEST
+
+static void mark_called(struct slow_work *work, void *data)
+{
+        (void)work;
+        *(bool *)data = true;
+}
+
+/* Rule 13: what an item runs may be changed while it waits, never while it runs. */
+START_TEST(rule13_call_unless_executing_refuses_a_running_item)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem blocker, queued, idle;
+        bool called = false;
+
+        run_gated(pool, &blocker, 100, false, &gate);
+        titem_init(&queued, 1, false, pool);
+        titem_init(&idle, 2, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&queued)), 0);
+        ck_assert_int_eq(slow_work_call_unless_executing(W(&blocker), mark_called, &called),
+                         -EBUSY);
+        ck_assert(!called);
+        ck_assert_int_eq(slow_work_call_unless_executing(W(&queued), mark_called, &called), 0);
+        ck_assert(called);
+        called = false;
+        ck_assert_int_eq(slow_work_call_unless_executing(W(&idle), mark_called, &called), 0);
+        ck_assert(called);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(queued.runs, 1);
+}
+END_TEST
+
 /* Rule 7: very slow preferred, up to floor(max * pct / 100), at least 1, at most max - 1. */
 START_TEST(rule7_cap_formula)
 {
@@ -1234,6 +1314,9 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule12_stats_count_threads_queues_and_runs);
         tcase_add_test(tc, rule12_item_state_is_visible);
         tcase_add_test(tc, rule12_rq_rows_use_the_kernel_layout);
+        tcase_add_test(tc, rule13_higher_priority_first_then_fifo);
+        tcase_add_test(tc, rule13_a_changed_priority_moves_a_queued_item_by_its_age);
+        tcase_add_test(tc, rule13_call_unless_executing_refuses_a_running_item);
         suite_add_tcase(s, tc);
         return s;
 }

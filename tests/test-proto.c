@@ -1517,6 +1517,54 @@ START_TEST(params_failure_leaves_out_unchanged_and_leaks_nothing)
 }
 END_TEST
 
+START_TEST(submit_priority_is_an_integer_from_minus_100_to_100)
+{
+        struct sw_submit_params sub = {0};
+
+        ck_assert_int_eq(params("{\"command\":\"true\",\"priority\":-100,\"stashed\":true}",
+                                sw_submit_params, &sub),
+                         0);
+        ck_assert_int_eq(sub.priority, -100);
+        ck_assert(sub.stashed);
+        ck_assert_int_eq(params("{\"priority\":100}", sw_submit_params, &sub), 0);
+        ck_assert_int_eq(sub.priority, 100);
+        sw_params_clear(sw_submit_params, &sub);
+        memset(&sub, 0, sizeof(sub));
+        rejected("{\"priority\":101}", sw_submit_params, &sub, "\"priority\"");
+        rejected("{\"priority\":-101}", sw_submit_params, &sub, "\"priority\"");
+        rejected("{\"priority\":1.5}", sw_submit_params, &sub, "\"priority\"");
+        rejected("{\"priority\":\"5\"}", sw_submit_params, &sub, "\"priority\"");
+        rejected("{\"stashed\":1}", sw_submit_params, &sub, "\"stashed\"");
+        ck_assert(submit_is_empty(&sub));
+}
+END_TEST
+
+START_TEST(edit_takes_an_id_and_what_it_changes)
+{
+        struct sw_edit_params e = {0};
+
+        ck_assert_int_eq(params("{\"id\":3,\"command\":\"true\",\"name\":\"n\","
+                                "\"priority\":-7,\"cwd\":\"/tmp\"}",
+                                sw_edit_params, &e),
+                         0);
+        ck_assert_int_eq(e.id, 3);
+        ck_assert_str_eq(e.command, "true");
+        ck_assert_str_eq(e.name, "n");
+        ck_assert_int_eq(e.priority, -7);
+        ck_assert_str_eq(e.cwd, "/tmp");
+        sw_params_clear(sw_edit_params, &e);
+        memset(&e, 0, sizeof(e));
+        ck_assert_int_eq(params("{\"id\":3,\"argv\":[\"a\",\"b\"]}", sw_edit_params, &e), 0);
+        ck_assert_str_eq(e.argv[1], "b");
+        sw_params_clear(sw_edit_params, &e);
+        memset(&e, 0, sizeof(e));
+        rejected("{\"command\":\"true\"}", sw_edit_params, &e, "\"id\"");
+        rejected("{\"id\":3,\"priority\":200}", sw_edit_params, &e, "\"priority\"");
+        rejected("{\"id\":3,\"argv\":\"a\"}", sw_edit_params, &e, "\"argv\"");
+        rejected("{\"id\":3,\"key\":\"k\"}", sw_edit_params, &e, "unknown parameter");
+}
+END_TEST
+
 START_TEST(params_given_pointer_replaces_what_out_held)
 {
         struct sw_submit_params sub = {0};
@@ -1809,6 +1857,7 @@ START_TEST(methods_table_lists_every_method)
             "ping",      "version",      "settings.get", "settings.set", "history",
             "pause",     "resume",       "suspend",    "continue",     "queue.add",
             "queue.remove", "queue.list",   "metrics",    "env.set",      "nodes",
+            "edit",
         };
         const size_t nwant = sizeof(want) / sizeof(want[0]);
         size_t i, j, n = 0;
@@ -1966,6 +2015,8 @@ static Suite *proto_suite(void)
         tcase_add_test(tc, params_missing_required_is_rejected);
         tcase_add_test(tc, params_failure_leaves_out_unchanged_and_leaks_nothing);
         tcase_add_test(tc, params_given_pointer_replaces_what_out_held);
+        tcase_add_test(tc, submit_priority_is_an_integer_from_minus_100_to_100);
+        tcase_add_test(tc, edit_takes_an_id_and_what_it_changes);
         tcase_add_test(tc, params_clear_frees_and_zeroes_every_field);
         tcase_add_test(tc, params_submit_limits_follow_the_protocol);
         tcase_add_test(tc, params_id_tables_require_what_the_methods_need);

@@ -110,6 +110,136 @@ static int most_at_once(const char *file, int *nruns)
         return most;
 }
 
+/* A job of the queue "default" that appends its letter to file. */
+static int64_t letter_job(int fd, const char *file, char letter, int priority, const char *more)
+{
+        char params[PATH_MAX + 256];
+
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"echo %c >> %s\",\"priority\":%d%s}", letter, file, priority,
+                 more ? more : "");
+        return job_submit(fd, params);
+}
+
+/* The letters the jobs wrote, in order, once n of them have. */
+static char *letters(const char *file, int64_t *ids, int n, int fd)
+{
+        static char got[64];
+        size_t len = 0;
+        char line[16];
+        FILE *f;
+
+        for (int i = 0; i < n; i++)
+                json_object_put(job_wait(fd, ids[i]));
+        f = fopen(file, "r");
+        ck_assert_ptr_nonnull(f);
+        while (len + 1 < sizeof(got) && fgets(line, sizeof(line), f))
+                got[len++] = line[0];
+        got[len] = '\0';
+        fclose(f);
+        return got;
+}
+
+START_TEST(priorities_order_waiting_jobs_higher_first_then_older)
+{
+        char order[PATH_MAX], *gate;
+        const char want[] = "BDAEC";
+        const int prio[] = {0, 5, -3, 5, 0};
+        int64_t blocker, ids[5];
+        json_object *st;
+        char job[PATH_MAX + 64];
+        int fd;
+
+        daemon_start(&d, "--min-threads", "1", "--max-threads", "1", NULL);
+        fd = client_connect(d.sock);
+        gate = fifo_make(d.dir, "gate");
+        snprintf(order, sizeof(order), "%s/order", d.dir);
+        snprintf(job, sizeof(job), "{\"command\":\"cat %s\"}", gate);
+        blocker = job_submit(fd, job);
+        job_wait_state(fd, blocker, "running");
+        for (int i = 0; i < 5; i++)
+                ids[i] = letter_job(fd, order, (char)('A' + i), prio[i], NULL);
+        st = job_status(fd, ids[1]);
+        ck_assert_int_eq(int_member(st, "priority"), 5);
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        json_object_put(st);
+        st = job_status(fd, ids[0]);
+        ck_assert_int_eq(int_member(st, "priority"), 0);
+        json_object_put(st);
+        fifo_release(gate);
+        ck_assert_str_eq(letters(order, ids, 5, fd), want);
+        free(gate);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(an_edited_priority_moves_a_waiting_job_by_its_age)
+{
+        char order[PATH_MAX], *gate;
+        int64_t blocker, ids[4];
+        char job[PATH_MAX + 64];
+        json_object *st;
+        int fd;
+
+        daemon_start(&d, "--min-threads", "1", "--max-threads", "1", NULL);
+        fd = client_connect(d.sock);
+        gate = fifo_make(d.dir, "gate");
+        snprintf(order, sizeof(order), "%s/order", d.dir);
+        snprintf(job, sizeof(job), "{\"command\":\"cat %s\"}", gate);
+        blocker = job_submit(fd, job);
+        job_wait_state(fd, blocker, "running");
+        ids[0] = letter_job(fd, order, 'A', 0, NULL);
+        ids[1] = letter_job(fd, order, 'B', 3, NULL);
+        ids[2] = letter_job(fd, order, 'C', 0, NULL);
+        ids[3] = letter_job(fd, order, 'D', 3, NULL);
+        /* C, older than D and younger than B, goes between them; A goes last. */
+        snprintf(job, sizeof(job), "{\"id\":%lld,\"priority\":3}", (long long)ids[2]);
+        st = call_ok(fd, "edit", job);
+        ck_assert_int_eq(int_member(st, "priority"), 3);
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        json_object_put(st);
+        snprintf(job, sizeof(job), "{\"id\":%lld,\"priority\":-1}", (long long)ids[0]);
+        json_object_put(call_ok(fd, "edit", job));
+        fifo_release(gate);
+        ck_assert_str_eq(letters(order, ids, 4, fd), "BCDA");
+        free(gate);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(a_bad_priority_is_refused_and_changes_nothing)
+{
+        static const char *const bad[] = {"101", "-101", "1.5", "\"5\"", "true", "null"};
+        char params[128], msg[256];
+        int64_t id;
+        json_object *st;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        call_done(fd, "pause", NULL);
+        id = job_submit(fd, "{\"command\":\"true\",\"priority\":7}");
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                snprintf(params, sizeof(params), "{\"command\":\"true\",\"priority\":%s}", bad[i]);
+                ck_assert_int_eq(call_error(fd, "submit", params, msg, sizeof(msg)), -32602);
+                ck_assert_msg(strstr(msg, "priority"), "%s: %s", bad[i], msg);
+                snprintf(params, sizeof(params), "{\"id\":%lld,\"priority\":%s}", (long long)id,
+                         bad[i]);
+                ck_assert_int_eq(call_error(fd, "edit", params, msg, sizeof(msg)), -32602);
+        }
+        st = call_ok(fd, "list", NULL);
+        ck_assert_int_eq(json_object_array_length(json_object_object_get(st, "items")), 1);
+        json_object_put(st);
+        st = job_status(fd, id);
+        ck_assert_int_eq(int_member(st, "priority"), 7);
+        json_object_put(st);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(a_one_thread_queue_never_runs_two_jobs_while_default_runs_four)
 {
         char gpu[PATH_MAX], cpu[PATH_MAX];
@@ -661,6 +791,9 @@ int main(void)
         tcase_add_test(tc, a_reload_whose_queue_lines_clash_with_kept_settings_fails_and_says_so);
         tcase_add_test(tc, a_resume_leaves_the_runs_another_queues_pause_holds_where_they_are);
         tcase_add_test(tc, enqueue_by_id_refuses_an_unknown_queue_or_another_queue);
+        tcase_add_test(tc, priorities_order_waiting_jobs_higher_first_then_older);
+        tcase_add_test(tc, an_edited_priority_moves_a_waiting_job_by_its_age);
+        tcase_add_test(tc, a_bad_priority_is_refused_and_changes_nothing);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

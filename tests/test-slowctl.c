@@ -438,6 +438,88 @@ START_TEST(submit_flow_options_reach_the_job)
 }
 END_TEST
 
+/* The job's status member, through the library (the caller puts it). */
+static json_object *status_of(int64_t id)
+{
+        struct sw_client *c;
+        json_object *params = json_object_new_object(), *st;
+        struct sw_client_error err;
+
+        ck_assert_int_eq(sw_client_connect(NULL, &c), 0);
+        json_object_object_add(params, "id", json_object_new_int64(id));
+        ck_assert_int_eq(sw_client_call(c, "status", params, &st, &err), 0);
+        sw_client_free(c);
+        return st;
+}
+
+START_TEST(submit_stashed_with_a_priority_then_edit_and_enqueue)
+{
+        int64_t id = submit("--stashed", "--priority", "7", "--name", "a", "--", "echo", "one",
+                            NULL);
+        int64_t cmd = submit("--stashed", "--", "echo x", NULL);
+        static const char *const usage[][2] = {
+            {"--priority", "101"}, {"--priority", "-101"}, {"--priority", "x"},
+            {"--priority", "1.5"},
+        };
+        json_object *st;
+        struct run r;
+        char *out, *state;
+
+        state = state_of(id);
+        ck_assert_str_eq(state, "stashed");
+        free(state);
+        out = ctl_ok("status", idstr(id), NULL);
+        ck_assert_ptr_nonnull(strstr(out, "stashed"));
+        ck_assert_ptr_nonnull(strstr(out, "priority"));
+        free(out);
+        out = ctl_ok("list", NULL);
+        ck_assert_ptr_nonnull(strstr(out, "stashed"));
+        free(out);
+
+        out = ctl_ok("edit", idstr(id), "--priority", "-2", "--name", "b", "--cwd", d.dir, "--",
+                     "echo", "two", NULL);
+        ck_assert_ptr_nonnull(strstr(out, "echo two"));
+        free(out);
+        st = status_of(id);
+        ck_assert_int_eq(int_member(st, "priority"), -2);
+        ck_assert_str_eq(str_member(st, "name"), "b");
+        ck_assert_str_eq(str_member(st, "state"), "stashed");
+        json_object_put(st);
+
+        /* A command job takes --command; an argv job does not; nothing to change is usage. */
+        free(ctl_ok("edit", idstr(cmd), "--command", "echo y", NULL));
+        st = status_of(cmd);
+        ck_assert_str_eq(str_member(st, "command"), "echo y");
+        json_object_put(st);
+        ctl(&r, NULL, "edit", idstr(id), "--command", "echo three", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "argv"));
+        run_free(&r);
+        ctl(&r, NULL, "edit", idstr(id), NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "edit", "999999", "--name", "x", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "999999"));
+        run_free(&r);
+        for (size_t i = 0; i < sizeof(usage) / sizeof(usage[0]); i++) {
+                ctl(&r, NULL, "edit", idstr(id), usage[i][0], usage[i][1], NULL);
+                ck_assert_msg(r.status == 2, "edit %s %s: %d", usage[i][0], usage[i][1], r.status);
+                run_free(&r);
+                ctl(&r, NULL, "submit", usage[i][0], usage[i][1], "--", "true", NULL);
+                ck_assert_msg(r.status == 2, "submit %s %s: %d", usage[i][0], usage[i][1],
+                              r.status);
+                run_free(&r);
+        }
+
+        free(ctl_ok("enqueue", idstr(id), NULL));
+        free(ctl_ok("wait", idstr(id), NULL));
+        out = ctl_ok("log", idstr(id), NULL);
+        ck_assert_str_eq(out, "two\n");
+        free(out);
+}
+END_TEST
+
 START_TEST(submit_wait_exits_with_the_jobs_code)
 {
         struct run r;
@@ -1916,6 +1998,7 @@ int main(void)
         tcase_add_test(tc, submit_wait_exits_with_the_jobs_code);
         tcase_add_test(tc, submit_limit_options_reach_the_job);
         tcase_add_test(tc, submit_flow_options_reach_the_job);
+        tcase_add_test(tc, submit_stashed_with_a_priority_then_edit_and_enqueue);
         tcase_add_test(tc, submit_plugin_runs_an_entry_point_with_its_arg);
         tcase_add_test(tc, one_argument_is_a_shell_command_several_are_argv);
         tcase_add_test(tc, submit_sends_the_current_directory_or_cwd);

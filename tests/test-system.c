@@ -473,6 +473,32 @@ START_TEST(another_user_can_neither_see_nor_touch_a_live_job)
 }
 END_TEST
 
+START_TEST(another_user_can_neither_edit_nor_release_a_stashed_job)
+{
+        int a = connect_as(user_a), b = connect_as(user_b);
+        char params[128];
+        json_object *st;
+        int64_t id;
+
+        id = job_submit(a, "{\"command\":\"echo mine\",\"stashed\":true,\"name\":\"n\"}");
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"name\":\"theirs\",\"priority\":9}",
+                 (long long)id);
+        ck_assert_int_eq(call_code(b, "edit", params), -32002);
+        ck_assert_int_eq(id_call_code(b, "enqueue", id), -32002);
+        ck_assert_int_eq(id_call_code(b, "cancel", id), -32002);
+        st = job_status(a, id);
+        ck_assert_str_eq(str_member(st, "state"), "stashed");
+        ck_assert_str_eq(str_member(st, "name"), "n");
+        ck_assert_int_eq(int_member(st, "priority"), 0);
+        json_object_put(st);
+        /* Root, an admin, may. */
+        ck_assert_int_eq(call_code(root_fd, "edit", params), 0);
+        ck_assert_int_eq(id_call_code(a, "cancel", id), 0);
+        close(a);
+        close(b);
+}
+END_TEST
+
 START_TEST(a_job_cannot_wait_for_another_users_job)
 {
         int a = connect_as(user_a), b = connect_as(user_b);
@@ -1449,6 +1475,7 @@ int main(void)
         tcase_add_test(tc, a_folder_the_user_may_not_enter_fails_the_run);
         tcase_add_test(tc, a_missing_program_fails_the_users_run_with_a_note);
         tcase_add_test(tc, another_user_can_neither_see_nor_touch_a_live_job);
+        tcase_add_test(tc, another_user_can_neither_edit_nor_release_a_stashed_job);
         tcase_add_test(tc, another_user_cannot_read_a_finished_jobs_record_or_log);
         tcase_add_test(tc, history_shows_a_user_only_their_own_runs_and_admins_all);
         tcase_add_test(tc, a_user_cannot_change_settings);

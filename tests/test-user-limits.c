@@ -375,6 +375,44 @@ START_TEST(a_held_run_coalesces_and_waits_for_a_resume)
 }
 END_TEST
 
+/* A user's runs held back by max-running-per-user go highest priority first, then oldest. */
+START_TEST(held_runs_go_by_priority_then_age)
+{
+        const int prio[] = {0, 5, -1, 5};
+        char params[PATH_MAX + 128], order[PATH_MAX], got[8] = "", line[8];
+        int64_t gate_id, ids[4];
+        size_t n = 0;
+        char *gate;
+        FILE *f;
+        int fd;
+
+        daemon_start(&d, "--min-threads", "4", "--max-threads", "4", "--max-running-per-user", "1",
+                     NULL);
+        fd = client_connect(d.sock);
+        snprintf(order, sizeof(order), "%s/order", d.dir);
+        gate_id = submit_gated(fd, "gate", &gate);
+        job_wait_state(fd, gate_id, "running");
+        for (int i = 0; i < 4; i++) {
+                snprintf(params, sizeof(params), "{\"command\":\"echo %c >> %s\",\"priority\":%d}",
+                         'A' + i, order, prio[i]);
+                ids[i] = job_submit(fd, params);
+        }
+        wait_held(fd, 4);
+        fifo_release(gate);
+        for (int i = 0; i < 4; i++)
+                assert_outcome(fd, ids[i], "succeeded");
+        f = fopen(order, "r");
+        ck_assert_ptr_nonnull(f);
+        while (n + 1 < sizeof(got) && fgets(line, sizeof(line), f))
+                got[n++] = line[0];
+        fclose(f);
+        ck_assert_str_eq(got, "BDAC");
+        free(gate);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("user-limits");
@@ -387,6 +425,7 @@ int main(void)
         tcase_add_test(tc, the_running_limit_changes_at_run_time);
         tcase_add_test(tc, held_runs_cancel_at_once_and_survive_a_restart);
         tcase_add_test(tc, a_held_run_coalesces_and_waits_for_a_resume);
+        tcase_add_test(tc, held_runs_go_by_priority_then_age);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -169,8 +169,9 @@ int daemon_enqueue(struct daemon *d, struct job *job, double delay, const char *
         int r;
 
         /* Its run is held back (free space, a pause, its owner's turn), waits for other jobs or
-         * for its retry's turn, and will run then. */
-        if (__atomic_load_n(&job->held, __ATOMIC_ACQUIRE) || job->waiting || job->retry_due) {
+         * for its retry's turn, and will run then; or it is stashed, until enqueue by id. */
+        if (__atomic_load_n(&job->held, __ATOMIC_ACQUIRE) || job->waiting || job->retry_due ||
+            job->stashed) {
                 *ret_extra = "coalesced";
                 return 0;
         }

@@ -55,6 +55,11 @@ static int payload_check(const struct sw_submit_params *p, bool *ret_very_slow, 
                 snprintf(err, errlen, "give at most one of \"every\" and \"cron\"");
                 return -EINVAL;
         }
+        if (p->stashed && (p->after || p->after_any || p->delay > 0 || p->every > 0 || p->cron)) {
+                snprintf(err, errlen, "a stashed job waits for enqueue: it takes no \"after\", "
+                                      "\"after_any\", \"delay\", \"every\" or \"cron\"");
+                return -EINVAL;
+        }
         if ((p->every > 0 || p->cron) && (p->after || p->after_any || p->delay > 0)) {
                 snprintf(err, errlen, "a recurring job (\"%s\") runs at its ticks: it takes no "
                                       "\"after\", \"after_any\" or \"delay\"",
@@ -137,6 +142,10 @@ static char *payload_json(const struct sw_submit_params *p, const struct sw_limi
         if (p->queue && strcmp(p->queue, SW_QUEUE_DEFAULT) != 0) {
                 json_text_name(&t, "queue");
                 json_text_string(&t, p->queue);
+        }
+        if (p->priority != 0) {
+                json_text_name(&t, "priority");
+                json_text_int(&t, p->priority);
         }
         if (p->plugin) {
                 const char *arg = arg_text(p->arg);
@@ -311,11 +320,12 @@ static size_t strings_size(const struct strings *st)
         return size;
 }
 
-/* Into the job's own block: a shell job's argv (the array, then its strings), then the others. */
-static void strings_pack(struct job *job, const struct strings *st)
+/* Into a job's block: a shell job's argv (the array, then its strings), then the others; which
+ * of them it has into ret. */
+static void strings_pack(char *block, const struct strings *st, struct job_strings *ret)
 {
         const char *in[] = {st->cwd, st->summary, st->name, st->key};
-        char *at = job->strings, **argv = (char **)(void *)job->strings;
+        char *at = block, **argv = (char **)(void *)block;
         size_t i, n = 0;
 
         for (; st->argv && st->argv[n]; n++)
@@ -331,9 +341,10 @@ static void strings_pack(struct job *job, const struct strings *st)
         for (i = 0; i < sizeof(in) / sizeof(in[0]); i++)
                 if (in[i])
                         at = stpcpy(at, in[i]) + 1;
-        job->own_summary = st->summary;
-        job->has_name = st->name;
-        job->has_key = st->key;
+        ret->block = block;
+        ret->own_summary = st->summary;
+        ret->has_name = st->name;
+        ret->has_key = st->key;
 }
 
 char **job_argv(const struct job *job)
@@ -413,6 +424,7 @@ static int make(struct job_shared *shared, uid_t owner, struct queue *queue,
 {
         const struct job_extra *x = &job_no_extra;
         struct env_block *env = NULL;
+        struct job_strings packed;
         struct strings st;
         struct job *job = NULL;
         bool very_slow;
@@ -449,8 +461,16 @@ static int make(struct job_shared *shared, uid_t owner, struct queue *queue,
         job->very_slow = very_slow;
         job->x = x;
         job->env = env;
-        strings_pack(job, &st);
+        job->strings = job->strings_own;
+        strings_pack(job->strings, &st, &packed);
+        job->own_summary = packed.own_summary;
+        job->has_name = packed.has_name;
+        job->has_key = packed.has_key;
         strings_clear(&st);
+        job->shell_command = p->command;
+        job->stashed = p->stashed;
+        job->priority = (int)p->priority;
+        slow_work_set_priority(&job->dw.work, job->priority); /* idle: no pool has it yet */
         job->persist = p->persist || job_recurs(job); /* a recurring one: until released */
         job->attempt = 1;
         job->kick_fd = -1;
@@ -481,6 +501,114 @@ int job_new_restored(struct job_shared *shared, uid_t owner, struct queue *queue
         return make(shared, owner, queue, p, limits, false, ret, err, errlen);
 }
 
+/* The submit params that made the job, as far as its payload keeps them; its argv and cwd as
+ * they are now (p's strings are the job's). */
+static void params_of(const struct job *job, const char *queue, struct sw_submit_params *p)
+{
+        char **argv = job_argv(job);
+
+        *p = (struct sw_submit_params){
+            .cwd = (char *)job_cwd(job),
+            .timeout = job->x->timeout,
+            .retries = job->x->retries,
+            .retry_delay = job->x->retry_delay,
+            .every = job->x->every,
+            .cron = job->x->cron_expr,
+            .queue = (char *)queue,
+            .priority = job->priority,
+        };
+        if (job->x->plugin) {
+                p->plugin = (char *)job->x->plugin->name;
+                p->entry = job->x->entry;
+                p->arg = job->x->arg;
+        } else if (job->shell_command) {
+                p->command = argv[2];
+        } else {
+                p->argv = argv;
+        }
+}
+
+char *job_payload(const struct job *job, const char *queue)
+{
+        struct sw_submit_params p;
+
+        params_of(job, queue, &p);
+        return payload_json(&p, &job->x->limits);
+}
+
+int job_strings_new(const struct job *job, const struct job_change *change,
+                    struct job_strings *ret, char *err, size_t errlen)
+{
+        struct sw_submit_params p;
+        struct strings st;
+        char *block;
+        int r;
+
+        params_of(job, NULL, &p);
+        if (job->x->plugin && (change->command || change->argv || change->cwd)) {
+                snprintf(err, errlen, "job %lld is a plugin's: it has no \"command\", \"argv\" "
+                                      "or \"cwd\" to change", (long long)job->id);
+                return -EINVAL;
+        }
+        if (change->command && change->argv) {
+                snprintf(err, errlen, "give at most one of \"command\" and \"argv\"");
+                return -EINVAL;
+        }
+        if ((change->command && !job->shell_command) || (change->argv && job->shell_command)) {
+                snprintf(err, errlen, "job %lld runs %s: give \"%s\", not \"%s\"",
+                         (long long)job->id, job->shell_command ? "a command" : "an argv",
+                         job->shell_command ? "command" : "argv",
+                         job->shell_command ? "argv" : "command");
+                return -EINVAL;
+        }
+        if (change->cwd && change->cwd[0] != '/') {
+                snprintf(err, errlen, "\"cwd\" must be an absolute path");
+                return -EINVAL;
+        }
+        if (change->command)
+                p.command = (char *)change->command;
+        if (change->argv)
+                p.argv = (char **)change->argv;
+        if (change->cwd)
+                p.cwd = (char *)change->cwd;
+        p.name = (char *)(change->name ? change->name : job_name(job));
+        p.key = (char *)job_key(job);
+        r = strings_of(&p, &st);
+        if (r < 0) {
+                strings_clear(&st);
+                return r;
+        }
+        block = malloc(strings_size(&st));
+        if (!block) {
+                strings_clear(&st);
+                return -ENOMEM;
+        }
+        strings_pack(block, &st, ret);
+        ret->shell_command = job->shell_command;
+        strings_clear(&st);
+        return 0;
+}
+
+void job_strings_swap(struct job *job, struct job_strings *s)
+{
+        struct job_strings old = {job->strings, job->own_summary, job->has_name, job->has_key,
+                                  job->shell_command};
+
+        job->strings = s->block;
+        job->own_summary = s->own_summary;
+        job->has_name = s->has_name;
+        job->has_key = s->has_key;
+        job->shell_command = s->shell_command;
+        *s = old;
+}
+
+void job_strings_free(const struct job *job, struct job_strings *s)
+{
+        if (s->block != job->strings_own)
+                free(s->block);
+        s->block = NULL;
+}
+
 #define RUN_LOCKS 64
 
 static pthread_mutex_t run_locks[RUN_LOCKS] = {
@@ -503,6 +631,8 @@ void job_unref(struct job *job)
         if (!job || __atomic_sub_fetch(&job->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return;
         suspend_destroy(&job->suspend);
+        if (job->strings != job->strings_own)
+                free(job->strings);
         envs_unref(&job->shared->envs, job->env);
         extra_free(job->shared, job->x);
         free(job->payload);
@@ -568,7 +698,7 @@ bool job_recurs(const struct job *job)
 
 bool job_idle(struct job *job)
 {
-        return !job->claim && !job->waiting && !job->retry_due &&
+        return !job->claim && !job->waiting && !job->stashed && !job->retry_due &&
                !slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
                job->runs_ended == __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) &&
                !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
@@ -584,6 +714,8 @@ const char *job_state(struct job *job)
                 return "pending";
         if (job->waiting)
                 return "waiting";
+        if (job->stashed)
+                return "stashed";
         return job_idle(job) ? "idle" : "running";
 }
 
@@ -676,6 +808,7 @@ json_object *job_to_json(struct job *job)
         add(o, "runs",
             json_object_new_int64(__atomic_load_n(&job->runs_started, __ATOMIC_RELAXED)));
         add(o, "command", json_object_new_string(job_summary(job)));
+        add(o, "priority", json_object_new_int(job->priority));
         if (!job->x->plugin)
                 add(o, "limits", sw_limits_to_json(&job->x->limits));
         flow_to_json(job, o, true);

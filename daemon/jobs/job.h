@@ -118,6 +118,7 @@ struct job {
         pid_t pid;         /* atomic: the run's process group, 0 when none */
         int kick_fd;       /* under job_run_lock(): the run's eventfd, -1 between runs */
         unsigned cancelling; /* atomic: cancels in progress; a run seeing it stops */
+        int priority;        /* loop: within its queue and class, higher first (its item's too) */
 
         bool very_slow;   /* fixed at the first submit */
         bool persist;
@@ -131,10 +132,15 @@ struct job {
         bool own_summary, has_name, has_key; /* which of its strings it has */
         bool key_shared;  /* fixed while live: keyed, its key held among the nodes' jobs */
         bool key_again;   /* atomic: asked by another node to run once more, told at its end */
+        bool stashed;     /* loop: kept out of the pool until enqueue releases it */
+        bool shell_command; /* a "command" for /bin/sh -c, not an "argv" */
 
         /* A shell job's argv (the array, then its strings) and cwd; its summary (unless that
-         * is argv's last: a command, or a program alone), its name and key, if given. */
-        _Alignas(char *) char strings[];
+         * is argv's last: a command, or a program alone), its name and key, if given: in
+         * strings_own, or, once edited, a block of its own (changed only while no thread can
+         * start the job: job_strings_swap()). */
+        char *strings;
+        _Alignas(char *) char strings_own[];
 };
 
 /* Its strings: a shell job's argv and cwd (a plugin job's: NULL), the summary status and
@@ -161,11 +167,33 @@ void job_unref(struct job *job);
 bool job_same_payload(const struct job *job, const struct sw_submit_params *p);
 /* That work as a text two nodes compare (a new string; NULL: out of memory). */
 char *job_what(const struct job *job);
+/* What an edit changes; NULL: kept. */
+struct job_change {
+        const char *command, *name, *cwd;
+        char *const *argv;
+};
+/* A job's strings as a change makes them, until swapped in. */
+struct job_strings {
+        char *block;
+        bool own_summary, has_name, has_key, shell_command;
+};
+/* The strings the change makes of the job's: 0, -ENOMEM, or -EINVAL with err said (a command
+ * for an argv job or argv for a command's, a relative cwd, a plugin job's command). */
+int job_strings_new(const struct job *job, const struct job_change *change,
+                    struct job_strings *ret, char *err, size_t errlen);
+/* The job takes them, and s gets the ones it had, for job_strings_free(). Only while no thread
+ * can start the job (slow_work_call_unless_executing()). */
+void job_strings_swap(struct job *job, struct job_strings *s);
+void job_strings_free(const struct job *job, struct job_strings *s);
+/* What the job runs as the state database keeps it (the payload of its row), in queue (its
+ * queue's name), for a row written again after an edit: a new string, or NULL when out of
+ * memory. */
+char *job_payload(const struct job *job, const char *queue);
 /* Wakes the job's run, if one is in progress, to look at why it should stop. */
 void job_kick(struct job *job);
-const char *job_state(struct job *job); /* pending, running, waiting or idle */
-/* Neither pending, running, waiting nor due to retry, and the loop has seen the end of every run
- * (loop thread). */
+const char *job_state(struct job *job); /* pending, running, waiting, stashed or idle */
+/* Neither pending, running, waiting, stashed nor due to retry, and the loop has seen the end of
+ * every run (loop thread). */
 bool job_idle(struct job *job);
 json_object *job_to_json(struct job *job);
 /* The job's state and id, as a cancel's reply and an enqueue's give them (extra: a flag). */

@@ -217,10 +217,11 @@ int lifecycle_cancel(struct daemon *d, struct job *job, struct answer *a, json_o
                 return 1;
         }
         __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
-        /* Held back (for space, a pause, its owner's turn, other jobs, or a retry's turn):
-         * dropped like a queued run. */
-        if (drop_held(d, job) || deps_drop(&d->deps, job) || job->retry_due) {
+        /* Held back (for space, a pause, its owner's turn, other jobs, or a retry's turn), or
+         * stashed: dropped like a queued run. */
+        if (drop_held(d, job) || deps_drop(&d->deps, job) || job->retry_due || job->stashed) {
                 job->retry_due = false;
+                job->stashed = false;
                 was_queued = dropped = true;
         }
         if (was_queued && dropped &&

@@ -13,7 +13,7 @@ const double metrics_run_seconds_bounds[] = {0.01, 0.1, 0.5, 1,    5,     10,   
 const double metrics_start_delay_bounds[] = {0.001, 0.005, 0.01, 0.05, 0.1,  0.5, 1,
                                              5,     10,    60,   300,  3600, 0};
 
-const char *const metrics_states[] = {"pending", "running", "waiting", "idle", NULL};
+const char *const metrics_states[] = {"pending", "running", "waiting", "idle", "stashed", NULL};
 
 void metrics_init(struct metrics *m)
 {

@@ -16,7 +16,7 @@ struct run_record;
 
 #define METRICS_OUTCOMES 8  /* room for sw_outcomes[] */
 #define METRICS_BUCKETS  16 /* room for the longest list of bucket bounds */
-#define METRICS_STATES   4  /* job_state()'s: pending, running, waiting, idle */
+#define METRICS_STATES   5  /* job_state()'s: pending, running, waiting, idle, stashed */
 
 extern const char *const metrics_states[];
 

@@ -321,7 +321,10 @@ static void restore_job(void *data, const struct store_job_row *row)
                                     row->node ? run_record_node(row->node) : NULL);
         else if (strcmp(row->state, "pending") == 0)
                 daemon_restore_run(d, job, row->due);
-        else if (strcmp(row->state, "waiting") == 0) {
+        else if (strcmp(row->state, "stashed") == 0) {
+                job->stashed = true; /* until enqueue */
+                metrics_job_recount(&d->metrics, job);
+        } else if (strcmp(row->state, "waiting") == 0) {
                 struct job **more = realloc(rs->waiting, (rs->nwaiting + 1) * sizeof(*more));
 
                 /* Until it is looked at again it still waits: the waiting jobs restored

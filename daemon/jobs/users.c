@@ -71,7 +71,23 @@ static size_t room(const struct users *u, struct user *e)
         return running < max ? (size_t)(max - running) : 0;
 }
 
-/* The user's n oldest held runs are queued again. */
+/* Takes the held run of the highest priority, the oldest of those, off e's list. */
+static struct job *take_first(struct user *e)
+{
+        size_t best = 0;
+        struct job *job;
+
+        for (size_t i = 1; i < e->nheld; i++)
+                if (e->held[i]->priority > e->held[best]->priority)
+                        best = i;
+        job = e->held[best];
+        memmove(e->held + best, e->held + best + 1, (e->nheld - best - 1) * sizeof(*e->held));
+        e->nheld--;
+        return job;
+}
+
+/* The user's n held runs of the highest priority, oldest first among equals, are queued
+ * again. */
 static void release(struct users *u, struct user *e, size_t n)
 {
         struct job **jobs;
@@ -85,10 +101,15 @@ static void release(struct users *u, struct user *e, size_t n)
                 log_error("Out of memory for the runs of uid %u that may start", (unsigned)e->uid);
                 return;
         }
-        /* Taken off first: a run queued again may be held again, into the list. */
-        memcpy(jobs, e->held, n * sizeof(*jobs));
-        memmove(e->held, e->held + n, (e->nheld - n) * sizeof(*e->held));
-        e->nheld -= n;
+        /* Taken off first: a run queued again may be held again, into the list. All of them go
+         * in their order (the pool puts them in order of priority); some, by their priority. */
+        if (n == e->nheld) {
+                memcpy(jobs, e->held, n * sizeof(*jobs));
+                e->nheld = 0;
+        } else {
+                for (size_t i = 0; i < n; i++)
+                        jobs[i] = take_first(e);
+        }
         u->nheld -= n;
         for (size_t i = 0; i < n; i++) {
                 *listed_of(u, jobs[i]) = false;
@@ -176,7 +197,8 @@ bool users_may_queue(const struct users *u, uid_t owner, int64_t *ret_queued)
         for (struct job *job = e->jobs; job; job = link_of(u, job)->next) {
                 const char *state = job_state(job);
 
-                n += strcmp(state, "pending") == 0 || strcmp(state, "waiting") == 0;
+                n += strcmp(state, "pending") == 0 || strcmp(state, "waiting") == 0 ||
+                     strcmp(state, "stashed") == 0;
         }
         if (n < max)
                 return true;

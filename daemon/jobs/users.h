@@ -4,7 +4,8 @@
  * daemon's; a queue could have a table of its own). For each owner: the live jobs, whose queued
  * ones a submit near the limit counts; the runs in progress, a slot taken on the pool thread
  * below the limit and given back on the loop when the run ends; and the runs held back over it
- * (pending), queued again, oldest job first, as that user's runs end or the limit is raised.
+ * (pending), queued again, highest priority first, then oldest, as that user's runs end or
+ * the limit is raised.
  * Loop thread only, but for users_take_run.
  */
 #ifndef SLOWWORKD_USERS_H
@@ -54,7 +55,8 @@ bool users_may_queue(const struct users *u, uid_t owner, int64_t *ret_queued);
  * or whatever the limit (always: a run being cancelled or stopped, which goes to its runner).
  * Every slot taken is given back by users_run_ended. */
 bool users_take_run(struct users *u, struct job *job, bool always);
-/* The job's run has ended: its slot goes back, and the owner's oldest held run may go. */
+/* The job's run has ended: its slot goes back, and the owner's first held run (by priority,
+ * then age) may go. */
 void users_run_ended(struct users *u, struct job *job);
 /* Its run did not get a slot (held is set): it waits, unless that was undone meanwhile
  * (users_drop) or there is room again. */

@@ -18,7 +18,7 @@
 
 static const struct method *const tables[] = {
     daemon_methods, submit_methods, control_methods, query_methods,
-    log_methods,    flow_methods,   queue_methods,   metrics_methods,
+    log_methods,    flow_methods,   queue_methods,   metrics_methods, edit_methods,
 };
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)

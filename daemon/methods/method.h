@@ -28,6 +28,7 @@ union params {
         struct sw_queue_opt_params queue_opt;
         struct sw_list_params list;
         struct sw_env_set_params env_set;
+        struct sw_edit_params edit;
 };
 
 /* What a handler returns: a result, or an error code and message. */
@@ -61,6 +62,7 @@ extern const struct method log_methods[];    /* log */
 extern const struct method flow_methods[];   /* pause, resume, suspend, continue */
 extern const struct method queue_methods[];  /* queue.add, queue.remove, queue.list */
 extern const struct method metrics_methods[]; /* metrics */
+extern const struct method edit_methods[];    /* edit */
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

@@ -223,7 +223,7 @@ static void handle_list(struct daemon *d, struct conn *c, union params *params, 
                 ;
         if (p->state && !metrics_states[state]) {
                 reply_error(r, SW_E_INVALID_PARAMS,
-                            "parameter \"state\" must be pending, running, waiting or idle");
+                            "parameter \"state\" must be pending, running, waiting, idle or stashed");
                 return;
         }
         if (!p->state)

@@ -182,6 +182,10 @@ static void fresh(struct daemon *d, struct conn *c, struct job *job,
                 reply_error(r, SW_E_INTERNAL, "out of memory");
         else if (job_recurs(job))
                 r->result = job_state_result(job, NULL); /* it runs at its ticks */
+        else if (job->stashed) {
+                r->result = job_state_result(job, NULL); /* it runs once enqueued */
+                daemon_notify(d, job, "stashed", NULL);
+        }
         else if (p->after || p->after_any)
                 wait_reply(d, c, job, p, r);
         else
@@ -279,6 +283,19 @@ static void handle_submit(struct daemon *d, struct conn *c, union params *params
                 metrics_submitted(&d->metrics);
 }
 
+/* A stashed job is queued as a new submit's would be (its place from now on), and kept so. */
+static void release_stash(struct daemon *d, struct conn *c, struct job *job, struct reply *r)
+{
+        job->stashed = false;
+        enqueue_reply(d, c, job, 0, r);
+        if (r->code) {
+                job->stashed = true;
+                return;
+        }
+        daemon_save_state(d, job, NULL);
+        conn_wait_for(c, job->saved_seq);
+}
+
 static void handle_enqueue(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
         struct sw_enqueue_params *p = &params->enqueue;
@@ -304,6 +321,10 @@ static void handle_enqueue(struct daemon *d, struct conn *c, union params *param
         } else if (p->queue && job->queue != queue) {
                 reply_error(r, SW_E_INVALID_PARAMS, "parameter \"queue\": job %lld is in queue %s",
                             (long long)p->id, job->queue->name);
+                return;
+        }
+        if (job->stashed) {
+                release_stash(d, c, job, r);
                 return;
         }
         if (job_idle(job) && !queued_room(d, job->queue, job->owner, r))
