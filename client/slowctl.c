@@ -200,6 +200,8 @@ static const struct command commands[] = {
      "stop a running job's processes where they are"},
     {"continue", 1, 1, no_options, false, cmd_continue, "ID",
      "let a suspended job's processes go on"},
+    {"signal", 2, 2, no_options, false, cmd_signal, "ID SIG",
+     "send a signal (USR1, SIGUSR1 or a number) to a running job's processes"},
     {"reload", 0, 0, no_options, false, cmd_reload, "",
      "make the daemon read its configuration file again"},
     {"nodes", 0, 0, no_options, false, cmd_nodes, "",

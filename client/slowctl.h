@@ -98,6 +98,7 @@ int cmd_pause(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_resume(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_suspend(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_continue(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_signal(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_queue(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_reload(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_nodes(struct ctl *x, const struct opts *o, int argc, char **argv);

@@ -900,6 +900,63 @@ START_TEST(suspend_and_continue_say_what_the_job_is_now)
 }
 END_TEST
 
+START_TEST(signal_sends_a_named_or_numbered_signal_to_a_running_job)
+{
+        char cmd[PATH_MAX + 128], want[96], *out;
+        struct run r;
+        int64_t id;
+
+        /* The job ends with 5 once it got USR1, after it said its trap is set. */
+        snprintf(cmd, sizeof(cmd), "trap 'exit 5' USR1; touch %s; while :; do sleep 0.01; done",
+                 gate_path("trapped"));
+        id = submit("--", cmd, NULL);
+        for (int i = 0; access(gate_path("trapped"), F_OK) != 0; i++) {
+                ck_assert_msg(i < 4000, "job %lld set no trap in 20 s", (long long)id);
+                usleep(5000);
+        }
+        ctl(&r, NULL, "signal", idstr(id), "NOSUCH", NULL);
+        ck_assert_int_eq(r.status, 1);
+        snprintf(want, sizeof(want),
+                 "slowctl: signal %lld: parameter \"signal\": no such signal: "
+                 "\"NOSUCH\"\n",
+                 (long long)id);
+        ck_assert_str_eq(r.err, want);
+        run_free(&r);
+        ctl(&r, NULL, "signal", idstr(id), "STOP", NULL);
+        ck_assert_int_eq(r.status, 1);
+        run_free(&r);
+        out = ctl_ok("signal", idstr(id), "SIGUSR1", NULL);
+        snprintf(want, sizeof(want), "job %lld: signal SIGUSR1 sent\n", (long long)id);
+        ck_assert_str_eq(out, want);
+        free(out);
+        ctl(&r, NULL, "wait", idstr(id), NULL);
+        ck_assert_int_eq(r.status, 5);
+        run_free(&r);
+
+        /* By number, --json: what the daemon said. */
+        id = submit("--", "sleep", "30", NULL);
+        wait_running(id);
+        out = ctl_ok("--json", "signal", idstr(id), "15", NULL);
+        snprintf(want, sizeof(want), "{\"id\":%lld,\"signal\":15}\n", (long long)id);
+        ck_assert_str_eq(out, want);
+        free(out);
+        ctl(&r, NULL, "wait", idstr(id), NULL);
+        ck_assert_int_eq(r.status, 128 + 15);
+        run_free(&r);
+
+        ctl(&r, NULL, "signal", "999", "USR1", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, "slowctl: signal 999: no job 999\n");
+        run_free(&r);
+        ctl(&r, NULL, "signal", "x", "USR1", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "signal", idstr(id), NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+}
+END_TEST
+
 START_TEST(wait_for_several_reports_each_and_exits_with_the_last)
 {
         int64_t a = submit("--", "exit 7", NULL), b = submit("--", "exit 0", NULL);
@@ -1839,6 +1896,7 @@ int main(void)
         tcase_add_test(tc, pause_queues_jobs_and_resume_runs_them);
         tcase_add_test(tc, pause_wait_returns_once_the_running_job_ended);
         tcase_add_test(tc, suspend_and_continue_say_what_the_job_is_now);
+        tcase_add_test(tc, signal_sends_a_named_or_numbered_signal_to_a_running_job);
         tcase_add_test(tc, library_pipelined_requests_are_answered_in_order);
         tcase_add_test(tc, library_queued_requests_go_out_at_a_flush_or_a_receive);
         tcase_add_test(tc, library_receive_gives_notifications_with_id_minus_1);

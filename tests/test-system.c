@@ -274,6 +274,15 @@ static int id_call_code(int fd, const char *method, int64_t id)
         return call_code(fd, method, params);
 }
 
+/* signal with USR1: the job's processes would end of it. */
+static int signal_call_code(int fd, int64_t id)
+{
+        char params[64];
+
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"signal\":\"USR1\"}", (long long)id);
+        return call_code(fd, "signal", params);
+}
+
 static bool listed(int fd, int64_t id)
 {
         json_object *reply = client_call(fd, "list", NULL);
@@ -457,6 +466,8 @@ START_TEST(another_user_can_neither_see_nor_touch_a_live_job)
         ck_assert_int_eq(id_call_code(b, "release", id), -32002);
         ck_assert_int_eq(id_call_code(b, "enqueue", id), -32002);
         ck_assert_int_eq(id_call_code(b, "wait", id), -32002);
+        ck_assert_int_eq(signal_call_code(b, id), -32002);
+        ck_assert_str_eq(job_state_of(a, id), "running");
         ck_assert(!listed(b, id));
         ck_assert_uint_eq(rq_rows(b), 0);
         ck_assert(listed(a, id));
@@ -515,6 +526,7 @@ START_TEST(another_user_cannot_read_a_finished_jobs_record_or_log)
         ck_assert_int_eq(id_call_code(b, "status", id), -32002);
         ck_assert_int_eq(id_call_code(b, "wait", id), -32002);
         ck_assert_int_eq(id_call_code(b, "log", id), -32002);
+        ck_assert_int_eq(signal_call_code(b, id), -32002);
         close(a);
         close(b);
 }

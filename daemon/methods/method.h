@@ -28,6 +28,7 @@ union params {
         struct sw_queue_opt_params queue_opt;
         struct sw_list_params list;
         struct sw_env_set_params env_set;
+        struct sw_signal_params signal;
 };
 
 /* What a handler returns: a result, or an error code and message. */
@@ -58,7 +59,7 @@ extern const struct method submit_methods[]; /* submit, enqueue, env.set */
 extern const struct method control_methods[]; /* wait, cancel, release */
 extern const struct method query_methods[];  /* status, list, subscribe, history */
 extern const struct method log_methods[];    /* log */
-extern const struct method flow_methods[];   /* pause, resume, suspend, continue */
+extern const struct method flow_methods[];   /* pause, resume, suspend, continue, signal */
 extern const struct method queue_methods[];  /* queue.add, queue.remove, queue.list */
 extern const struct method metrics_methods[]; /* metrics */
 
