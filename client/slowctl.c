@@ -49,6 +49,7 @@ enum {
         OPT_CRON,
         OPT_RUNTIME,
         OPT_QUEUE,
+        OPT_COMMAND,
         OPT_MIN_THREADS,
         OPT_MAX_THREADS,
         OPT_VSLOW_PERCENTAGE,
@@ -104,6 +105,7 @@ static const struct option_def option_defs[] = {
     {OPT_FOLLOW, "follow", NULL, "keep printing while the job runs"},
     {OPT_RUNTIME, "runtime", NULL, "change the running daemon only: do not store the change"},
     {OPT_QUEUE, "queue", "Q", "the named queue (default: the queue \"default\")"},
+    {OPT_COMMAND, "command", "CMD", "run this shell command instead of the job's own"},
     {OPT_MIN_THREADS, "min-threads", "N", "the queue's threads at least"},
     {OPT_MAX_THREADS, "max-threads", "N", "the queue's threads at most (1: one job at a time)"},
     {OPT_VSLOW_PERCENTAGE, "vslow-percentage", "N", "the share of its threads very slow jobs get"},
@@ -151,6 +153,7 @@ static const int queue_options[] = {OPT_MIN_THREADS,         OPT_MAX_THREADS,
 static const int history_options[] = {OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
 static const int list_options[] = {OPT_ALL, OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
 static const int pause_options[] = {OPT_DRAIN, OPT_QUEUE, 0};
+static const int restart_options[] = {OPT_COMMAND, 0};
 static const int no_options[] = {0};
 
 static const struct command commands[] = {
@@ -200,6 +203,8 @@ static const struct command commands[] = {
      "stop a running job's processes where they are"},
     {"continue", 1, 1, no_options, false, cmd_continue, "ID",
      "let a suspended job's processes go on"},
+    {"restart", 1, 1, restart_options, false, cmd_restart, "ID [--command CMD]",
+     "run an ended job again, as a new job; print its id"},
     {"signal", 2, 2, no_options, false, cmd_signal, "ID SIG",
      "send a signal (USR1, SIGUSR1 or a number) to a running job's processes"},
     {"reload", 0, 0, no_options, false, cmd_reload, "",
@@ -477,6 +482,9 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
                 return 0;
         case OPT_QUEUE:
                 o->queue = arg;
+                return 0;
+        case OPT_COMMAND:
+                o->command = arg;
                 return 0;
         case OPT_MIN_THREADS:
         case OPT_MAX_THREADS:

@@ -39,6 +39,7 @@ struct opts {
         bool retry_delay_given, every_given;
         const char *cron;
         const char *queue;           /* --queue */
+        const char *command;         /* restart's --command */
         json_object *queue_settings; /* queue add's --max-threads and the like, or NULL */
 };
 
@@ -99,6 +100,7 @@ int cmd_resume(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_suspend(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_continue(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_signal(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_restart(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_queue(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_reload(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_nodes(struct ctl *x, const struct opts *o, int argc, char **argv);

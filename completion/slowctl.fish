@@ -33,7 +33,7 @@ function __slowctl_args_after
     math (count $args) - $i
 end
 
-set -l commands submit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue signal reload nodes ping version
+set -l commands submit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue signal restart reload nodes ping version
 
 complete -c slowctl -f
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d "the daemon's socket"
@@ -62,6 +62,8 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a resume -d 
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a suspend -d "stop a running job's processes where they are"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a continue -d "let a suspended job's processes go on"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a signal -d "send a signal to a running job's processes"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a restart -d "run an ended job again, as a new job"
+complete -c slowctl -n "__fish_seen_subcommand_from restart" -l command -r -d "run this shell command instead"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a reload -d "make the daemon read its configuration file again"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a nodes -d "list the nodes that share the job database"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a ping -d "check that the daemon answers"

@@ -29,6 +29,7 @@ union params {
         struct sw_list_params list;
         struct sw_env_set_params env_set;
         struct sw_signal_params signal;
+        struct sw_restart_params restart;
 };
 
 /* What a handler returns: a result, or an error code and message. */
@@ -62,6 +63,7 @@ extern const struct method log_methods[];    /* log */
 extern const struct method flow_methods[];   /* pause, resume, suspend, continue, signal */
 extern const struct method queue_methods[];  /* queue.add, queue.remove, queue.list */
 extern const struct method metrics_methods[]; /* metrics */
+extern const struct method restart_methods[]; /* restart */
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
