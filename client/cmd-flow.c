@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Job flow: pause, resume, suspend, continue. */
+/* Job flow: pause, resume, suspend, continue, signal. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "output.h"
 #include "slowctl.h"
@@ -82,4 +83,34 @@ int cmd_suspend(struct ctl *x, const struct opts *o, int argc, char **argv)
 int cmd_continue(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         return job_call(x, "continue", argv[0]);
+}
+
+/* SIG: a number goes as one, anything else as the name the daemon looks up ("USR1", "SIGUSR1"). */
+int cmd_signal(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        int64_t id = ctl_parse_id(x, argv[0]);
+        const char *sig = argv[1];
+        json_object *p, *result;
+        char what[64];
+        int r;
+
+        if (id < 0)
+                return EXIT_USAGE;
+        if (!*sig) {
+                ctl_usage_error(x, "no signal given");
+                return EXIT_USAGE;
+        }
+        p = ctl_id_params(id);
+        json_object_object_add(p, "signal",
+                               strspn(sig, "0123456789") == strlen(sig) && strlen(sig) < 10
+                                   ? json_object_new_int(atoi(sig))
+                                   : json_object_new_string(sig));
+        snprintf(what, sizeof(what), "signal %lld", (long long)id);
+        r = ctl_call(x, what, "signal", p, &result);
+        if (r)
+                return r;
+        if (!x->json)
+                printf("job %lld: signal %s sent\n", (long long)id, sig);
+        json_object_put(result);
+        return EXIT_OK;
 }

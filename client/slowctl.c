@@ -49,6 +49,7 @@ enum {
         OPT_CRON,
         OPT_RUNTIME,
         OPT_QUEUE,
+        OPT_COMMAND,
         OPT_MIN_THREADS,
         OPT_MAX_THREADS,
         OPT_VSLOW_PERCENTAGE,
@@ -64,7 +65,6 @@ enum {
         OPT_VERSION,
         OPT_PRIORITY,
         OPT_STASHED,
-        OPT_COMMAND,
 };
 
 struct option_def {
@@ -125,7 +125,8 @@ static const struct option_def option_defs[] = {
     {OPT_PRIORITY, "priority", "N", "run before the jobs of a lower priority (-100..100, "
                                     "default 0)"},
     {OPT_STASHED, "stashed", NULL, "keep the job, not queued, until enqueue ID"},
-    {OPT_COMMAND, "command", "CMD", "the command for /bin/sh -c the job runs instead"},
+    {OPT_COMMAND, "command", "CMD", "the shell command (for /bin/sh -c) to run instead of the "
+                                    "job's own"},
 };
 
 #define N_DEFS   (sizeof(option_defs) / sizeof(option_defs[0]))
@@ -160,6 +161,7 @@ static const int queue_options[] = {OPT_MIN_THREADS,         OPT_MAX_THREADS,
 static const int history_options[] = {OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
 static const int list_options[] = {OPT_ALL, OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
 static const int pause_options[] = {OPT_DRAIN, OPT_QUEUE, 0};
+static const int restart_options[] = {OPT_COMMAND, 0};
 static const int no_options[] = {0};
 
 static const struct command commands[] = {
@@ -213,6 +215,10 @@ static const struct command commands[] = {
      "stop a running job's processes where they are"},
     {"continue", 1, 1, no_options, false, cmd_continue, "ID",
      "let a suspended job's processes go on"},
+    {"restart", 1, 1, restart_options, false, cmd_restart, "ID [--command CMD]",
+     "run an ended job again, as a new job; print its id"},
+    {"signal", 2, 2, no_options, false, cmd_signal, "ID SIG",
+     "send a signal (USR1, SIGUSR1 or a number) to a running job's processes"},
     {"reload", 0, 0, no_options, false, cmd_reload, "",
      "make the daemon read its configuration file again"},
     {"nodes", 0, 0, no_options, false, cmd_nodes, "",

@@ -41,7 +41,7 @@ struct opts {
         const char *queue;           /* --queue */
         int64_t priority;            /* --priority */
         bool priority_given, stashed;
-        const char *command;         /* edit's --command */
+        const char *command;         /* edit's and restart's --command */
         json_object *queue_settings; /* queue add's --max-threads and the like, or NULL */
 };
 
@@ -105,6 +105,8 @@ int cmd_pause(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_resume(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_suspend(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_continue(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_signal(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_restart(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_queue(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_reload(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_nodes(struct ctl *x, const struct opts *o, int argc, char **argv);

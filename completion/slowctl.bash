@@ -27,7 +27,8 @@ _slowctl()
         _init_completion || return
 
         local commands="submit edit enqueue wait cancel release status list history log get set queue
-                stats top rq metrics pause resume suspend continue reload nodes ping version"
+                stats top rq metrics pause resume suspend continue signal restart reload nodes ping
+                version"
         local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
                 log-limit kill-grace stop-timeout max-connections-per-user
                 max-log-bytes-per-user min-free-space max-queued-per-user max-running-per-user
@@ -146,6 +147,21 @@ _slowctl()
                         COMPREPLY=($(compgen -W "--help" -- "$cur"))
                 elif ((cword == command_index + 1)); then
                         COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
+                fi
+                ;;
+        restart)
+                # The ids are of jobs that ended: no list to offer.
+                if [[ $cur == -* && $prev != --command ]]; then
+                        COMPREPLY=($(compgen -W "--command --help" -- "$cur"))
+                fi
+                ;;
+        signal)
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--help" -- "$cur"))
+                elif ((cword == command_index + 1)); then
+                        COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
+                elif ((cword == command_index + 2)); then
+                        COMPREPLY=($(compgen -W "HUP INT QUIT USR1 USR2 TERM KILL ALRM WINCH" -- "$cur"))
                 fi
                 ;;
         pause)

@@ -38,7 +38,7 @@ function __slowctl_args_after
     math (count $args) - $i
 end
 
-set -l commands submit edit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue reload nodes ping version
+set -l commands submit edit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue signal restart reload nodes ping version
 
 complete -c slowctl -f
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d "the daemon's socket"
@@ -67,6 +67,9 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a pause -d "
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a resume -d "start jobs again after pause"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a suspend -d "stop a running job's processes where they are"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a continue -d "let a suspended job's processes go on"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a signal -d "send a signal to a running job's processes"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a restart -d "run an ended job again, as a new job"
+complete -c slowctl -n "__fish_seen_subcommand_from restart" -l command -r -d "run this shell command instead"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a reload -d "make the daemon read its configuration file again"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a nodes -d "list the nodes that share the job database"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a ping -d "check that the daemon answers"
@@ -115,7 +118,7 @@ complete -c slowctl -n "__fish_seen_subcommand_from list history" -l outcome -x 
 complete -c slowctl -n "__fish_seen_subcommand_from list history" -l since -x -d "runs ended since (2h, or a local time)"
 complete -c slowctl -n "__fish_seen_subcommand_from list history" -s n -l limit -x -d "at most N runs"
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue" -l key -x -d "the live job of this key"
-complete -c slowctl -n "__fish_seen_subcommand_from enqueue edit wait cancel release status log suspend continue" -a "(__slowctl_jobs)" -d "job"
+complete -c slowctl -n "__fish_seen_subcommand_from enqueue edit wait cancel release status log suspend continue signal" -a "(__slowctl_jobs)" -d "job"
 complete -c slowctl -n "__fish_seen_subcommand_from pause" -l wait -d "answer once no job is running any more (drain)"
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue get set stats rq pause resume" -l queue -x -a "(__slowctl_queues)" -d "the named queue"
 complete -c slowctl -n "__fish_seen_subcommand_from queue; and __fish_seen_subcommand_from rm" -a "(__slowctl_queues)" -d queue

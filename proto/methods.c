@@ -12,7 +12,8 @@ const char *const sw_methods[] = {
     "submit",  "enqueue",      "wait",         "cancel",  "release",   "status", "list",
     "log",     "settings.get", "settings.set", "stats",   "subscribe", "ping",   "version",
     "history", "pause",        "resume",       "suspend", "continue",  "queue.add",
-    "queue.remove", "queue.list", "metrics", "env.set", "nodes", "edit", NULL,
+    "queue.remove", "queue.list", "metrics", "env.set", "nodes", "edit", "signal", "restart",
+    NULL,
 };
 
 const struct sw_param sw_no_params[] = {
@@ -90,6 +91,21 @@ const struct sw_param sw_id_params[] = {
 
 const struct sw_param sw_status_params[] = {
     {"id", SW_P_INT, offsetof(struct sw_id_params, id), false, 1, SW_JSON_INT_MAX},
+    {.name = NULL},
+};
+
+/* The signal is a name or a number, which the daemon resolves and checks. */
+const struct sw_param sw_signal_params[] = {
+    {"id", SW_P_INT, offsetof(struct sw_signal_params, id), true, 1, SW_JSON_INT_MAX},
+    {"signal", SW_P_JSON, offsetof(struct sw_signal_params, signal), true, 0, 0},
+    {.name = NULL},
+};
+
+#define RESTART(field) offsetof(struct sw_restart_params, field)
+const struct sw_param sw_restart_params[] = {
+    {"id", SW_P_INT, RESTART(id), true, 1, SW_JSON_INT_MAX},
+    {"command", SW_P_STRING, RESTART(command), false, 0, 65536},
+    {"argv", SW_P_STRV, RESTART(argv), false, 0, 0},
     {.name = NULL},
 };
 

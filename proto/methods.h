@@ -11,7 +11,7 @@
 
 #define SW_JSON_INT_MAX 9007199254740991.0 /* 2^53 - 1: the largest integer a double holds */
 
-/* The 24 method names, NULL-terminated. */
+/* The 27 method names, NULL-terminated. */
 extern const char *const sw_methods[];
 
 /* Methods without params: list, stats, ping, version, subscribe, settings.get, resume. */
@@ -101,6 +101,22 @@ struct sw_id_params {
 };
 extern const struct sw_param sw_id_params[];
 extern const struct sw_param sw_status_params[];
+
+/* signal: signal is a JSON string ("USR1", "SIGUSR1") or number, resolved by the daemon. */
+struct sw_signal_params {
+        int64_t id;
+        json_object *signal;
+};
+extern const struct sw_param sw_signal_params[];
+
+/* restart: an ended job's spec again, as a new job; command (a shell command's) or argv (an
+ * argv job's) replaces what it ran (NULL: the same). */
+struct sw_restart_params {
+        int64_t id;
+        char *command;
+        char **argv;
+};
+extern const struct sw_param sw_restart_params[];
 
 struct sw_log_params {
         int64_t id;

@@ -227,6 +227,67 @@ START_TEST(altered_job_rows_are_not_run_by_the_node_that_takes_them)
 }
 END_TEST
 
+/* A job run to its end on node 1 and retired there: its id. */
+static int64_t ended_job(const char *name)
+{
+        int fd = cluster_connect(&c, 1);
+        int64_t id = named_job(name, "");
+        json_object *st;
+        bool live = true;
+
+        json_object_put(job_wait(fd, id));
+        for (int i = 0; live; i++) {
+                ck_assert_msg(i < 2000, "job %lld still live after 20 s", (long long)id);
+                st = job_status(fd, id);
+                live = json_object_get_boolean(json_object_object_get(st, "live"));
+                json_object_put(st);
+                if (live)
+                        short_pause();
+        }
+        close(fd);
+        return id;
+}
+
+/* restart runs a spec again: one changed in the database is refused (and counted), once the
+ * node reads it back; the unchanged one runs. */
+START_TEST(an_altered_spec_is_not_restarted)
+{
+        char *ran, params[64], msg[256];
+        int64_t kept, altered, again;
+        int fd;
+
+        cluster_init(&c, 1);
+        cluster_start(&c);
+        ran = cluster_path(&c, "ran");
+        kept = ended_job("kept");
+        altered = ended_job("spec");
+        ck_assert_int_eq(
+            sql_int("SELECT count(*) FROM runs WHERE spec IS NOT NULL AND spec_mac IS NOT NULL%s",
+                    ""),
+            2);
+        cluster_kill(&c, 1);
+        free(sql("UPDATE runs SET spec = replace(spec, 'spec', 'PWNED') WHERE id = %lld",
+                 (long long)altered));
+        cluster_start_node(&c, 1);
+        fd = cluster_connect(&c, 1);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)altered);
+        ck_assert_int_eq(call_error(fd, "restart", params, msg, sizeof(msg)), -32001);
+        ck_assert_int_eq(rejected(1, "runs"), 1);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)kept);
+        {
+                json_object *r = call_ok(fd, "restart", params);
+
+                again = int_member(r, "id");
+                json_object_put(r);
+        }
+        json_object_put(job_wait(fd, again));
+        ck_assert_int_eq(count_line(ran, "kept"), 2);
+        ck_assert_int_eq(count_line(ran, "PWNED") + count_line(ran, "spec"), 1);
+        close(fd);
+        free(ran);
+}
+END_TEST
+
 START_TEST(a_schema_from_before_signing_is_signed_once_by_its_migration)
 {
         char *ran;
@@ -246,9 +307,10 @@ START_TEST(a_schema_from_before_signing_is_signed_once_by_its_migration)
                  "ALTER TABLE envs DROP COLUMN mac; ALTER TABLE settings DROP COLUMN mac;"
                  "ALTER TABLE mail DROP COLUMN to_epoch, DROP COLUMN n, DROP COLUMN uid,"
                  " DROP COLUMN user_name, DROP COLUMN mac;"
+                 "ALTER TABLE runs DROP COLUMN spec, DROP COLUMN spec_mac;"
                  "UPDATE meta SET value = 9 WHERE key = 'schema'"));
         cluster_start_node(&c, 1);
-        ck_assert_int_eq(sql_int("SELECT value FROM meta WHERE key = '%s'", "schema"), 10);
+        ck_assert_int_eq(sql_int("SELECT value FROM meta WHERE key = '%s'", "schema"), 11);
         ck_assert_int_eq(
             sql_int("SELECT count(*) FROM jobs WHERE %s", "mac IS NULL OR user_name IS NULL"), 0);
         ck_assert_int_eq(sql_int("SELECT count(*) FROM settings WHERE mac IS NULL%s", ""), 0);
@@ -460,6 +522,7 @@ static int run(void)
         tcase_add_test(tc, a_user_who_is_another_uid_on_the_other_node_is_refused_there);
         tcase_add_test(tc, no_password_is_in_sight);
         tcase_add_test(tc, a_schema_from_before_signing_is_signed_once_by_its_migration);
+        tcase_add_test(tc, an_altered_spec_is_not_restarted);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -113,6 +113,64 @@ START_TEST(status_wait_log_and_cancel_of_another_nodes_jobs_are_answered_by_it)
 }
 END_TEST
 
+/* restart asked of another node: the node that ran the job (and keeps its spec) makes the new
+ * job; signal of a job of another node reaches it there. */
+START_TEST(restart_and_signal_of_another_nodes_job_are_done_by_its_node)
+{
+        char *job, *p, *gated;
+        json_object *r, *st, *rec;
+        int64_t id, again, live;
+        double end;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        job = command(false, "echo ran >> %s/runs", c.dir);
+        id = cluster_submit(&c, 1, job);
+        p = id_params(id);
+        json_object_put(cluster_call_ok(&c, 1, "wait", p));
+        end = mono_now() + scaled(10);
+        while (json_object_get_boolean(
+            json_object_object_get(st = cluster_call_ok(&c, 1, "status", p), "live"))) {
+                ck_assert_msg(mono_now() < end, "job %lld still live", (long long)id);
+                json_object_put(st);
+                short_pause();
+        }
+        json_object_put(st);
+        r = cluster_call_ok(&c, 2, "restart", p);
+        again = int_member(r, "id");
+        json_object_put(r);
+        free(p);
+        p = id_params(again);
+        rec = cluster_call_ok(&c, 2, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_str_eq(str_member(rec, "node"), "n1");
+        json_object_put(rec);
+        free(p);
+
+        /* A trap that ends the job once USR1 came, asked of n2. */
+        gated = command(false, "trap 'exit 7' USR1; touch %s/trapped; while :; do sleep 0.02; done",
+                        c.dir);
+        live = cluster_submit(&c, 1, gated);
+        p = cluster_path(&c, "trapped");
+        end = mono_now() + scaled(10);
+        while (access(p, F_OK) != 0) {
+                ck_assert_msg(mono_now() < end, "job %lld set no trap", (long long)live);
+                short_pause();
+        }
+        free(p);
+        ck_assert_int_ge(asprintf(&p, "{\"id\":%lld,\"signal\":\"USR1\"}", (long long)live), 0);
+        json_object_put(cluster_call_ok(&c, 2, "signal", p));
+        free(p);
+        p = id_params(live);
+        rec = cluster_call_ok(&c, 2, "wait", p);
+        ck_assert_int_eq(int_member(rec, "exit_code"), 7);
+        json_object_put(rec);
+        free(p);
+        free(gated);
+        free(job);
+}
+END_TEST
+
 START_TEST(a_job_no_node_knows_is_not_found_and_a_held_one_is_released_from_another_node)
 {
         char *held, *p, msg[256];
@@ -817,6 +875,7 @@ static int run(void)
         tcase_set_timeout(tc, 120);
         tcase_add_checked_fixture(tc, NULL, teardown);
         tcase_add_test(tc, status_wait_log_and_cancel_of_another_nodes_jobs_are_answered_by_it);
+        tcase_add_test(tc, restart_and_signal_of_another_nodes_job_are_done_by_its_node);
         tcase_add_test(tc,
                        a_job_no_node_knows_is_not_found_and_a_held_one_is_released_from_another_node);
         tcase_add_test(tc, slowctl_log_follow_on_another_node_prints_the_run_as_it_goes);

@@ -1205,6 +1205,82 @@ START_TEST(a_damaged_write_ahead_log_is_reported_at_start)
 }
 END_TEST
 
+/* Until the job has left the daemon's tables (its status comes from the history). */
+static void wait_retired(int fd, int64_t id)
+{
+        for (int i = 0;; i++) {
+                json_object *st = job_status(fd, id);
+                bool live = json_object_get_boolean(json_object_object_get(st, "live"));
+
+                json_object_put(st);
+                if (!live)
+                        return;
+                ck_assert_msg(i < 4000, "job %lld still live after 20 s", (long long)id);
+                usleep(5000);
+        }
+}
+
+/* restart of id: the new job's id, once it ended, and its log. */
+static int64_t restart_and_wait(int fd, int64_t id, char **ret_log)
+{
+        char params[64];
+        json_object *r;
+        int64_t new_id;
+
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        r = call_ok(fd, "restart", params);
+        new_id = int_member(r, "id");
+        json_object_put(r);
+        ck_assert_int_gt(new_id, id);
+        json_object_put(job_wait(fd, new_id));
+        *ret_log = job_log(fd, new_id);
+        return new_id;
+}
+
+START_TEST(an_ended_jobs_spec_survives_a_restart_and_a_crash)
+{
+        char params[PATH_MAX + 256], *log, *again;
+        int fd;
+        int64_t id, new_id, sync;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"pwd; echo \\\"$COLOUR\\\"\",\"cwd\":\"%s\","
+                 "\"env\":{\"COLOUR\":\"teal\"},\"name\":\"kept\"}",
+                 d.dir);
+        id = job_submit(fd, params);
+        json_object_put(job_wait(fd, id));
+        wait_retired(fd, id);
+        log = job_log(fd, id);
+        snprintf(params, sizeof(params), "%s\nteal\n", d.dir);
+        ck_assert_str_eq(log, params);
+        close(fd);
+        daemon_stop_clean(&d);
+
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        new_id = restart_and_wait(fd, id, &again);
+        ck_assert_str_eq(again, log);
+        free(again);
+        wait_retired(fd, new_id);
+        /* Its reply comes once its write is on disk, and the spec's was queued before. */
+        sync = job_submit(fd, "{\"command\":\"true\"}");
+        json_object_put(job_wait(fd, sync));
+        close(fd);
+        daemon_kill_hard(&d);
+
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        restart_and_wait(fd, new_id, &again);
+        ck_assert_str_eq(again, log);
+        free(again);
+        free(log);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("durable");
@@ -1230,6 +1306,11 @@ int main(void)
         tcase_add_test(tc, a_node_that_cannot_renew_its_lease_stops_its_runs_until_it_can);
         tcase_add_test(tc, ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone);
         tcase_add_test(tc, a_crash_keeps_priorities_stashed_jobs_and_edits);
+        suite_add_tcase(s, tc);
+        /* A case of its own: CK_RUN_CASE=restart runs it alone. */
+        tc = tcase_create("restart");
+        tcase_set_timeout(tc, 300);
+        tcase_add_test(tc, an_ended_jobs_spec_survives_a_restart_and_a_crash);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

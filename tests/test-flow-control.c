@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Job flow over the socket: pause, resume and drain; suspend and continue. */
+/* Job flow over the socket: pause, resume and drain; suspend and continue; signal. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -661,6 +661,167 @@ START_TEST(suspend_refuses_a_job_without_a_run_and_a_plugins)
 }
 END_TEST
 
+/* A job whose shell and a child of it trap USR1, each writing its name into the file out; the
+ * shell waits for the child. Returns once both have set their traps, with the shell's pid. */
+static int64_t submit_trapping(int fd, const char *out, pid_t *ret_pid)
+{
+        char params[4 * PATH_MAX + 400], *r1, *r2, *text;
+        int64_t id;
+
+        r1 = fifo_make(d.dir, "ready1");
+        r2 = fifo_make(d.dir, "ready2");
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"trap 'echo shell >>%s' USR1; "
+                 "sh -c 'trap \\\"echo child >>%s; exit 0\\\" USR1; echo >%s; "
+                 "while :; do sleep 0.01; done' & echo $$ >%s; wait $!; wait $!\"}",
+                 out, out, r2, r1);
+        id = job_submit(fd, params);
+        text = fifo_read_all(r1);
+        *ret_pid = (pid_t)atoi(text);
+        free(text);
+        free(fifo_read_all(r2));
+        free(r1);
+        free(r2);
+        return id;
+}
+
+static void signal_reaches_every_process(bool in_cgroup)
+{
+        char out[PATH_MAX], params[96], cg[1024], *text;
+        json_object *r, *rec;
+        pid_t pid;
+        int fd;
+        int64_t id;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        snprintf(out, sizeof(out), "%s/out", d.dir);
+        id = submit_trapping(fd, out, &pid);
+        proc_cgroup(pid, cg, sizeof(cg));
+        ck_assert_int_eq(cg[0] != '\0', in_cgroup);
+
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"signal\":\"USR1\"}", (long long)id);
+        r = call_ok(fd, "signal", params);
+        ck_assert_int_eq(int_member(r, "id"), id);
+        ck_assert_int_eq(int_member(r, "signal"), SIGUSR1);
+        json_object_put(r);
+        /* The child ends once it got it, and the shell, which waits for it, then: without the
+         * signal on both, the job would never end. */
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        text = read_text(out);
+        ck_assert_msg(strstr(text, "shell\n") && strstr(text, "child\n"), "out: \"%s\"", text);
+        free(text);
+        close(fd);
+        daemon_stop(&d);
+}
+
+START_TEST(a_signal_reaches_every_process_of_a_run_in_its_cgroup)
+{
+        if (!has_cgroups())
+                return;
+        signal_reaches_every_process(true);
+}
+END_TEST
+
+START_TEST(a_signal_reaches_every_process_of_a_run_in_its_process_group)
+{
+        if (has_cgroups())
+                daemons_without_cgroups();
+        signal_reaches_every_process(false);
+}
+END_TEST
+
+/* By number, and as SIGTERM by its name with SIG: the job's state is what the signal made it. */
+START_TEST(a_signal_by_number_or_sig_name_changes_no_state_by_itself)
+{
+        char params[128], *gate;
+        json_object *r, *rec;
+        int fd;
+        int64_t id;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        /* SIGWINCH, which no process of it takes up: it goes on running. */
+        id = submit_gated(fd, &gate);
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"signal\":%d}", (long long)id, SIGWINCH);
+        r = call_ok(fd, "signal", params);
+        ck_assert_int_eq(int_member(r, "signal"), SIGWINCH);
+        json_object_put(r);
+        ck_assert_str_eq(job_state_of(fd, id), "running");
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"signal\":\"SIGTERM\"}", (long long)id);
+        json_object_put(call_ok(fd, "signal", params));
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "killed");
+        ck_assert_int_eq(int_member(rec, "signal"), SIGTERM);
+        json_object_put(rec);
+        free(gate);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(signal_refuses_bad_signals_jobs_without_a_run_and_plugins)
+{
+        static const char *const bad[] = {
+            "\"FOO\"",    "\"SIG\"",  "\"\"",        "0",        "-1",
+            "65",         "100000",   "1.5",         "true",     "null",
+            "[\"USR1\"]", "\"STOP\"", "\"SIGCONT\"", "\"TSTP\"", "19",
+        };
+        char msg[256], params[128], *gate;
+        json_object *rec;
+        int fd;
+        int64_t running, pending, plugin, ended;
+
+        daemon_start(&d, "--plugin-dir", PLUGINS_BUILT, NULL);
+        fd = client_connect(d.sock);
+        running = submit_gated(fd, &gate);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                snprintf(params, sizeof(params), "{\"id\":%lld,\"signal\":%s}", (long long)running,
+                         bad[i]);
+                ck_assert_int_eq(call_error(fd, "signal", params, msg, sizeof(msg)), -32602);
+                ck_assert_msg(strstr(msg, "signal"), "%s: \"%s\"", bad[i], msg);
+        }
+        ck_assert_int_eq(call_error(fd, "signal", "{\"id\":1}", msg, sizeof(msg)), -32602);
+        ck_assert_int_eq(call_error(fd, "signal", "{\"signal\":\"USR1\"}", msg, sizeof(msg)),
+                         -32602);
+        /* Nothing was sent: the job still runs (cat would have died of most of them). */
+        ck_assert_str_eq(job_state_of(fd, running), "running");
+        ck_assert_int_eq(
+            call_error(fd, "signal", "{\"id\":42,\"signal\":\"USR1\"}", msg, sizeof(msg)), -32001);
+
+        plugin = job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"until_stopped\"}");
+        job_wait_state(fd, plugin, "running");
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"signal\":\"USR1\"}", (long long)plugin);
+        ck_assert_int_eq(call_error(fd, "signal", params, msg, sizeof(msg)), -32003);
+        ck_assert_ptr_nonnull(strstr(msg, "plugin"));
+
+        pause_daemon(fd);
+        pending = job_submit(fd, "{\"command\":\"true\",\"hold\":true}");
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"signal\":\"USR1\"}", (long long)pending);
+        ck_assert_int_eq(call_error(fd, "signal", params, msg, sizeof(msg)), -32003);
+        resume_daemon(fd);
+        json_object_put(job_wait(fd, pending));
+        /* Idle, held by this connection. */
+        ck_assert_int_eq(call_error(fd, "signal", params, msg, sizeof(msg)), -32003);
+        /* Ended and gone from the tables: its record is in the history. */
+        ended = job_submit(fd, "{\"command\":\"true\"}");
+        json_object_put(job_wait(fd, ended));
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"signal\":\"USR1\"}", (long long)ended);
+        ck_assert_int_eq(call_error(fd, "signal", params, msg, sizeof(msg)), -32003);
+
+        fifo_release(gate);
+        rec = job_wait(fd, running);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        json_object_put(id_call(fd, "cancel", plugin));
+        free(gate);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(bad_params_are_refused_naming_the_field_and_change_nothing)
 {
         static const struct {
@@ -711,6 +872,10 @@ int main(void)
         tcase_add_test(tc, the_timeout_does_not_count_the_time_suspended);
         tcase_add_test(tc, a_cancel_or_a_shutdown_ends_a_suspended_job_at_once);
         tcase_add_test(tc, suspend_refuses_a_job_without_a_run_and_a_plugins);
+        tcase_add_test(tc, a_signal_reaches_every_process_of_a_run_in_its_cgroup);
+        tcase_add_test(tc, a_signal_reaches_every_process_of_a_run_in_its_process_group);
+        tcase_add_test(tc, a_signal_by_number_or_sig_name_changes_no_state_by_itself);
+        tcase_add_test(tc, signal_refuses_bad_signals_jobs_without_a_run_and_plugins);
         tcase_add_test(tc, bad_params_are_refused_naming_the_field_and_change_nothing);
         suite_add_tcase(s, tc);
         return run_suite(s);

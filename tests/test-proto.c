@@ -1857,7 +1857,7 @@ START_TEST(methods_table_lists_every_method)
             "ping",      "version",      "settings.get", "settings.set", "history",
             "pause",     "resume",       "suspend",    "continue",     "queue.add",
             "queue.remove", "queue.list",   "metrics",    "env.set",      "nodes",
-            "edit",
+            "edit",      "signal",       "restart",
         };
         const size_t nwant = sizeof(want) / sizeof(want[0]);
         size_t i, j, n = 0;

@@ -983,6 +983,152 @@ START_TEST(suspend_and_continue_say_what_the_job_is_now)
 }
 END_TEST
 
+START_TEST(signal_sends_a_named_or_numbered_signal_to_a_running_job)
+{
+        char cmd[PATH_MAX + 128], want[96], *out;
+        struct run r;
+        int64_t id;
+
+        /* The job ends with 5 once it got USR1, after it said its trap is set. */
+        snprintf(cmd, sizeof(cmd), "trap 'exit 5' USR1; touch %s; while :; do sleep 0.01; done",
+                 gate_path("trapped"));
+        id = submit("--", cmd, NULL);
+        for (int i = 0; access(gate_path("trapped"), F_OK) != 0; i++) {
+                ck_assert_msg(i < 4000, "job %lld set no trap in 20 s", (long long)id);
+                usleep(5000);
+        }
+        ctl(&r, NULL, "signal", idstr(id), "NOSUCH", NULL);
+        ck_assert_int_eq(r.status, 1);
+        snprintf(want, sizeof(want),
+                 "slowctl: signal %lld: parameter \"signal\": no such signal: "
+                 "\"NOSUCH\"\n",
+                 (long long)id);
+        ck_assert_str_eq(r.err, want);
+        run_free(&r);
+        ctl(&r, NULL, "signal", idstr(id), "STOP", NULL);
+        ck_assert_int_eq(r.status, 1);
+        run_free(&r);
+        out = ctl_ok("signal", idstr(id), "SIGUSR1", NULL);
+        snprintf(want, sizeof(want), "job %lld: signal SIGUSR1 sent\n", (long long)id);
+        ck_assert_str_eq(out, want);
+        free(out);
+        ctl(&r, NULL, "wait", idstr(id), NULL);
+        ck_assert_int_eq(r.status, 5);
+        run_free(&r);
+
+        /* By number, --json: what the daemon said. */
+        id = submit("--", "sleep", "30", NULL);
+        wait_running(id);
+        out = ctl_ok("--json", "signal", idstr(id), "15", NULL);
+        snprintf(want, sizeof(want), "{\"id\":%lld,\"signal\":15}\n", (long long)id);
+        ck_assert_str_eq(out, want);
+        free(out);
+        ctl(&r, NULL, "wait", idstr(id), NULL);
+        ck_assert_int_eq(r.status, 128 + 15);
+        run_free(&r);
+
+        ctl(&r, NULL, "signal", "999", "USR1", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, "slowctl: signal 999: no job 999\n");
+        run_free(&r);
+        ctl(&r, NULL, "signal", "x", "USR1", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "signal", idstr(id), NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+}
+END_TEST
+
+/* Until the job has left the daemon's tables (through the library: its status is not live). */
+static void wait_retired(int64_t id)
+{
+        struct sw_client *c;
+        struct sw_client_error err;
+        json_object *params, *st;
+        bool live = true;
+        int i;
+
+        ck_assert_int_eq(sw_client_connect(NULL, &c), 0);
+        for (i = 0; live && i < 4000; i++) {
+                params = json_object_new_object();
+                json_object_object_add(params, "id", json_object_new_int64(id));
+                ck_assert_int_eq(sw_client_call(c, "status", params, &st, &err), 0);
+                live = json_object_get_boolean(json_object_object_get(st, "live"));
+                json_object_put(st);
+                if (live)
+                        usleep(5000);
+        }
+        sw_client_free(c);
+        ck_assert_msg(!live, "job %lld still live after 20 s", (long long)id);
+}
+
+START_TEST(restart_prints_the_new_jobs_id_and_command_replaces_the_command)
+{
+        char cmd[PATH_MAX + 64], want[PATH_MAX + 64], *out;
+        struct run r;
+        int64_t id, again;
+
+        snprintf(cmd, sizeof(cmd), "echo ran >>%s", gate_path("runs"));
+        id = submit("--cwd", d.dir, "--name", "twice", "--", cmd, NULL);
+        free(ctl_ok("wait", idstr(id), NULL));
+        wait_retired(id);
+        out = ctl_ok("restart", idstr(id), NULL);
+        again = submitted(out);
+        free(out);
+        ck_assert_int_gt(again, id);
+        free(ctl_ok("wait", idstr(again), NULL));
+        out = ctl_ok("log", idstr(again), NULL);
+        ck_assert_str_eq(out, "");
+        free(out);
+        snprintf(want, sizeof(want), "%s", gate_path("runs"));
+        {
+                FILE *f = fopen(want, "re");
+                char buf[64] = "";
+
+                ck_assert_ptr_nonnull(f);
+                ck_assert_uint_eq(fread(buf, 1, sizeof(buf) - 1, f), 8);
+                fclose(f);
+                ck_assert_str_eq(buf, "ran\nran\n");
+        }
+        /* --command: in the same folder. */
+        wait_retired(again);
+        out = ctl_ok("restart", idstr(again), "--command", "pwd", NULL);
+        again = submitted(out);
+        free(out);
+        free(ctl_ok("wait", idstr(again), NULL));
+        out = ctl_ok("log", idstr(again), NULL);
+        snprintf(want, sizeof(want), "%s\n", d.dir);
+        ck_assert_str_eq(out, want);
+        free(out);
+        out = ctl_ok("--json", "restart", idstr(id), NULL);
+        snprintf(want, sizeof(want), "{\"id\":%lld}\n", (long long)again + 1);
+        ck_assert_str_eq(out, want);
+        free(out);
+        free(ctl_ok("wait", idstr(again + 1), NULL));
+
+        /* A live job, none, no id. */
+        id = submit("--", "sleep", "30", NULL);
+        ctl(&r, NULL, "restart", idstr(id), NULL);
+        ck_assert_int_eq(r.status, 1);
+        snprintf(want, sizeof(want), "slowctl: restart %lld: job %lld is live (", (long long)id,
+                 (long long)id);
+        ck_assert_msg(strncmp(r.err, want, strlen(want)) == 0, "%s", r.err);
+        run_free(&r);
+        free(ctl_ok("cancel", idstr(id), NULL));
+        ctl(&r, NULL, "restart", "999", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, "slowctl: restart 999: no job 999\n");
+        run_free(&r);
+        ctl(&r, NULL, "restart", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        ctl(&r, NULL, "restart", "x", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+}
+END_TEST
+
 START_TEST(wait_for_several_reports_each_and_exits_with_the_last)
 {
         int64_t a = submit("--", "exit 7", NULL), b = submit("--", "exit 0", NULL);
@@ -2029,6 +2175,8 @@ int main(void)
         tcase_add_test(tc, pause_queues_jobs_and_resume_runs_them);
         tcase_add_test(tc, pause_wait_returns_once_the_running_job_ended);
         tcase_add_test(tc, suspend_and_continue_say_what_the_job_is_now);
+        tcase_add_test(tc, signal_sends_a_named_or_numbered_signal_to_a_running_job);
+        tcase_add_test(tc, restart_prints_the_new_jobs_id_and_command_replaces_the_command);
         tcase_add_test(tc, library_pipelined_requests_are_answered_in_order);
         tcase_add_test(tc, library_queued_requests_go_out_at_a_flush_or_a_receive);
         tcase_add_test(tc, library_receive_gives_notifications_with_id_minus_1);

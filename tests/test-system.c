@@ -274,6 +274,15 @@ static int id_call_code(int fd, const char *method, int64_t id)
         return call_code(fd, method, params);
 }
 
+/* signal with USR1: the job's processes would end of it. */
+static int signal_call_code(int fd, int64_t id)
+{
+        char params[64];
+
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"signal\":\"USR1\"}", (long long)id);
+        return call_code(fd, "signal", params);
+}
+
 static bool listed(int fd, int64_t id)
 {
         json_object *reply = client_call(fd, "list", NULL);
@@ -457,6 +466,9 @@ START_TEST(another_user_can_neither_see_nor_touch_a_live_job)
         ck_assert_int_eq(id_call_code(b, "release", id), -32002);
         ck_assert_int_eq(id_call_code(b, "enqueue", id), -32002);
         ck_assert_int_eq(id_call_code(b, "wait", id), -32002);
+        ck_assert_int_eq(signal_call_code(b, id), -32002);
+        ck_assert_int_eq(id_call_code(b, "restart", id), -32002);
+        ck_assert_str_eq(job_state_of(a, id), "running");
         ck_assert(!listed(b, id));
         ck_assert_uint_eq(rq_rows(b), 0);
         ck_assert(listed(a, id));
@@ -541,8 +553,41 @@ START_TEST(another_user_cannot_read_a_finished_jobs_record_or_log)
         ck_assert_int_eq(id_call_code(b, "status", id), -32002);
         ck_assert_int_eq(id_call_code(b, "wait", id), -32002);
         ck_assert_int_eq(id_call_code(b, "log", id), -32002);
+        ck_assert_int_eq(signal_call_code(b, id), -32002);
         close(a);
         close(b);
+}
+END_TEST
+
+/* restart: another user may not; an admin may, and the new job is its owner's, run as them. */
+START_TEST(an_admin_restarts_a_users_ended_job_as_that_user)
+{
+        int a = connect_as(user_a), b = connect_as(user_b), c = connect_as(user_c);
+        int64_t id = job_submit(a, "{\"command\":\"id -un\"}"), again;
+        struct passwd *pw = getpwnam(user_a);
+        char params[64], want[64], *log;
+        json_object *r, *rec;
+
+        ck_assert_ptr_nonnull(pw);
+        json_object_put(job_wait(a, id));
+        while (listed(a, id))
+                sleep_ms(5);
+        ck_assert_int_eq(id_call_code(b, "restart", id), -32002);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        r = call_ok(c, "restart", params);
+        again = int_member(r, "id");
+        json_object_put(r);
+        ck_assert_int_gt(again, id);
+        rec = job_wait(a, again);
+        ck_assert_int_eq(int_member(rec, "owner"), (int64_t)pw->pw_uid);
+        json_object_put(rec);
+        log = job_log(a, again);
+        snprintf(want, sizeof(want), "%s\n", user_a);
+        ck_assert_str_eq(log, want);
+        free(log);
+        close(a);
+        close(b);
+        close(c);
 }
 END_TEST
 
@@ -1477,6 +1522,7 @@ int main(void)
         tcase_add_test(tc, another_user_can_neither_see_nor_touch_a_live_job);
         tcase_add_test(tc, another_user_can_neither_edit_nor_release_a_stashed_job);
         tcase_add_test(tc, another_user_cannot_read_a_finished_jobs_record_or_log);
+        tcase_add_test(tc, an_admin_restarts_a_users_ended_job_as_that_user);
         tcase_add_test(tc, history_shows_a_user_only_their_own_runs_and_admins_all);
         tcase_add_test(tc, a_user_cannot_change_settings);
         tcase_add_test(tc, only_admins_pause_and_resume);

@@ -12,7 +12,9 @@
 #include "jobs/answer.h"
 #include "jobs/daemon.h"
 #include "jobs/item.h"
+#include "jobs/spec.h"
 #include "run/run.h"
+#include "store/history.h"
 #include "store/run-record.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -28,6 +30,18 @@ void daemon_add_job(struct daemon *d, struct job *job)
 }
 
 /* Drops the tables' reference. */
+/* The spec of a job that leaves the tables, kept with its last run's record while that is in
+ * the history: what restart makes a new job of. */
+static void keep_spec(struct daemon *d, struct job *job)
+{
+        char *spec;
+
+        if (!job->last || !(spec = job_spec(job)))
+                return;
+        store_put_run_spec(d->store, job->last, spec);
+        history_set_spec(&d->history, job->id, job->last->run, spec);
+}
+
 void daemon_retire_job(struct daemon *d, struct job *job)
 {
         registry_retire(&d->registry, job);
@@ -40,6 +54,7 @@ void daemon_retire_job(struct daemon *d, struct job *job)
         if (!__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE)) {
                 if (job->key_shared)
                         daemon_save_state(d, job, "idle");
+                keep_spec(d, job);
                 store_delete_job(d->store, job->id);
         }
         job_unref(job);

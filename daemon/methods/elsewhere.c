@@ -4,7 +4,7 @@
  * which this node neither holds nor last ran, and a submit that waits for such jobs, wait while
  * the database says where the job is. A live job's request goes to its node (relay.c); a
  * finished job's last run is read from the database and learned, and the request is answered
- * here.
+ * here; but a restart goes to the node that ran it, which keeps its spec.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -35,6 +35,7 @@ struct lookup {
         elsewhere_here_fn *here;     /* answers it here, once known */
         struct live_elsewhere *live; /* a submit's live jobs of other nodes, nlive of them */
         size_t nlive;
+        bool to_runner; /* a finished job's request too goes to the node that ran it */
 };
 
 static void lookup_free(struct lookup *lk)
@@ -207,7 +208,12 @@ static void holder_found(void *data, const struct db_result *res)
                 return;
         }
         if (res->i[0] == 1) {
-                /* Finished: its record and log are in the database. */
+                /* Finished: its record and log are in the database (its spec is not: restart
+                 * is the node's that ran it, answered here when that node is not live). */
+                if (lk->to_runner && !c->relayed && forward(lk, node)) {
+                        lookup_free(lk);
+                        return;
+                }
                 store_find_run(lk->d->store, lk->job, run_found, lk);
                 return;
         }
@@ -273,6 +279,7 @@ bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method
             .line = lk->line,
             .len = len,
             .here = here,
+            .to_runner = strcmp(method->name, "restart") == 0,
         };
         c->busy = true;
         store_find_job(d->store, job, holder_found, lk);

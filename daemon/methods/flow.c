@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pause and resume (admins only): whether new runs start; suspend and continue: a running shell
- * job's processes stopped and let go on. A pause with drain is answered once no run is in
- * progress (jobs/pause.c).
+ * job's processes stopped and let go on; signal: a signal sent to them. A pause with drain is
+ * answered once no run is in progress (jobs/pause.c).
  */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 
 #include "jobs/answer.h"
@@ -12,11 +13,14 @@
 #include "jobs/drain.h"
 #include "jobs/pause.h"
 #include "jobs/queue.h"
+#include "jobs/registry.h"
 #include "jobs/shared-settings.h"
 #include "methods/method.h"
 #include "methods/requests.h"
 #include "run/run.h"
 #include "server/conn.h"
+#include "store/run-record.h"
+#include "util/signal-name.h"
 
 static bool admin_only(struct conn *c, const char *what, struct reply *r)
 {
@@ -122,10 +126,95 @@ static void handle_continue(struct daemon *d, struct conn *c, union params *p, s
         change(d, c, p->id.id, false, r);
 }
 
+/* The signal a request names, or 0 and an error reply. SIGSTOP and SIGCONT (and the terminal's
+ * stops) are refused: they are what suspend and continue do, and a run stopped or let go behind
+ * their back would count its suspended time wrongly. */
+static int signal_of(json_object *obj, struct reply *r)
+{
+        int sig = -EINVAL;
+
+        if (json_object_is_type(obj, json_type_int)) {
+                int64_t n = json_object_get_int64(obj);
+
+                if (signal_is_valid(n))
+                        sig = (int)n;
+        } else if (json_object_is_type(obj, json_type_string)) {
+                sig = signal_by_name(json_object_get_string(obj));
+        } else {
+                reply_error(r, SW_E_INVALID_PARAMS,
+                            "parameter \"signal\" must be a signal's name or number");
+                return 0;
+        }
+        if (sig < 0) {
+                reply_error(r, SW_E_INVALID_PARAMS, "parameter \"signal\": no such signal: %s",
+                            json_object_to_json_string(obj));
+                return 0;
+        }
+        if (sig == SIGSTOP || sig == SIGCONT || sig == SIGTSTP || sig == SIGTTIN ||
+            sig == SIGTTOU) {
+                reply_error(r, SW_E_INVALID_PARAMS,
+                            "parameter \"signal\": SIG%s stops or continues the job behind the "
+                            "daemon's back (use suspend and continue)",
+                            signal_name(sig));
+                return 0;
+        }
+        return sig;
+}
+
+/* A job that ended and left the tables has no run to signal: its owner is told so (-32003), as
+ * of a live job between runs; anyone else as ever. */
+static struct job *lookup_running(struct daemon *d, struct conn *c, int64_t id, struct reply *r)
+{
+        const struct run_record *rec;
+
+        if (registry_find(&d->registry, id))
+                return method_lookup_job(d, c, id, r);
+        rec = daemon_last_run(d, id);
+        if (!rec)
+                reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)id);
+        else if (!requests_may_touch(c, rec->owner))
+                reply_error(r, SW_E_PERMISSION, "job %lld is not yours", (long long)id);
+        else
+                reply_error(r, SW_E_CONFLICT, "job %lld has ended: no run in progress",
+                            (long long)id);
+        return NULL;
+}
+
+static void handle_signal(struct daemon *d, struct conn *c, union params *p, struct reply *r)
+{
+        int64_t id = p->signal.id;
+        struct job *job;
+        int sig, e;
+
+        if (!(sig = signal_of(p->signal.signal, r)) || !(job = lookup_running(d, c, id, r)))
+                return;
+        if (job->x->plugin_entry) {
+                reply_error(r, SW_E_CONFLICT,
+                            "job %lld is a plugin job, which runs inside the daemon: it cannot be "
+                            "signalled",
+                            (long long)id);
+                return;
+        }
+        e = suspend_signal(&job->suspend, sig);
+        if (e == -ESRCH) {
+                reply_error(r, SW_E_CONFLICT, "job %lld has no run in progress", (long long)id);
+                return;
+        }
+        if (e < 0) {
+                reply_error(r, SW_E_INTERNAL, "cannot signal job %lld: %s", (long long)id,
+                            strerror(-e));
+                return;
+        }
+        r->result = json_object_new_object();
+        json_object_object_add(r->result, "id", json_object_new_int64(id));
+        json_object_object_add(r->result, "signal", json_object_new_int(sig));
+}
+
 const struct method flow_methods[] = {
     {"pause", sw_pause_params, NULL, handle_pause, false},
     {"resume", sw_queue_opt_params, NULL, handle_resume, false},
     {"suspend", sw_id_params, NULL, handle_suspend, true},
     {"continue", sw_id_params, NULL, handle_continue, true},
+    {"signal", sw_signal_params, NULL, handle_signal, true},
     {NULL, NULL, NULL, NULL, false},
 };

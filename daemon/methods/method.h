@@ -29,6 +29,8 @@ union params {
         struct sw_list_params list;
         struct sw_env_set_params env_set;
         struct sw_edit_params edit;
+        struct sw_signal_params signal;
+        struct sw_restart_params restart;
 };
 
 /* What a handler returns: a result, or an error code and message. */
@@ -59,10 +61,11 @@ extern const struct method submit_methods[]; /* submit, enqueue, env.set */
 extern const struct method control_methods[]; /* wait, cancel, release */
 extern const struct method query_methods[];  /* status, list, subscribe, history */
 extern const struct method log_methods[];    /* log */
-extern const struct method flow_methods[];   /* pause, resume, suspend, continue */
+extern const struct method flow_methods[];   /* pause, resume, suspend, continue, signal */
 extern const struct method queue_methods[];  /* queue.add, queue.remove, queue.list */
 extern const struct method metrics_methods[]; /* metrics */
 extern const struct method edit_methods[];    /* edit */
+extern const struct method restart_methods[]; /* restart */
 
 int reply_error(struct reply *r, int code, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

@@ -9,6 +9,7 @@
 #include "methods/claim.h"
 #include "methods/method.h"
 #include "methods/requests.h"
+#include "methods/submit.h"
 #include "run/run.h"
 #include "server/conn.h"
 #include "store/store.h"
@@ -203,9 +204,9 @@ static void fresh(struct daemon *d, struct conn *c, struct job *job,
         lifecycle_check_idle(d, job);
 }
 
-static void submit(struct daemon *d, struct conn *c, union params *params, struct reply *r)
+void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool conn_env,
+               struct sw_submit_params *p, struct reply *r)
 {
-        struct sw_submit_params *p = &params->submit;
         struct sw_limits limits;
         struct queue *queue;
         struct job *job;
@@ -222,7 +223,7 @@ static void submit(struct daemon *d, struct conn *c, union params *params, struc
                 return;
         }
         /* A user's own instance runs that user's jobs; root's go to the system instance. */
-        if (!d->shared.run.system && c->uid != d->shared.run.uid) {
+        if (!d->shared.run.system && owner != d->shared.run.uid) {
                 reply_error(r, SW_E_PERMISSION,
                             "this is the instance of uid %u, which runs only its own jobs: "
                             "submit to the system instance, or as uid %u",
@@ -238,16 +239,16 @@ static void submit(struct daemon *d, struct conn *c, union params *params, struc
         if (!(queue = method_lookup_queue(d, "queue", p->queue, r)) ||
             !job_limits(d, c, p, &limits, r))
                 return;
-        if (p->key && (job = registry_find_key(&d->registry, c->uid, queue, p->key))) {
+        if (p->key && (job = registry_find_key(&d->registry, owner, queue, p->key))) {
                 if (job == r->claimed)
                         fresh(d, c, job, p, r);
                 else
                         submit_again(d, c, job, p, r);
                 return;
         }
-        if (!queued_room(d, queue, c->uid, r))
+        if (!queued_room(d, queue, owner, r))
                 return;
-        e = job_new(&d->shared, c->uid, queue, p, &limits, &job, err, sizeof(err));
+        e = job_new(&d->shared, owner, queue, p, &limits, &job, err, sizeof(err));
         if (e == -ENOMEM) {
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
@@ -260,7 +261,7 @@ static void submit(struct daemon *d, struct conn *c, union params *params, struc
                 job_unref(job);
                 return;
         }
-        if (!job->x->plugin && !p->env && c->env)
+        if (conn_env && !job->x->plugin && !p->env && c->env)
                 job->env = envs_ref(c->env);
         job->id = store_new_id(d->store);
         if (job->id < 0) {
@@ -278,7 +279,7 @@ static void submit(struct daemon *d, struct conn *c, union params *params, struc
 
 static void handle_submit(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
-        submit(d, c, params, r);
+        submit_as(d, c, c->uid, true, &params->submit, r);
         if (!r->code)
                 metrics_submitted(&d->metrics);
 }

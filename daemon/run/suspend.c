@@ -130,3 +130,19 @@ bool suspend_is_on(struct suspend *s)
         pthread_mutex_unlock(lock_of(s));
         return on;
 }
+
+int suspend_signal(struct suspend *s, int sig)
+{
+        int r;
+
+        /* Under the lock, so that the run's cgroup and group are not let go of meanwhile. */
+        pthread_mutex_lock(lock_of(s));
+        if (s->pid <= 0)
+                r = -ESRCH;
+        else if (s->cgroup)
+                r = cgroup_run_signal(s->cgroup, sig);
+        else
+                r = kill(-s->pid, sig) < 0 ? -errno : 0;
+        pthread_mutex_unlock(lock_of(s));
+        return r < 0 ? r : 0;
+}

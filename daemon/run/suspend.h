@@ -38,5 +38,8 @@ double suspend_deadline(struct suspend *s, double deadline);
 int suspend_stop(struct suspend *s);
 int suspend_continue(struct suspend *s);
 bool suspend_is_on(struct suspend *s);
+/* Loop: sig to every process of the run: its cgroup's, else its process group's. 0, -ESRCH
+ * when no run's processes are in hand (none, or still starting); -errno. */
+int suspend_signal(struct suspend *s, int sig);
 
 #endif

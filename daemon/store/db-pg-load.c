@@ -148,6 +148,7 @@ int pg_load_jobs(struct db *db, void (*cb)(void *data, const struct store_job_ro
 }
 
 struct runs_ctx {
+        struct pg_db *p;
         void (*cb)(void *data, struct run_record *rec);
         void *data;
 };
@@ -177,20 +178,26 @@ static void run_row(void *ctx, const PGresult *res)
         rec->leftovers = (int)col_int(res, 14);
         rec->attempt = col_int(res, 15);
         rec->node = run_record_node(col_text(res, 16));
+        /* A spec is run again by restart: only one signed with the cluster key is kept, and
+         * only by the node that ran the job (whose user names it checked; a restart of it is
+         * asked there). */
+        if (!PQgetisnull(res, 0, 17) && c->p->node && strcmp(col_text(res, 16), c->p->node) == 0 &&
+            pg_spec_trusted(c->p, rec->id, rec->run, rec->owner, col_text(res, 17),
+                            col_text(res, 18)))
+                rec->spec = strdup(col_text(res, 17));
         c->cb(c->data, rec);
 }
 
 int pg_load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct run_record *rec),
                  void *data)
 {
-        struct runs_ctx c = {cb, data};
+        struct runs_ctx c = {(struct pg_db *)db, cb, data};
         char text[32];
         const char *values[] = {text};
 
         snprintf(text, sizeof(text), "%" PRId64, limit);
-        return pg_query_rows(
-            (struct pg_db *)db,
-            "SELECT " DB_RUN_COLUMNS " FROM (SELECT * FROM runs ORDER BY seq DESC LIMIT $1) r"
-            " ORDER BY seq",
-            1, values, run_row, &c, "the history");
+        return pg_query_rows((struct pg_db *)db,
+                             "SELECT " DB_RUN_COLUMNS ", spec, spec_mac FROM (SELECT * FROM runs"
+                             " ORDER BY seq DESC LIMIT $1) r ORDER BY seq",
+                             1, values, run_row, &c, "the history");
 }

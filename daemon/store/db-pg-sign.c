@@ -9,7 +9,9 @@
  *   envs      id, vars;
  *   settings  node, name, value, text;
  *   mail      from, its epoch, to (or "*" for every node), its epoch (0), session, the sender's
- *             number for it, kind, the uid and name of the user it speaks for, body.
+ *             number for it, kind, the uid and name of the user it speaks for, body;
+ *   runs      id, run, owner, spec (spec_mac: a retired job's spec, which restart runs again;
+ *             the rest of a run's record only tells what happened).
  * A node's mail numbers rise, and mail is bound to the epoch of the node it is for: a row cannot
  * be moved to another job, node or session, or be replayed. What is left unsigned is what only
  * delays or orders work (states, queue order, due times, leases, asks to run again).
@@ -30,7 +32,7 @@
 
 #define REJECTED_LOGGED_MAX 65536 /* rows logged once each; past that, counted only */
 
-static const char *const table_names[PG_TABLES] = {"mail", "jobs", "envs", "settings"};
+static const char *const table_names[PG_TABLES] = {"mail", "jobs", "envs", "settings", "runs"};
 
 /* The rows rejected and logged, each by a hash of what it is: a set, open addressing. */
 struct pg_rejected {
@@ -91,6 +93,14 @@ static void setting_mac(const struct pg_db *p, struct mac *m, const char *node, 
         if (value)
                 snprintf(buf, sizeof(buf), "%.17g", *value);
         begin(p, m, "slowwork setting 1", f, 4);
+}
+
+static void spec_mac(const struct pg_db *p, struct mac *m, const char *id, const char *run,
+                     const char *owner, const char *spec)
+{
+        const char *f[] = {id, run, owner, spec};
+
+        begin(p, m, "slowwork run spec 1", f, 4);
 }
 
 static void mail_mac(const struct pg_db *p, struct mac *m, const struct mail_fields *ml)
@@ -184,6 +194,12 @@ int pg_sign_params(struct pg_db *p, enum db_stmt stmt, struct db_value *with, in
                 with[n++] = text_value(buf->mac[1]);
                 break;
         }
+        case DB_PUT_RUN_SPEC: /* id, run, owner, spec, node */
+                spec_mac(p, &m, int_text(with[0].i, t[0]), int_text(with[1].i, t[1]),
+                         int_text(with[2].i, t[2]), with[3].text);
+                mac_end(&m, buf->mac[0]);
+                with[n++] = text_value(buf->mac[0]);
+                break;
         case DB_PUT_ENV: /* id, vars, node */
                 env_mac(p, &m, int_text(with[0].i, t[0]), with[1].text);
                 mac_end(&m, buf->mac[0]);
@@ -357,6 +373,20 @@ bool pg_job_trusted(struct pg_db *p, const struct store_job_row *row,
                 refuse_user(p, row->id, why);
         free(why);
         return r == 0;
+}
+
+bool pg_spec_trusted(struct pg_db *p, int64_t id, int64_t run, int64_t owner, const char *spec,
+                     const char *mac)
+{
+        char t[3][24], what[96];
+        struct mac m;
+
+        spec_mac(p, &m, int_text(id, t[0]), int_text(run, t[1]), int_text(owner, t[2]), spec);
+        if (mac_matches(&m, mac))
+                return true;
+        snprintf(what, sizeof(what), "the spec of job %" PRId64 "'s run %" PRId64, id, run);
+        pg_reject(p, PG_RUNS, what, mac);
+        return false;
 }
 
 bool pg_setting_trusted(struct pg_db *p, const char *node, const char *name, const double *value,

@@ -30,6 +30,10 @@ struct pg_job_signs {
  * rejected, or refused for its user, and logged. */
 bool pg_job_trusted(struct pg_db *p, const struct store_job_row *row,
                     const struct pg_job_signs *signs, bool env_held);
+/* Whether a run's spec (restart's, spec_mac) holds for its id, run and owner; else it is
+ * rejected and logged. */
+bool pg_spec_trusted(struct pg_db *p, int64_t id, int64_t run, int64_t owner, const char *spec,
+                     const char *mac);
 /* Whether a setting's row (node, name, value or NULL, text, mac) holds. */
 bool pg_setting_trusted(struct pg_db *p, const char *node, const char *name, const double *value,
                         const char *text, const char *mac);

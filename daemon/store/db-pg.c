@@ -113,6 +113,8 @@ static const char *const migrations[DB_SCHEMA] = {
     "ALTER TABLE mail ADD COLUMN to_epoch bigint NOT NULL DEFAULT 0,"
     " ADD COLUMN n bigint NOT NULL DEFAULT 0, ADD COLUMN uid bigint, ADD COLUMN user_name text,"
     " ADD COLUMN mac text;",
+    /* 11: a retired job's spec with its last run's record, for restart, signed (spec_mac) */
+    "ALTER TABLE runs ADD COLUMN spec text, ADD COLUMN spec_mac text;",
 };
 
 enum { PRUNE = DB_STMT_SHARED_MAX, FENCE, STMTS };
@@ -140,6 +142,8 @@ static const char *const stmt_sql[STMTS] = {
                            " OR left(name, length($1::text) + 1) = $1::text || '/')",
     /* The ids it used (its block's others are given up when it joins alone). */
     [DB_PUT_NEXT_ID] = "UPDATE nodes SET used_id = greatest(used_id, $1) WHERE name = $2",
+    [DB_PUT_RUN_SPEC] = "UPDATE runs SET spec = $4, spec_mac = $6 WHERE id = $1 AND run = $2"
+                        " AND owner = $3 AND node = $5",
     [DB_FORGET_LOG] = "WITH f AS (DELETE FROM logs WHERE id = $1 AND run = $2)"
                       " UPDATE runs SET log = NULL WHERE id = $1 AND run = $2 AND log = $3"
                       " AND node = $4",
@@ -543,9 +547,8 @@ static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n
                 with[n++] = (struct db_value){.type = DB_TEXT, .text = "*"};
         else if (stmt == DB_PUT_JOB || stmt == DB_PUT_ENV || stmt == DB_PUT_SETTING ||
                  stmt == DB_DELETE_SETTINGS || stmt == DB_PUT_NEXT_ID || stmt == DB_CLAIM_JOB ||
-                 stmt == DB_FORGET_LOG || stmt == DB_SEND_MAIL || stmt == DB_SEND_MAIL_ALL ||
-                 stmt == DB_LIST_JOBS ||
-                 stmt == DB_COUNT_QUEUE_JOBS)
+                 stmt == DB_FORGET_LOG || stmt == DB_PUT_RUN_SPEC || stmt == DB_SEND_MAIL ||
+                 stmt == DB_SEND_MAIL_ALL || stmt == DB_LIST_JOBS || stmt == DB_COUNT_QUEUE_JOBS)
                 with[n++] = (struct db_value){.type = DB_TEXT, .text = p->node};
         n = pg_sign_params(p, stmt, with, n, &signs);
         p->out = out;

@@ -17,7 +17,7 @@
 #include "util/mac.h"
 
 /* The tables whose rows are signed, as slowwork_rejected_rows_total names them. */
-enum pg_table { PG_MAIL, PG_JOBS, PG_ENVS, PG_SETTINGS, PG_TABLES };
+enum pg_table { PG_MAIL, PG_JOBS, PG_ENVS, PG_SETTINGS, PG_RUNS, PG_TABLES };
 
 /* The names of users by uid, as this node's rows carry them (the store's thread alone). */
 #define PG_USERS_KEPT 16

@@ -53,6 +53,8 @@ static const char *const migrations[DB_SCHEMA] = {
     "SELECT 1;",
     /* 10: rows signed with the cluster key, PostgreSQL's alone: nothing here */
     "SELECT 1;",
+    /* 11: a retired job's spec with its last run's record, for restart */
+    "ALTER TABLE runs ADD COLUMN spec TEXT;",
 };
 
 static const char *const stmt_sql[DB_STMT_MAX] = {
@@ -70,6 +72,7 @@ static const char *const stmt_sql[DB_STMT_MAX] = {
     [DB_PUT_NEXT_ID] = "INSERT INTO meta (key, value) VALUES ('next_id', ?1)"
                        " ON CONFLICT (key) DO UPDATE SET value = max(value, ?1)",
     [DB_FORGET_LOG] = "UPDATE runs SET log = NULL WHERE id = ?1 AND run = ?2 AND log = ?3",
+    [DB_PUT_RUN_SPEC] = "UPDATE runs SET spec = ?4 WHERE id = ?1 AND run = ?2 AND owner = ?3",
 };
 
 static const char prune_sql[] = "DELETE FROM runs WHERE seq <= (SELECT max(seq) FROM runs) - ?"
@@ -377,7 +380,7 @@ static int load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct
         int r;
 
         if (sqlite3_prepare_v2(s->db,
-                               "SELECT " DB_RUN_COLUMNS " FROM (SELECT * FROM runs"
+                               "SELECT " DB_RUN_COLUMNS ", spec FROM (SELECT * FROM runs"
                                " ORDER BY seq DESC LIMIT ?) ORDER BY seq",
                                -1, &st, NULL) != SQLITE_OK)
                 return db_error(s, "cannot read the history");
@@ -407,6 +410,8 @@ static int load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct
                 rec->leftovers = sqlite3_column_int(st, 14);
                 rec->attempt = sqlite3_column_int64(st, 15);
                 rec->node = run_record_node((const char *)sqlite3_column_text(st, 16));
+                if (sqlite3_column_type(st, 17) != SQLITE_NULL)
+                        rec->spec = strdup((const char *)sqlite3_column_text(st, 17));
                 cb(data, rec);
         }
         sqlite3_finalize(st);

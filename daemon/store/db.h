@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DB_SCHEMA 10 /* the schema version of the databases this daemon writes */
+#define DB_SCHEMA 11 /* the schema version of the databases this daemon writes */
 
 struct store_job_row;
 struct run_record;
@@ -47,6 +47,9 @@ enum db_stmt {
         DB_DELETE_SETTINGS,
         DB_PUT_NEXT_ID,
         DB_FORGET_LOG,
+        /* A retired job's spec, kept with its last run's record (id, run, owner, the spec's
+         * JSON): what restart makes a new job of, while that record is in the history. */
+        DB_PUT_RUN_SPEC,
         DB_STMT_MAX,
         /* A database that several nodes share, alone: the first row of a keyed job, which
          * claims the key unless a live job of another node holds it (that job is then asked to

@@ -111,6 +111,19 @@ struct run_record *history_at(const struct history *h, size_t i)
         return *at(h, i);
 }
 
+int history_set_spec(struct history *h, int64_t id, int64_t run, char *spec)
+{
+        struct run_record *rec = (struct run_record *)history_last(h, id);
+
+        if (!rec || rec->run != run) {
+                free(spec);
+                return -ENOENT;
+        }
+        free(rec->spec);
+        rec->spec = spec;
+        return 0;
+}
+
 const struct run_record *history_last(const struct history *h, int64_t id)
 {
         size_t i;

@@ -39,7 +39,8 @@ struct run_record *run_record_dup(const struct run_record *rec)
         *copy = *rec;
         copy->summary = strdup(rec->summary);
         copy->log = rec->log ? strdup(rec->log) : NULL;
-        if (!copy->summary || (rec->log && !copy->log)) {
+        copy->spec = rec->spec ? strdup(rec->spec) : NULL;
+        if (!copy->summary || (rec->log && !copy->log) || (rec->spec && !copy->spec)) {
                 run_record_free(copy);
                 return NULL;
         }
@@ -52,6 +53,7 @@ void run_record_free(struct run_record *rec)
                 return;
         free(rec->summary);
         free(rec->log);
+        free(rec->spec);
         free(rec);
 }
 

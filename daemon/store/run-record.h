@@ -29,6 +29,8 @@ struct run_record {
         int64_t log_bytes;     /* the log file's size once the run ended; 0 when it has none */
         uint64_t saved_seq;    /* the state database write that holds it (loop) */
         const char *node;      /* the node it ran on (run_record_node()'s) */
+        char *spec;            /* its job's spec once the job retired after it (its last run):
+                                * submit's params as JSON, what restart runs again; else NULL */
 };
 
 /* A node's name as records hold it: one copy per name for the daemon's life, so that records

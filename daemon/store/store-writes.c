@@ -193,6 +193,17 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
         }
 }
 
+void store_put_run_spec(struct store *s, const struct run_record *rec, const char *spec)
+{
+        struct op *op = store_op_new(s, DB_PUT_RUN_SPEC);
+
+        store_op_int(op, rec->id);
+        store_op_int(op, rec->run);
+        store_op_int(op, rec->owner);
+        store_op_text(op, spec);
+        store_op_queue(s, op);
+}
+
 void store_forget_log(struct store *s, int64_t id, int64_t run, const char *path)
 {
         struct op *op = store_op_new(s, DB_FORGET_LOG);

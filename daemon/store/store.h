@@ -89,6 +89,8 @@ uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct 
 uint64_t store_put_job_state(struct store *s, const struct store_job_row *row);
 void store_delete_job(struct store *s, int64_t id);
 void store_add_run(struct store *s, const struct run_record *rec, int64_t history_limit);
+/* The spec of the record's job, retired after it (restart's): kept with the record's row. */
+void store_put_run_spec(struct store *s, const struct run_record *rec, const char *spec);
 /* A run's log goes: its record keeps no path, and the file is removed once that is committed. */
 void store_forget_log(struct store *s, int64_t id, int64_t run, const char *path);
 void store_put_setting(struct store *s, const char *name, double value);

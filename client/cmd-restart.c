@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* restart: an ended job run again as a new job, whose id it prints (as submit does). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "output.h"
+#include "slowctl.h"
+
+int cmd_restart(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        int64_t id = ctl_parse_id(x, argv[0]);
+        json_object *p, *result;
+        char what[64];
+        int r;
+
+        (void)argc;
+        if (id < 0)
+                return EXIT_USAGE;
+        p = ctl_id_params(id);
+        if (o->command)
+                json_object_object_add(p, "command", json_object_new_string(o->command));
+        snprintf(what, sizeof(what), "restart %lld", (long long)id);
+        r = ctl_call(x, what, "restart", p, &result);
+        if (r)
+                return r;
+        if (!x->json)
+                printf("%lld\n", (long long)json_int(result, "id", 0));
+        json_object_put(result);
+        return EXIT_OK;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* A submit's work, for restart too (restart.c): a job of another owner than the caller's. */
+#ifndef SLOWWORKD_METHODS_SUBMIT_H
+#define SLOWWORKD_METHODS_SUBMIT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "methods/method.h"
+
+/* The submit p, for owner (the caller's uid, or the owner of a job an admin restarts); with
+ * conn_env, a submit without env gets the connection's (env.set). */
+void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool conn_env,
+               struct sw_submit_params *p, struct reply *r);
+
+#endif
