@@ -32,7 +32,7 @@ static void start_logged(const char *first, ...)
         ck_assert_int_ge(saved, 0);
         ck_assert_int_ge(dup2(log, STDERR_FILENO), 0);
         close(log);
-        daemon_start(&d, "--kill-grace", "1", first, NULL);
+        daemon_start(&d, "--kill-grace", "1", "--plugin-dir", PLUGINS_BUILT, first, NULL);
         ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
         close(saved);
         fd = client_connect(d.sock);
@@ -149,6 +149,45 @@ START_TEST(on_end_runs_after_each_run_with_the_runs_variables_env_and_cwd)
         rec = job_wait(fd, id);
         ck_assert_int_eq(int_member(rec, "run"), 2);
         json_object_put(rec);
+        free(fifo);
+}
+END_TEST
+
+/* Contained and limited like the job's runs: in a cgroup of its own, with the job's limits. */
+START_TEST(on_end_runs_in_its_own_cgroup_with_the_jobs_limits)
+{
+        char *fifo = fifo_make(d.dir, "said"), job[PATH_MAX + 256], want[64], *got;
+        int64_t id;
+
+        snprintf(job, sizeof(job),
+                 "{\"command\":\"true\",\"limits\":{\"open_files\":77},\"on_end\":\"echo "
+                 "$(ulimit -n) $(grep -c end-$SLOWWORK_JOB.$SLOWWORK_RUN /proc/self/cgroup) >%s\"}",
+                 fifo);
+        id = job_submit(fd, job);
+        got = read_lines(fifo, 1);
+        snprintf(want, sizeof(want), "77 %d\n", has_cgroups() ? 1 : 0);
+        ck_assert_str_eq(got, want);
+        free(got);
+        json_object_put(job_wait(fd, id));
+        free(fifo);
+}
+END_TEST
+
+/* A plugin job runs inside the daemon; its on_end is a shell command all the same. */
+START_TEST(a_plugin_jobs_on_end_is_a_shell_command)
+{
+        char *fifo = fifo_make(d.dir, "said"), job[PATH_MAX + 256], want[64], *got;
+        int64_t id;
+
+        snprintf(job, sizeof(job),
+                 "{\"plugin\":\"hello\",\"entry\":\"exit_with\",\"arg\":5,\"on_end\":"
+                 "\"echo $SLOWWORK_JOB $SLOWWORK_OUTCOME $SLOWWORK_EXIT_CODE $(pwd) >%s\"}",
+                 fifo);
+        id = job_submit(fd, job);
+        got = read_lines(fifo, 1);
+        snprintf(want, sizeof(want), "%lld failed 5 /\n", (long long)id);
+        ck_assert_str_eq(got, want);
+        free(got);
         free(fifo);
 }
 END_TEST
@@ -420,6 +459,8 @@ int main(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, on_end_runs_after_each_run_with_the_runs_variables_env_and_cwd);
+        tcase_add_test(tc, on_end_runs_in_its_own_cgroup_with_the_jobs_limits);
+        tcase_add_test(tc, a_plugin_jobs_on_end_is_a_shell_command);
         tcase_add_test(tc, a_run_ended_by_a_signal_or_never_started_has_no_exit_code);
         tcase_add_test(tc, a_failing_on_end_is_logged_and_changes_nothing_of_the_job);
         tcase_add_test(tc, the_setting_runs_for_jobs_without_their_own);
