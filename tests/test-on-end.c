@@ -192,6 +192,39 @@ START_TEST(a_plugin_jobs_on_end_is_a_shell_command)
 }
 END_TEST
 
+/* An edit keeps it (it is in the payload written again), and so does a restart (the spec). */
+START_TEST(an_edit_and_a_restart_keep_on_end)
+{
+        char *fifo = fifo_make(d.dir, "said"), job[PATH_MAX + 256], want[64], *got;
+        json_object *reply;
+        int64_t id, again;
+
+        snprintf(job, sizeof(job),
+                 "{\"command\":\"exit 1\",\"stashed\":true,\"on_end\":\"echo $SLOWWORK_JOB "
+                 "$SLOWWORK_EXIT_CODE >%s\"}",
+                 fifo);
+        id = job_submit(fd, job);
+        snprintf(job, sizeof(job), "{\"id\":%lld,\"command\":\"exit 2\"}", (long long)id);
+        ck_assert_int_eq(call_code("edit", job), 0);
+        snprintf(job, sizeof(job), "{\"id\":%lld}", (long long)id);
+        ck_assert_int_eq(call_code("enqueue", job), 0);
+        got = read_lines(fifo, 1);
+        snprintf(want, sizeof(want), "%lld 2\n", (long long)id);
+        ck_assert_str_eq(got, want);
+        free(got);
+        json_object_put(job_wait(fd, id));
+        reply = client_call(fd, "restart", job);
+        ck_assert_int_eq(reply_code(reply), 0);
+        again = int_member(reply_result(reply), "id");
+        json_object_put(reply);
+        got = read_lines(fifo, 1);
+        snprintf(want, sizeof(want), "%lld 2\n", (long long)again);
+        ck_assert_str_eq(got, want);
+        free(got);
+        free(fifo);
+}
+END_TEST
+
 START_TEST(a_run_ended_by_a_signal_or_never_started_has_no_exit_code)
 {
         char *fifo = fifo_make(d.dir, "said"), *gate = fifo_make(d.dir, "gate");
@@ -462,6 +495,7 @@ int main(void)
         tcase_add_test(tc, on_end_runs_in_its_own_cgroup_with_the_jobs_limits);
         tcase_add_test(tc, a_plugin_jobs_on_end_is_a_shell_command);
         tcase_add_test(tc, a_run_ended_by_a_signal_or_never_started_has_no_exit_code);
+        tcase_add_test(tc, an_edit_and_a_restart_keep_on_end);
         tcase_add_test(tc, a_failing_on_end_is_logged_and_changes_nothing_of_the_job);
         tcase_add_test(tc, the_setting_runs_for_jobs_without_their_own);
         tcase_add_test(tc, bad_on_end_params_are_invalid_params_and_change_nothing);
