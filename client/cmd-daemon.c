@@ -116,12 +116,12 @@ int cmd_get(struct ctl *x, const struct opts *o, int argc, char **argv)
         return r;
 }
 
-/* Whether the setting takes a path (metrics-file), given as it is. */
-static bool takes_path(const char *name)
+/* Whether the setting takes a path or a command (metrics-file, on-end), given as it is. */
+static bool takes_text(const char *name)
 {
         for (const struct sw_param *p = sw_settings_params; p->name; p++)
                 if (strcmp(p->name, name) == 0)
-                        return p->type == SW_P_PATH;
+                        return p->type == SW_P_PATH || p->type == SW_P_TEXT;
         return false;
 }
 
@@ -136,7 +136,7 @@ int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv)
         if (!p)
                 return ctl_error(x, "out of memory");
         for (i = 0; i < argc; i += 2) {
-                v = takes_path(argv[i]) ? json_object_new_string(argv[i + 1])
+                v = takes_text(argv[i]) ? json_object_new_string(argv[i + 1])
                                         : ctl_parse_number(argv[i + 1]);
                 if (!v) {
                         json_object_put(p);

@@ -47,6 +47,7 @@ enum {
         OPT_RETRY_DELAY,
         OPT_EVERY,
         OPT_CRON,
+        OPT_ON_END,
         OPT_RUNTIME,
         OPT_QUEUE,
         OPT_COMMAND,
@@ -104,6 +105,8 @@ static const struct option_def option_defs[] = {
     {OPT_EVERY, "every", "S", "run every S seconds, until released"},
     {OPT_CRON, "cron", "EXPR", "run at the times of a cron expression ('0 3 * * *'), "
                                "until released"},
+    {OPT_ON_END, "on-end", "CMD", "run this shell command after each run (SLOWWORK_JOB, "
+                                  "SLOWWORK_RUN, SLOWWORK_OUTCOME, SLOWWORK_EXIT_CODE)"},
     {OPT_FOLLOW, "follow", NULL, "keep printing while the job runs"},
     {OPT_RUNTIME, "runtime", NULL, "change the running daemon only: do not store the change"},
     {OPT_QUEUE, "queue", "Q", "the named queue (default: the queue \"default\")"},
@@ -148,7 +151,7 @@ static const int submit_options[] = {
     OPT_ENTRY,      OPT_ARG,      OPT_STDIN,      OPT_MEMORY_MAX, OPT_TASKS_MAX,
     OPT_CPU_WEIGHT, OPT_NICE,     OPT_OPEN_FILES, OPT_CPU_TIME, OPT_AFTER,
     OPT_AFTER_ANY,  OPT_RETRIES,  OPT_RETRY_DELAY, OPT_EVERY,   OPT_CRON,     OPT_QUEUE,
-    OPT_PRIORITY,   OPT_STASHED,  0,
+    OPT_PRIORITY,   OPT_STASHED,  OPT_ON_END,     0,
 };
 static const int edit_options[] = {OPT_COMMAND, OPT_NAME, OPT_PRIORITY, OPT_CWD, 0};
 static const int enqueue_options[] = {OPT_KEY, OPT_QUEUE, 0};
@@ -499,6 +502,9 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
                 return parse_seconds(x, "every", arg, &o->every);
         case OPT_CRON:
                 o->cron = arg;
+                return 0;
+        case OPT_ON_END:
+                o->on_end = arg;
                 return 0;
         case OPT_FOLLOW:
                 o->follow = true;

@@ -38,6 +38,7 @@ struct opts {
         double retry_delay, every;
         bool retry_delay_given, every_given;
         const char *cron;
+        const char *on_end;          /* --on-end */
         const char *queue;           /* --queue */
         int64_t priority;            /* --priority */
         bool priority_given, stashed;

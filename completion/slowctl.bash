@@ -93,7 +93,7 @@ _slowctl()
                         ;;
                 --key | --name | --delay | --timeout | --plugin | --entry | --arg | --memory-max | \
                         --tasks-max | --cpu-weight | --nice | --open-files | --cpu-time | \
-                        --retries | --retry-delay | --every | --cron | --priority)
+                        --retries | --retry-delay | --every | --cron | --priority | --on-end)
                         return
                         ;;
                 esac
@@ -101,7 +101,7 @@ _slowctl()
                         --hold --persist --cwd --plugin --entry --arg --stdin --memory-max
                         --tasks-max --cpu-weight --nice --open-files --cpu-time --after
                         --after-any --retries --retry-delay --every --cron --queue --priority
-                        --stashed --help --" \
+                        --stashed --on-end --help --" \
                         -- "$cur"))
                 ;;
         edit)

@@ -105,6 +105,7 @@ complete -c slowctl -n $submit -l cron -x -d "run at the times of a cron express
 complete -c slowctl -n $submit -l queue -x -a "(__slowctl_queues)" -d "the named queue"
 complete -c slowctl -n $submit -l priority -x -d "run before jobs of a lower priority (-100..100)"
 complete -c slowctl -n $submit -l stashed -d "keep the job, not queued, until enqueue"
+complete -c slowctl -n $submit -l on-end -x -d "run this shell command after each run"
 set -l edit "__fish_seen_subcommand_from edit; and not contains -- -- (commandline -opc)"
 complete -c slowctl -n $edit -l command -x -d "the command the job runs instead"
 complete -c slowctl -n $edit -l name -x -d "a label that list and status show"

@@ -74,6 +74,8 @@ static void usage(FILE *f)
               "  --metrics-file PATH       write the metrics there (Prometheus text) every\n"
               "  --metrics-interval SECONDS\n"
               "                            seconds (1..86400, 15); \"\": no file (default)\n"
+              "  --on-end COMMAND          a shell command run after each run of a job that\n"
+              "                            has no on_end of its own (\"\": none, the default)\n"
               "  --help                    show this and exit\n"
               "  --version                 show the version and exit\n",
               f);
@@ -195,6 +197,7 @@ int main(int argc, char **argv)
             {"default-cpu-time", required_argument, NULL, OPT_SETTING},
             {"metrics-file", required_argument, NULL, OPT_SETTING},
             {"metrics-interval", required_argument, NULL, OPT_SETTING},
+            {"on-end", required_argument, NULL, OPT_SETTING},
             {"help", no_argument, NULL, OPT_HELP},
             {"version", no_argument, NULL, OPT_VERSION},
             {NULL, 0, NULL, 0},

@@ -23,7 +23,7 @@ const struct sw_param sw_no_params[] = {
 #define SUBMIT(field) offsetof(struct sw_submit_params, field)
 const struct sw_param sw_submit_params[] = {
     {"class", SW_P_STRING, SUBMIT(class_name), false, 0, 16},
-    {"command", SW_P_STRING, SUBMIT(command), false, 0, 65536},
+    {"command", SW_P_STRING, SUBMIT(command), false, 0, SW_COMMAND_MAX},
     {"argv", SW_P_STRV, SUBMIT(argv), false, 0, 0},
     {"cwd", SW_P_STRING, SUBMIT(cwd), false, 0, 4096},
     {"env", SW_P_ENV, SUBMIT(env), false, 0, 0},
@@ -46,6 +46,7 @@ const struct sw_param sw_submit_params[] = {
     {"queue", SW_P_STRING, SUBMIT(queue), false, 0, SW_QUEUE_NAME_MAX},
     {"priority", SW_P_INT, SUBMIT(priority), false, SW_PRIORITY_MIN, SW_PRIORITY_MAX},
     {"stashed", SW_P_BOOL, SUBMIT(stashed), false, 0, 0},
+    {"on_end", SW_P_STRING, SUBMIT(on_end), false, 0, SW_COMMAND_MAX},
     {.name = NULL},
 };
 
@@ -241,6 +242,7 @@ const struct sw_param sw_settings_params[] = {
     {"default-cpu-time", SW_P_INT, SETTING(limits.cpu_time), false, 0, YEAR_SECONDS},
     {"metrics-file", SW_P_PATH, SETTING(metrics_file), false, 0, SW_SETTING_PATH_MAX},
     {"metrics-interval", SW_P_SECONDS, SETTING(metrics_interval), false, 1, 86400},
+    {"on-end", SW_P_TEXT, SETTING(on_end), false, 0, SW_SETTING_COMMAND_MAX},
     {"runtime", SW_P_BOOL, SETTING(runtime), false, 0, 0},
     {"queue", SW_P_STRING, SETTING(queue), false, 0, SW_QUEUE_NAME_MAX},
     {.name = NULL},
@@ -338,7 +340,7 @@ static json_object *row_json(const struct sw_param *p, const void *base)
 
         if (p->type == SW_P_SECONDS)
                 return json_object_new_double(*(const double *)field);
-        if (p->type == SW_P_PATH)
+        if (p->type == SW_P_PATH || p->type == SW_P_TEXT)
                 return json_object_new_string(field);
         return json_object_new_int64(*(const int64_t *)field);
 }

@@ -42,6 +42,7 @@ struct sw_submit_params {
         char *cron;          /* or five cron fields, checked by the daemon */
         int64_t priority;    /* within its queue and class: higher runs first */
         bool stashed;        /* kept, not queued, until enqueue releases it */
+        char *on_end;        /* a shell command run after each run (non-empty: the daemon's) */
 };
 #define SW_PRIORITY_MIN (-100)
 #define SW_PRIORITY_MAX 100
@@ -176,6 +177,9 @@ int sw_outcomes_parse(json_object *obj, unsigned *ret_mask, char *errbuf, size_t
 
 /* The longest path a setting takes (metrics-file). */
 #define SW_SETTING_PATH_MAX 1024
+/* The longest command a setting takes (on-end); a submit's "command" and "on_end" take 64 KiB. */
+#define SW_SETTING_COMMAND_MAX 4096
+#define SW_COMMAND_MAX         65536
 
 /* settings.set: pre-fill with the current values, then parse; every name is optional. */
 struct sw_settings {
@@ -191,12 +195,13 @@ struct sw_settings {
         struct sw_limits limits;          /* default-*: what a job that does not say gets */
         char metrics_file[SW_SETTING_PATH_MAX + 1]; /* "": none */
         double metrics_interval;                    /* seconds */
+        char on_end[SW_SETTING_COMMAND_MAX + 1]; /* run after each run of a job without its own */
         bool runtime;                     /* settings.set only: do not persist the change */
         char *queue;                      /* settings.set only: the queue whose settings change */
 };
 /* The settings, then "runtime"; SW_SETTINGS_COUNT rows before it. */
 extern const struct sw_param sw_settings_params[];
-#define SW_SETTINGS_COUNT (15 + SW_LIMITS_COUNT)
+#define SW_SETTINGS_COUNT (16 + SW_LIMITS_COUNT)
 
 /* The settings.get result: every setting by its name (not "runtime"); NULL on ENOMEM. */
 json_object *sw_settings_to_json(const struct sw_settings *s);

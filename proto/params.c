@@ -79,15 +79,16 @@ static void field_clear(const struct sw_param *p, void *field)
                 *(int64_t **)field = NULL;
                 break;
         case SW_P_PATH:
+        case SW_P_TEXT:
                 *(char *)field = '\0';
                 break;
         }
 }
 
-/* Frees what a staged value holds: a field's, but a path's is its JSON string. */
+/* Frees what a staged value holds: a field's, but a path's or a text's is its JSON string. */
 static void staged_clear(const struct sw_param *p, union value *v)
 {
-        if (p->type == SW_P_PATH) {
+        if (p->type == SW_P_PATH || p->type == SW_P_TEXT) {
                 json_object_put(v->j);
                 v->j = NULL;
         } else
@@ -159,12 +160,18 @@ static int convert_string(const struct sw_param *p, json_object *val, union valu
         return 0;
 }
 
+/* A path's or a text's string, kept in place once every row is parsed. */
 static int convert_path(const struct sw_param *p, json_object *val, union value *v, char *errbuf,
                         size_t errlen)
 {
         const char *path = json_object_get_string(val);
 
-        if (!is_plain_string(val) || (path[0] != '\0' && path[0] != '/'))
+        if (p->type == SW_P_TEXT && !is_plain_string(val))
+                return invalid(errbuf, errlen,
+                               "parameter \"%s\" must be a string without NUL bytes, or \"\" for "
+                               "none",
+                               p->name);
+        if (p->type == SW_P_PATH && (!is_plain_string(val) || (path[0] != '\0' && path[0] != '/')))
                 return invalid(errbuf, errlen,
                                "parameter \"%s\" must be an absolute path, or \"\" for none",
                                p->name);
@@ -327,6 +334,7 @@ static int convert(const struct sw_param *p, json_object *val, union value *v, c
         case SW_P_IDS:
                 return convert_ids(p, val, v, errbuf, errlen);
         case SW_P_PATH:
+        case SW_P_TEXT:
                 return convert_path(p, val, v, errbuf, errlen);
         }
         return invalid(errbuf, errlen, "parameter \"%s\" has an unknown type", p->name);
@@ -399,6 +407,7 @@ static void store(const struct sw_param *p, void *out, union value *v)
                 *(int64_t **)field = v->ids;
                 break;
         case SW_P_PATH:
+        case SW_P_TEXT:
                 memcpy(field, json_object_get_string(v->j),
                        (size_t)json_object_get_string_len(v->j) + 1);
                 json_object_put(v->j);

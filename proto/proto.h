@@ -138,6 +138,7 @@ enum sw_ptype {
         SW_P_JSON,     /* json_object *, any value, referenced (get) */
         SW_P_IDS,      /* int64_t *, an array of job ids (each >= 1), 0-terminated; max = most */
         SW_P_PATH,     /* char[max + 1] in place: an absolute path of at most max bytes, or "" */
+        SW_P_TEXT,     /* char[max + 1] in place: any string of at most max bytes, "" for none */
 };
 
 struct sw_param {

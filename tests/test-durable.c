@@ -638,6 +638,45 @@ START_TEST(a_payload_is_kept_exactly_through_a_crash)
 }
 END_TEST
 
+/* A job's on_end is in its payload: a crash keeps it, and its next run runs it. */
+START_TEST(on_end_is_kept_through_a_crash)
+{
+        char job[PATH_MAX + 128], *fifo, *said;
+        json_object *st;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fifo = fifo_make(d.dir, "said");
+        fd = client_connect(d.sock);
+        snprintf(job, sizeof(job),
+                 "{\"command\":\"true\",\"persist\":true,\"on_end\":\"echo run $SLOWWORK_RUN "
+                 ">%s\"}",
+                 fifo);
+        ck_assert_int_eq(job_submit(fd, job), 1);
+        said = fifo_read_all(fifo);
+        ck_assert_str_eq(said, "run 1\n");
+        free(said);
+        json_object_put(job_wait(fd, 1));
+        close(fd);
+        daemon_kill_hard(&d);
+
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        st = job_status(fd, 1);
+        snprintf(job, sizeof(job), "echo run $SLOWWORK_RUN >%s", fifo);
+        ck_assert_str_eq(str_member(st, "on_end"), job);
+        json_object_put(st);
+        ck_assert_int_eq(call_code(fd, "enqueue", "{\"id\":1}"), 0);
+        said = fifo_read_all(fifo);
+        ck_assert_str_eq(said, "run 2\n");
+        free(said);
+        ck_assert_int_eq(call_code(fd, "release", "{\"id\":1}"), 0);
+        close(fd);
+        daemon_stop(&d);
+        free(fifo);
+}
+END_TEST
+
 /* The daemon's files may not grow beyond `bytes` (RLIMIT_FSIZE), as on a full disk. */
 static void limit_file_size(pid_t pid, rlim_t bytes)
 {
@@ -1296,6 +1335,7 @@ int main(void)
         tcase_add_test(tc, a_job_that_ends_before_its_write_commits_is_kept_only_as_its_run);
         tcase_add_test(tc, jobs_submitted_after_env_set_keep_its_environment_through_a_crash);
         tcase_add_test(tc, a_payload_is_kept_exactly_through_a_crash);
+        tcase_add_test(tc, on_end_is_kept_through_a_crash);
         tcase_add_test(tc, a_full_state_folder_refuses_submits_and_loses_nothing_accepted);
         tcase_add_test(tc, settings_set_is_kept_unless_runtime_and_flags_still_win);
         tcase_add_test(tc, a_damaged_database_stops_the_start_and_stays_as_it_was);

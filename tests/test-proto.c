@@ -1683,6 +1683,7 @@ static bool settings_eq(const struct sw_settings *a, const struct sw_settings *b
                a->max_queued_per_user == b->max_queued_per_user &&
                a->max_running_per_user == b->max_running_per_user &&
                strcmp(a->metrics_file, b->metrics_file) == 0 &&
+               strcmp(a->on_end, b->on_end) == 0 &&
                a->metrics_interval == b->metrics_interval && a->runtime == b->runtime;
 }
 
@@ -1770,6 +1771,56 @@ START_TEST(settings_set_takes_a_path_in_place_up_to_its_limit)
 }
 END_TEST
 
+/* A command setting (on-end) is a text in place: any string up to its limit, "" for none. */
+START_TEST(settings_set_takes_a_command_in_place_up_to_its_limit)
+{
+        struct sw_settings s = current(), before;
+        char *command = repeat('x', SW_SETTING_COMMAND_MAX + 1), *text;
+
+        ck_assert_int_eq(params("{\"on-end\":\"notify-send \\\"$SLOWWORK_JOB\\\" done\"}",
+                                sw_settings_params, &s),
+                         0);
+        ck_assert_str_eq(s.on_end, "notify-send \"$SLOWWORK_JOB\" done");
+        before = s;
+        rejected("{\"on-end\":5}", sw_settings_params, &s, "parameter \"on-end\" must be a string");
+        rejected("{\"on-end\":\"a\\u0000b\"}", sw_settings_params, &s, "without NUL bytes");
+        ck_assert_int_gt(asprintf(&text, "{\"on-end\":\"%s\"}", command), 0);
+        rejected(text, sw_settings_params, &s, "at most 4096 bytes");
+        free(text);
+        ck_assert(settings_eq(&s, &before));
+        command[SW_SETTING_COMMAND_MAX] = '\0';
+        ck_assert_int_gt(asprintf(&text, "{\"on-end\":\"%s\"}", command), 0);
+        ck_assert_int_eq(params(text, sw_settings_params, &s), 0);
+        ck_assert_uint_eq(strlen(s.on_end), SW_SETTING_COMMAND_MAX);
+        free(text);
+        ck_assert_int_eq(params("{\"on-end\":\"\"}", sw_settings_params, &s), 0);
+        ck_assert_str_eq(s.on_end, "");
+        free(command);
+}
+END_TEST
+
+/* A submit's on_end: a string up to a command's length (the daemon refuses an empty one). */
+START_TEST(submit_on_end_is_a_string_up_to_a_commands_length)
+{
+        struct sw_submit_params sub = {0};
+        char *command = repeat('x', SW_COMMAND_MAX + 1), *text;
+
+        ck_assert_int_eq(params("{\"command\":\"true\",\"on_end\":\"echo $SLOWWORK_RUN\"}",
+                                sw_submit_params, &sub),
+                         0);
+        ck_assert_str_eq(sub.on_end, "echo $SLOWWORK_RUN");
+        sw_params_clear(sw_submit_params, &sub);
+        sub = (struct sw_submit_params){0};
+        rejected("{\"command\":\"true\",\"on_end\":true}", sw_submit_params, &sub,
+                 "parameter \"on_end\" must be a string");
+        ck_assert_int_gt(asprintf(&text, "{\"on_end\":\"%s\"}", command), 0);
+        rejected(text, sw_submit_params, &sub, "at most 65536 bytes");
+        free(text);
+        ck_assert_ptr_null(sub.on_end);
+        free(command);
+}
+END_TEST
+
 /* Limits: each member checked, all or nothing, messages naming "limits.x"; unset members are
  * left out of the JSON. */
 START_TEST(limits_parse_all_or_nothing_and_name_the_member)
@@ -1832,7 +1883,7 @@ START_TEST(settings_to_json_has_every_name)
                                "\"default-tasks-max\":0,\"default-cpu-weight\":0,"
                                "\"default-nice\":-3,\"default-open-files\":0,"
                                "\"default-cpu-time\":0,\"metrics-file\":\"\","
-                               "\"metrics-interval\":15.0}}\n");
+                               "\"metrics-interval\":15.0,\"on-end\":\"\"}}\n");
         free(line);
 }
 END_TEST
@@ -2028,6 +2079,8 @@ static Suite *proto_suite(void)
         tcase_add_test(tc, settings_set_keeps_what_is_not_given);
         tcase_add_test(tc, settings_set_rejects_a_bad_value_whole);
         tcase_add_test(tc, settings_set_takes_a_path_in_place_up_to_its_limit);
+        tcase_add_test(tc, settings_set_takes_a_command_in_place_up_to_its_limit);
+        tcase_add_test(tc, submit_on_end_is_a_string_up_to_a_commands_length);
         tcase_add_test(tc, settings_to_json_has_every_name);
         tcase_add_test(tc, limits_parse_all_or_nothing_and_name_the_member);
         tcase_add_test(tc, settings_get_output_parses_back_as_settings_set_input);

@@ -520,6 +520,38 @@ START_TEST(submit_stashed_with_a_priority_then_edit_and_enqueue)
 }
 END_TEST
 
+START_TEST(submit_on_end_runs_it_after_each_run_and_set_gives_the_daemons)
+{
+        char *fifo = fifo_make(d.dir, "said"), cmd[PATH_MAX + 96], *out;
+        int64_t id;
+
+        snprintf(cmd, sizeof(cmd), "echo $SLOWWORK_JOB $SLOWWORK_OUTCOME $SLOWWORK_EXIT_CODE >%s",
+                 fifo);
+        id = submit("--persist", "--on-end", cmd, "--", "sh", "-c", "exit 4", NULL);
+        out = fifo_read_all(fifo);
+        ck_assert_str_eq(out, strcat(strcpy(cmd, idstr(id)), " failed 4\n"));
+        free(out);
+        out = ctl_ok("status", idstr(id), NULL);
+        ck_assert_ptr_nonnull(strstr(out, "on_end"));
+        free(out);
+
+        snprintf(cmd, sizeof(cmd), "echo daemon $SLOWWORK_RUN >%s", fifo);
+        free(ctl_ok("set", "on-end", cmd, NULL));
+        out = ctl_ok("get", "on-end", NULL);
+        ck_assert_str_eq(out, strcat(cmd, "\n"));
+        free(out);
+        submit("--", "true", NULL);
+        out = fifo_read_all(fifo);
+        ck_assert_str_eq(out, "daemon 1\n");
+        free(out);
+        free(ctl_ok("set", "on-end", "", NULL));
+        out = ctl_ok("get", "on-end", NULL);
+        ck_assert_str_eq(out, "none\n");
+        free(out);
+        free(fifo);
+}
+END_TEST
+
 START_TEST(submit_wait_exits_with_the_jobs_code)
 {
         struct run r;
@@ -2145,6 +2177,7 @@ int main(void)
         tcase_add_test(tc, submit_limit_options_reach_the_job);
         tcase_add_test(tc, submit_flow_options_reach_the_job);
         tcase_add_test(tc, submit_stashed_with_a_priority_then_edit_and_enqueue);
+        tcase_add_test(tc, submit_on_end_runs_it_after_each_run_and_set_gives_the_daemons);
         tcase_add_test(tc, submit_plugin_runs_an_entry_point_with_its_arg);
         tcase_add_test(tc, one_argument_is_a_shell_command_several_are_argv);
         tcase_add_test(tc, submit_sends_the_current_directory_or_cwd);

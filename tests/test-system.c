@@ -919,6 +919,62 @@ START_TEST(roots_job_runs_as_root_with_the_environment_it_sent)
 }
 END_TEST
 
+/* A FIFO in the daemon's folder that the test users may write to. */
+static char *users_fifo(const char *name)
+{
+        char *path = fifo_make(d.dir, name);
+
+        ck_assert_int_eq(chmod(path, 0666), 0);
+        return path;
+}
+
+START_TEST(on_end_commands_run_as_the_jobs_owner)
+{
+        struct passwd *pw = user(user_a);
+        char *fifo = users_fifo("said"), params[PATH_MAX + 128], want[128], *got;
+        int a = connect_as(user_a);
+
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"true\",\"on_end\":\"echo own $(id -u) $USER >%s\"}", fifo);
+        job_submit(a, params);
+        got = fifo_read_all(fifo);
+        snprintf(want, sizeof(want), "own %u %s\n", (unsigned)pw->pw_uid, user_a);
+        ck_assert_str_eq(got, want);
+        free(got);
+        /* The daemon's, which root set, runs as the owner too. */
+        snprintf(params, sizeof(params), "{\"on-end\":\"echo setting $(id -u) >%s\"}", fifo);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", params), 0);
+        job_submit(a, "{\"command\":\"true\"}");
+        got = fifo_read_all(fifo);
+        snprintf(want, sizeof(want), "setting %u\n", (unsigned)pw->pw_uid);
+        ck_assert_str_eq(got, want);
+        free(got);
+        close(a);
+        free(fifo);
+}
+END_TEST
+
+START_TEST(only_root_sets_on_end_in_the_system_instance)
+{
+        int c = connect_as(user_c), a = connect_as(user_a);
+        json_object *reply;
+
+        ck_assert_int_eq(call_code(c, "settings.set", "{\"on-end\":\"echo hi\"}"), -32002);
+        ck_assert_int_eq(call_code(c, "settings.set", "{\"max-threads\":7,\"on-end\":\"\"}"),
+                         -32002);
+        ck_assert_int_eq(call_code(a, "settings.set", "{\"on-end\":\"echo hi\"}"), -32002);
+        ck_assert_int_eq(max_threads(root_fd), 4);
+        /* c changes the other settings. */
+        ck_assert_int_eq(call_code(c, "settings.set", "{\"max-threads\":7}"), 0);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"on-end\":\"echo hi\"}"), 0);
+        reply = client_call(c, "settings.get", NULL);
+        ck_assert_str_eq(str_member(reply_result(reply), "on-end"), "echo hi");
+        json_object_put(reply);
+        close(a);
+        close(c);
+}
+END_TEST
+
 START_TEST(a_job_whose_owner_is_gone_fails_with_a_note)
 {
         char want[256], params[64], *log;
@@ -1525,6 +1581,8 @@ int main(void)
         tcase_add_test(tc, an_admin_restarts_a_users_ended_job_as_that_user);
         tcase_add_test(tc, history_shows_a_user_only_their_own_runs_and_admins_all);
         tcase_add_test(tc, a_user_cannot_change_settings);
+        tcase_add_test(tc, on_end_commands_run_as_the_jobs_owner);
+        tcase_add_test(tc, only_root_sets_on_end_in_the_system_instance);
         tcase_add_test(tc, only_admins_pause_and_resume);
         tcase_add_test(tc, only_admins_add_remove_change_or_pause_queues_and_users_use_them);
         tcase_add_test(tc, a_user_suspends_their_own_job_but_not_anothers);

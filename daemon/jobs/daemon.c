@@ -311,6 +311,9 @@ int daemon_init(struct daemon *d, const struct daemon_config *config)
                       d, &d->queues);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the thread pool: %m");
+        r = on_end_init(&d->on_end, &d->shared.run);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start the on-end commands' thread pool: %m");
         d->file_queues = config->file_queues ? json_object_get(config->file_queues) : NULL;
         return 0;
 }
@@ -354,6 +357,7 @@ void daemon_fence(struct daemon *d, bool fenced)
         for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
                 for (struct job *job = d->registry.by_id[i]; job; job = job->hnext)
                         job_kick(job);
+        on_end_kick(&d->on_end);
 }
 
 void daemon_interrupt_all(struct daemon *d)
@@ -362,6 +366,7 @@ void daemon_interrupt_all(struct daemon *d)
         for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
                 for (struct job *job = d->registry.by_id[i]; job; job = job->hnext)
                         job_kick(job);
+        on_end_kick(&d->on_end);
 }
 
 void daemon_free_pool(struct daemon *d)
@@ -369,6 +374,9 @@ void daemon_free_pool(struct daemon *d)
         for (struct queue *q = d->queues; q; q = q->next)
                 if (q->pool)
                         queue_free_pool(q);
+        /* After the runs: none starts an on-end command from here on (the daemon stops). */
+        if (d->on_end.pool)
+                on_end_free_pool(&d->on_end);
 }
 
 void daemon_close_events(struct daemon *d)
@@ -416,6 +424,7 @@ void daemon_free(struct daemon *d)
                         drop_answers(&job->cancels);
                         daemon_retire_job(d, job);
                 }
+        on_end_close(&d->on_end);
         inflight_close(&d->inflight);
         contain_free(&d->contain);
         supervisor_stop(&d->supervisor);

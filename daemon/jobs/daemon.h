@@ -22,6 +22,7 @@
 #include "jobs/gate.h"
 #include "jobs/metrics-file.h"
 #include "jobs/metrics.h"
+#include "jobs/on-end.h"
 #include "jobs/pause.h"
 #include "jobs/queue.h"
 #include "jobs/registry.h"
@@ -62,6 +63,7 @@ struct daemon {
         struct drain_wait *drain_waits; /* pauses with drain not answered yet (jobs/drain.c) */
         int64_t last_drain;             /* their numbers, from a random start */
         struct users users;             /* per-user limits, and runs held back by them */
+        struct on_end on_end;           /* the on-end commands after runs, on a pool of theirs */
         struct deps deps;               /* jobs waiting for others to end */
         /* While a submit is served: the live jobs of other nodes that it may wait for, as the
          * database said (methods/elsewhere.c), each of its owner (NULL: none). */

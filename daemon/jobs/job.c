@@ -51,6 +51,10 @@ static int payload_check(const struct sw_submit_params *p, bool *ret_very_slow, 
                 snprintf(err, errlen, "\"cwd\" must be an absolute path");
                 return -EINVAL;
         }
+        if (p->on_end && !p->on_end[0]) {
+                snprintf(err, errlen, "\"on_end\" must not be empty");
+                return -EINVAL;
+        }
         if (p->every > 0 && p->cron) {
                 snprintf(err, errlen, "give at most one of \"every\" and \"cron\"");
                 return -EINVAL;
@@ -157,6 +161,10 @@ static char *payload_json(const struct sw_submit_params *p, const struct sw_limi
                 json_text_name(&t, "arg");
                 json_text_raw(&t, arg, strlen(arg));
         }
+        if (p->on_end) {
+                json_text_name(&t, "on_end");
+                json_text_string(&t, p->on_end);
+        }
         json_text_close(&t, '}');
         return json_text_end(&t);
 }
@@ -203,6 +211,7 @@ static void extra_free(struct job_shared *shared, const struct job_extra *shared
         free(x->arg_text);
         free(x->cron);
         free(x->cron_expr);
+        free(x->on_end);
         free((struct job_extra *)x);
 }
 
@@ -216,7 +225,8 @@ static int make_extra(struct job_shared *shared, const struct sw_submit_params *
         int r = 0;
 
         *ret = &job_no_extra;
-        if (!p->plugin && p->timeout <= 0 && p->retries <= 0 && p->every <= 0 && !p->cron) {
+        if (!p->plugin && p->timeout <= 0 && p->retries <= 0 && p->every <= 0 && !p->cron &&
+            !p->on_end) {
                 if (!limits || memcmp(limits, &job_no_extra.limits, sizeof(*limits)) == 0)
                         return 0;
                 *ret = limits_alone(shared, limits);
@@ -231,6 +241,8 @@ static int make_extra(struct job_shared *shared, const struct sw_submit_params *
         x->retries = p->retries;
         x->retry_delay = p->retry_delay;
         x->every = p->every;
+        if (p->on_end && !(x->on_end = strdup(p->on_end)))
+                return -ENOMEM;
         if (p->plugin) {
                 r = plugins_get(&shared->plugins, p->plugin, p->entry, &x->plugin,
                                 &x->plugin_entry, err, errlen);
@@ -516,6 +528,7 @@ static void params_of(const struct job *job, const char *queue, struct sw_submit
             .cron = job->x->cron_expr,
             .queue = (char *)queue,
             .priority = job->priority,
+            .on_end = job->x->on_end,
         };
         if (job->x->plugin) {
                 p->plugin = (char *)job->x->plugin->name;
@@ -760,6 +773,8 @@ static void flow_to_json(struct job *job, json_object *o, bool for_status)
                 add(o, "every", json_object_new_double(job->x->every));
         if (for_status && job->x->cron_expr)
                 add(o, "cron", json_object_new_string(job->x->cron_expr));
+        if (for_status && job->x->on_end)
+                add(o, "on_end", json_object_new_string(job->x->on_end));
 }
 
 /* Its flow as its row keeps it: NULL when there is nothing to keep. */

@@ -47,7 +47,8 @@ struct job_user_link {
         struct job *next, *prev; /* that owner's live jobs */
 };
 
-/* What few jobs have: limits, a timeout, retries, a schedule, a plugin's payload. Fixed at the
+/* What few jobs have: limits, a timeout, retries, a schedule, a plugin's payload, an on-end
+ * command. Fixed at the
  * first submit; jobs with none of it share job_no_extra, jobs with the same limits and nothing
  * else one of job_shared's. */
 struct job_extra {
@@ -63,6 +64,7 @@ struct job_extra {
         char *entry;
         json_object *arg; /* loop: compared by later submits with its key */
         char *arg_text;   /* what the entry point gets */
+        char *on_end;     /* a shell command run after each of its runs (jobs/on-end.c) */
         unsigned refs;    /* loop: the jobs that share it, one with limits alone; else 0 */
         struct job_extra *next; /* loop: the shared ones (job_shared) */
 };

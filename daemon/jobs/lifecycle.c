@@ -92,6 +92,7 @@ void lifecycle_run_ended(struct daemon *d, struct job *job, struct run_record *r
                 history_add(&d->history, copy, (size_t)d->settings.history_limit);
         run_record_free(job->last);
         job->last = rec;
+        on_end_after(&d->on_end, job, rec, job->x->on_end ? job->x->on_end : d->settings.on_end);
 }
 
 void lifecycle_add_waiter(struct job *job, struct answer *a)

@@ -49,7 +49,7 @@ static void add_env(json_object *o, const struct env_block *env)
         json_object_object_add(o, "env", vars);
 }
 
-/* What the job's extra says of its limits, its timeout and its flow. */
+/* What the job's extra says of its limits, its timeout, its flow and its on-end command. */
 static void add_extra(json_object *o, const struct job_extra *x)
 {
         if (x->timeout > 0)
@@ -63,6 +63,8 @@ static void add_extra(json_object *o, const struct job_extra *x)
                 json_object_object_add(o, "every", json_object_new_double(x->every));
         if (x->cron_expr)
                 json_object_object_add(o, "cron", json_object_new_string(x->cron_expr));
+        if (x->on_end)
+                json_object_object_add(o, "on_end", json_object_new_string(x->on_end));
 }
 
 char *job_spec(const struct job *job)

@@ -101,6 +101,14 @@ static void handle_settings_set(struct daemon *d, struct conn *c, union params *
                 reply_error(r, SW_E_PERMISSION, "permission denied: only admins change settings");
                 return;
         }
+        /* Its command runs as every job's owner. */
+        if (d->shared.run.system && c->uid != 0 &&
+            json_object_object_get_ex(r->params, "on-end", NULL)) {
+                reply_error(r, SW_E_PERMISSION,
+                            "permission denied: in the system instance only root sets on-end (it "
+                            "runs as the owner of every job)");
+                return;
+        }
         if (p->settings.queue) {
                 if (!(q = method_lookup_queue(d, "queue", p->settings.queue, r)) ||
                     !(given = queue_settings_given(r)))

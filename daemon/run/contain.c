@@ -111,7 +111,8 @@ void contain_free(struct contain *c)
         *c = (struct contain){0};
 }
 
-int contain_run_new(struct contain *c, int64_t id, int64_t run, struct cgroup_run **ret_run)
+static int run_new(struct contain *c, const char *kind, int64_t id, int64_t run,
+                   struct cgroup_run **ret_run)
 {
         char name[64];
 
@@ -119,8 +120,27 @@ int contain_run_new(struct contain *c, int64_t id, int64_t run, struct cgroup_ru
                 *ret_run = NULL;
                 return 0;
         }
-        snprintf(name, sizeof(name), "run-%" PRId64 ".%" PRId64, id, run);
+        snprintf(name, sizeof(name), "%s-%" PRId64 ".%" PRId64, kind, id, run);
         return cgroup_run_create(c->tree, name, ret_run);
+}
+
+int contain_run_new(struct contain *c, int64_t id, int64_t run, struct cgroup_run **ret_run)
+{
+        return run_new(c, "run", id, run, ret_run);
+}
+
+int contain_on_end_new(struct contain *c, int64_t id, int64_t run, struct cgroup_run **ret_run)
+{
+        return run_new(c, "end", id, run, ret_run);
+}
+
+/* What an on-end command a daemon before this one ran left: said, but no run's. */
+static void on_end_left(int64_t id, int64_t run, int left)
+{
+        if (left > 0)
+                log_info("Job %" PRId64 ": killed the %d process%s the on-end command of its run "
+                         "%" PRId64 " left",
+                         id, left, left == 1 ? "" : "es", run);
 }
 
 void contain_stop_leftovers(struct contain *c,
@@ -157,6 +177,8 @@ void contain_stop_leftovers(struct contain *c,
                                   strerror(-r));
                 if (sscanf(*name, "run-%" SCNd64 ".%" SCNd64, &id, &number) == 2)
                         cb(data, id, number, r < 0 ? -1 : left < 0 ? 0 : left);
+                else if (r == 0 && sscanf(*name, "end-%" SCNd64 ".%" SCNd64, &id, &number) == 2)
+                        on_end_left(id, number, left);
                 cgroup_run_unref(run);
         }
         strv_free(names);
@@ -256,9 +278,14 @@ void contain_stop_group_leftovers(const struct inflight_run *runs, size_t n,
                 if (left == 0)
                         continue;
                 if (left < 0)
-                        log_error("Cannot stop what run %" PRId64 " of job %" PRId64
+                        log_error("Cannot stop what %s %" PRId64 " of job %" PRId64
                                   " left (process group %" PRId64 "): %s",
-                                  runs[i].run, runs[i].id, runs[i].pid, strerror(-left));
-                cb(data, runs[i].id, runs[i].run, left < 0 ? -1 : left);
+                                  runs[i].run < 0 ? "the on-end command of run" : "run",
+                                  runs[i].run < 0 ? -runs[i].run : runs[i].run, runs[i].id,
+                                  runs[i].pid, strerror(-left));
+                if (runs[i].run < 0)
+                        on_end_left(runs[i].id, -runs[i].run, left);
+                else
+                        cb(data, runs[i].id, runs[i].run, left < 0 ? -1 : left);
         }
 }

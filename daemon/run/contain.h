@@ -31,8 +31,11 @@ void contain_init(struct contain *c, const char *state_dir);
 void contain_free(struct contain *c);
 /* A new run's cgroup, "run-ID.RUN": 0 with *ret_run, NULL when runs are not contained; -errno. */
 int contain_run_new(struct contain *c, int64_t id, int64_t run, struct cgroup_run **ret_run);
+/* The same for the on-end command after the run, "end-ID.RUN", apart from the runs'. */
+int contain_on_end_new(struct contain *c, int64_t id, int64_t run, struct cgroup_run **ret_run);
 /* Kills what each run cgroup of a daemon before this one still holds, waits for it, removes the
- * cgroup, and tells cb the run's job, number and how many processes were left. */
+ * cgroup, and tells cb the run's job, number and how many processes were left (an on-end
+ * command's are said in the log, not told). */
 void contain_stop_leftovers(struct contain *c,
                             void (*cb)(void *data, int64_t id, int64_t run, int left),
                             void *data);
@@ -41,7 +44,7 @@ void contain_stop_leftovers(struct contain *c,
 void contain_kill_runs(struct contain *c);
 /* The same for the shell runs no cgroup held (the inflight file's, pid > 0): what is left of
  * each run's process group, unless its first process's pid names another process now. left is
- * -1 for those that would not go. */
+ * -1 for those that would not go. An on-end command's (run < 0) is said in the log alone. */
 void contain_stop_group_leftovers(const struct inflight_run *runs, size_t n,
                                   void (*cb)(void *data, int64_t id, int64_t run, int left),
                                   void *data);

@@ -122,6 +122,22 @@ static int make_file(struct run_log *log)
         return 0;
 }
 
+/* What fits of the output kept in memory, NUL-terminated; the rest is dropped. */
+static int keep(struct run_log *log, const void *data, size_t n)
+{
+        size_t room = log->keep_size > log->kept + 1 ? log->keep_size - log->kept - 1 : 0;
+
+        if (n < room)
+                room = n;
+        if (log->keep && log->keep_size > 0) {
+                memcpy(log->keep + log->kept, data, room);
+                log->kept += room;
+                log->keep[log->kept] = '\0';
+        }
+        log->logged += (int64_t)n;
+        return 0;
+}
+
 int run_log_write(struct run_log *log, const void *data, size_t n)
 {
         static const char cut_note[] = "\n[slowworkd: log cut here: log-limit reached]\n";
@@ -132,6 +148,8 @@ int run_log_write(struct run_log *log, const void *data, size_t n)
 
         if (log->cut)
                 return 0;
+        if (!log->path)
+                return keep(log, data, n);
         if (log->fd < 0 && !log->err) {
                 log->err = make_file(log);
                 if (log->err)

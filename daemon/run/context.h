@@ -71,6 +71,12 @@ struct run_job {
         int *kick_fd;                    /* the run's eventfd, -1 between runs */
         pid_t *pid;                      /* atomic: the run's process group, 0 when none */
         struct suspend *suspend;         /* its run's processes stopped (suspend, continue) */
+        /* Not a run of the job but its on-end command after the run the record names (a shell
+         * run only): its cgroup and its in-flight entry are told apart from the run's. */
+        bool on_end;
+        char *const *extra_env; /* set over the environment it would get (NULL: none) */
+        char *output;           /* a run without a log (the record's NULL): its output's start, */
+        size_t output_size;     /* NUL-terminated, in this many bytes (0: none kept) */
         /* The run starts now (rec has its number and log): told before its process starts. */
         void (*started)(const struct run_job *job, struct run_record *rec);
         void *data;                      /* the layer above's, for started */
@@ -97,7 +103,8 @@ bool run_space_low(int dir_fd, int64_t min_free);
 
 /* A run's log file, cut at log-limit (or max-log-bytes-per-user, when smaller), or once its file
  * system is below min-free-space, with a note that says so. The file is made by the first write:
- * a run that writes nothing costs no file. */
+ * a run that writes nothing costs no file. Without a path, no file: the output's start is kept in
+ * memory, if asked (keep). */
 struct run_log {
         int dir_fd;       /* the logs folder */
         const char *path; /* the file's, NULL: no log; its name is made in dir_fd */
@@ -109,6 +116,10 @@ struct run_log {
         int64_t size;          /* of the file: the output kept and the notes */
         int64_t min_free;      /* percent */
         bool cut;
+        /* Without a path: the output's start is kept here (keep_size bytes with the NUL that
+         * ends it; NULL: none), the rest dropped. */
+        char *keep;
+        size_t keep_size, kept;
 };
 
 void run_log_init(struct run_log *log, const struct run_context *ctx, const char *path);

@@ -18,7 +18,7 @@
 
 struct inflight_run {
         int64_t id;     /* the job; 0 for a free slot, -1 for one being written */
-        int64_t run;    /* a shell run's number */
+        int64_t run;    /* a shell run's number; -number for the on-end command after it */
         int64_t pid;    /* a shell run's first process; 0 for a plugin's run */
         uint64_t start; /* its start time, field 22 of /proc/PID/stat */
 };

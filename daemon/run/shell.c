@@ -293,7 +293,7 @@ static void account(struct run_record *rec, struct cgroup_run *cg)
 static int mark_inflight(const struct run_context *ctx, const struct run_job *job, int64_t number,
                          pid_t pid)
 {
-        struct inflight_run r = {.id = job->id, .run = number, .pid = pid};
+        struct inflight_run r = {.id = job->id, .run = job->on_end ? -number : number, .pid = pid};
 
         if (inflight_proc_stat(pid, &r.start, NULL, NULL) < 0)
                 return -1; /* gone already: nothing to find */
@@ -318,12 +318,14 @@ static struct cgroup_run *run_cgroup(const struct run_context *ctx, const struct
                                      int64_t number)
 {
         struct cgroup_run *cg = NULL;
-        int r = contain_run_new(ctx->contain, job->id, number, &cg);
+        int r = job->on_end ? contain_on_end_new(ctx->contain, job->id, number, &cg)
+                            : contain_run_new(ctx->contain, job->id, number, &cg);
 
         if (r < 0)
-                log_warning("Job %lld: cannot make a cgroup for run %lld, it runs in its process "
+                log_warning("Job %lld: cannot make a cgroup for %s %lld, it runs in its process "
                             "group only: %s",
-                            (long long)job->id, (long long)number, strerror(-r));
+                            (long long)job->id, job->on_end ? "the on-end command of run" : "run",
+                            (long long)number, strerror(-r));
         return cg;
 }
 
@@ -339,6 +341,8 @@ void shell_run(const struct run_context *ctx, const struct run_job *job, struct 
         /* From now on a suspend is kept for the process, which comes in a moment. */
         suspend_begin(job->suspend);
         run_log_init(&run.log, ctx, rec->log);
+        run.log.keep = job->output;
+        run.log.keep_size = job->output_size;
 
         /* Published before stop_reason() is read: a cancel either is seen now, or kicks. */
         kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -370,6 +374,7 @@ void shell_run(const struct run_context *ctx, const struct run_job *job, struct 
         if (r == 0)
                 r = spawn_job(&(struct spawn_params){.argv = job->argv,
                                                      .envp = job->envp,
+                                                     .extra_env = job->extra_env,
                                                      .cwd = job->cwd,
                                                      .out_fd = pipefd[1],
                                                      .as = as,

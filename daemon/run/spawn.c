@@ -225,6 +225,41 @@ static char **user_env(char *const *base, const struct user_creds *u, char *own[
         return env;
 }
 
+/* Whether var ("NAME=VALUE") names one of extra's variables. */
+static bool set_by(const char *var, char *const *extra)
+{
+        const char *eq = strchr(var, '=');
+        size_t n = eq ? (size_t)(eq - var) : strlen(var);
+
+        for (; *extra; extra++)
+                if (strncmp(*extra, var, n) == 0 && (*extra)[n] == '=')
+                        return true;
+        return false;
+}
+
+/* envp's variables but those extra sets, then extra's (the strings are theirs: the caller frees
+ * the array alone); NULL when out of memory. */
+static char **with_extra(char *const *envp, char *const *extra)
+{
+        size_t n = 0, m = 0, k = 0;
+        char **env;
+
+        while (envp[n])
+                n++;
+        while (extra[m])
+                m++;
+        env = malloc((n + m + 1) * sizeof(*env));
+        if (!env)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                if (!set_by(envp[i], extra))
+                        env[k++] = envp[i];
+        for (size_t i = 0; i < m; i++)
+                env[k++] = extra[i];
+        env[k] = NULL;
+        return env;
+}
+
 /*
  * libc's own clone(). ThreadSanitizer's takes every clone() for a fork() and resets its state in
  * the child, which here is the daemon's state too.
@@ -413,7 +448,7 @@ static void describe(const struct spawn_params *p, const struct child *c, char *
 
 int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t notelen)
 {
-        char *own[3] = {NULL, NULL, NULL}, **user_envp = NULL;
+        char *own[3] = {NULL, NULL, NULL}, **user_envp = NULL, **extra_envp = NULL;
         struct child c = {.p = p};
         struct plain_command plain = {NULL, NULL};
         sigset_t all, old;
@@ -427,6 +462,8 @@ int spawn_job(const struct spawn_params *p, pid_t *ret_pid, char *note, size_t n
                 c.envp = user_envp = user_env(p->envp, p->as, own);
         else
                 c.envp = p->envp ? p->envp : environ;
+        if (c.envp && p->extra_env)
+                c.envp = extra_envp = with_extra(c.envp, p->extra_env);
         while (p->argv[argc])
                 argc++;
         if (argc == 3 && strcmp(p->argv[0], "/bin/sh") == 0 && strcmp(p->argv[1], "-c") == 0 &&
@@ -465,5 +502,6 @@ out:
         free(own[1]);
         free(own[2]);
         free(user_envp);
+        free(extra_envp);
         return r;
 }

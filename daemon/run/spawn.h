@@ -29,6 +29,7 @@ struct spawn_limits {
 struct spawn_params {
         char *const *argv; /* argv[0] is searched in the daemon's PATH */
         char *const *envp; /* NULL: the daemon's, or for another user PATH=SPAWN_USER_PATH */
+        char *const *extra_env; /* "NAME=VALUE" set over envp's (NULL: none) */
         const char *cwd;
         int out_fd;                         /* the process's stdout and stderr */
         const struct user_creds *as;        /* NULL: as the daemon */

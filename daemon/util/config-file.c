@@ -64,15 +64,15 @@ static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
         return r;
 }
 
-/* A value's text as JSON: a path as it is, anything else as a number. 0, or -EINVAL or
- * -ENOMEM with err saying why. */
+/* A value's text as JSON: a path or a command as it is, anything else as a number. 0, or
+ * -EINVAL or -ENOMEM with err saying why. */
 static int value_json(const struct sw_param *p, const char *value, json_object **ret, char *err,
                       size_t errlen)
 {
         json_tokener *tok;
         json_object *v;
 
-        if (p->type == SW_P_PATH) {
+        if (p->type == SW_P_PATH || p->type == SW_P_TEXT) {
                 *ret = json_object_new_string(value);
                 return *ret ? 0 : fail(err, errlen, -ENOMEM, "out of memory");
         }
