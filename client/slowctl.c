@@ -7,13 +7,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "duration.h"
 #include "format.h"
 #include "slowctl.h"
 
@@ -80,8 +80,9 @@ static const struct option_def option_defs[] = {
      "run as very slow work, which gets a limited share of the threads"},
     {OPT_KEY, "key", "K", "coalesce with your live job of this key instead of adding one"},
     {OPT_NAME, "name", "N", "a label that list and status show"},
-    {OPT_DELAY, "delay", "S", "queue it after S seconds"},
-    {OPT_TIMEOUT, "timeout", "S", "stop a run after S seconds"},
+    {OPT_DELAY, "delay", "S|TIME",
+     "queue it after S (90, 2m, 1h30m) or at TIME (09:00, 2026-12-24T18:00)"},
+    {OPT_TIMEOUT, "timeout", "S", "stop a run after S (90, 2m, 1h30m)"},
     {OPT_WAIT, "wait", NULL, "wait for the job; exit with its exit status"},
     {OPT_DRAIN, "wait", NULL, "answer once no job is running any more (drain)"},
     {OPT_HOLD, "hold", NULL, "keep the job after its run while slowctl stays connected"},
@@ -100,9 +101,9 @@ static const struct option_def option_defs[] = {
     {OPT_AFTER, "after", "IDS", "wait until these jobs (12,13) have succeeded; else do not run"},
     {OPT_AFTER_ANY, "after-any", "IDS", "wait until these jobs have ended, however they did"},
     {OPT_RETRIES, "retries", "N", "run again after a failure, up to N times (0..1000)"},
-    {OPT_RETRY_DELAY, "retry-delay", "S", "wait S seconds before the first retry (default 1), "
-                                          "twice as long before each next"},
-    {OPT_EVERY, "every", "S", "run every S seconds, until released"},
+    {OPT_RETRY_DELAY, "retry-delay", "S",
+     "wait S before the first retry (default 1s), twice as long before each next"},
+    {OPT_EVERY, "every", "S", "run every S (90, 2m, 1h30m, 1d), until released"},
     {OPT_CRON, "cron", "EXPR", "run at the times of a cron expression ('0 3 * * *'), "
                                "until released"},
     {OPT_ON_END, "on-end", "CMD", "run this shell command after each run (SLOWWORK_JOB, "
@@ -295,14 +296,27 @@ static void print_command_help(const struct command *cmd)
 
 static int parse_seconds(struct ctl *x, const char *name, const char *s, double *ret)
 {
-        char *end;
-        double v;
+        if (duration_parse(s, ret) < 0)
+                return ctl_usage_error(x,
+                                       "--%s takes seconds (90, 0.5) or a span with units (90s, "
+                                       "2m, 1h30m, 1d), not \"%s\"",
+                                       name, s);
+        return 0;
+}
 
-        errno = 0;
-        v = strtod(s, &end);
-        if (errno || end == s || *end || !isfinite(v) || v < 0)
-                return ctl_usage_error(x, "--%s takes a number of seconds, not \"%s\"", name, s);
-        *ret = v;
+/* --delay: a span, or the moment to start at (the next 09:00, or a local date and time). */
+static int parse_delay(struct ctl *x, const char *s, double *ret)
+{
+        int r = duration_until(s, time(NULL), ret);
+
+        if (r == -ERANGE)
+                return ctl_usage_error(x, "--delay: %s is in the past", s);
+        if (r < 0)
+                return ctl_usage_error(x,
+                                       "--delay takes seconds (90, 0.5), a span with units (90s, "
+                                       "2m, 1h30m, 1d), a time of day (09:00) or a local date "
+                                       "and time (2026-12-24T18:00), not \"%s\"",
+                                       s);
         return 0;
 }
 
@@ -348,8 +362,8 @@ static int parse_since(struct ctl *x, const char *s, struct opts *o)
 {
         if (format_parse_since(s, time(NULL), &o->since) < 0)
                 return ctl_usage_error(x,
-                                       "--since takes a time back from now (30m, 2h, 1d) or a "
-                                       "local time (\"2026-12-04 09:00\"), not \"%s\"",
+                                       "--since takes a span back from now (30m, 2h, 1h30m, 1d) "
+                                       "or a local time (\"2026-12-04 09:00\"), not \"%s\"",
                                        s);
         o->since_given = true;
         return 0;
@@ -448,7 +462,7 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
                 o->name = arg;
                 return 0;
         case OPT_DELAY:
-                return parse_seconds(x, "delay", arg, &o->delay);
+                return parse_delay(x, arg, &o->delay);
         case OPT_TIMEOUT:
                 return parse_seconds(x, "timeout", arg, &o->timeout);
         case OPT_WAIT:

@@ -552,6 +552,116 @@ START_TEST(submit_on_end_runs_it_after_each_run_and_set_gives_the_daemons)
 }
 END_TEST
 
+static double seconds_now(void)
+{
+        struct timespec ts;
+
+        ck_assert_int_eq(clock_gettime(CLOCK_REALTIME, &ts), 0);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The job's status as the daemon gives it (the caller puts it). */
+static json_object *status_json(int64_t id)
+{
+        char *out = ctl_ok("--json", "status", idstr(id), NULL);
+        json_object *st = json_tokener_parse(out);
+
+        ck_assert_msg(st != NULL, "status: %s", out);
+        free(out);
+        return st;
+}
+
+static double double_member(json_object *o, const char *name)
+{
+        json_object *v;
+
+        ck_assert_msg(json_object_object_get_ex(o, name, &v), "no \"%s\" in %s", name,
+                      json_object_to_json_string(o));
+        return json_object_get_double(v);
+}
+
+/* --delay 2m is 120 s at the daemon: its next_run is 120 s after the submit, and it runs once
+ * the daemon's clock has moved on by that much. */
+START_TEST(submit_delay_2m_reaches_the_daemon_as_120_seconds)
+{
+        struct daemon dc = {0};
+        double before, after, next;
+        json_object *st;
+        int64_t id;
+        char *out;
+
+        daemon_start_clocked(&dc, NULL);
+        ck_assert_int_eq(setenv("SLOWWORK_SOCKET", dc.sock, 1), 0);
+        before = seconds_now();
+        id = submit("--delay", "2m", "--", "true", NULL);
+        after = seconds_now();
+        st = status_json(id);
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        next = double_member(st, "next_run");
+        ck_assert_msg(next >= before + 120 - 0.01 && next <= after + 120 + 0.01,
+                      "next_run %.3f, submitted between %.3f and %.3f", next, before, after);
+        json_object_put(st);
+        daemon_advance_clock(&dc, 120);
+        out = ctl_ok("wait", idstr(id), NULL);
+        ck_assert_ptr_nonnull(strstr(out, "succeeded"));
+        free(out);
+        daemon_stop(&dc);
+        ck_assert_int_eq(setenv("SLOWWORK_SOCKET", d.sock, 1), 0);
+}
+END_TEST
+
+/* Every option of seconds reads spans with units; --delay also a time of day or a date; what it
+ * cannot read, or a moment past, is a usage error that names the option. */
+START_TEST(seconds_options_take_spans_and_delay_a_moment)
+{
+        static const char *const usage[][3] = {
+            {"--delay", "soon", "--delay takes"},
+            {"--delay", "2026-01-01T00:00", "--delay: 2026-01-01T00:00 is in the past"},
+            {"--delay", "25:00", "--delay takes"},
+            {"--timeout", "1h30", "--timeout takes"},
+            {"--retry-delay", "-1s", "--retry-delay takes"},
+            {"--every", "1m1h", "--every takes"},
+        };
+        int64_t every, retried, at;
+        double before, next;
+        json_object *st;
+        struct run r;
+
+        every = submit("--every", "1h", "--", "true", NULL);
+        st = status_json(every);
+        ck_assert_double_eq(double_member(st, "every"), 3600);
+        json_object_put(st);
+        free(ctl_ok("release", idstr(every), NULL));
+        retried =
+            submit("--persist", "--retries", "1", "--retry-delay", "1m30s", "--", "true", NULL);
+        st = status_json(retried);
+        ck_assert_double_eq(double_member(st, "retry_delay"), 90);
+        json_object_put(st);
+        free(ctl_ok("release", idstr(retried), NULL));
+        ctl(&r, NULL, "submit", "--wait", "--timeout", "0.2s", "--", "sleep 30", NULL);
+        ck_assert_int_eq(r.status, 1);
+        st = status_json(strtoll(r.out, NULL, 10));
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "timed-out");
+        json_object_put(st);
+        run_free(&r);
+        /* A time of day is the next one: within a day from now. */
+        before = seconds_now();
+        at = submit("--delay", "09:00", "--", "true", NULL);
+        st = status_json(at);
+        next = double_member(st, "next_run");
+        ck_assert_msg(next > before && next <= before + 86400 + 3600 + 1, "next_run %.3f", next);
+        json_object_put(st);
+        free(ctl_ok("cancel", idstr(at), NULL));
+        for (size_t i = 0; i < sizeof(usage) / sizeof(usage[0]); i++) {
+                ctl(&r, NULL, "submit", usage[i][0], usage[i][1], "--", "true", NULL);
+                ck_assert_msg(r.status == 2, "%s %s: %d", usage[i][0], usage[i][1], r.status);
+                ck_assert_msg(strstr(r.err, usage[i][2]), "%s %s: %s", usage[i][0], usage[i][1],
+                              r.err);
+                run_free(&r);
+        }
+}
+END_TEST
+
 START_TEST(submit_wait_exits_with_the_jobs_code)
 {
         struct run r;
@@ -2178,6 +2288,8 @@ int main(void)
         tcase_add_test(tc, submit_flow_options_reach_the_job);
         tcase_add_test(tc, submit_stashed_with_a_priority_then_edit_and_enqueue);
         tcase_add_test(tc, submit_on_end_runs_it_after_each_run_and_set_gives_the_daemons);
+        tcase_add_test(tc, submit_delay_2m_reaches_the_daemon_as_120_seconds);
+        tcase_add_test(tc, seconds_options_take_spans_and_delay_a_moment);
         tcase_add_test(tc, submit_plugin_runs_an_entry_point_with_its_arg);
         tcase_add_test(tc, one_argument_is_a_shell_command_several_are_argv);
         tcase_add_test(tc, submit_sends_the_current_directory_or_cwd);
