@@ -11,6 +11,7 @@
 #include "format.h"
 #include "output.h"
 #include "slowctl.h"
+#include "tail.h"
 
 #define LOG_POLL_NS 200000000L /* between reads of a running job's log that found nothing */
 
@@ -358,11 +359,13 @@ int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
         return r;
 }
 
-static json_object *log_params(int64_t id, int64_t offset)
+static json_object *log_params(int64_t id, int64_t run, int64_t offset)
 {
         json_object *p = ctl_id_params(id);
 
         json_object_object_add(p, "offset", json_object_new_int64(offset));
+        if (run)
+                json_object_object_add(p, "run", json_object_new_int64(run));
         return p;
 }
 
@@ -374,37 +377,77 @@ static void pause_a_little(void)
         nanosleep(&ts, NULL);
 }
 
-int cmd_log(struct ctl *x, const struct opts *o, int argc, char **argv)
+/* What log prints: each read as it comes, or, with --lines, the last lines once the reads have
+ * caught up with the log, and each read after them. */
+struct log_out {
+        bool json;
+        bool tailing; /* --lines, not caught up yet */
+        struct tail tail;
+};
+
+/* A read's data (result the read's reply); 0, or an exit status. */
+static int log_take(struct ctl *x, struct log_out *out, json_object *result)
 {
-        int64_t id = ctl_parse_id(x, argv[0]), offset = 0, next;
+        const char *data = json_str(result, "data", "");
+
+        if (out->tailing)
+                return tail_add(&out->tail, data, strlen(data)) < 0 ? ctl_error(x, "out of memory")
+                                                                    : 0;
+        if (out->json && (*data || json_object_get_boolean(json_object_object_get(result, "eof"))))
+                output_json(result);
+        else if (!out->json)
+                fputs(data, stdout);
+        fflush(stdout);
+        return 0;
+}
+
+/* The reads have caught up (result the last, which read nothing): the last lines, at once. */
+static void log_caught_up(struct log_out *out, json_object *result)
+{
+        if (!out->tailing)
+                return;
+        out->tailing = false;
+        if (out->json) {
+                json_object_object_add(result, "data",
+                                       json_object_new_string(tail_text(&out->tail)));
+                output_json(result);
+        } else {
+                fputs(tail_text(&out->tail), stdout);
+        }
+        fflush(stdout);
+        tail_clear(&out->tail);
+}
+
+static int follow_log(struct ctl *x, const struct opts *o, int64_t id, struct log_out *out)
+{
+        int64_t offset = 0, next;
         struct sw_client_error err;
         json_object *result;
         bool eof, empty;
         char what[64];
         int r;
 
-        if (id < 0)
-                return EXIT_USAGE;
-        snprintf(what, sizeof(what), "log %lld", (long long)id);
+        if (o->run)
+                snprintf(what, sizeof(what), "log %lld --run %lld", (long long)id,
+                         (long long)o->run);
+        else
+                snprintf(what, sizeof(what), "log %lld", (long long)id);
         for (;;) {
-                const char *data;
-
-                r = ctl_try(x, what, "log", log_params(id, offset), &result, &err);
+                r = ctl_try(x, what, "log", log_params(id, o->run, offset), &result, &err);
                 if (r)
                         return r;
                 if (!result)
                         return ctl_error(x, "%s: %s", what, err.message);
-                data = json_str(result, "data", "");
                 next = json_int(result, "offset", offset);
                 eof = json_object_get_boolean(json_object_object_get(result, "eof"));
-                if (x->json && (*data || eof))
-                        output_json(result);
-                else if (!x->json)
-                        fputs(data, stdout);
-                fflush(stdout);
-                empty = !*data;
-                json_object_put(result);
+                empty = !*json_str(result, "data", "");
+                r = log_take(x, out, result);
                 /* A finished run's log may take more than one read: go on until nothing comes. */
+                if (r == 0 && empty && next == offset)
+                        log_caught_up(out, result);
+                json_object_put(result);
+                if (r)
+                        return r;
                 if (empty && next == offset) {
                         if (eof || !o->follow)
                                 return EXIT_OK;
@@ -412,4 +455,18 @@ int cmd_log(struct ctl *x, const struct opts *o, int argc, char **argv)
                 }
                 offset = next;
         }
+}
+
+int cmd_log(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        int64_t id = ctl_parse_id(x, argv[0]);
+        struct log_out out = {
+            .json = x->json, .tailing = o->lines_given, .tail = {.lines = o->lines}};
+        int r;
+
+        if (id < 0)
+                return EXIT_USAGE;
+        r = follow_log(x, o, id, &out);
+        tail_clear(&out.tail);
+        return r;
 }

@@ -61,6 +61,8 @@ enum {
         OPT_OUTCOME,
         OPT_SINCE,
         OPT_ALL,
+        OPT_RUN,
+        OPT_LINES,
         OPT_SOCKET,
         OPT_JSON,
         OPT_VERSION,
@@ -109,6 +111,8 @@ static const struct option_def option_defs[] = {
     {OPT_ON_END, "on-end", "CMD", "run this shell command after each run (SLOWWORK_JOB, "
                                   "SLOWWORK_RUN, SLOWWORK_OUTCOME, SLOWWORK_EXIT_CODE)"},
     {OPT_FOLLOW, "follow", NULL, "keep printing while the job runs"},
+    {OPT_RUN, "run", "N", "the log of run N (1 the first), while the history keeps it"},
+    {OPT_LINES, "lines", "N", "only the last N lines (with -f: then what follows)"},
     {OPT_RUNTIME, "runtime", NULL, "change the running daemon only: do not store the change"},
     {OPT_QUEUE, "queue", "Q", "the named queue (default: the queue \"default\")"},
     {OPT_MIN_THREADS, "min-threads", "N", "the queue's threads at least"},
@@ -156,7 +160,7 @@ static const int submit_options[] = {
 };
 static const int edit_options[] = {OPT_COMMAND, OPT_NAME, OPT_PRIORITY, OPT_CWD, 0};
 static const int enqueue_options[] = {OPT_KEY, OPT_QUEUE, 0};
-static const int log_options[] = {OPT_FOLLOW, 0};
+static const int log_options[] = {OPT_FOLLOW, OPT_RUN, OPT_LINES, 0};
 static const int set_options[] = {OPT_RUNTIME, OPT_QUEUE, 0};
 static const int queue_only_options[] = {OPT_QUEUE, 0};
 static const int queue_options[] = {OPT_MIN_THREADS,         OPT_MAX_THREADS,
@@ -192,7 +196,8 @@ static const struct command commands[] = {
      "list the live jobs (--all: and then the last runs)"},
     {"history", 0, 0, history_options, false, cmd_history,
      "[--failed] [--outcome O] [--since 2h|TIME] [-n N]", "list finished runs, newest first"},
-    {"log", 1, 1, log_options, false, cmd_log, "ID [-f]", "print a job's output"},
+    {"log", 1, 1, log_options, false, cmd_log, "ID [-f] [--run N] [--lines N]",
+     "print a job's output (of its last run, or of run N)"},
     {"get", 0, 1, queue_only_options, false, cmd_get, "[--queue Q] [NAME]",
      "show the settings (of a queue), or one"},
     {"set", 2, -1, set_options, false, cmd_set, "[--queue Q] NAME VALUE... [--runtime]",
@@ -383,6 +388,21 @@ static int parse_count(struct ctl *x, const char *s, int64_t *ret)
         return 0;
 }
 
+/* A whole number from min on for the option name. */
+static int parse_whole(struct ctl *x, const char *name, const char *s, int64_t min, int64_t *ret)
+{
+        char *end;
+        long long v;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno || end == s || *end || v < min)
+                return ctl_usage_error(x, "--%s takes a whole number from %lld on, not \"%s\"",
+                                       name, (long long)min, s);
+        *ret = v;
+        return 0;
+}
+
 /* "12,13": an array of job ids. */
 static int parse_ids(struct ctl *x, const char *name, const char *s, json_object **ret)
 {
@@ -558,6 +578,11 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
         case OPT_ALL:
                 o->all = true;
                 return 0;
+        case OPT_RUN:
+                return parse_whole(x, "run", arg, 1, &o->run);
+        case OPT_LINES:
+                o->lines_given = true;
+                return parse_whole(x, "lines", arg, 0, &o->lines);
         default:
                 return ctl_usage_error(x, "option code %d has no meaning", code);
         }

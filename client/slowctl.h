@@ -39,6 +39,9 @@ struct opts {
         bool retry_delay_given, every_given;
         const char *cron;
         const char *on_end;          /* --on-end */
+        int64_t run;                 /* log --run: 0 for the latest */
+        int64_t lines;               /* log --lines, when lines_given */
+        bool lines_given;
         const char *queue;           /* --queue */
         int64_t priority;            /* --priority */
         bool priority_given, stashed;

@@ -184,8 +184,9 @@ _slowctl()
                 fi
                 ;;
         log)
+                [[ $prev == --run || $prev == --lines ]] && return
                 if [[ $cur == -* ]]; then
-                        COMPREPLY=($(compgen -W "-f --follow --help" -- "$cur"))
+                        COMPREPLY=($(compgen -W "-f --follow --run --lines --help" -- "$cur"))
                 else
                         COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
                 fi

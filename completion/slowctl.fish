@@ -131,6 +131,8 @@ complete -c slowctl -n "__fish_seen_subcommand_from queue" -l idle-timeout -x -d
 complete -c slowctl -n "__fish_seen_subcommand_from queue" -l max-queued-per-user -x -d "a user's jobs queued in it at most"
 complete -c slowctl -n "__fish_seen_subcommand_from queue" -l max-running-per-user -x -d "a user's jobs running in it at most"
 complete -c slowctl -n "__fish_seen_subcommand_from log" -s f -l follow -d "keep printing while the job runs"
+complete -c slowctl -n "__fish_seen_subcommand_from log" -l run -x -d "the log of run N"
+complete -c slowctl -n "__fish_seen_subcommand_from log" -l lines -x -d "only the last N lines"
 complete -c slowctl -n "__fish_seen_subcommand_from get; and test (__slowctl_args_after get) -eq 0" -a "(__slowctl_settings)" -d setting
 complete -c slowctl -n "__fish_seen_subcommand_from set" -l runtime -d "change the running daemon only"
 # NAME VALUE pairs: a name goes in the odd places.

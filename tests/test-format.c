@@ -10,6 +10,7 @@
 
 #include "duration.h"
 #include "format.h"
+#include "tail.h"
 #include "run-suite.h"
 
 static char buf[FORMAT_MAX];
@@ -255,6 +256,33 @@ START_TEST(until_a_local_date_and_time_is_that_moment_and_not_a_past_one)
 }
 END_TEST
 
+/* The last lines of a text given piece by piece, as tail -n gives them. */
+static const char *tail_of(const char *const *pieces, int64_t lines)
+{
+        static char out[256];
+        struct tail t = {.lines = lines};
+
+        for (; *pieces; pieces++)
+                ck_assert_int_eq(tail_add(&t, *pieces, strlen(*pieces)), 0);
+        snprintf(out, sizeof(out), "%s", tail_text(&t));
+        tail_clear(&t);
+        return out;
+}
+
+START_TEST(tail_keeps_the_last_lines_across_pieces)
+{
+        ck_assert_str_eq(tail_of((const char *[]){"a\nb\nc\n", NULL}, 2), "b\nc\n");
+        ck_assert_str_eq(tail_of((const char *[]){"a\nb", "\nc", "\nd\n", NULL}, 2), "c\nd\n");
+        /* A last line without its newline is a line. */
+        ck_assert_str_eq(tail_of((const char *[]){"a\nb\nc", NULL}, 2), "b\nc");
+        ck_assert_str_eq(tail_of((const char *[]){"a\n", "b\n", NULL}, 5), "a\nb\n");
+        ck_assert_str_eq(tail_of((const char *[]){"a\nb\n", NULL}, 0), "");
+        ck_assert_str_eq(tail_of((const char *[]){"\n\n\n", NULL}, 2), "\n\n");
+        ck_assert_str_eq(tail_of((const char *[]){NULL}, 3), "");
+        ck_assert_str_eq(tail_of((const char *[]){"", "x", NULL}, 1), "x");
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("format");
@@ -268,6 +296,7 @@ int main(void)
         tcase_add_test(tc, since_takes_a_duration_back_from_now);
         tcase_add_test(tc, since_takes_a_local_date_and_time);
         tcase_add_test(tc, since_refuses_what_it_cannot_read);
+        tcase_add_test(tc, tail_keeps_the_last_lines_across_pieces);
         tcase_add_test(tc, durations_are_seconds_or_numbers_with_units);
         tcase_add_test(tc, durations_refuse_what_they_cannot_read);
         tcase_add_test(tc, until_takes_a_span_as_it_is);

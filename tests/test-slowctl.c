@@ -978,6 +978,78 @@ START_TEST(log_prints_the_output_and_follows_a_running_job)
 }
 END_TEST
 
+/* log --run N prints that run's log; --lines N the last N lines, and with -f what follows. */
+START_TEST(log_run_and_lines_pick_a_run_and_its_last_lines)
+{
+        char cmd[2 * PATH_MAX + 256], buf[256] = "", *out;
+        size_t have = 0;
+        struct run r;
+        int64_t id;
+        pid_t pid;
+        int fd;
+
+        snprintf(cmd, sizeof(cmd),
+                 "n=$(cat %s/count 2>/dev/null || echo 0); n=$((n+1)); echo $n >%s/count; "
+                 "for i in 1 2 3 4 5; do echo run $n line $i; done",
+                 d.dir, d.dir);
+        id = submit("--persist", "--", cmd, NULL);
+        free(ctl_ok("wait", idstr(id), NULL));
+        free(ctl_ok("enqueue", idstr(id), NULL));
+        free(ctl_ok("wait", idstr(id), NULL));
+        out = ctl_ok("log", idstr(id), "--run", "1", NULL);
+        ck_assert_str_eq(out, "run 1 line 1\nrun 1 line 2\nrun 1 line 3\nrun 1 line 4\n"
+                              "run 1 line 5\n");
+        free(out);
+        out = ctl_ok("log", idstr(id), "--lines", "2", NULL);
+        ck_assert_str_eq(out, "run 2 line 4\nrun 2 line 5\n");
+        free(out);
+        out = ctl_ok("log", "--run", "1", "--lines", "1", idstr(id), NULL);
+        ck_assert_str_eq(out, "run 1 line 5\n");
+        free(out);
+        out = ctl_ok("log", "--lines", "0", idstr(id), NULL);
+        ck_assert_str_eq(out, "");
+        free(out);
+        ctl(&r, NULL, "log", idstr(id), "--run", "3", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "has no run 3"));
+        run_free(&r);
+        ctl(&r, NULL, "log", idstr(id), "--run", "0", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "--run takes"));
+        run_free(&r);
+        ctl(&r, NULL, "log", idstr(id), "--lines", "x", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "--lines takes"));
+        run_free(&r);
+        free(ctl_ok("release", idstr(id), NULL));
+
+        /* -f --lines 1 on a running job: its last line so far, then each one as it comes. */
+        snprintf(cmd, sizeof(cmd),
+                 "echo one; echo two; while [ ! -e %s/go1 ]; do sleep 0.01; done; echo three",
+                 d.dir);
+        id = submit("--", cmd, NULL);
+        wait_running(id);
+        /* Both first lines are out once the job waits on its gate: read them, then tail. */
+        out = NULL;
+        for (int i = 0; i < 2000 && (!out || strcmp(out, "one\ntwo\n") != 0); i++) {
+                free(out);
+                out = ctl_ok("log", idstr(id), NULL);
+                if (strcmp(out, "one\ntwo\n") != 0)
+                        usleep(10 * 1000);
+        }
+        ck_assert_str_eq(out, "one\ntwo\n");
+        free(out);
+        pid = ctl_spawn(&fd, "log", "-f", "--lines", "1", idstr(id), NULL);
+        read_until(fd, buf, sizeof(buf), &have, "two\n");
+        gate_open("go1");
+        read_until(fd, buf, sizeof(buf), &have, "three\n");
+        ck_assert_int_eq(read(fd, buf + have, 1), 0);
+        close(fd);
+        ck_assert_int_eq(ctl_reap(pid), 0);
+        ck_assert_str_eq(buf, "two\nthree\n");
+}
+END_TEST
+
 START_TEST(cancel_of_a_running_sleep_makes_wait_say_cancelled)
 {
         int64_t id = submit("--", "sleep", "30", NULL);
@@ -2299,6 +2371,7 @@ int main(void)
                        submit_stdin_sends_the_environment_with_each_job_to_a_daemon_without_env_set);
         tcase_add_test(tc, list_shows_aligned_columns_with_a_header);
         tcase_add_test(tc, log_prints_the_output_and_follows_a_running_job);
+        tcase_add_test(tc, log_run_and_lines_pick_a_run_and_its_last_lines);
         tcase_add_test(tc, cancel_of_a_running_sleep_makes_wait_say_cancelled);
         tcase_add_test(tc, wait_for_several_reports_each_and_exits_with_the_last);
         tcase_add_test(tc, history_prints_the_runs_newest_first_as_a_table);
