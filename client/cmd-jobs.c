@@ -120,23 +120,22 @@ static void progress_hide(struct progress *p)
  * result. The daemon answers a connection's requests in order, so the i-th reply is the i-th id's.
  * Returns 0, EXIT_FAIL when an id failed (said on stderr), or an exit status.
  */
-static int for_each_id(struct ctl *x, int argc, char **argv, const char *method,
-                       struct progress *progress,
-                       void (*done)(struct ctl *x, int64_t id, json_object *result, void *data),
-                       void *data)
+static int for_ids(struct ctl *x, const int64_t *ids, size_t n, const char *method,
+                   struct progress *progress,
+                   void (*done)(struct ctl *x, int64_t id, json_object *result, void *data),
+                   void *data)
 {
-        int64_t *ids = parse_ids(x, argc, argv), got;
         struct sw_client_error err;
         json_object *result;
         bool failed = false;
-        int i, r = 0;
+        int64_t got;
+        size_t i;
+        int r = 0;
 
-        if (!ids)
-                return EXIT_USAGE;
-        for (i = 0; i < argc && !r; i++)
+        for (i = 0; i < n && !r; i++)
                 r = ctl_send(x, method, ctl_id_params(ids[i]), NULL);
         progress_show(progress);
-        for (i = 0; i < argc && !r; i++) {
+        for (i = 0; i < n && !r; i++) {
                 r = ctl_receive(x, &result, &err, &got);
                 if (r < 0) {
                         r = EXIT_FAIL;
@@ -163,10 +162,26 @@ static int for_each_id(struct ctl *x, int argc, char **argv, const char *method,
                 progress_show(progress);
         }
         progress_hide(progress);
-        free(ids);
         return r ? r : failed ? EXIT_FAIL : 0;
 }
 
+/* for_ids() on the ids of the command line. */
+static int for_each_id(struct ctl *x, int argc, char **argv, const char *method,
+                       struct progress *progress,
+                       void (*done)(struct ctl *x, int64_t id, json_object *result, void *data),
+                       void *data)
+{
+        int64_t *ids = parse_ids(x, argc, argv);
+        int r;
+
+        if (!ids)
+                return EXIT_USAGE;
+        r = for_ids(x, ids, (size_t)argc, method, progress, done, data);
+        free(ids);
+        return r;
+}
+
+/* wait ID...: the last job's exit status. */
 static void waited(struct ctl *x, int64_t id, json_object *rec, void *data)
 {
         if (!x->json)
@@ -174,11 +189,44 @@ static void waited(struct ctl *x, int64_t id, json_object *rec, void *data)
         *(int *)data = jobs_record_status(rec);
 }
 
+/* wait --all: the worst of them all, which is the highest (a job's own code, 128 + a signal). */
+static void waited_worst(struct ctl *x, int64_t id, json_object *rec, void *data)
+{
+        int status = jobs_record_status(rec);
+
+        if (!x->json)
+                print_outcome(id, rec);
+        if (status > *(int *)data)
+                *(int *)data = status;
+}
+
+static int wait_all(struct ctl *x, const struct opts *o)
+{
+        struct progress progress = {0};
+        int status = EXIT_OK, r;
+        int64_t *ids;
+        size_t n;
+
+        r = wait_all_ids(x, o->queue, &ids, &n);
+        if (r)
+                return r;
+        progress = (struct progress){.on = n > 1 && isatty(STDERR_FILENO), .total = (int)n};
+        r = for_ids(x, ids, n, "wait", &progress, waited_worst, &status);
+        free(ids);
+        return r ? r : status;
+}
+
 int cmd_wait(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         struct progress progress = {.on = argc > 1 && isatty(STDERR_FILENO), .total = argc};
         int status = EXIT_OK, r;
 
+        if ((o->all || o->queue) && argc > 0)
+                return ctl_usage_error(x, "give job ids or --all (--queue), not both");
+        if (o->all || o->queue)
+                return wait_all(x, o);
+        if (argc == 0)
+                return ctl_usage_error(x, "too few arguments");
         r = for_each_id(x, argc, argv, "wait", &progress, waited, &status);
         return r ? r : status;
 }

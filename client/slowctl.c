@@ -63,6 +63,8 @@ enum {
         OPT_ALL,
         OPT_RUN,
         OPT_LINES,
+        OPT_WAIT_ALL,
+        OPT_WAIT_QUEUE,
         OPT_SOCKET,
         OPT_JSON,
         OPT_VERSION,
@@ -126,6 +128,9 @@ static const struct option_def option_defs[] = {
     {OPT_SINCE, "since", "WHEN", "only runs that ended since: 30m, 2h, 1d ago, or a local time"},
     {OPT_LIMIT, "limit", "N", "show the last N runs (default 20, at most 10000)"},
     {OPT_ALL, "all", NULL, "show the last runs after the live jobs"},
+    {OPT_WAIT_ALL, "all", NULL,
+     "wait for each of your live jobs that will end (neither --persist nor recurring)"},
+    {OPT_WAIT_QUEUE, "queue", "Q", "wait for those of queue Q only"},
     {OPT_HELP, "help", NULL, "show this help"},
     {OPT_SOCKET, "socket", "PATH", "the daemon's socket"},
     {OPT_JSON, "json", NULL, "print the daemon's replies as JSON"},
@@ -170,6 +175,7 @@ static const int history_options[] = {OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LI
 static const int list_options[] = {OPT_ALL, OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
 static const int pause_options[] = {OPT_DRAIN, OPT_QUEUE, 0};
 static const int restart_options[] = {OPT_COMMAND, 0};
+static const int wait_options[] = {OPT_WAIT_ALL, OPT_WAIT_QUEUE, 0};
 static const int no_options[] = {0};
 
 static const struct command commands[] = {
@@ -185,8 +191,8 @@ static const struct command commands[] = {
     {"edit", 1, -1, edit_options, false, cmd_edit,
      "ID [--command CMD] [--name N] [--priority N] [--cwd D] [-- PROGRAM [ARGS...]]",
      "change a job that has not started (pending, stashed or waiting)"},
-    {"wait", 1, -1, no_options, false, cmd_wait, "ID...",
-     "wait for jobs; exit with the last one's exit status"},
+    {"wait", 0, -1, wait_options, false, cmd_wait, "ID... | --all [--queue Q]",
+     "wait for jobs; exit with the last one's exit status (--all: the worst)"},
     {"cancel", 1, -1, no_options, false, cmd_cancel, "ID...",
      "take jobs off the queue, or stop their runs"},
     {"release", 1, -1, no_options, false, cmd_release, "ID...",
@@ -576,7 +582,11 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
         case OPT_LIMIT:
                 return parse_count(x, arg, &o->limit);
         case OPT_ALL:
+        case OPT_WAIT_ALL:
                 o->all = true;
+                return 0;
+        case OPT_WAIT_QUEUE:
+                o->queue = arg;
                 return 0;
         case OPT_RUN:
                 return parse_whole(x, "run", arg, 1, &o->run);

@@ -120,6 +120,10 @@ int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv);
 /* cmd-history.c: the last runs as a table (history, list --all). */
 int history_show(struct ctl *x, const struct opts *o);
 
+/* wait-all.c: the caller's live jobs that wait --all waits for (those of queue, when not NULL):
+ * neither persist nor recurring. 0 with the ids (the caller frees them), or an exit status. */
+int wait_all_ids(struct ctl *x, const char *queue, int64_t **ret_ids, size_t *ret_n);
+
 /* cmd-jobs.c: waits for a job and says how it ended; the exit status is the job's. */
 int jobs_wait_one(struct ctl *x, int64_t id, bool quiet);
 /* The exit status a run record stands for: the exit code, 128 + signal, or 1. */

@@ -135,7 +135,15 @@ _slowctl()
                         COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
                 fi
                 ;;
-        wait | cancel | release | status)
+        wait)
+                [[ $prev == --queue ]] && return
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--all --queue --help" -- "$cur"))
+                else
+                        COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
+                fi
+                ;;
+        cancel | release | status)
                 if [[ $cur == -* ]]; then
                         COMPREPLY=($(compgen -W "--help" -- "$cur"))
                 else

@@ -1361,6 +1361,153 @@ START_TEST(wait_for_several_reports_each_and_exits_with_the_last)
 }
 END_TEST
 
+/* The id's "job N: ..." line is in out. */
+static bool reported(const char *out, int64_t id)
+{
+        char want[32];
+
+        snprintf(want, sizeof(want), "job %lld: ", (long long)id);
+        return strstr(out, want) != NULL;
+}
+
+/* slowctl running beside the test with its stderr on a terminal (where wait shows its progress
+ * line): its pid, its stdout in *ret_out, the terminal's end in *ret_tty. */
+static pid_t ctl_spawn_tty(int *ret_out, int *ret_tty, ...)
+{
+        char *argv[ARGS_MAX + 1] = {(char *)SLOWCTL};
+        int out[2], master, n = 1;
+        va_list ap;
+        pid_t pid;
+
+        va_start(ap, ret_tty);
+        for (const char *a; n < ARGS_MAX && (a = va_arg(ap, const char *)); n++)
+                argv[n] = (char *)a;
+        va_end(ap);
+        argv[n] = NULL;
+        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        ck_assert_int_ge(master, 0);
+        ck_assert(grantpt(master) == 0 && unlockpt(master) == 0);
+        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+
+                if (slave < 0 || dup2(slave, STDERR_FILENO) < 0)
+                        _exit(127);
+                dup2(out[1], STDOUT_FILENO);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        close(out[1]);
+        *ret_out = out[0];
+        *ret_tty = master;
+        return pid;
+}
+
+/* Reads the terminal until want has come (fails after 20 s). */
+static void tty_wait_for(int tty, const char *want)
+{
+        char buf[4096] = "";
+        size_t have = 0;
+
+        while (!strstr(buf, want)) {
+                struct pollfd p = {.fd = tty, .events = POLLIN};
+                ssize_t k;
+
+                ck_assert_msg(poll(&p, 1, 20000) > 0, "no \"%s\" in 20 s, only \"%s\"", want, buf);
+                if (have + 1 >= sizeof(buf))
+                        have = 0; /* only the newest matters */
+                k = read(tty, buf + have, sizeof(buf) - 1 - have);
+                ck_assert_msg(k > 0, "the terminal closed before \"%s\"", want);
+                have += (size_t)k;
+                buf[have] = '\0';
+        }
+}
+
+/* All a pipe gives until its end. */
+static char *read_all(int fd)
+{
+        struct sink s = {.fd = fd};
+
+        while (sink_read(&s))
+                ;
+        close(fd);
+        return s.buf ? s.buf : strdup("");
+}
+
+/* A job that ends with code once the gate is opened: its id. */
+static int64_t submit_gated(const char *gate, int code, const char *queue)
+{
+        char cmd[PATH_MAX + 128];
+
+        snprintf(cmd, sizeof(cmd), "while [ ! -e %s ]; do sleep 0.01; done; exit %d",
+                 gate_path(gate), code);
+        return queue ? submit("--queue", queue, "--", cmd, NULL) : submit("--", cmd, NULL);
+}
+
+/* wait --all waits for each live job of the caller that will end, --queue Q for those of Q; the
+ * exit status is the worst of their outcomes. Persist and recurring jobs are left out (a
+ * recurring one never ends: waiting for it would not return). The gates open only once wait
+ * has sent its requests: its progress line says so. */
+START_TEST(wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_worst)
+{
+        int64_t kept, every, a, b, q, c1, c2, e;
+        struct run r;
+        char *out;
+        pid_t pid;
+        int fd, tty;
+
+        free(ctl_ok("queue", "add", "q2", NULL));
+        ctl(&r, NULL, "submit", "--persist", "--wait", "--", "exit 9", NULL);
+        ck_assert_int_eq(r.status, 9);
+        kept = submitted(r.out);
+        run_free(&r);
+        every = submit("--every", "1h", "--", "true", NULL);
+        a = submit_gated("go", 3, NULL);
+        b = submit_gated("go", 0, NULL);
+        q = submit_gated("goq", 5, "q2");
+        pid = ctl_spawn_tty(&fd, &tty, "wait", "--all", NULL);
+        tty_wait_for(tty, "waiting: 0 of 3 done");
+        gate_open("go");
+        gate_open("goq");
+        out = read_all(fd);
+        close(tty);
+        ck_assert_int_eq(ctl_reap(pid), 5);
+        ck_assert_msg(reported(out, a) && reported(out, b) && reported(out, q), "%s", out);
+        ck_assert_msg(!reported(out, kept) && !reported(out, every), "%s", out);
+        ck_assert_ptr_nonnull(strstr(out, "failed (exit code 3)"));
+        free(out);
+
+        /* --queue: only that queue's. */
+        c1 = submit_gated("goc", 4, "q2");
+        c2 = submit_gated("goc", 0, "q2");
+        e = submit_gated("goe", 6, NULL);
+        pid = ctl_spawn_tty(&fd, &tty, "wait", "--queue", "q2", NULL);
+        tty_wait_for(tty, "waiting: 0 of 2 done");
+        gate_open("goc");
+        out = read_all(fd);
+        close(tty);
+        ck_assert_int_eq(ctl_reap(pid), 4);
+        ck_assert_msg(reported(out, c1) && reported(out, c2) && !reported(out, e), "%s", out);
+        free(out);
+        gate_open("goe");
+        ctl(&r, NULL, "wait", idstr(e), NULL);
+        ck_assert_int_eq(r.status, 6);
+        run_free(&r);
+
+        /* Nothing left that will end: nothing to wait for. */
+        ctl(&r, NULL, "wait", "--all", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.out, "");
+        run_free(&r);
+        ctl(&r, NULL, "wait", "--all", idstr(a), NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        free(ctl_ok("release", idstr(kept), idstr(every), NULL));
+}
+END_TEST
+
 /* Runs slowctl with its stdout on a terminal (a pty) and NO_COLOR set to no_color (NULL:
  * unset); what it wrote there, with the terminal's \r\n as \n. */
 static char *ctl_pty(const char *no_color, const char *first, ...)
@@ -2374,6 +2521,8 @@ int main(void)
         tcase_add_test(tc, log_run_and_lines_pick_a_run_and_its_last_lines);
         tcase_add_test(tc, cancel_of_a_running_sleep_makes_wait_say_cancelled);
         tcase_add_test(tc, wait_for_several_reports_each_and_exits_with_the_last);
+        tcase_add_test(tc,
+                       wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_worst);
         tcase_add_test(tc, history_prints_the_runs_newest_first_as_a_table);
         tcase_add_test(tc, history_filters_failed_outcome_since_and_count);
         tcase_add_test(tc, history_usage_errors_exit_2);
