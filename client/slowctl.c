@@ -178,6 +178,8 @@ static const int restart_options[] = {OPT_COMMAND, 0};
 static const int wait_options[] = {OPT_WAIT_ALL, OPT_WAIT_QUEUE, 0};
 static const int no_options[] = {0};
 
+static int cmd_help(struct ctl *x, const struct opts *o, int argc, char **argv);
+
 static const struct command commands[] = {
     {"submit", 0, -1, submit_options, true, cmd_submit,
      "[--very-slow] [--key K] [--name N] [--delay S] [--timeout S] [--wait] [--hold]\n"
@@ -241,6 +243,8 @@ static const struct command commands[] = {
     {"ping", 0, 0, no_options, false, cmd_ping, "", "check that the daemon answers"},
     {"version", 0, 0, no_options, false, cmd_version, "",
      "show slowctl's and the daemon's version"},
+    {"help", 0, 1, no_options, false, cmd_help, "[COMMAND]",
+     "show the usage, or a command's usage and options"},
 };
 
 static const struct option_def *find_def(int code)
@@ -289,7 +293,7 @@ static void print_help(void)
         print_option_help(stdout, find_def(OPT_VERSION));
         printf("\nThe socket is $SLOWWORK_SOCKET, else $XDG_RUNTIME_DIR/slowwork/slowworkd.sock "
                "(the user\ninstance's), else or when that is not there or refuses, "
-               "/run/slowwork/slowworkd.sock (the\nsystem instance's). 'slowctl COMMAND --help' "
+               "/run/slowwork/slowworkd.sock (the\nsystem instance's). 'slowctl help COMMAND' "
                "shows a command's options.\n");
 }
 
@@ -303,6 +307,22 @@ static void print_command_help(const struct command *cmd)
         for (code = cmd->options; *code; code++)
                 print_option_help(stdout, find_def(*code));
         print_option_help(stdout, find_def(OPT_HELP));
+}
+
+/* help [COMMAND]: what --help prints, without a daemon. */
+static int cmd_help(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        const struct command *cmd;
+
+        if (argc == 0) {
+                print_help();
+                return EXIT_OK;
+        }
+        cmd = find_command(argv[0]);
+        if (!cmd)
+                return ctl_usage_error(x, "no command \"%s\"; 'slowctl help' lists them", argv[0]);
+        print_command_help(cmd);
+        return EXIT_OK;
 }
 
 static int parse_seconds(struct ctl *x, const char *name, const char *s, double *ret)

@@ -28,7 +28,7 @@ _slowctl()
 
         local commands="submit edit enqueue wait cancel release status list history log get set queue
                 stats top rq metrics pause resume suspend continue signal restart reload nodes ping
-                version"
+                version help"
         local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
                 log-limit kill-grace stop-timeout max-connections-per-user
                 max-log-bytes-per-user min-free-space max-queued-per-user max-running-per-user
@@ -141,6 +141,13 @@ _slowctl()
                         COMPREPLY=($(compgen -W "--all --queue --help" -- "$cur"))
                 else
                         COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
+                fi
+                ;;
+        help)
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--help" -- "$cur"))
+                elif ((cword == command_index + 1)); then
+                        COMPREPLY=($(compgen -W "$commands" -- "$cur"))
                 fi
                 ;;
         cancel | release | status)

@@ -38,7 +38,7 @@ function __slowctl_args_after
     math (count $args) - $i
 end
 
-set -l commands submit edit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue signal restart reload nodes ping version
+set -l commands submit edit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue signal restart reload nodes ping version help
 
 complete -c slowctl -f
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d "the daemon's socket"
@@ -74,6 +74,8 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a reload -d 
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a nodes -d "list the nodes that share the job database"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a ping -d "check that the daemon answers"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a version -d "show slowctl's and the daemon's version"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a help -d "show the usage, or a command's usage and options"
+complete -c slowctl -n "__fish_seen_subcommand_from help; and test (__slowctl_args_after help) -eq 0" -a "$commands" -d command
 
 # submit: its options; after "--", the command to run.
 set -l submit "__fish_seen_subcommand_from submit; and not contains -- -- (commandline -opc)"

@@ -2045,6 +2045,53 @@ START_TEST(usage_errors_exit_2_and_help_exits_0)
 }
 END_TEST
 
+/* help is --help's usage, and help COMMAND the command's --help; an unknown one is an error. */
+START_TEST(help_prints_the_usage_or_a_commands)
+{
+        static const char *const commands[] = {"submit", "wait", "log", "help"};
+        struct run r, with_flag;
+
+        ctl(&r, NULL, "help", NULL);
+        ctl(&with_flag, NULL, "--help", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.out, with_flag.out);
+        ck_assert_ptr_nonnull(strstr(r.out, "Usage: slowctl"));
+        ck_assert_ptr_nonnull(strstr(r.out, "  help "));
+        ck_assert_str_eq(r.err, "");
+        run_free(&r);
+        run_free(&with_flag);
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+                char want[64];
+
+                ctl(&r, NULL, "help", commands[i], NULL);
+                ctl(&with_flag, NULL, commands[i], "--help", NULL);
+                ck_assert_int_eq(r.status, 0);
+                ck_assert_int_eq(with_flag.status, 0);
+                ck_assert_str_eq(r.out, with_flag.out);
+                snprintf(want, sizeof(want), "Usage: slowctl %s", commands[i]);
+                ck_assert_ptr_nonnull(strstr(r.out, want));
+                run_free(&r);
+                run_free(&with_flag);
+        }
+        ctl(&r, NULL, "help", "wait", NULL);
+        ck_assert_ptr_nonnull(strstr(r.out, "--all"));
+        ck_assert_ptr_nonnull(strstr(r.out, "--queue Q"));
+        run_free(&r);
+        ctl(&r, NULL, "help", "frobnicate", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_ptr_nonnull(strstr(r.err, "no command \"frobnicate\""));
+        run_free(&r);
+        ctl(&r, NULL, "help", "log", "wait", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        /* help needs no daemon. */
+        ctl(&r, NULL, "--socket", "/nonexistent/sock", "help", "log", NULL);
+        ck_assert_int_eq(r.status, 0);
+        run_free(&r);
+}
+END_TEST
+
 START_TEST(missing_daemon_exits_69_and_names_the_path)
 {
         char path[PATH_MAX], want[PATH_MAX + 128];
@@ -2535,6 +2582,7 @@ int main(void)
         tcase_add_test(tc, json_prints_the_daemons_results);
         tcase_add_test(tc, rq_prints_the_kernels_layout);
         tcase_add_test(tc, usage_errors_exit_2_and_help_exits_0);
+        tcase_add_test(tc, help_prints_the_usage_or_a_commands);
         tcase_add_test(tc, missing_daemon_exits_69_and_names_the_path);
         tcase_add_test(tc, ping_and_version);
         tcase_add_test(tc, reload_says_it_reloaded_or_fails_with_the_files_error);
