@@ -136,7 +136,7 @@ complete -c slowctl -n "__fish_seen_subcommand_from log" -s f -l follow -d "keep
 complete -c slowctl -n "__fish_seen_subcommand_from log" -l run -x -d "the log of run N"
 complete -c slowctl -n "__fish_seen_subcommand_from log" -l lines -x -d "only the last N lines"
 complete -c slowctl -n "__fish_seen_subcommand_from wait" -l all -d "each of your live jobs that will end"
-complete -c slowctl -n "__fish_seen_subcommand_from wait" -l queue -x -d "those of this queue only"
+complete -c slowctl -n "__fish_seen_subcommand_from wait" -l queue -x -a "(__slowctl_queues)" -d "those of this queue only"
 complete -c slowctl -n "__fish_seen_subcommand_from get; and test (__slowctl_args_after get) -eq 0" -a "(__slowctl_settings)" -d setting
 complete -c slowctl -n "__fish_seen_subcommand_from set" -l runtime -d "change the running daemon only"
 # NAME VALUE pairs: a name goes in the odd places.
