@@ -129,7 +129,7 @@ static const struct option_def option_defs[] = {
     {OPT_LIMIT, "limit", "N", "show the last N runs (default 20, at most 10000)"},
     {OPT_ALL, "all", NULL, "show the last runs after the live jobs"},
     {OPT_WAIT_ALL, "all", NULL,
-     "wait for each of your live jobs that will end (neither --persist nor recurring)"},
+     "wait for each of your live jobs that will end (not --persist, recurring or stashed)"},
     {OPT_WAIT_QUEUE, "queue", "Q", "wait for those of queue Q only"},
     {OPT_HELP, "help", NULL, "show this help"},
     {OPT_SOCKET, "socket", "PATH", "the daemon's socket"},

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The jobs wait --all and wait --queue wait for: the caller's live jobs that will end, so
- * neither persist ones (kept until released) nor recurring ones (every, cron), which never do.
+ * neither persist ones (kept until released) nor recurring ones (every, cron), which never do,
+ * nor stashed ones, which wait for an enqueue that the waiting script would never send.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -16,7 +17,8 @@
 static bool will_end(json_object *job, const char *queue)
 {
         if (json_object_get_boolean(json_object_object_get(job, "persist")) ||
-            json_object_object_get(job, "every") || json_object_object_get(job, "cron"))
+            json_object_object_get(job, "every") || json_object_object_get(job, "cron") ||
+            strcmp(json_str(job, "state", ""), "stashed") == 0)
                 return false;
         return !queue || strcmp(json_str(job, "queue", ""), queue) == 0;
 }

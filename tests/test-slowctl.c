@@ -1447,12 +1447,12 @@ static int64_t submit_gated(const char *gate, int code, const char *queue)
 }
 
 /* wait --all waits for each live job of the caller that will end, --queue Q for those of Q; the
- * exit status is the worst of their outcomes. Persist and recurring jobs are left out (a
- * recurring one never ends: waiting for it would not return). The gates open only once wait
- * has sent its requests: its progress line says so. */
+ * exit status is the worst of their outcomes. Persist, recurring and stashed jobs are left out
+ * (a recurring or a stashed one never ends by itself: waiting for it would not return). The gates
+ * open only once wait has sent its requests: its progress line says so. */
 START_TEST(wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_worst)
 {
-        int64_t kept, every, a, b, q, c1, c2, e;
+        int64_t kept, every, stashed, a, b, q, c1, c2, e;
         struct run r;
         char *out;
         pid_t pid;
@@ -1464,6 +1464,7 @@ START_TEST(wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_
         kept = submitted(r.out);
         run_free(&r);
         every = submit("--every", "1h", "--", "true", NULL);
+        stashed = submit("--stashed", "--", "exit 8", NULL);
         a = submit_gated("go", 3, NULL);
         b = submit_gated("go", 0, NULL);
         q = submit_gated("goq", 5, "q2");
@@ -1475,7 +1476,8 @@ START_TEST(wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_
         close(tty);
         ck_assert_int_eq(ctl_reap(pid), 5);
         ck_assert_msg(reported(out, a) && reported(out, b) && reported(out, q), "%s", out);
-        ck_assert_msg(!reported(out, kept) && !reported(out, every), "%s", out);
+        ck_assert_msg(!reported(out, kept) && !reported(out, every) && !reported(out, stashed),
+                      "%s", out);
         ck_assert_ptr_nonnull(strstr(out, "failed (exit code 3)"));
         free(out);
 
@@ -1505,6 +1507,7 @@ START_TEST(wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_
         ck_assert_int_eq(r.status, 2);
         run_free(&r);
         free(ctl_ok("release", idstr(kept), idstr(every), NULL));
+        free(ctl_ok("cancel", idstr(stashed), NULL));
 }
 END_TEST
 
