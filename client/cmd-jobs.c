@@ -11,6 +11,7 @@
 #include "format.h"
 #include "output.h"
 #include "slowctl.h"
+#include "tail.h"
 
 #define LOG_POLL_NS 200000000L /* between reads of a running job's log that found nothing */
 
@@ -119,23 +120,22 @@ static void progress_hide(struct progress *p)
  * result. The daemon answers a connection's requests in order, so the i-th reply is the i-th id's.
  * Returns 0, EXIT_FAIL when an id failed (said on stderr), or an exit status.
  */
-static int for_each_id(struct ctl *x, int argc, char **argv, const char *method,
-                       struct progress *progress,
-                       void (*done)(struct ctl *x, int64_t id, json_object *result, void *data),
-                       void *data)
+static int for_ids(struct ctl *x, const int64_t *ids, size_t n, const char *method,
+                   struct progress *progress,
+                   void (*done)(struct ctl *x, int64_t id, json_object *result, void *data),
+                   void *data)
 {
-        int64_t *ids = parse_ids(x, argc, argv), got;
         struct sw_client_error err;
         json_object *result;
         bool failed = false;
-        int i, r = 0;
+        int64_t got;
+        size_t i;
+        int r = 0;
 
-        if (!ids)
-                return EXIT_USAGE;
-        for (i = 0; i < argc && !r; i++)
+        for (i = 0; i < n && !r; i++)
                 r = ctl_send(x, method, ctl_id_params(ids[i]), NULL);
         progress_show(progress);
-        for (i = 0; i < argc && !r; i++) {
+        for (i = 0; i < n && !r; i++) {
                 r = ctl_receive(x, &result, &err, &got);
                 if (r < 0) {
                         r = EXIT_FAIL;
@@ -162,10 +162,26 @@ static int for_each_id(struct ctl *x, int argc, char **argv, const char *method,
                 progress_show(progress);
         }
         progress_hide(progress);
-        free(ids);
         return r ? r : failed ? EXIT_FAIL : 0;
 }
 
+/* for_ids() on the ids of the command line. */
+static int for_each_id(struct ctl *x, int argc, char **argv, const char *method,
+                       struct progress *progress,
+                       void (*done)(struct ctl *x, int64_t id, json_object *result, void *data),
+                       void *data)
+{
+        int64_t *ids = parse_ids(x, argc, argv);
+        int r;
+
+        if (!ids)
+                return EXIT_USAGE;
+        r = for_ids(x, ids, (size_t)argc, method, progress, done, data);
+        free(ids);
+        return r;
+}
+
+/* wait ID...: the last job's exit status. */
 static void waited(struct ctl *x, int64_t id, json_object *rec, void *data)
 {
         if (!x->json)
@@ -173,11 +189,44 @@ static void waited(struct ctl *x, int64_t id, json_object *rec, void *data)
         *(int *)data = jobs_record_status(rec);
 }
 
+/* wait --all: the worst of them all, which is the highest (a job's own code, 128 + a signal). */
+static void waited_worst(struct ctl *x, int64_t id, json_object *rec, void *data)
+{
+        int status = jobs_record_status(rec);
+
+        if (!x->json)
+                print_outcome(id, rec);
+        if (status > *(int *)data)
+                *(int *)data = status;
+}
+
+static int wait_all(struct ctl *x, const struct opts *o)
+{
+        struct progress progress = {0};
+        int status = EXIT_OK, r;
+        int64_t *ids;
+        size_t n;
+
+        r = wait_all_ids(x, o->queue, &ids, &n);
+        if (r)
+                return r;
+        progress = (struct progress){.on = n > 1 && isatty(STDERR_FILENO), .total = (int)n};
+        r = for_ids(x, ids, n, "wait", &progress, waited_worst, &status);
+        free(ids);
+        return r ? r : status;
+}
+
 int cmd_wait(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         struct progress progress = {.on = argc > 1 && isatty(STDERR_FILENO), .total = argc};
         int status = EXIT_OK, r;
 
+        if ((o->all || o->queue) && argc > 0)
+                return ctl_usage_error(x, "give job ids or --all (--queue), not both");
+        if (o->all || o->queue)
+                return wait_all(x, o);
+        if (argc == 0)
+                return ctl_usage_error(x, "too few arguments");
         r = for_each_id(x, argc, argv, "wait", &progress, waited, &status);
         return r ? r : status;
 }
@@ -358,11 +407,13 @@ int cmd_list(struct ctl *x, const struct opts *o, int argc, char **argv)
         return r;
 }
 
-static json_object *log_params(int64_t id, int64_t offset)
+static json_object *log_params(int64_t id, int64_t run, int64_t offset)
 {
         json_object *p = ctl_id_params(id);
 
         json_object_object_add(p, "offset", json_object_new_int64(offset));
+        if (run)
+                json_object_object_add(p, "run", json_object_new_int64(run));
         return p;
 }
 
@@ -374,37 +425,77 @@ static void pause_a_little(void)
         nanosleep(&ts, NULL);
 }
 
-int cmd_log(struct ctl *x, const struct opts *o, int argc, char **argv)
+/* What log prints: each read as it comes, or, with --lines, the last lines once the reads have
+ * caught up with the log, and each read after them. */
+struct log_out {
+        bool json;
+        bool tailing; /* --lines, not caught up yet */
+        struct tail tail;
+};
+
+/* A read's data (result the read's reply); 0, or an exit status. */
+static int log_take(struct ctl *x, struct log_out *out, json_object *result)
 {
-        int64_t id = ctl_parse_id(x, argv[0]), offset = 0, next;
+        const char *data = json_str(result, "data", "");
+
+        if (out->tailing)
+                return tail_add(&out->tail, data, strlen(data)) < 0 ? ctl_error(x, "out of memory")
+                                                                    : 0;
+        if (out->json && (*data || json_object_get_boolean(json_object_object_get(result, "eof"))))
+                output_json(result);
+        else if (!out->json)
+                fputs(data, stdout);
+        fflush(stdout);
+        return 0;
+}
+
+/* The reads have caught up (result the last, which read nothing): the last lines, at once. */
+static void log_caught_up(struct log_out *out, json_object *result)
+{
+        if (!out->tailing)
+                return;
+        out->tailing = false;
+        if (out->json) {
+                json_object_object_add(result, "data",
+                                       json_object_new_string(tail_text(&out->tail)));
+                output_json(result);
+        } else {
+                fputs(tail_text(&out->tail), stdout);
+        }
+        fflush(stdout);
+        tail_clear(&out->tail);
+}
+
+static int follow_log(struct ctl *x, const struct opts *o, int64_t id, struct log_out *out)
+{
+        int64_t offset = 0, next;
         struct sw_client_error err;
         json_object *result;
         bool eof, empty;
         char what[64];
         int r;
 
-        if (id < 0)
-                return EXIT_USAGE;
-        snprintf(what, sizeof(what), "log %lld", (long long)id);
+        if (o->run)
+                snprintf(what, sizeof(what), "log %lld --run %lld", (long long)id,
+                         (long long)o->run);
+        else
+                snprintf(what, sizeof(what), "log %lld", (long long)id);
         for (;;) {
-                const char *data;
-
-                r = ctl_try(x, what, "log", log_params(id, offset), &result, &err);
+                r = ctl_try(x, what, "log", log_params(id, o->run, offset), &result, &err);
                 if (r)
                         return r;
                 if (!result)
                         return ctl_error(x, "%s: %s", what, err.message);
-                data = json_str(result, "data", "");
                 next = json_int(result, "offset", offset);
                 eof = json_object_get_boolean(json_object_object_get(result, "eof"));
-                if (x->json && (*data || eof))
-                        output_json(result);
-                else if (!x->json)
-                        fputs(data, stdout);
-                fflush(stdout);
-                empty = !*data;
-                json_object_put(result);
+                empty = !*json_str(result, "data", "");
+                r = log_take(x, out, result);
                 /* A finished run's log may take more than one read: go on until nothing comes. */
+                if (r == 0 && empty && next == offset)
+                        log_caught_up(out, result);
+                json_object_put(result);
+                if (r)
+                        return r;
                 if (empty && next == offset) {
                         if (eof || !o->follow)
                                 return EXIT_OK;
@@ -412,4 +503,18 @@ int cmd_log(struct ctl *x, const struct opts *o, int argc, char **argv)
                 }
                 offset = next;
         }
+}
+
+int cmd_log(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        int64_t id = ctl_parse_id(x, argv[0]);
+        struct log_out out = {
+            .json = x->json, .tailing = o->lines_given, .tail = {.lines = o->lines}};
+        int r;
+
+        if (id < 0)
+                return EXIT_USAGE;
+        r = follow_log(x, o, id, &out);
+        tail_clear(&out.tail);
+        return r;
 }

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Values for people, and the times they give. */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "duration.h"
 #include "format.h"
 
 #define RED   "\033[31m"
@@ -93,54 +92,13 @@ const char *format_outcome_colour(const char *outcome)
         return NULL;
 }
 
-static int parse_ago(const char *s, time_t now, double *ret)
-{
-        static const struct {
-                char unit;
-                double seconds;
-        } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800}};
-        char *end;
-        double v;
-        size_t i;
-
-        errno = 0;
-        v = strtod(s, &end);
-        if (errno || end == s || !isfinite(v) || v < 0 || !end[0] || end[1] || *s == '-' ||
-            *s == '+' || *s == ' ')
-                return -EINVAL;
-        for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-                if (*end == units[i].unit) {
-                        *ret = (double)now - v * units[i].seconds;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
-static int parse_local(const char *s, double *ret)
-{
-        static const char *const forms[] = {"%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"};
-        size_t i;
-
-        for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
-                struct tm tm = {0};
-                const char *end = strptime(s, forms[i], &tm);
-                time_t t;
-
-                if (!end || *end)
-                        continue;
-                tm.tm_isdst = -1;
-                t = mktime(&tm);
-                if (t == (time_t)-1)
-                        return -EINVAL;
-                *ret = (double)t;
-                return 0;
-        }
-        return -EINVAL;
-}
-
 int format_parse_since(const char *s, time_t now, double *ret)
 {
-        if (parse_ago(s, now, ret) == 0)
+        double ago;
+
+        if (duration_parse(s, &ago) == 0) {
+                *ret = (double)now - ago;
                 return 0;
-        return parse_local(s, ret);
+        }
+        return duration_parse_local(s, ret);
 }

@@ -28,9 +28,10 @@ const char *format_outcome_colour(const char *outcome);
 #define FORMAT_COLOUR_OFF "\033[0m"
 
 /*
- * A point in time from a person: a duration back from now ("90s", "30m", "2h", "1d", "1w",
- * fractions allowed), or a local date and time ("2026-12-04 09:00", with or without seconds, or
- * a date alone for its midnight). 0 with *ret in Unix seconds, or -EINVAL.
+ * A point in time from a person: a span back from now ("90s", "30m", "2h", "1d", "1w", "1h30m",
+ * fractions allowed: duration_parse's), or a local date and time ("2026-12-04 09:00" or
+ * "2026-12-04T09:00", with or without seconds, or a date alone for its midnight). 0 with *ret in
+ * Unix seconds, or -EINVAL.
  */
 int format_parse_since(const char *s, time_t now, double *ret);
 

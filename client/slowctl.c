@@ -7,13 +7,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "duration.h"
 #include "format.h"
 #include "slowctl.h"
 
@@ -61,6 +61,10 @@ enum {
         OPT_OUTCOME,
         OPT_SINCE,
         OPT_ALL,
+        OPT_RUN,
+        OPT_LINES,
+        OPT_WAIT_ALL,
+        OPT_WAIT_QUEUE,
         OPT_SOCKET,
         OPT_JSON,
         OPT_VERSION,
@@ -80,8 +84,9 @@ static const struct option_def option_defs[] = {
      "run as very slow work, which gets a limited share of the threads"},
     {OPT_KEY, "key", "K", "coalesce with your live job of this key instead of adding one"},
     {OPT_NAME, "name", "N", "a label that list and status show"},
-    {OPT_DELAY, "delay", "S", "queue it after S seconds"},
-    {OPT_TIMEOUT, "timeout", "S", "stop a run after S seconds"},
+    {OPT_DELAY, "delay", "S|TIME",
+     "queue it after S (90, 2m, 1h30m) or at TIME (09:00, 2026-12-24T18:00)"},
+    {OPT_TIMEOUT, "timeout", "S", "stop a run after S (90, 2m, 1h30m)"},
     {OPT_WAIT, "wait", NULL, "wait for the job; exit with its exit status"},
     {OPT_DRAIN, "wait", NULL, "answer once no job is running any more (drain)"},
     {OPT_HOLD, "hold", NULL, "keep the job after its run while slowctl stays connected"},
@@ -100,14 +105,16 @@ static const struct option_def option_defs[] = {
     {OPT_AFTER, "after", "IDS", "wait until these jobs (12,13) have succeeded; else do not run"},
     {OPT_AFTER_ANY, "after-any", "IDS", "wait until these jobs have ended, however they did"},
     {OPT_RETRIES, "retries", "N", "run again after a failure, up to N times (0..1000)"},
-    {OPT_RETRY_DELAY, "retry-delay", "S", "wait S seconds before the first retry (default 1), "
-                                          "twice as long before each next"},
-    {OPT_EVERY, "every", "S", "run every S seconds, until released"},
+    {OPT_RETRY_DELAY, "retry-delay", "S",
+     "wait S before the first retry (default 1s), twice as long before each next"},
+    {OPT_EVERY, "every", "S", "run every S (90, 2m, 1h30m, 1d), until released"},
     {OPT_CRON, "cron", "EXPR", "run at the times of a cron expression ('0 3 * * *'), "
                                "until released"},
     {OPT_ON_END, "on-end", "CMD", "run this shell command after each run (SLOWWORK_JOB, "
                                   "SLOWWORK_RUN, SLOWWORK_OUTCOME, SLOWWORK_EXIT_CODE)"},
     {OPT_FOLLOW, "follow", NULL, "keep printing while the job runs"},
+    {OPT_RUN, "run", "N", "the log of run N (1 the first), while the history keeps it"},
+    {OPT_LINES, "lines", "N", "only the last N lines (with -f: then what follows)"},
     {OPT_RUNTIME, "runtime", NULL, "change the running daemon only: do not store the change"},
     {OPT_QUEUE, "queue", "Q", "the named queue (default: the queue \"default\")"},
     {OPT_MIN_THREADS, "min-threads", "N", "the queue's threads at least"},
@@ -121,6 +128,9 @@ static const struct option_def option_defs[] = {
     {OPT_SINCE, "since", "WHEN", "only runs that ended since: 30m, 2h, 1d ago, or a local time"},
     {OPT_LIMIT, "limit", "N", "show the last N runs (default 20, at most 10000)"},
     {OPT_ALL, "all", NULL, "show the last runs after the live jobs"},
+    {OPT_WAIT_ALL, "all", NULL,
+     "wait for each of your live jobs that will end (not --persist, recurring or stashed)"},
+    {OPT_WAIT_QUEUE, "queue", "Q", "wait for those of queue Q only"},
     {OPT_HELP, "help", NULL, "show this help"},
     {OPT_SOCKET, "socket", "PATH", "the daemon's socket"},
     {OPT_JSON, "json", NULL, "print the daemon's replies as JSON"},
@@ -155,7 +165,7 @@ static const int submit_options[] = {
 };
 static const int edit_options[] = {OPT_COMMAND, OPT_NAME, OPT_PRIORITY, OPT_CWD, 0};
 static const int enqueue_options[] = {OPT_KEY, OPT_QUEUE, 0};
-static const int log_options[] = {OPT_FOLLOW, 0};
+static const int log_options[] = {OPT_FOLLOW, OPT_RUN, OPT_LINES, 0};
 static const int set_options[] = {OPT_RUNTIME, OPT_QUEUE, 0};
 static const int queue_only_options[] = {OPT_QUEUE, 0};
 static const int queue_options[] = {OPT_MIN_THREADS,         OPT_MAX_THREADS,
@@ -165,7 +175,10 @@ static const int history_options[] = {OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LI
 static const int list_options[] = {OPT_ALL, OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
 static const int pause_options[] = {OPT_DRAIN, OPT_QUEUE, 0};
 static const int restart_options[] = {OPT_COMMAND, 0};
+static const int wait_options[] = {OPT_WAIT_ALL, OPT_WAIT_QUEUE, 0};
 static const int no_options[] = {0};
+
+static int cmd_help(struct ctl *x, const struct opts *o, int argc, char **argv);
 
 static const struct command commands[] = {
     {"submit", 0, -1, submit_options, true, cmd_submit,
@@ -180,8 +193,8 @@ static const struct command commands[] = {
     {"edit", 1, -1, edit_options, false, cmd_edit,
      "ID [--command CMD] [--name N] [--priority N] [--cwd D] [-- PROGRAM [ARGS...]]",
      "change a job that has not started (pending, stashed or waiting)"},
-    {"wait", 1, -1, no_options, false, cmd_wait, "ID...",
-     "wait for jobs; exit with the last one's exit status"},
+    {"wait", 0, -1, wait_options, false, cmd_wait, "ID... | --all [--queue Q]",
+     "wait for jobs; exit with the last one's exit status (--all: the worst)"},
     {"cancel", 1, -1, no_options, false, cmd_cancel, "ID...",
      "take jobs off the queue, or stop their runs"},
     {"release", 1, -1, no_options, false, cmd_release, "ID...",
@@ -191,7 +204,8 @@ static const struct command commands[] = {
      "list the live jobs (--all: and then the last runs)"},
     {"history", 0, 0, history_options, false, cmd_history,
      "[--failed] [--outcome O] [--since 2h|TIME] [-n N]", "list finished runs, newest first"},
-    {"log", 1, 1, log_options, false, cmd_log, "ID [-f]", "print a job's output"},
+    {"log", 1, 1, log_options, false, cmd_log, "ID [-f] [--run N] [--lines N]",
+     "print a job's output (of its last run, or of run N)"},
     {"get", 0, 1, queue_only_options, false, cmd_get, "[--queue Q] [NAME]",
      "show the settings (of a queue), or one"},
     {"set", 2, -1, set_options, false, cmd_set, "[--queue Q] NAME VALUE... [--runtime]",
@@ -229,6 +243,8 @@ static const struct command commands[] = {
     {"ping", 0, 0, no_options, false, cmd_ping, "", "check that the daemon answers"},
     {"version", 0, 0, no_options, false, cmd_version, "",
      "show slowctl's and the daemon's version"},
+    {"help", 0, 1, no_options, false, cmd_help, "[COMMAND]",
+     "show the usage, or a command's usage and options"},
 };
 
 static const struct option_def *find_def(int code)
@@ -277,7 +293,7 @@ static void print_help(void)
         print_option_help(stdout, find_def(OPT_VERSION));
         printf("\nThe socket is $SLOWWORK_SOCKET, else $XDG_RUNTIME_DIR/slowwork/slowworkd.sock "
                "(the user\ninstance's), else or when that is not there or refuses, "
-               "/run/slowwork/slowworkd.sock (the\nsystem instance's). 'slowctl COMMAND --help' "
+               "/run/slowwork/slowworkd.sock (the\nsystem instance's). 'slowctl help COMMAND' "
                "shows a command's options.\n");
 }
 
@@ -293,16 +309,45 @@ static void print_command_help(const struct command *cmd)
         print_option_help(stdout, find_def(OPT_HELP));
 }
 
+/* help [COMMAND]: what --help prints, without a daemon. */
+static int cmd_help(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        const struct command *cmd;
+
+        if (argc == 0) {
+                print_help();
+                return EXIT_OK;
+        }
+        cmd = find_command(argv[0]);
+        if (!cmd)
+                return ctl_usage_error(x, "no command \"%s\"; 'slowctl help' lists them", argv[0]);
+        print_command_help(cmd);
+        return EXIT_OK;
+}
+
 static int parse_seconds(struct ctl *x, const char *name, const char *s, double *ret)
 {
-        char *end;
-        double v;
+        if (duration_parse(s, ret) < 0)
+                return ctl_usage_error(x,
+                                       "--%s takes seconds (90, 0.5) or a span with units (90s, "
+                                       "2m, 1h30m, 1d), not \"%s\"",
+                                       name, s);
+        return 0;
+}
 
-        errno = 0;
-        v = strtod(s, &end);
-        if (errno || end == s || *end || !isfinite(v) || v < 0)
-                return ctl_usage_error(x, "--%s takes a number of seconds, not \"%s\"", name, s);
-        *ret = v;
+/* --delay: a span, or the moment to start at (the next 09:00, or a local date and time). */
+static int parse_delay(struct ctl *x, const char *s, double *ret)
+{
+        int r = duration_until(s, time(NULL), ret);
+
+        if (r == -ERANGE)
+                return ctl_usage_error(x, "--delay: %s is in the past", s);
+        if (r < 0)
+                return ctl_usage_error(x,
+                                       "--delay takes seconds (90, 0.5), a span with units (90s, "
+                                       "2m, 1h30m, 1d), a time of day (09:00) or a local date "
+                                       "and time (2026-12-24T18:00), not \"%s\"",
+                                       s);
         return 0;
 }
 
@@ -348,8 +393,8 @@ static int parse_since(struct ctl *x, const char *s, struct opts *o)
 {
         if (format_parse_since(s, time(NULL), &o->since) < 0)
                 return ctl_usage_error(x,
-                                       "--since takes a time back from now (30m, 2h, 1d) or a "
-                                       "local time (\"2026-12-04 09:00\"), not \"%s\"",
+                                       "--since takes a span back from now (30m, 2h, 1h30m, 1d) "
+                                       "or a local time (\"2026-12-04 09:00\"), not \"%s\"",
                                        s);
         o->since_given = true;
         return 0;
@@ -365,6 +410,21 @@ static int parse_count(struct ctl *x, const char *s, int64_t *ret)
         if (errno || end == s || *end || v < 1 || v > SW_HISTORY_LIMIT_MAX)
                 return ctl_usage_error(x, "-n takes a number from 1 to %d, not \"%s\"",
                                        SW_HISTORY_LIMIT_MAX, s);
+        *ret = v;
+        return 0;
+}
+
+/* A whole number from min on for the option name. */
+static int parse_whole(struct ctl *x, const char *name, const char *s, int64_t min, int64_t *ret)
+{
+        char *end;
+        long long v;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno || end == s || *end || v < min)
+                return ctl_usage_error(x, "--%s takes a whole number from %lld on, not \"%s\"",
+                                       name, (long long)min, s);
         *ret = v;
         return 0;
 }
@@ -448,7 +508,7 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
                 o->name = arg;
                 return 0;
         case OPT_DELAY:
-                return parse_seconds(x, "delay", arg, &o->delay);
+                return parse_delay(x, arg, &o->delay);
         case OPT_TIMEOUT:
                 return parse_seconds(x, "timeout", arg, &o->timeout);
         case OPT_WAIT:
@@ -542,8 +602,17 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
         case OPT_LIMIT:
                 return parse_count(x, arg, &o->limit);
         case OPT_ALL:
+        case OPT_WAIT_ALL:
                 o->all = true;
                 return 0;
+        case OPT_WAIT_QUEUE:
+                o->queue = arg;
+                return 0;
+        case OPT_RUN:
+                return parse_whole(x, "run", arg, 1, &o->run);
+        case OPT_LINES:
+                o->lines_given = true;
+                return parse_whole(x, "lines", arg, 0, &o->lines);
         default:
                 return ctl_usage_error(x, "option code %d has no meaning", code);
         }

@@ -39,6 +39,9 @@ struct opts {
         bool retry_delay_given, every_given;
         const char *cron;
         const char *on_end;          /* --on-end */
+        int64_t run;                 /* log --run: 0 for the latest */
+        int64_t lines;               /* log --lines, when lines_given */
+        bool lines_given;
         const char *queue;           /* --queue */
         int64_t priority;            /* --priority */
         bool priority_given, stashed;
@@ -116,6 +119,10 @@ int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv);
 
 /* cmd-history.c: the last runs as a table (history, list --all). */
 int history_show(struct ctl *x, const struct opts *o);
+
+/* wait-all.c: the caller's live jobs that wait --all waits for (those of queue, when not NULL):
+ * neither persist nor recurring. 0 with the ids (the caller frees them), or an exit status. */
+int wait_all_ids(struct ctl *x, const char *queue, int64_t **ret_ids, size_t *ret_n);
 
 /* cmd-jobs.c: waits for a job and says how it ended; the exit status is the job's. */
 int jobs_wait_one(struct ctl *x, int64_t id, bool quiet);

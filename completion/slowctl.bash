@@ -28,7 +28,7 @@ _slowctl()
 
         local commands="submit edit enqueue wait cancel release status list history log get set queue
                 stats top rq metrics pause resume suspend continue signal restart reload nodes ping
-                version"
+                version help"
         local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
                 log-limit kill-grace stop-timeout max-connections-per-user
                 max-log-bytes-per-user min-free-space max-queued-per-user max-running-per-user
@@ -135,7 +135,22 @@ _slowctl()
                         COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
                 fi
                 ;;
-        wait | cancel | release | status)
+        wait)
+                [[ $prev == --queue ]] && return
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--all --queue --help" -- "$cur"))
+                else
+                        COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
+                fi
+                ;;
+        help)
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--help" -- "$cur"))
+                elif ((cword == command_index + 1)); then
+                        COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+                fi
+                ;;
+        cancel | release | status)
                 if [[ $cur == -* ]]; then
                         COMPREPLY=($(compgen -W "--help" -- "$cur"))
                 else
@@ -184,8 +199,9 @@ _slowctl()
                 fi
                 ;;
         log)
+                [[ $prev == --run || $prev == --lines ]] && return
                 if [[ $cur == -* ]]; then
-                        COMPREPLY=($(compgen -W "-f --follow --help" -- "$cur"))
+                        COMPREPLY=($(compgen -W "-f --follow --run --lines --help" -- "$cur"))
                 else
                         COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
                 fi

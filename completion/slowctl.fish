@@ -38,7 +38,7 @@ function __slowctl_args_after
     math (count $args) - $i
 end
 
-set -l commands submit edit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue signal restart reload nodes ping version
+set -l commands submit edit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue signal restart reload nodes ping version help
 
 complete -c slowctl -f
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d "the daemon's socket"
@@ -74,14 +74,16 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a reload -d 
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a nodes -d "list the nodes that share the job database"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a ping -d "check that the daemon answers"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a version -d "show slowctl's and the daemon's version"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a help -d "show the usage, or a command's usage and options"
+complete -c slowctl -n "__fish_seen_subcommand_from help; and test (__slowctl_args_after help) -eq 0" -a "$commands" -d command
 
 # submit: its options; after "--", the command to run.
 set -l submit "__fish_seen_subcommand_from submit; and not contains -- -- (commandline -opc)"
 complete -c slowctl -n $submit -l very-slow -d "run as very slow work"
 complete -c slowctl -n $submit -l key -x -d "coalesce with your live job of this key"
 complete -c slowctl -n $submit -l name -x -d "a label that list and status show"
-complete -c slowctl -n $submit -l delay -x -d "queue it after S seconds"
-complete -c slowctl -n $submit -l timeout -x -d "stop a run after S seconds"
+complete -c slowctl -n $submit -l delay -x -d "queue it after S (90, 2m, 1h30m) or at a time (09:00)"
+complete -c slowctl -n $submit -l timeout -x -d "stop a run after S (90, 2m, 1h30m)"
 complete -c slowctl -n $submit -l wait -d "wait for the job; exit with its exit status"
 complete -c slowctl -n $submit -l hold -d "keep the job while slowctl stays connected"
 complete -c slowctl -n $submit -l persist -d "keep the job until it is released"
@@ -131,6 +133,10 @@ complete -c slowctl -n "__fish_seen_subcommand_from queue" -l idle-timeout -x -d
 complete -c slowctl -n "__fish_seen_subcommand_from queue" -l max-queued-per-user -x -d "a user's jobs queued in it at most"
 complete -c slowctl -n "__fish_seen_subcommand_from queue" -l max-running-per-user -x -d "a user's jobs running in it at most"
 complete -c slowctl -n "__fish_seen_subcommand_from log" -s f -l follow -d "keep printing while the job runs"
+complete -c slowctl -n "__fish_seen_subcommand_from log" -l run -x -d "the log of run N"
+complete -c slowctl -n "__fish_seen_subcommand_from log" -l lines -x -d "only the last N lines"
+complete -c slowctl -n "__fish_seen_subcommand_from wait" -l all -d "each of your live jobs that will end"
+complete -c slowctl -n "__fish_seen_subcommand_from wait" -l queue -x -a "(__slowctl_queues)" -d "those of this queue only"
 complete -c slowctl -n "__fish_seen_subcommand_from get; and test (__slowctl_args_after get) -eq 0" -a "(__slowctl_settings)" -d setting
 complete -c slowctl -n "__fish_seen_subcommand_from set" -l runtime -d "change the running daemon only"
 # NAME VALUE pairs: a name goes in the odd places.

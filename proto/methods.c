@@ -115,6 +115,7 @@ const struct sw_param sw_log_params[] = {
     {"id", SW_P_INT, LOG(id), true, 1, SW_JSON_INT_MAX},
     {"offset", SW_P_INT, LOG(offset), false, 0, SW_JSON_INT_MAX},
     {"max", SW_P_INT, LOG(max), false, 1, 1048576},
+    {"run", SW_P_INT, LOG(run), false, 1, SW_JSON_INT_MAX},
     {.name = NULL},
 };
 

@@ -123,6 +123,7 @@ struct sw_log_params {
         int64_t id;
         int64_t offset; /* the byte to start at */
         int64_t max;    /* the most bytes to return */
+        int64_t run;    /* that run's log; 0: the run in progress, else the last one */
 };
 extern const struct sw_param sw_log_params[];
 

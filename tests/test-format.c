@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* slowctl's values for people: times, durations, sizes, colours, and the times people give. */
+/* slowctl's values for people: times, durations, sizes, colours, and the times and spans people
+ * give. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "duration.h"
 #include "format.h"
+#include "tail.h"
 #include "run-suite.h"
 
 static char buf[FORMAT_MAX];
@@ -92,6 +96,11 @@ START_TEST(since_takes_a_duration_back_from_now)
         ck_assert_double_eq(t, 1000000 - 129600);
         ck_assert_int_eq(format_parse_since("1w", 1000000, &t), 0);
         ck_assert_double_eq(t, 1000000 - 604800);
+        /* The one reader of spans: seconds without a unit, and units together. */
+        ck_assert_int_eq(format_parse_since("90", 100000, &t), 0);
+        ck_assert_double_eq(t, 100000 - 90);
+        ck_assert_int_eq(format_parse_since("1h30m", 100000, &t), 0);
+        ck_assert_double_eq(t, 100000 - 5400);
 }
 END_TEST
 
@@ -106,6 +115,8 @@ START_TEST(since_takes_a_local_date_and_time)
         ck_assert_double_eq(t, 1796374830);
         ck_assert_int_eq(format_parse_since("2026-12-04", 0, &t), 0);
         ck_assert_double_eq(t, 1796342400);
+        ck_assert_int_eq(format_parse_since("2026-12-04T09:00", 0, &t), 0);
+        ck_assert_double_eq(t, 1796374800);
         in_zone("Europe/Berlin");
         ck_assert_int_eq(format_parse_since("2026-12-04 10:00", 0, &t), 0);
         ck_assert_double_eq(t, 1796374800);
@@ -114,7 +125,7 @@ END_TEST
 
 START_TEST(since_refuses_what_it_cannot_read)
 {
-        static const char *const bad[] = {"",          "2",      "2x",           "h",
+        static const char *const bad[] = {"",          "2 h",    "2x",           "h",
                                           "-2h",       "2h ago", "2026-12-04 9", "2026-13-04",
                                           "yesterday", "inf",    "nanh"};
         double t = 7;
@@ -124,6 +135,151 @@ START_TEST(since_refuses_what_it_cannot_read)
                 ck_assert_msg(format_parse_since(bad[i], 1000, &t) == -EINVAL, "%s", bad[i]);
                 ck_assert_double_eq(t, 7);
         }
+}
+END_TEST
+
+START_TEST(durations_are_seconds_or_numbers_with_units)
+{
+        static const struct {
+                const char *text;
+                double seconds;
+        } good[] = {
+            {"90", 90},   {"90s", 90},      {"2m", 120},    {"1h30m", 5400},   {"1d", 86400},
+            {"0.5", 0.5}, {"1.5s", 1.5},    {"1.5h", 5400}, {"1d12h", 129600}, {"1w", 604800},
+            {"0", 0},     {"2h0m5s", 7205}, {".5", 0.5},    {"1m30.5s", 90.5},
+        };
+        double t;
+
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+                t = -1;
+                ck_assert_msg(duration_parse(good[i].text, &t) == 0, "%s", good[i].text);
+                ck_assert_msg(t == good[i].seconds, "%s: %g", good[i].text, t);
+        }
+}
+END_TEST
+
+START_TEST(durations_refuse_what_they_cannot_read)
+{
+        /* Signs, spaces, exponents, hex, units out of order or twice, a number left without its
+         * unit after one with it, clock times and dates (spans only here). */
+        static const char *const bad[] = {
+            "",      "s",      "-5",  "+5",   " 5",    "5 ",         "5x",   "1h30",
+            "30m1h", "1m1m",   "1e3", "inf",  "nan",   "0x10",       "1..5", "1.5.",
+            ".",     "1h 30m", "5S",  "soon", "09:00", "2026-12-24",
+        };
+        double t = 7;
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ck_assert_msg(duration_parse(bad[i], &t) == -EINVAL, "%s", bad[i]);
+                ck_assert_double_eq(t, 7);
+        }
+        ck_assert_int_eq(
+            duration_parse("99999999999999999999999999999999999999999999999999999999999"
+                           "9999999999999999999999999999999999999999999999999999999999"
+                           "9999999999999999999999999999999999999999999999999999999999"
+                           "9999999999999999999999999999999999999999999999999999999999"
+                           "9999999999999999999999999999999999999999999999999999999999"
+                           "9999999999999999999999999999999999999999999999999999999999",
+                           &t),
+            -EINVAL);
+}
+END_TEST
+
+/* 2026-12-04 08:35:12 UTC, 09:35:12 in Berlin. */
+#define NOW ((time_t)1796373312)
+
+START_TEST(until_takes_a_span_as_it_is)
+{
+        double t;
+
+        ck_assert_int_eq(duration_until("2m", NOW, &t), 0);
+        ck_assert_double_eq(t, 120);
+        ck_assert_int_eq(duration_until("0.5", NOW, &t), 0);
+        ck_assert_double_eq(t, 0.5);
+}
+END_TEST
+
+START_TEST(until_a_time_of_day_is_the_next_one_today_or_tomorrow)
+{
+        double t;
+
+        in_zone("UTC");
+        ck_assert_int_eq(duration_until("09:00", NOW, &t), 0);
+        ck_assert_double_eq(t, 24 * 60 + 48); /* today, 24 min 48 s on */
+        ck_assert_int_eq(duration_until("08:00", NOW, &t), 0);
+        ck_assert_double_eq(t, 86400 - 35 * 60 - 12); /* tomorrow's */
+        ck_assert_int_eq(duration_until("08:35:12", NOW, &t), 0);
+        ck_assert_double_eq(t, 86400); /* now is not next */
+        ck_assert_int_eq(duration_until("08:35:13", NOW, &t), 0);
+        ck_assert_double_eq(t, 1);
+        in_zone("Europe/Berlin");
+        ck_assert_int_eq(duration_until("09:00", NOW, &t), 0);
+        ck_assert_double_eq(t, 86400 - 35 * 60 - 12); /* 09:35 there: tomorrow's */
+        ck_assert_int_eq(duration_until("10:00", NOW, &t), 0);
+        ck_assert_double_eq(t, 24 * 60 + 48);
+}
+END_TEST
+
+START_TEST(until_a_time_of_day_counts_the_calendar_across_a_dst_change)
+{
+        double t;
+
+        /* 2026-03-28 12:00 in Berlin, winter time; that night clocks go from 02:00 to 03:00.
+         * The next 11:00 is 2026-03-29 11:00 summer time: 22 hours on, not 23. */
+        in_zone("Europe/Berlin");
+        ck_assert_int_eq(duration_until("11:00", (time_t)1774695600, &t), 0);
+        ck_assert_double_eq(t, 1774774800 - 1774695600);
+        ck_assert_double_eq(t, 22 * 3600);
+}
+END_TEST
+
+START_TEST(until_a_local_date_and_time_is_that_moment_and_not_a_past_one)
+{
+        double t = 7;
+
+        in_zone("UTC");
+        ck_assert_int_eq(duration_until("2026-12-24T18:00", NOW, &t), 0);
+        ck_assert_double_eq(t, 1798135200 - (double)NOW);
+        ck_assert_int_eq(duration_until("2026-12-24 18:00:30", NOW, &t), 0);
+        ck_assert_double_eq(t, 1798135230 - (double)NOW);
+        in_zone("Europe/Berlin");
+        ck_assert_int_eq(duration_until("2026-12-24T19:00", NOW, &t), 0);
+        ck_assert_double_eq(t, 1798135200 - (double)NOW);
+        t = 7;
+        ck_assert_int_eq(duration_until("2026-12-04T09:00", NOW, &t), -ERANGE);
+        ck_assert_int_eq(duration_until("2026-12-04T09:35:12", NOW, &t), -ERANGE);
+        ck_assert_int_eq(duration_until("2026-12-24T25:00", NOW, &t), -EINVAL);
+        ck_assert_int_eq(duration_until("25:00", NOW, &t), -EINVAL);
+        ck_assert_int_eq(duration_until("9", NOW, &t), 0); /* seconds */
+        ck_assert_int_eq(duration_until("tomorrow", NOW, &t), -EINVAL);
+        ck_assert_int_eq(duration_until("-1", NOW, &t), -EINVAL);
+}
+END_TEST
+
+/* The last lines of a text given piece by piece, as tail -n gives them. */
+static const char *tail_of(const char *const *pieces, int64_t lines)
+{
+        static char out[256];
+        struct tail t = {.lines = lines};
+
+        for (; *pieces; pieces++)
+                ck_assert_int_eq(tail_add(&t, *pieces, strlen(*pieces)), 0);
+        snprintf(out, sizeof(out), "%s", tail_text(&t));
+        tail_clear(&t);
+        return out;
+}
+
+START_TEST(tail_keeps_the_last_lines_across_pieces)
+{
+        ck_assert_str_eq(tail_of((const char *[]){"a\nb\nc\n", NULL}, 2), "b\nc\n");
+        ck_assert_str_eq(tail_of((const char *[]){"a\nb", "\nc", "\nd\n", NULL}, 2), "c\nd\n");
+        /* A last line without its newline is a line. */
+        ck_assert_str_eq(tail_of((const char *[]){"a\nb\nc", NULL}, 2), "b\nc");
+        ck_assert_str_eq(tail_of((const char *[]){"a\n", "b\n", NULL}, 5), "a\nb\n");
+        ck_assert_str_eq(tail_of((const char *[]){"a\nb\n", NULL}, 0), "");
+        ck_assert_str_eq(tail_of((const char *[]){"\n\n\n", NULL}, 2), "\n\n");
+        ck_assert_str_eq(tail_of((const char *[]){NULL}, 3), "");
+        ck_assert_str_eq(tail_of((const char *[]){"", "x", NULL}, 1), "x");
 }
 END_TEST
 
@@ -140,6 +296,13 @@ int main(void)
         tcase_add_test(tc, since_takes_a_duration_back_from_now);
         tcase_add_test(tc, since_takes_a_local_date_and_time);
         tcase_add_test(tc, since_refuses_what_it_cannot_read);
+        tcase_add_test(tc, tail_keeps_the_last_lines_across_pieces);
+        tcase_add_test(tc, durations_are_seconds_or_numbers_with_units);
+        tcase_add_test(tc, durations_refuse_what_they_cannot_read);
+        tcase_add_test(tc, until_takes_a_span_as_it_is);
+        tcase_add_test(tc, until_a_time_of_day_is_the_next_one_today_or_tomorrow);
+        tcase_add_test(tc, until_a_time_of_day_counts_the_calendar_across_a_dst_change);
+        tcase_add_test(tc, until_a_local_date_and_time_is_that_moment_and_not_a_past_one);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -1019,6 +1019,52 @@ static bool file_exists(const char *path)
         return access(path, F_OK) == 0;
 }
 
+/* The log of a run by its number: each run's own, while the history keeps it; then -32001. */
+START_TEST(log_run_reads_that_runs_log_while_the_history_keeps_it)
+{
+        char params[PATH_MAX + 256], msg[256];
+        json_object *reply;
+        int64_t id;
+
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"n=$(cat %s/count 2>/dev/null || echo 0); n=$((n+1)); "
+                 "echo $n >%s/count; echo run $n\",\"persist\":true}",
+                 d.dir, d.dir);
+        id = job_submit(fd, params);
+        json_object_put(job_wait(fd, id));
+        for (int i = 0; i < 2; i++) {
+                snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+                json_object_put(call_ok(fd, "enqueue", params));
+                json_object_put(job_wait(fd, id));
+        }
+        for (int run = 1; run <= 3; run++) {
+                char want[16];
+
+                snprintf(params, sizeof(params), "{\"id\":%lld,\"run\":%d}", (long long)id, run);
+                reply = call_ok(fd, "log", params);
+                snprintf(want, sizeof(want), "run %d\n", run);
+                ck_assert_str_eq(str_member(reply, "data"), want);
+                ck_assert(json_object_get_boolean(json_object_object_get(reply, "eof")));
+                json_object_put(reply);
+        }
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"run\":4}", (long long)id);
+        ck_assert_int_eq(call_error(fd, "log", params, msg, sizeof(msg)), -32001);
+        ck_assert_msg(strstr(msg, "has no run 4"), "%s", msg);
+        /* The history keeps the last two runs from now on: the first one's log is gone. */
+        set("{\"history-limit\":2}");
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        json_object_put(call_ok(fd, "enqueue", params));
+        json_object_put(job_wait(fd, id));
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"run\":1}", (long long)id);
+        ck_assert_int_eq(call_error(fd, "log", params, msg, sizeof(msg)), -32001);
+        ck_assert_msg(strstr(msg, "is gone"), "%s", msg);
+        snprintf(params, sizeof(params), "{\"id\":%lld,\"run\":4}", (long long)id);
+        reply = call_ok(fd, "log", params);
+        ck_assert_str_eq(str_member(reply, "data"), "run 4\n");
+        json_object_put(reply);
+}
+END_TEST
+
 /* A user's run logs stay within max-log-bytes-per-user: the oldest finished ones go, file and
  * path, and a run's own log is cut at the budget. */
 START_TEST(a_users_oldest_logs_go_to_keep_within_max_log_bytes_per_user)
@@ -1405,6 +1451,7 @@ int main(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, command_runs_and_wait_gives_its_exit_code);
+        tcase_add_test(tc, log_run_reads_that_runs_log_while_the_history_keeps_it);
         tcase_add_test(tc, argv_runs_without_a_shell_with_cwd_env_and_no_stdin);
         tcase_add_test(tc, a_plain_command_starts_as_the_shell_would_start_it);
         tcase_add_test(tc, status_shows_the_name_key_and_command_given);

@@ -1635,6 +1635,9 @@ START_TEST(params_id_tables_require_what_the_methods_need)
         ck_assert_int_eq(log.max, 1048576);
         rejected("{\"id\":3,\"max\":0}", sw_log_params, &log, "\"max\" must be between 1");
         rejected("{\"id\":3,\"offset\":-1}", sw_log_params, &log, "\"offset\" must be between 0");
+        ck_assert_int_eq(params("{\"id\":3,\"run\":2}", sw_log_params, &log), 0);
+        ck_assert_int_eq(log.run, 2);
+        rejected("{\"id\":3,\"run\":0}", sw_log_params, &log, "\"run\" must be between 1");
         ck_assert_int_eq(params("{\"key\":\"nightly\"}", sw_enqueue_params, &enq), 0);
         ck_assert_str_eq(enq.key, "nightly");
         ck_assert_int_eq(enq.id, 0);

@@ -552,6 +552,116 @@ START_TEST(submit_on_end_runs_it_after_each_run_and_set_gives_the_daemons)
 }
 END_TEST
 
+static double seconds_now(void)
+{
+        struct timespec ts;
+
+        ck_assert_int_eq(clock_gettime(CLOCK_REALTIME, &ts), 0);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The job's status as the daemon gives it (the caller puts it). */
+static json_object *status_json(int64_t id)
+{
+        char *out = ctl_ok("--json", "status", idstr(id), NULL);
+        json_object *st = json_tokener_parse(out);
+
+        ck_assert_msg(st != NULL, "status: %s", out);
+        free(out);
+        return st;
+}
+
+static double double_member(json_object *o, const char *name)
+{
+        json_object *v;
+
+        ck_assert_msg(json_object_object_get_ex(o, name, &v), "no \"%s\" in %s", name,
+                      json_object_to_json_string(o));
+        return json_object_get_double(v);
+}
+
+/* --delay 2m is 120 s at the daemon: its next_run is 120 s after the submit, and it runs once
+ * the daemon's clock has moved on by that much. */
+START_TEST(submit_delay_2m_reaches_the_daemon_as_120_seconds)
+{
+        struct daemon dc = {0};
+        double before, after, next;
+        json_object *st;
+        int64_t id;
+        char *out;
+
+        daemon_start_clocked(&dc, NULL);
+        ck_assert_int_eq(setenv("SLOWWORK_SOCKET", dc.sock, 1), 0);
+        before = seconds_now();
+        id = submit("--delay", "2m", "--", "true", NULL);
+        after = seconds_now();
+        st = status_json(id);
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        next = double_member(st, "next_run");
+        ck_assert_msg(next >= before + 120 - 0.01 && next <= after + 120 + 0.01,
+                      "next_run %.3f, submitted between %.3f and %.3f", next, before, after);
+        json_object_put(st);
+        daemon_advance_clock(&dc, 120);
+        out = ctl_ok("wait", idstr(id), NULL);
+        ck_assert_ptr_nonnull(strstr(out, "succeeded"));
+        free(out);
+        daemon_stop(&dc);
+        ck_assert_int_eq(setenv("SLOWWORK_SOCKET", d.sock, 1), 0);
+}
+END_TEST
+
+/* Every option of seconds reads spans with units; --delay also a time of day or a date; what it
+ * cannot read, or a moment past, is a usage error that names the option. */
+START_TEST(seconds_options_take_spans_and_delay_a_moment)
+{
+        static const char *const usage[][3] = {
+            {"--delay", "soon", "--delay takes"},
+            {"--delay", "2026-01-01T00:00", "--delay: 2026-01-01T00:00 is in the past"},
+            {"--delay", "25:00", "--delay takes"},
+            {"--timeout", "1h30", "--timeout takes"},
+            {"--retry-delay", "-1s", "--retry-delay takes"},
+            {"--every", "1m1h", "--every takes"},
+        };
+        int64_t every, retried, at;
+        double before, next;
+        json_object *st;
+        struct run r;
+
+        every = submit("--every", "1h", "--", "true", NULL);
+        st = status_json(every);
+        ck_assert_double_eq(double_member(st, "every"), 3600);
+        json_object_put(st);
+        free(ctl_ok("release", idstr(every), NULL));
+        retried =
+            submit("--persist", "--retries", "1", "--retry-delay", "1m30s", "--", "true", NULL);
+        st = status_json(retried);
+        ck_assert_double_eq(double_member(st, "retry_delay"), 90);
+        json_object_put(st);
+        free(ctl_ok("release", idstr(retried), NULL));
+        ctl(&r, NULL, "submit", "--wait", "--timeout", "0.2s", "--", "sleep 30", NULL);
+        ck_assert_int_eq(r.status, 1);
+        st = status_json(strtoll(r.out, NULL, 10));
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "timed-out");
+        json_object_put(st);
+        run_free(&r);
+        /* A time of day is the next one: within a day from now. */
+        before = seconds_now();
+        at = submit("--delay", "09:00", "--", "true", NULL);
+        st = status_json(at);
+        next = double_member(st, "next_run");
+        ck_assert_msg(next > before && next <= before + 86400 + 3600 + 1, "next_run %.3f", next);
+        json_object_put(st);
+        free(ctl_ok("cancel", idstr(at), NULL));
+        for (size_t i = 0; i < sizeof(usage) / sizeof(usage[0]); i++) {
+                ctl(&r, NULL, "submit", usage[i][0], usage[i][1], "--", "true", NULL);
+                ck_assert_msg(r.status == 2, "%s %s: %d", usage[i][0], usage[i][1], r.status);
+                ck_assert_msg(strstr(r.err, usage[i][2]), "%s %s: %s", usage[i][0], usage[i][1],
+                              r.err);
+                run_free(&r);
+        }
+}
+END_TEST
+
 START_TEST(submit_wait_exits_with_the_jobs_code)
 {
         struct run r;
@@ -868,6 +978,78 @@ START_TEST(log_prints_the_output_and_follows_a_running_job)
 }
 END_TEST
 
+/* log --run N prints that run's log; --lines N the last N lines, and with -f what follows. */
+START_TEST(log_run_and_lines_pick_a_run_and_its_last_lines)
+{
+        char cmd[2 * PATH_MAX + 256], buf[256] = "", *out;
+        size_t have = 0;
+        struct run r;
+        int64_t id;
+        pid_t pid;
+        int fd;
+
+        snprintf(cmd, sizeof(cmd),
+                 "n=$(cat %s/count 2>/dev/null || echo 0); n=$((n+1)); echo $n >%s/count; "
+                 "for i in 1 2 3 4 5; do echo run $n line $i; done",
+                 d.dir, d.dir);
+        id = submit("--persist", "--", cmd, NULL);
+        free(ctl_ok("wait", idstr(id), NULL));
+        free(ctl_ok("enqueue", idstr(id), NULL));
+        free(ctl_ok("wait", idstr(id), NULL));
+        out = ctl_ok("log", idstr(id), "--run", "1", NULL);
+        ck_assert_str_eq(out, "run 1 line 1\nrun 1 line 2\nrun 1 line 3\nrun 1 line 4\n"
+                              "run 1 line 5\n");
+        free(out);
+        out = ctl_ok("log", idstr(id), "--lines", "2", NULL);
+        ck_assert_str_eq(out, "run 2 line 4\nrun 2 line 5\n");
+        free(out);
+        out = ctl_ok("log", "--run", "1", "--lines", "1", idstr(id), NULL);
+        ck_assert_str_eq(out, "run 1 line 5\n");
+        free(out);
+        out = ctl_ok("log", "--lines", "0", idstr(id), NULL);
+        ck_assert_str_eq(out, "");
+        free(out);
+        ctl(&r, NULL, "log", idstr(id), "--run", "3", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "has no run 3"));
+        run_free(&r);
+        ctl(&r, NULL, "log", idstr(id), "--run", "0", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "--run takes"));
+        run_free(&r);
+        ctl(&r, NULL, "log", idstr(id), "--lines", "x", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "--lines takes"));
+        run_free(&r);
+        free(ctl_ok("release", idstr(id), NULL));
+
+        /* -f --lines 1 on a running job: its last line so far, then each one as it comes. */
+        snprintf(cmd, sizeof(cmd),
+                 "echo one; echo two; while [ ! -e %s/go1 ]; do sleep 0.01; done; echo three",
+                 d.dir);
+        id = submit("--", cmd, NULL);
+        wait_running(id);
+        /* Both first lines are out once the job waits on its gate: read them, then tail. */
+        out = NULL;
+        for (int i = 0; i < 2000 && (!out || strcmp(out, "one\ntwo\n") != 0); i++) {
+                free(out);
+                out = ctl_ok("log", idstr(id), NULL);
+                if (strcmp(out, "one\ntwo\n") != 0)
+                        usleep(10 * 1000);
+        }
+        ck_assert_str_eq(out, "one\ntwo\n");
+        free(out);
+        pid = ctl_spawn(&fd, "log", "-f", "--lines", "1", idstr(id), NULL);
+        read_until(fd, buf, sizeof(buf), &have, "two\n");
+        gate_open("go1");
+        read_until(fd, buf, sizeof(buf), &have, "three\n");
+        ck_assert_int_eq(read(fd, buf + have, 1), 0);
+        close(fd);
+        ck_assert_int_eq(ctl_reap(pid), 0);
+        ck_assert_str_eq(buf, "two\nthree\n");
+}
+END_TEST
+
 START_TEST(cancel_of_a_running_sleep_makes_wait_say_cancelled)
 {
         int64_t id = submit("--", "sleep", "30", NULL);
@@ -1176,6 +1358,156 @@ START_TEST(wait_for_several_reports_each_and_exits_with_the_last)
         ck_assert_int_eq(r.status, 1);
         ck_assert_str_eq(r.err, "slowctl: wait 424242: no job 424242\n");
         run_free(&r);
+}
+END_TEST
+
+/* The id's "job N: ..." line is in out. */
+static bool reported(const char *out, int64_t id)
+{
+        char want[32];
+
+        snprintf(want, sizeof(want), "job %lld: ", (long long)id);
+        return strstr(out, want) != NULL;
+}
+
+/* slowctl running beside the test with its stderr on a terminal (where wait shows its progress
+ * line): its pid, its stdout in *ret_out, the terminal's end in *ret_tty. */
+static pid_t ctl_spawn_tty(int *ret_out, int *ret_tty, ...)
+{
+        char *argv[ARGS_MAX + 1] = {(char *)SLOWCTL};
+        int out[2], master, n = 1;
+        va_list ap;
+        pid_t pid;
+
+        va_start(ap, ret_tty);
+        for (const char *a; n < ARGS_MAX && (a = va_arg(ap, const char *)); n++)
+                argv[n] = (char *)a;
+        va_end(ap);
+        argv[n] = NULL;
+        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        ck_assert_int_ge(master, 0);
+        ck_assert(grantpt(master) == 0 && unlockpt(master) == 0);
+        ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+
+                if (slave < 0 || dup2(slave, STDERR_FILENO) < 0)
+                        _exit(127);
+                dup2(out[1], STDOUT_FILENO);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        close(out[1]);
+        *ret_out = out[0];
+        *ret_tty = master;
+        return pid;
+}
+
+/* Reads the terminal until want has come (fails after 20 s). */
+static void tty_wait_for(int tty, const char *want)
+{
+        char buf[4096] = "";
+        size_t have = 0;
+
+        while (!strstr(buf, want)) {
+                struct pollfd p = {.fd = tty, .events = POLLIN};
+                ssize_t k;
+
+                ck_assert_msg(poll(&p, 1, 20000) > 0, "no \"%s\" in 20 s, only \"%s\"", want, buf);
+                if (have + 1 >= sizeof(buf))
+                        have = 0; /* only the newest matters */
+                k = read(tty, buf + have, sizeof(buf) - 1 - have);
+                ck_assert_msg(k > 0, "the terminal closed before \"%s\"", want);
+                have += (size_t)k;
+                buf[have] = '\0';
+        }
+}
+
+/* All a pipe gives until its end. */
+static char *read_all(int fd)
+{
+        struct sink s = {.fd = fd};
+
+        while (sink_read(&s))
+                ;
+        close(fd);
+        return s.buf ? s.buf : strdup("");
+}
+
+/* A job that ends with code once the gate is opened: its id. */
+static int64_t submit_gated(const char *gate, int code, const char *queue)
+{
+        char cmd[PATH_MAX + 128];
+
+        snprintf(cmd, sizeof(cmd), "while [ ! -e %s ]; do sleep 0.01; done; exit %d",
+                 gate_path(gate), code);
+        return queue ? submit("--queue", queue, "--", cmd, NULL) : submit("--", cmd, NULL);
+}
+
+/* wait --all waits for each live job of the caller that will end, --queue Q for those of Q; the
+ * exit status is the worst of their outcomes. Persist, recurring and stashed jobs are left out
+ * (a recurring or a stashed one never ends by itself: waiting for it would not return). The gates
+ * open only once wait has sent its requests: its progress line says so. */
+START_TEST(wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_worst)
+{
+        int64_t kept, every, stashed, a, b, q, c1, c2, e;
+        struct run r;
+        char *out;
+        pid_t pid;
+        int fd, tty;
+
+        free(ctl_ok("queue", "add", "q2", NULL));
+        ctl(&r, NULL, "submit", "--persist", "--wait", "--", "exit 9", NULL);
+        ck_assert_int_eq(r.status, 9);
+        kept = submitted(r.out);
+        run_free(&r);
+        every = submit("--every", "1h", "--", "true", NULL);
+        stashed = submit("--stashed", "--", "exit 8", NULL);
+        a = submit_gated("go", 3, NULL);
+        b = submit_gated("go", 0, NULL);
+        q = submit_gated("goq", 5, "q2");
+        pid = ctl_spawn_tty(&fd, &tty, "wait", "--all", NULL);
+        tty_wait_for(tty, "waiting: 0 of 3 done");
+        gate_open("go");
+        gate_open("goq");
+        out = read_all(fd);
+        close(tty);
+        ck_assert_int_eq(ctl_reap(pid), 5);
+        ck_assert_msg(reported(out, a) && reported(out, b) && reported(out, q), "%s", out);
+        ck_assert_msg(!reported(out, kept) && !reported(out, every) && !reported(out, stashed),
+                      "%s", out);
+        ck_assert_ptr_nonnull(strstr(out, "failed (exit code 3)"));
+        free(out);
+
+        /* --queue: only that queue's. */
+        c1 = submit_gated("goc", 4, "q2");
+        c2 = submit_gated("goc", 0, "q2");
+        e = submit_gated("goe", 6, NULL);
+        pid = ctl_spawn_tty(&fd, &tty, "wait", "--queue", "q2", NULL);
+        tty_wait_for(tty, "waiting: 0 of 2 done");
+        gate_open("goc");
+        out = read_all(fd);
+        close(tty);
+        ck_assert_int_eq(ctl_reap(pid), 4);
+        ck_assert_msg(reported(out, c1) && reported(out, c2) && !reported(out, e), "%s", out);
+        free(out);
+        gate_open("goe");
+        ctl(&r, NULL, "wait", idstr(e), NULL);
+        ck_assert_int_eq(r.status, 6);
+        run_free(&r);
+
+        /* Nothing left that will end: nothing to wait for. */
+        ctl(&r, NULL, "wait", "--all", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.out, "");
+        run_free(&r);
+        ctl(&r, NULL, "wait", "--all", idstr(a), NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        free(ctl_ok("release", idstr(kept), idstr(every), NULL));
+        free(ctl_ok("cancel", idstr(stashed), NULL));
 }
 END_TEST
 
@@ -1716,6 +2048,53 @@ START_TEST(usage_errors_exit_2_and_help_exits_0)
 }
 END_TEST
 
+/* help is --help's usage, and help COMMAND the command's --help; an unknown one is an error. */
+START_TEST(help_prints_the_usage_or_a_commands)
+{
+        static const char *const commands[] = {"submit", "wait", "log", "help"};
+        struct run r, with_flag;
+
+        ctl(&r, NULL, "help", NULL);
+        ctl(&with_flag, NULL, "--help", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.out, with_flag.out);
+        ck_assert_ptr_nonnull(strstr(r.out, "Usage: slowctl"));
+        ck_assert_ptr_nonnull(strstr(r.out, "  help "));
+        ck_assert_str_eq(r.err, "");
+        run_free(&r);
+        run_free(&with_flag);
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+                char want[64];
+
+                ctl(&r, NULL, "help", commands[i], NULL);
+                ctl(&with_flag, NULL, commands[i], "--help", NULL);
+                ck_assert_int_eq(r.status, 0);
+                ck_assert_int_eq(with_flag.status, 0);
+                ck_assert_str_eq(r.out, with_flag.out);
+                snprintf(want, sizeof(want), "Usage: slowctl %s", commands[i]);
+                ck_assert_ptr_nonnull(strstr(r.out, want));
+                run_free(&r);
+                run_free(&with_flag);
+        }
+        ctl(&r, NULL, "help", "wait", NULL);
+        ck_assert_ptr_nonnull(strstr(r.out, "--all"));
+        ck_assert_ptr_nonnull(strstr(r.out, "--queue Q"));
+        run_free(&r);
+        ctl(&r, NULL, "help", "frobnicate", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_str_eq(r.out, "");
+        ck_assert_ptr_nonnull(strstr(r.err, "no command \"frobnicate\""));
+        run_free(&r);
+        ctl(&r, NULL, "help", "log", "wait", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        /* help needs no daemon. */
+        ctl(&r, NULL, "--socket", "/nonexistent/sock", "help", "log", NULL);
+        ck_assert_int_eq(r.status, 0);
+        run_free(&r);
+}
+END_TEST
+
 START_TEST(missing_daemon_exits_69_and_names_the_path)
 {
         char path[PATH_MAX], want[PATH_MAX + 128];
@@ -2178,6 +2557,8 @@ int main(void)
         tcase_add_test(tc, submit_flow_options_reach_the_job);
         tcase_add_test(tc, submit_stashed_with_a_priority_then_edit_and_enqueue);
         tcase_add_test(tc, submit_on_end_runs_it_after_each_run_and_set_gives_the_daemons);
+        tcase_add_test(tc, submit_delay_2m_reaches_the_daemon_as_120_seconds);
+        tcase_add_test(tc, seconds_options_take_spans_and_delay_a_moment);
         tcase_add_test(tc, submit_plugin_runs_an_entry_point_with_its_arg);
         tcase_add_test(tc, one_argument_is_a_shell_command_several_are_argv);
         tcase_add_test(tc, submit_sends_the_current_directory_or_cwd);
@@ -2187,8 +2568,11 @@ int main(void)
                        submit_stdin_sends_the_environment_with_each_job_to_a_daemon_without_env_set);
         tcase_add_test(tc, list_shows_aligned_columns_with_a_header);
         tcase_add_test(tc, log_prints_the_output_and_follows_a_running_job);
+        tcase_add_test(tc, log_run_and_lines_pick_a_run_and_its_last_lines);
         tcase_add_test(tc, cancel_of_a_running_sleep_makes_wait_say_cancelled);
         tcase_add_test(tc, wait_for_several_reports_each_and_exits_with_the_last);
+        tcase_add_test(tc,
+                       wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_worst);
         tcase_add_test(tc, history_prints_the_runs_newest_first_as_a_table);
         tcase_add_test(tc, history_filters_failed_outcome_since_and_count);
         tcase_add_test(tc, history_usage_errors_exit_2);
@@ -2201,6 +2585,7 @@ int main(void)
         tcase_add_test(tc, json_prints_the_daemons_results);
         tcase_add_test(tc, rq_prints_the_kernels_layout);
         tcase_add_test(tc, usage_errors_exit_2_and_help_exits_0);
+        tcase_add_test(tc, help_prints_the_usage_or_a_commands);
         tcase_add_test(tc, missing_daemon_exits_69_and_names_the_path);
         tcase_add_test(tc, ping_and_version);
         tcase_add_test(tc, reload_says_it_reloaded_or_fails_with_the_files_error);

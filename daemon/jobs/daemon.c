@@ -104,6 +104,13 @@ const struct run_record *daemon_last_run(const struct daemon *d, int64_t id)
         return learned && (!rec || learned->run > rec->run) ? learned : rec;
 }
 
+const struct run_record *daemon_find_run(const struct daemon *d, int64_t id, int64_t run)
+{
+        const struct run_record *rec = history_find(&d->history, id, run);
+
+        return rec ? rec : history_find(&d->learned, id, run);
+}
+
 void daemon_learn_run(struct daemon *d, struct run_record *rec)
 {
         const struct run_record *have = daemon_last_run(d, rec->id);

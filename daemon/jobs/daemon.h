@@ -158,6 +158,8 @@ void daemon_save_state(struct daemon *d, struct job *job, const char *state);
 void daemon_learn_run(struct daemon *d, struct run_record *rec);
 /* A job's last finished run as this node knows it (history or learned), or NULL. */
 const struct run_record *daemon_last_run(const struct daemon *d, int64_t id);
+/* A job's run number run, finished, as this node knows it (history or learned), or NULL. */
+const struct run_record *daemon_find_run(const struct daemon *d, int64_t id, int64_t run);
 /* A job's state changed, or a run ended: told to on_event. */
 void daemon_notify(struct daemon *d, struct job *job, const char *state,
                    const struct run_record *ended);

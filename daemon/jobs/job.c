@@ -820,6 +820,7 @@ json_object *job_to_json(struct job *job)
         add(o, "node", json_object_new_string(job->shared->node ? job->shared->node : ""));
         add(o, "refs", json_object_new_int(__atomic_load_n(&job->refs, __ATOMIC_RELAXED)));
         add(o, "handles", json_object_new_int((int)job->handles));
+        add(o, "persist", json_object_new_boolean(job->persist));
         add(o, "runs",
             json_object_new_int64(__atomic_load_n(&job->runs_started, __ATOMIC_RELAXED)));
         add(o, "command", json_object_new_string(job_summary(job)));

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The log method: a piece of a run's log file, read off the loop thread, as UTF-8 text (bytes
- * that are not UTF-8 become U+FFFD). "offset" lets a client follow a running job. Another
- * node's finished run's log is read from the database they share.
+ * that are not UTF-8 become U+FFFD). "offset" lets a client follow a running job; "run" names
+ * an earlier run, while the history keeps it. Another node's finished run's log is read from the
+ * database they share.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -221,50 +222,13 @@ static void db_read_done(void *data, const struct db_result *res)
         reply_read(x);
 }
 
-static void handle_log(struct daemon *d, struct conn *c, union params *params, struct reply *r)
+/* Starts reading path (taken over) for the request; rec is the finished run's, or NULL for the
+ * run in progress. */
+static void start_read(struct daemon *d, struct conn *c, const struct sw_log_params *p,
+                       struct reply *r, char *path, const struct run_record *rec, bool running)
 {
-        struct sw_log_params *p = &params->log;
-        struct job *job = registry_find(&d->registry, p->id);
-        const struct run_record *rec = job ? job->last : daemon_last_run(d, p->id);
-        struct log_read *x;
-        char *path = NULL;
-        bool running = job && slow_work_is_executing(&job->dw.work);
+        struct log_read *x = calloc(1, sizeof(*x));
 
-        if (!rec && !job) {
-                reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)p->id);
-                return;
-        }
-        if (!requests_may_touch(c, job ? job->owner : rec->owner)) {
-                reply_error(r, SW_E_PERMISSION, "job %lld is not yours", (long long)p->id);
-                return;
-        }
-        if (running)
-                path = record_log_path(d->shared.run.log_dir, p->id,
-                                       __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE));
-        else if (!running && rec && rec->log)
-                path = strdup(rec->log);
-        if (!path && job && !rec && !job_idle(job)) {
-                /* Queued, not started: nothing yet, but more to come. */
-                r->result = json_object_new_object();
-                json_object_object_add(r->result, "id", json_object_new_int64(p->id));
-                json_object_object_add(r->result, "log", NULL);
-                json_object_object_add(r->result, "data", json_object_new_string(""));
-                json_object_object_add(r->result, "offset", json_object_new_int64(p->offset));
-                json_object_object_add(r->result, "eof", json_object_new_boolean(0));
-                return;
-        }
-        if (!path && rec && rec->started > 0) {
-                reply_error(r, SW_E_NOT_FOUND,
-                            "the log of job %lld (run %lld) was removed: its owner's logs "
-                            "exceeded max-log-bytes-per-user",
-                            (long long)p->id, (long long)rec->run);
-                return;
-        }
-        if (!path) {
-                reply_error(r, SW_E_NOT_FOUND, "job %lld has no log yet", (long long)p->id);
-                return;
-        }
-        x = calloc(1, sizeof(*x));
         if (!x) {
                 free(path);
                 reply_error(r, SW_E_INTERNAL, "out of memory");
@@ -288,6 +252,107 @@ static void handle_log(struct daemon *d, struct conn *c, union params *params, s
         else
                 uv_queue_work(c->clients->loop, &x->work, read_work, read_done);
         r->deferred = true;
+}
+
+/* The finished run's log is gone, or never was: why. */
+static void reply_no_log(struct reply *r, const struct run_record *rec)
+{
+        if (rec->started > 0)
+                reply_error(r, SW_E_NOT_FOUND,
+                            "the log of job %lld (run %lld) was removed: its owner's logs "
+                            "exceeded max-log-bytes-per-user",
+                            (long long)rec->id, (long long)rec->run);
+        else
+                reply_error(r, SW_E_NOT_FOUND, "run %lld of job %lld never started: it has no log",
+                            (long long)rec->run, (long long)rec->id);
+}
+
+/* The log of run p->run: the run in progress, or a finished one while the history keeps it. */
+static void log_of_run(struct daemon *d, struct conn *c, const struct sw_log_params *p,
+                       struct job *job, struct reply *r)
+{
+        int64_t started = job ? __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) : 0;
+        const struct run_record *rec;
+        char *path;
+
+        if (job && slow_work_is_executing(&job->dw.work) && p->run == started) {
+                path = record_log_path(d->shared.run.log_dir, p->id, p->run);
+                if (!path)
+                        reply_error(r, SW_E_INTERNAL, "out of memory");
+                else
+                        start_read(d, c, p, r, path, NULL, true);
+                return;
+        }
+        rec = job && job->last && job->last->run == p->run ? job->last
+                                                           : daemon_find_run(d, p->id, p->run);
+        if (!rec) {
+                const struct run_record *last = job ? job->last : daemon_last_run(d, p->id);
+
+                if (p->run > started && (!last || p->run > last->run))
+                        reply_error(r, SW_E_NOT_FOUND, "job %lld has no run %lld yet",
+                                    (long long)p->id, (long long)p->run);
+                else
+                        reply_error(r, SW_E_NOT_FOUND,
+                                    "the log of job %lld (run %lld) is gone: the history no "
+                                    "longer keeps that run",
+                                    (long long)p->id, (long long)p->run);
+                return;
+        }
+        if (!rec->log) {
+                reply_no_log(r, rec);
+                return;
+        }
+        path = strdup(rec->log);
+        if (!path)
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+        else
+                start_read(d, c, p, r, path, rec, false);
+}
+
+static void handle_log(struct daemon *d, struct conn *c, union params *params, struct reply *r)
+{
+        struct sw_log_params *p = &params->log;
+        struct job *job = registry_find(&d->registry, p->id);
+        const struct run_record *rec = job ? job->last : daemon_last_run(d, p->id);
+        char *path = NULL;
+        bool running = job && slow_work_is_executing(&job->dw.work);
+
+        if (!rec && !job) {
+                reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)p->id);
+                return;
+        }
+        if (!requests_may_touch(c, job ? job->owner : rec->owner)) {
+                reply_error(r, SW_E_PERMISSION, "job %lld is not yours", (long long)p->id);
+                return;
+        }
+        if (p->run) {
+                log_of_run(d, c, p, job, r);
+                return;
+        }
+        if (running)
+                path = record_log_path(d->shared.run.log_dir, p->id,
+                                       __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE));
+        else if (!running && rec && rec->log)
+                path = strdup(rec->log);
+        if (!path && job && !rec && !job_idle(job)) {
+                /* Queued, not started: nothing yet, but more to come. */
+                r->result = json_object_new_object();
+                json_object_object_add(r->result, "id", json_object_new_int64(p->id));
+                json_object_object_add(r->result, "log", NULL);
+                json_object_object_add(r->result, "data", json_object_new_string(""));
+                json_object_object_add(r->result, "offset", json_object_new_int64(p->offset));
+                json_object_object_add(r->result, "eof", json_object_new_boolean(0));
+                return;
+        }
+        if (!path && rec && rec->started > 0) {
+                reply_no_log(r, rec);
+                return;
+        }
+        if (!path) {
+                reply_error(r, SW_E_NOT_FOUND, "job %lld has no log yet", (long long)p->id);
+                return;
+        }
+        start_read(d, c, p, r, path, running ? NULL : rec, running);
 }
 
 const struct method log_methods[] = {

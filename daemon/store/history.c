@@ -133,3 +133,13 @@ const struct run_record *history_last(const struct history *h, int64_t id)
                         return *at(h, i);
         return NULL;
 }
+
+const struct run_record *history_find(const struct history *h, int64_t id, int64_t run)
+{
+        size_t i;
+
+        for (i = h->n; i-- > 0;)
+                if ((*at(h, i))->id == id && (*at(h, i))->run == run)
+                        return *at(h, i);
+        return NULL;
+}
