@@ -1985,12 +1985,14 @@ END_TEST
 
 START_TEST(top_shows_the_runs_in_progress_beside_the_threads)
 {
-        int64_t run = submit("--", "sleep 30", NULL), queued, i;
+        int64_t run = submit("--", "sleep 30", NULL), queued, others[3];
         char *out, want[128], *line;
 
         wait_running(run);
-        for (i = 0; i < 3; i++) /* four threads, the fourth left for the queued one */
-                wait_running(submit("--", "sleep 31", NULL));
+        for (int i = 0; i < 3; i++) { /* four threads: none left for the queued one */
+                others[i] = submit("--", "sleep 31", NULL);
+                wait_running(others[i]);
+        }
         queued = submit("--", "sleep 32", NULL);
         out = ctl_ok("top", NULL);
         /* The runs, oldest first (with their owner, queue and time so far), then the queue. */
@@ -2002,6 +2004,7 @@ START_TEST(top_shows_the_runs_in_progress_beside_the_threads)
         ck_assert_msg(strstr(strstr(out, "THR PID"), ": sleep 31"), "%s", out);
         free(out);
         free(ctl_ok("cancel", idstr(queued), idstr(run), NULL));
+        free(ctl_ok("cancel", idstr(others[0]), idstr(others[1]), idstr(others[2]), NULL));
 }
 END_TEST
 
