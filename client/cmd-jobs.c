@@ -251,9 +251,8 @@ int cmd_release(struct ctl *x, const struct opts *o, int argc, char **argv)
 
 int cmd_enqueue(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
-        json_object *p = json_object_new_object(), *result;
+        json_object *p = json_object_new_object();
         int64_t id;
-        int r;
 
         if (!p)
                 return ctl_error(x, "out of memory");
@@ -273,21 +272,14 @@ int cmd_enqueue(struct ctl *x, const struct opts *o, int argc, char **argv)
         }
         if (o->queue)
                 json_object_object_add(p, "queue", json_object_new_string(o->queue));
-        r = ctl_call(x, NULL, "enqueue", p, &result);
-        if (r)
-                return r;
-        if (!x->json)
-                printf("%lld\n", (long long)json_int(result, "id", 0));
-        json_object_put(result);
-        return EXIT_OK;
+        return ctl_call_print_id(x, NULL, "enqueue", p);
 }
 
 int cmd_status(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
-        json_object *p = NULL, *result;
+        json_object *p = NULL;
         char what[64] = "status";
         int64_t id;
-        int r;
 
         if (argc == 1) {
                 id = ctl_parse_id(x, argv[0]);
@@ -296,13 +288,7 @@ int cmd_status(struct ctl *x, const struct opts *o, int argc, char **argv)
                 p = ctl_id_params(id);
                 snprintf(what, sizeof(what), "status %lld", (long long)id);
         }
-        r = ctl_call(x, what, "status", p, &result);
-        if (r)
-                return r;
-        if (!x->json && output_object_human(result, NULL) < 0)
-                r = ctl_error(x, "out of memory");
-        json_object_put(result);
-        return r;
+        return ctl_call_print_object(x, what, "status", p);
 }
 
 /* The live jobs slowctl list shows; it says how many more there are. */

@@ -9,9 +9,8 @@
 int cmd_restart(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         int64_t id = ctl_parse_id(x, argv[0]);
-        json_object *p, *result;
+        json_object *p;
         char what[64];
-        int r;
 
         (void)argc;
         if (id < 0)
@@ -20,11 +19,5 @@ int cmd_restart(struct ctl *x, const struct opts *o, int argc, char **argv)
         if (o->command)
                 json_object_object_add(p, "command", json_object_new_string(o->command));
         snprintf(what, sizeof(what), "restart %lld", (long long)id);
-        r = ctl_call(x, what, "restart", p, &result);
-        if (r)
-                return r;
-        if (!x->json)
-                printf("%lld\n", (long long)json_int(result, "id", 0));
-        json_object_put(result);
-        return EXIT_OK;
+        return ctl_call_print_id(x, what, "restart", p);
 }

@@ -424,7 +424,7 @@ int cmd_submit(struct ctl *x, const struct opts *o, int argc, char **argv)
 /* edit ID: what the options give, and a program with its args after the id (argv). */
 int cmd_edit(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
-        json_object *p, *result;
+        json_object *p;
         char *cwd = NULL;
         int64_t id;
         int r = 0;
@@ -462,11 +462,5 @@ int cmd_edit(struct ctl *x, const struct opts *o, int argc, char **argv)
                 json_object_put(p);
                 return ctl_error(x, "out of memory");
         }
-        r = ctl_call(x, NULL, "edit", p, &result);
-        if (r)
-                return r;
-        if (!x->json && output_object_human(result, NULL) < 0)
-                r = ctl_error(x, "out of memory");
-        json_object_put(result);
-        return r;
+        return ctl_call_print_object(x, NULL, "edit", p);
 }

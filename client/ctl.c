@@ -129,6 +129,33 @@ int ctl_call(struct ctl *x, const char *what, const char *method, json_object *p
         return 0;
 }
 
+int ctl_call_print_id(struct ctl *x, const char *what, const char *method, json_object *params)
+{
+        json_object *result;
+        int r = ctl_call(x, what, method, params, &result);
+
+        if (r)
+                return r;
+        if (!x->json)
+                printf("%lld\n", (long long)json_int(result, "id", 0));
+        json_object_put(result);
+        return EXIT_OK;
+}
+
+int ctl_call_print_object(struct ctl *x, const char *what, const char *method,
+                          json_object *params)
+{
+        json_object *result;
+        int r = ctl_call(x, what, method, params, &result);
+
+        if (r)
+                return r;
+        if (!x->json && output_object_human(result, NULL) < 0)
+                r = ctl_error(x, "out of memory");
+        json_object_put(result);
+        return r;
+}
+
 int ctl_send(struct ctl *x, const char *method, json_object *params, int64_t *ret_id)
 {
         int r;

@@ -70,6 +70,11 @@ int ctl_try(struct ctl *x, const char *what, const char *method, json_object *pa
             json_object **ret_result, struct sw_client_error *err);
 int ctl_call(struct ctl *x, const char *what, const char *method, json_object *params,
              json_object **ret_result);
+/* ctl_call, then the result's "id" printed (a job's: submit-like methods), or the result shown as
+ * status shows an object; with --json, the result as it is. An exit status. */
+int ctl_call_print_id(struct ctl *x, const char *what, const char *method, json_object *params);
+int ctl_call_print_object(struct ctl *x, const char *what, const char *method,
+                          json_object *params);
 /* Queues a request, pipelined (written at the next ctl_receive() at the latest); 0 or an exit
  * status, the message printed. */
 int ctl_send(struct ctl *x, const char *method, json_object *params, int64_t *ret_id);
