@@ -452,6 +452,23 @@ static json_object *status_of(int64_t id)
         return st;
 }
 
+/* Waits until the job's process is in the runner's hands (status shows its pid): the job is
+ * running from the moment a thread takes it, and its shell may run a command before its start
+ * has returned to the runner. */
+static void wait_process(int64_t id)
+{
+        json_object *st = status_of(id);
+
+        for (int i = 0; i < 4000 && !json_object_object_get(st, "pid"); i++) {
+                json_object_put(st);
+                usleep(5000);
+                st = status_of(id);
+        }
+        ck_assert_msg(json_object_object_get(st, "pid"), "job %lld has no process",
+                      (long long)id);
+        json_object_put(st);
+}
+
 START_TEST(submit_stashed_with_a_priority_then_edit_and_enqueue)
 {
         int64_t id = submit("--stashed", "--priority", "7", "--name", "a", "--", "echo", "one",
@@ -561,16 +578,6 @@ static double seconds_now(void)
 }
 
 /* The job's status as the daemon gives it (the caller puts it). */
-static json_object *status_json(int64_t id)
-{
-        char *out = ctl_ok("--json", "status", idstr(id), NULL);
-        json_object *st = json_tokener_parse(out);
-
-        ck_assert_msg(st != NULL, "status: %s", out);
-        free(out);
-        return st;
-}
-
 static double double_member(json_object *o, const char *name)
 {
         json_object *v;
@@ -595,7 +602,7 @@ START_TEST(submit_delay_2m_reaches_the_daemon_as_120_seconds)
         before = seconds_now();
         id = submit("--delay", "2m", "--", "true", NULL);
         after = seconds_now();
-        st = status_json(id);
+        st = status_of(id);
         ck_assert_str_eq(str_member(st, "state"), "pending");
         next = double_member(st, "next_run");
         ck_assert_msg(next >= before + 120 - 0.01 && next <= after + 120 + 0.01,
@@ -628,26 +635,26 @@ START_TEST(seconds_options_take_spans_and_delay_a_moment)
         struct run r;
 
         every = submit("--every", "1h", "--", "true", NULL);
-        st = status_json(every);
+        st = status_of(every);
         ck_assert_double_eq(double_member(st, "every"), 3600);
         json_object_put(st);
         free(ctl_ok("release", idstr(every), NULL));
         retried =
             submit("--persist", "--retries", "1", "--retry-delay", "1m30s", "--", "true", NULL);
-        st = status_json(retried);
+        st = status_of(retried);
         ck_assert_double_eq(double_member(st, "retry_delay"), 90);
         json_object_put(st);
         free(ctl_ok("release", idstr(retried), NULL));
         ctl(&r, NULL, "submit", "--wait", "--timeout", "0.2s", "--", "sleep 30", NULL);
         ck_assert_int_eq(r.status, 1);
-        st = status_json(strtoll(r.out, NULL, 10));
+        st = status_of(strtoll(r.out, NULL, 10));
         ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "timed-out");
         json_object_put(st);
         run_free(&r);
         /* A time of day is the next one: within a day from now. */
         before = seconds_now();
         at = submit("--delay", "09:00", "--", "true", NULL);
-        st = status_json(at);
+        st = status_of(at);
         next = double_member(st, "next_run");
         ck_assert_msg(next > before && next <= before + 86400 + 3600 + 1, "next_run %.3f", next);
         json_object_put(st);
@@ -1211,6 +1218,7 @@ START_TEST(signal_sends_a_named_or_numbered_signal_to_a_running_job)
                 ck_assert_msg(i < 4000, "job %lld set no trap in 20 s", (long long)id);
                 usleep(5000);
         }
+        wait_process(id);
         ctl(&r, NULL, "signal", idstr(id), "NOSUCH", NULL);
         ck_assert_int_eq(r.status, 1);
         snprintf(want, sizeof(want),

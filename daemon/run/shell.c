@@ -408,8 +408,9 @@ void shell_run(const struct run_context *ctx, const struct run_job *job, struct 
 
                 if (!run.cgroup)
                         fenced = fence(ctx, job, rec->run, NULL, pid);
-                __atomic_store_n(job->pid, pid, __ATOMIC_RELEASE);
+                /* Suspend and signal reach it before status shows its pid. */
                 suspend_attach(job->suspend, run.cgroup, pid);
+                __atomic_store_n(job->pid, pid, __ATOMIC_RELEASE);
                 fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
                 watch(&run, pid, pipefd[0], kick_fd, rec);
                 __atomic_store_n(job->pid, 0, __ATOMIC_RELEASE);
