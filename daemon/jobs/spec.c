@@ -34,20 +34,6 @@ static void add_payload(json_object *o, const struct job *job)
                 json_object_object_add(o, "cwd", json_object_new_string(cwd));
 }
 
-static void add_env(json_object *o, const struct env_block *env)
-{
-        json_object *vars = json_object_new_object();
-
-        for (char **v = env->vars; *v; v++) {
-                const char *eq = strchr(*v, '=');
-                char *name = eq ? strndup(*v, (size_t)(eq - *v)) : NULL;
-
-                if (name)
-                        json_object_object_add(vars, name, json_object_new_string(eq + 1));
-                free(name);
-        }
-        json_object_object_add(o, "env", vars);
-}
 
 /* What the job's extra says of its limits, its timeout, its flow and its on-end command. */
 static void add_extra(json_object *o, const struct job_extra *x)
@@ -76,7 +62,7 @@ char *job_spec(const struct job *job)
                 return NULL;
         add_payload(o, job);
         if (job->env)
-                add_env(o, job->env);
+                json_object_object_add(o, "env", envs_to_json(job->env));
         json_object_object_add(o, "class",
                                json_object_new_string(job->very_slow ? "very-slow" : "slow"));
         json_object_object_add(o, "queue", json_object_new_string(job->queue->name));

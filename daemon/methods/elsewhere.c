@@ -137,7 +137,7 @@ static void run_found(void *data, const struct db_result *res)
 static char *with_env(struct lookup *lk)
 {
         struct env_block *env = lk->c->env;
-        json_object *req, *params, *vars;
+        json_object *req, *params;
         char *line = NULL;
 
         if (!lk->params || !env || json_object_object_get(lk->params, "env") ||
@@ -150,16 +150,7 @@ static char *with_env(struct lookup *lk)
                 json_object_put(req);
                 return NULL;
         }
-        vars = json_object_new_object();
-        for (char **v = env->vars; *v; v++) {
-                const char *eq = strchr(*v, '=');
-                char *name = eq ? strndup(*v, (size_t)(eq - *v)) : NULL;
-
-                if (name)
-                        json_object_object_add(vars, name, json_object_new_string(eq + 1));
-                free(name);
-        }
-        json_object_object_add(params, "env", vars);
+        json_object_object_add(params, "env", envs_to_json(env));
         line = strdup(json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
         json_object_put(req);
         return line;

@@ -68,3 +68,18 @@ void envs_unref(struct envs *envs, struct env_block *block)
         strv_free(block->vars);
         free(block);
 }
+
+json_object *envs_to_json(const struct env_block *block)
+{
+        json_object *vars = json_object_new_object();
+
+        for (char **v = block->vars; *v; v++) {
+                const char *eq = strchr(*v, '=');
+                char *name = eq ? strndup(*v, (size_t)(eq - *v)) : NULL;
+
+                if (name)
+                        json_object_object_add(vars, name, json_object_new_string(eq + 1));
+                free(name);
+        }
+        return vars;
+}

@@ -6,6 +6,7 @@
 #ifndef SLOWWORKD_ENVS_H
 #define SLOWWORKD_ENVS_H
 
+#include <json-c/json.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,5 +29,7 @@ struct env_block *envs_intern(struct envs *envs, char *const *vars);
 /* One more reference to block. */
 struct env_block *envs_ref(struct env_block *block);
 void envs_unref(struct envs *envs, struct env_block *block);
+/* The block as a submit's "env" object ({"NAME":"value",...}; a new reference). */
+json_object *envs_to_json(const struct env_block *block);
 
 #endif
