@@ -718,6 +718,34 @@ static bool is_event(const char *line, int64_t id, const char *state)
  * before it is in the answer. Only changes that send events can be waited for (PROTOCOL.md,
  * subscribe): a submit's "pending", "running", and the states at a run's end.
  */
+void job_wait_process(int fd, int64_t id)
+{
+        json_object *st = job_status(fd, id);
+
+        for (int i = 0; i < 4000 && !json_object_object_get(st, "pid"); i++) {
+                json_object_put(st);
+                usleep(5000);
+                st = job_status(fd, id);
+        }
+        ck_assert_msg(json_object_object_get(st, "pid"), "job %lld has no process after 20 s",
+                      (long long)id);
+        json_object_put(st);
+}
+
+void job_wait_retired(int fd, int64_t id)
+{
+        for (int i = 0;; i++) {
+                json_object *st = job_status(fd, id);
+                bool live = json_object_get_boolean(json_object_object_get(st, "live"));
+
+                json_object_put(st);
+                if (!live)
+                        return;
+                ck_assert_msg(i < 4000, "job %lld still live after 20 s", (long long)id);
+                usleep(5000);
+        }
+}
+
 void job_wait_state(int fd, int64_t id, const char *want)
 {
         char sock[PATH_MAX], *line;

@@ -101,6 +101,11 @@ const char *job_state_of(int fd, int64_t id); /* pending, running or idle (a sta
 /* Waits for the job to be in the state want, on subscribe's events (on a connection of its own):
  * a state that sends none (an idle job leaving) cannot be waited for. Fails after 20 s. */
 void job_wait_state(int fd, int64_t id, const char *want);
+/* Waits until the running job's process is in its runner's hands (status shows its pid): a job is
+ * running from when a thread takes it, a moment before its process exists. Fails after 20 s. */
+void job_wait_process(int fd, int64_t id);
+/* Waits until the job has left the daemon's tables (its status comes from the history). */
+void job_wait_retired(int fd, int64_t id);
 const char *str_member(json_object *o, const char *name);
 /* The queue.list entry of a queue (the caller puts it), or NULL. */
 json_object *queue_entry(int fd, const char *name);

@@ -1281,21 +1281,6 @@ START_TEST(a_damaged_write_ahead_log_is_reported_at_start)
 }
 END_TEST
 
-/* Until the job has left the daemon's tables (its status comes from the history). */
-static void wait_retired(int fd, int64_t id)
-{
-        for (int i = 0;; i++) {
-                json_object *st = job_status(fd, id);
-                bool live = json_object_get_boolean(json_object_object_get(st, "live"));
-
-                json_object_put(st);
-                if (!live)
-                        return;
-                ck_assert_msg(i < 4000, "job %lld still live after 20 s", (long long)id);
-                usleep(5000);
-        }
-}
-
 /* restart of id: the new job's id, once it ended, and its log. */
 static int64_t restart_and_wait(int fd, int64_t id, char **ret_log)
 {
@@ -1327,7 +1312,7 @@ START_TEST(an_ended_jobs_spec_survives_a_restart_and_a_crash)
                  d.dir);
         id = job_submit(fd, params);
         json_object_put(job_wait(fd, id));
-        wait_retired(fd, id);
+        job_wait_retired(fd, id);
         log = job_log(fd, id);
         snprintf(params, sizeof(params), "%s\nteal\n", d.dir);
         ck_assert_str_eq(log, params);
@@ -1339,7 +1324,7 @@ START_TEST(an_ended_jobs_spec_survives_a_restart_and_a_crash)
         new_id = restart_and_wait(fd, id, &again);
         ck_assert_str_eq(again, log);
         free(again);
-        wait_retired(fd, new_id);
+        job_wait_retired(fd, new_id);
         /* Its reply comes once its write is on disk, and the spec's was queued before. */
         sync = job_submit(fd, "{\"command\":\"true\"}");
         json_object_put(job_wait(fd, sync));

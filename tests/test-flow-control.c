@@ -101,22 +101,6 @@ static int64_t submit_gated(int fd, char **ret_gate)
         return id;
 }
 
-/* Waits until the running job's process is there (status shows its pid): the job is "running"
- * from the moment a thread takes it, a moment before its process is started. */
-static void wait_process(int fd, int64_t id)
-{
-        json_object *st = job_status(fd, id);
-
-        for (int i = 0; i < 2000 && !json_object_object_get(st, "pid"); i++) {
-                json_object_put(st);
-                usleep(1000);
-                st = job_status(fd, id);
-        }
-        ck_assert_msg(json_object_object_get(st, "pid"), "job %lld has no process",
-                      (long long)id);
-        json_object_put(st);
-}
-
 /* A job still pending that never started a run. */
 static void assert_not_started(int fd, int64_t id)
 {
@@ -761,7 +745,7 @@ START_TEST(a_signal_by_number_or_sig_name_changes_no_state_by_itself)
         fd = client_connect(d.sock);
         /* SIGWINCH, which no process of it takes up: it goes on running. */
         id = submit_gated(fd, &gate);
-        wait_process(fd, id);
+        job_wait_process(fd, id);
         snprintf(params, sizeof(params), "{\"id\":%lld,\"signal\":%d}", (long long)id, SIGWINCH);
         r = call_ok(fd, "signal", params);
         ck_assert_int_eq(int_member(r, "signal"), SIGWINCH);

@@ -891,12 +891,8 @@ START_TEST(status_shows_a_runs_start_its_process_and_its_log)
         id = job_submit(fd, job);
         pid = fifo_read_all(said); /* its shell runs */
         /* The runner publishes the process once its start has returned, a moment after. */
+        job_wait_process(fd, id);
         st = job_status(fd, id);
-        for (int i = 0; i < 2000 && !json_object_object_get(st, "pid"); i++) {
-                json_object_put(st);
-                usleep(1000);
-                st = job_status(fd, id);
-        }
         ck_assert_str_eq(str_member(st, "state"), "running");
         ck_assert(real_member(st, "submitted") >= before - 0.01);
         ck_assert(real_member(st, "started") >= real_member(st, "submitted"));

@@ -13,28 +13,13 @@
 
 static struct daemon d;
 
-/* Until the job has left the daemon's tables (its status comes from the history). */
-static void wait_retired(int fd, int64_t id)
-{
-        for (int i = 0;; i++) {
-                json_object *st = job_status(fd, id);
-                bool live = json_object_get_boolean(json_object_object_get(st, "live"));
-
-                json_object_put(st);
-                if (!live)
-                        return;
-                ck_assert_msg(i < 4000, "job %lld still live after 20 s", (long long)id);
-                usleep(5000);
-        }
-}
-
 /* A job run to its end and retired: its id. */
 static int64_t ended_job(int fd, const char *params)
 {
         int64_t id = job_submit(fd, params);
 
         json_object_put(job_wait(fd, id));
-        wait_retired(fd, id);
+        job_wait_retired(fd, id);
         return id;
 }
 
