@@ -223,7 +223,9 @@ int pg_reserve_ids(struct db *db, int64_t n, int64_t *ret_last)
         return r;
 }
 
-/* The live nodes (the others whose lease ran out only noted, in lapsed_seen). */
+/* The live nodes (the others whose lease ran out only noted, in lapsed_seen). A lease's age is
+ * taken against the clock, not now(): this runs in the renewal's transaction, and another node's
+ * renewal committed since that began carries a later now() than ours. */
 static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
 {
         PGresult *res = NULL;
@@ -233,7 +235,8 @@ static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
 
         r = params_exec(p,
                         "SELECT name, host, pid, running, min_threads, max_threads,"
-                        " extract(epoch FROM now() - renewed), epoch, lease_until >= now()"
+                        " extract(epoch FROM clock_timestamp() - renewed), epoch,"
+                        " lease_until >= now()"
                         " FROM nodes WHERE lease_until >= now() OR name <> $1 ORDER BY name",
                         1, values, &res);
         if (r < 0)
