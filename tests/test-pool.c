@@ -1080,7 +1080,7 @@ START_TEST(rule11_cancel_racing_a_first_enqueue_never_lets_the_item_run_after)
 {
         struct slow_work_pool *pool = pool_with(2, 2, 50, 5000);
         struct titem t;
-        struct race race = {.pool = pool, .t = &t, .rounds = 20000};
+        struct race race = {.pool = pool, .t = &t, .rounds = 5000};
         pthread_t enqueuer;
         int i, runs_after_cancel = 0, caught = 0;
 
