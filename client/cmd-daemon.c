@@ -49,6 +49,8 @@ static char *setting_text(const char *name, json_object *value)
                 unit = SECONDS; /* every setting with fractions is a time */
         if (json_object_is_type(value, json_type_string) && !*json_object_get_string(value))
                 return strdup("none"); /* a path not set */
+        if (json_object_is_type(value, json_type_boolean))
+                return strdup(json_object_get_boolean(value) ? "yes" : "no");
         if (!json_object_is_type(value, json_type_int) && !json_object_is_type(value, json_type_double))
                 return output_value(value);
         if (v == 0 && zero)
@@ -116,13 +118,28 @@ int cmd_get(struct ctl *x, const struct opts *o, int argc, char **argv)
         return r;
 }
 
-/* Whether the setting takes a path or a command (metrics-file, on-end), given as it is. */
-static bool takes_text(const char *name)
+/* What a setting takes: a number, unless the daemon's table says otherwise. */
+static enum sw_ptype setting_type(const char *name)
 {
         for (const struct sw_param *p = sw_settings_params; p->name; p++)
                 if (strcmp(p->name, name) == 0)
-                        return p->type == SW_P_PATH || p->type == SW_P_TEXT;
-        return false;
+                        return p->type;
+        return SW_P_INT;
+}
+
+/* A value as its setting takes it: a path or a command (metrics-file, on-end) as it is, yes or
+ * no (true, false) as a boolean, else a number; NULL when it is not one. */
+static json_object *setting_value(enum sw_ptype type, const char *value)
+{
+        if (type == SW_P_PATH || type == SW_P_TEXT)
+                return json_object_new_string(value);
+        if (type != SW_P_BOOL)
+                return ctl_parse_number(value);
+        if (strcmp(value, "yes") == 0 || strcmp(value, "true") == 0)
+                return json_object_new_boolean(1);
+        if (strcmp(value, "no") == 0 || strcmp(value, "false") == 0)
+                return json_object_new_boolean(0);
+        return NULL;
 }
 
 int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv)
@@ -136,12 +153,14 @@ int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv)
         if (!p)
                 return ctl_error(x, "out of memory");
         for (i = 0; i < argc; i += 2) {
-                v = takes_text(argv[i]) ? json_object_new_string(argv[i + 1])
-                                        : ctl_parse_number(argv[i + 1]);
+                enum sw_ptype type = setting_type(argv[i]);
+
+                v = setting_value(type, argv[i + 1]);
                 if (!v) {
                         json_object_put(p);
-                        return ctl_usage_error(x, "the value of %s must be a number, not \"%s\"",
-                                               argv[i], argv[i + 1]);
+                        return ctl_usage_error(x, "the value of %s must be %s, not \"%s\"",
+                                               argv[i], type == SW_P_BOOL ? "yes or no" : "a number",
+                                               argv[i + 1]);
                 }
                 json_object_object_add(p, argv[i], v);
         }

@@ -68,6 +68,8 @@ static void usage(FILE *f)
               "                            which users' new runs wait (0..99, 5)\n"
               "  --max-queued-per-user N   jobs one user may have queued (0: no limit)\n"
               "  --max-running-per-user N  runs of one user at once (0: no limit)\n"
+              "  --fair-share yes|no       a freed thread takes the next job of the user with\n"
+              "                            the fewest runs in its queue (--system: yes; no)\n"
               "  --default-memory-max BYTES, --default-tasks-max N, --default-cpu-weight N,\n"
               "  --default-nice N, --default-open-files N, --default-cpu-time SECONDS\n"
               "                            limits of a job that sets none (0: no limit)\n"
@@ -189,6 +191,7 @@ int main(int argc, char **argv)
             {"min-free-space", required_argument, NULL, OPT_SETTING},
             {"max-queued-per-user", required_argument, NULL, OPT_SETTING},
             {"max-running-per-user", required_argument, NULL, OPT_SETTING},
+            {"fair-share", required_argument, NULL, OPT_SETTING},
             {"default-memory-max", required_argument, NULL, OPT_SETTING},
             {"default-tasks-max", required_argument, NULL, OPT_SETTING},
             {"default-cpu-weight", required_argument, NULL, OPT_SETTING},
@@ -260,7 +263,7 @@ int main(int argc, char **argv)
                 case OPT_MAKE_CLUSTER_KEY:
                         return mac_key_make(optarg) < 0 ? 1 : 0;
                 case OPT_SYSTEM:
-                        o.system = true;
+                        o.system = o.config.system = true;
                         break;
                 case OPT_SETTING:
                         if (config_add_flag(&o.config, options[index].name, optarg, err,

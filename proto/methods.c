@@ -244,6 +244,7 @@ const struct sw_param sw_settings_params[] = {
     {"metrics-file", SW_P_PATH, SETTING(metrics_file), false, 0, SW_SETTING_PATH_MAX},
     {"metrics-interval", SW_P_SECONDS, SETTING(metrics_interval), false, 1, 86400},
     {"on-end", SW_P_TEXT, SETTING(on_end), false, 0, SW_SETTING_COMMAND_MAX},
+    {"fair-share", SW_P_BOOL, SETTING(fair_share), false, 0, 0},
     {"runtime", SW_P_BOOL, SETTING(runtime), false, 0, 0},
     {"queue", SW_P_STRING, SETTING(queue), false, 0, SW_QUEUE_NAME_MAX},
     {.name = NULL},
@@ -343,6 +344,8 @@ static json_object *row_json(const struct sw_param *p, const void *base)
                 return json_object_new_double(*(const double *)field);
         if (p->type == SW_P_PATH || p->type == SW_P_TEXT)
                 return json_object_new_string(field);
+        if (p->type == SW_P_BOOL)
+                return json_object_new_boolean(*(const bool *)field);
         return json_object_new_int64(*(const int64_t *)field);
 }
 
@@ -369,7 +372,8 @@ json_object *sw_settings_to_json(const struct sw_settings *s)
 {
         json_object *obj = json_object_new_object();
 
-        for (const struct sw_param *p = sw_settings_params; obj && p->type != SW_P_BOOL; p++) {
+        for (const struct sw_param *p = sw_settings_params;
+             obj && p < sw_settings_params + SW_SETTINGS_COUNT; p++) {
                 json_object *v = row_json(p, s);
 
                 if (!v || json_object_object_add(obj, p->name, v) < 0) {

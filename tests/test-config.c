@@ -99,7 +99,8 @@ static const char every_key[] = "# every key, and some space\n"
                                 "max-log-bytes-per-user = 65536\n"
                                 "min-free-space = 7\n"
                                 "max-queued-per-user = 100\n"
-                                "max-running-per-user = 2\n";
+                                "max-running-per-user = 2\n"
+                                "fair-share = yes\n";
 
 START_TEST(parse_reads_every_key)
 {
@@ -121,6 +122,7 @@ START_TEST(parse_reads_every_key)
         ck_assert_int_eq(cf.settings.min_free_space, 7);
         ck_assert_int_eq(cf.settings.max_queued_per_user, 100);
         ck_assert_int_eq(cf.settings.max_running_per_user, 2);
+        ck_assert(cf.settings.fair_share);
         ck_assert_uint_eq(cf.admin_gid, 0);
         ck_assert_uint_eq(cf.socket_gid, 0);
         ck_assert_uint_eq(config_file_line(&cf, "min-threads"), 2);
@@ -224,6 +226,7 @@ static const struct {
     {"max-threads = \"6\"", "max-threads must be a number, not \"\"6\"\""},
     {"max-threads = 6 threads", "max-threads must be a number, not \"6 threads\""},
     {"idle-timeout = soon", "idle-timeout must be a number, not \"soon\""},
+    {"fair-share = 1", "fair-share must be yes or no, not \"1\""},
     {"idle-timeout = -1", "parameter \"idle-timeout\" must be between"},
     {"vslow-percentage = 100", "parameter \"vslow-percentage\" must be between 1 and 99"},
     {"log-limit = 10", "parameter \"log-limit\" must be between 1024"},
@@ -297,6 +300,7 @@ static double get_double(int fd, const char *name)
 START_TEST(every_key_reaches_settings_get)
 {
         struct daemon d;
+        json_object *reply;
         int fd;
 
         write_conf(every_key);
@@ -315,6 +319,9 @@ START_TEST(every_key_reaches_settings_get)
         ck_assert_int_eq(get_int(fd, "min-free-space"), 7);
         ck_assert_int_eq(get_int(fd, "max-queued-per-user"), 100);
         ck_assert_int_eq(get_int(fd, "max-running-per-user"), 2);
+        reply = client_call(fd, "settings.get", NULL);
+        ck_assert(json_object_get_boolean(json_object_object_get(reply_result(reply), "fair-share")));
+        json_object_put(reply);
         close(fd);
         daemon_stop(&d);
 }

@@ -797,7 +797,8 @@ START_TEST(settings_set_is_kept_unless_runtime_and_flags_still_win)
         daemon_start(&d, "--config", config, NULL);
         fd = client_connect(d.sock);
         ck_assert_double_eq(setting(fd, "max-threads"), 5);
-        reply = client_call(fd, "settings.set", "{\"max-threads\":7,\"kill-grace\":2.5}");
+        reply = client_call(fd, "settings.set",
+                            "{\"max-threads\":7,\"kill-grace\":2.5,\"fair-share\":true}");
         ck_assert_int_eq(reply_code(reply), 0);
         json_object_put(reply);
         reply = client_call(fd, "settings.set", "{\"log-limit\":4096,\"runtime\":true}");
@@ -813,6 +814,10 @@ START_TEST(settings_set_is_kept_unless_runtime_and_flags_still_win)
         ck_assert_double_eq(
             json_object_get_double(json_object_object_get(reply_result(reply), "kill-grace")), 2.5);
         ck_assert_int_eq(int_member(reply_result(reply), "log-limit"), 16777216);
+        /* A yes-or-no setting comes back as one. */
+        ck_assert(json_object_is_type(json_object_object_get(reply_result(reply), "fair-share"),
+                                      json_type_boolean) &&
+                  json_object_get_boolean(json_object_object_get(reply_result(reply), "fair-share")));
         json_object_put(reply);
         /* A reload reads the file again, and what settings.set kept still wins over it. */
         write_file(config, "max-threads = 6\nidle-timeout = 9\n");

@@ -1886,7 +1886,7 @@ START_TEST(settings_to_json_has_every_name)
                                "\"default-tasks-max\":0,\"default-cpu-weight\":0,"
                                "\"default-nice\":-3,\"default-open-files\":0,"
                                "\"default-cpu-time\":0,\"metrics-file\":\"\","
-                               "\"metrics-interval\":15.0,\"on-end\":\"\"}}\n");
+                               "\"metrics-interval\":15.0,\"on-end\":\"\",\"fair-share\":false}}\n");
         free(line);
 }
 END_TEST

@@ -1927,6 +1927,25 @@ START_TEST(get_and_set_settings)
         ctl(&r, NULL, "set", "max-threads", "many", NULL);
         ck_assert_int_eq(r.status, 2);
         run_free(&r);
+        /* A yes-or-no setting: off in a user instance, said and taken as yes or no. */
+        out = ctl_ok("get", "fair-share", NULL);
+        ck_assert_str_eq(out, "no\n");
+        free(out);
+        free(ctl_ok("set", "fair-share", "yes", NULL));
+        out = ctl_ok("get", "fair-share", NULL);
+        ck_assert_str_eq(out, "yes\n");
+        free(out);
+        out = ctl_ok("--json", "get", "fair-share", NULL);
+        ck_assert_msg(strstr(out, "\"fair-share\":true"), "%s", out);
+        free(out);
+        ctl(&r, NULL, "set", "fair-share", "1", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strncmp(r.err,
+                              "slowctl: set: the value of fair-share must be yes or no, not "
+                              "\"1\"\n",
+                              65) == 0,
+                      "%s", r.err);
+        run_free(&r);
         ctl(&r, NULL, "get", "no-such-setting", NULL);
         ck_assert_int_eq(r.status, 1);
         ck_assert_str_eq(r.err, "slowctl: get: no setting \"no-such-setting\"\n");

@@ -1440,6 +1440,80 @@ START_TEST(one_users_thousand_jobs_leave_room_for_another_users)
 }
 END_TEST
 
+/* The start of each job's run, in the order of ids: a's n, then b's one. */
+static void starts_of(int a, const int64_t *ids_a, int n, int b, int64_t id_b, double *starts)
+{
+        for (int i = 0; i <= n; i++) {
+                json_object *rec = i < n ? job_wait(a, ids_a[i]) : job_wait(b, id_b);
+
+                ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+                starts[i] = json_object_get_double(json_object_object_get(rec, "started"));
+                json_object_put(rec);
+        }
+}
+
+/* One thread; a's job runs until the file go is there, three more of a's wait, then b's one,
+ * submitted last: the starts of their runs, a's four then b's, once go is made. */
+static void one_thread_behind_a_backlog(int a, int b, const char *go, bool fair,
+                                        double *starts)
+{
+        char params[2 * PATH_MAX + 64];
+        int64_t ids[4], id_b;
+        int fd;
+
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"while [ ! -e %s ]; do sleep 0.01; done\"}", go);
+        for (int i = 0; i < 4; i++)
+                ids[i] = job_submit(a, params);
+        job_wait_state(a, ids[0], "running");
+        id_b = job_submit(b, "{\"command\":\"true\"}");
+        /* Fair share holds every run it has not let go, as max-running-per-user does;
+         * without it, the runs wait in the pool's queue, b's at its end, from the submit on. */
+        for (double end = wall_now() + 20;
+             fair && wall_now() < end && stat_of(root_fd, "waiting_for_turn") < 4;)
+                usleep(10 * 1000);
+        fd = open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        starts_of(a, ids, 4, b, id_b, starts);
+}
+
+/*
+ * Fair share, the system instance's default: when the one thread frees, the next run is of the
+ * user with the fewest runs in progress (the run that ended still counting for its owner), so
+ * b's one job goes as soon as a's running one ends, before a's three older ones. With
+ * fair-share no, runs go in the order of their jobs: b's last.
+ */
+START_TEST(fair_share_lets_a_users_first_job_go_at_the_next_end_of_anothers_run)
+{
+        int a = connect_as(user_a), b = connect_as(user_b);
+        char go[PATH_MAX];
+        double starts[5];
+        json_object *settings;
+
+        settings = call_ok(root_fd, "settings.get", NULL);
+        ck_assert(json_object_get_boolean(json_object_object_get(settings, "fair-share")));
+        json_object_put(settings);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"min-threads\":1,\"max-threads\":1}"),
+                         0);
+
+        snprintf(go, sizeof(go), "%s/go1", d.dir);
+        one_thread_behind_a_backlog(a, b, go, true, starts);
+        ck_assert_msg(starts[0] < starts[4] && starts[4] < starts[1] && starts[1] < starts[2] &&
+                          starts[2] < starts[3],
+                      "a's runs started at %f %f %f %f, b's at %f", starts[0], starts[1],
+                      starts[2], starts[3], starts[4]);
+
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"fair-share\":false}"), 0);
+        snprintf(go, sizeof(go), "%s/go2", d.dir);
+        one_thread_behind_a_backlog(a, b, go, false, starts);
+        ck_assert_msg(starts[3] < starts[4], "a's last run started at %f, b's at %f", starts[3],
+                      starts[4]);
+        close(a);
+        close(b);
+}
+END_TEST
+
 /* Percent of a file system free for users. */
 static double free_percent(const char *path)
 {
@@ -1599,6 +1673,7 @@ int main(void)
         tcase_add_test(tc, max_connections_per_user_is_a_setting);
         tcase_add_test(tc, one_users_logs_never_displace_anothers);
         tcase_add_test(tc, one_users_thousand_jobs_leave_room_for_another_users);
+        tcase_add_test(tc, fair_share_lets_a_users_first_job_go_at_the_next_end_of_anothers_run);
         suite_add_tcase(s, tc);
         tcase_set_timeout(user_tc, 60);
         tcase_add_test(user_tc, the_user_instance_refuses_another_uid);

@@ -127,6 +127,8 @@ static int pool_enqueue(struct daemon *d, struct job *job, double delay)
         if (delay > 0)
                 return slow_work_pool_enqueue_delayed(job->queue->pool, &job->dw,
                                                       (unsigned long)(delay * 1000.0 + 0.5));
+        if (!users_admit(&job->queue->users, job))
+                return 0; /* held for its turn by fair share */
         burst_add(&d->burst, job->queue->pool);
         return slow_work_pool_enqueue(job->queue->pool, &job->dw.work);
 }
@@ -318,6 +320,7 @@ int daemon_init(struct daemon *d, const struct daemon_config *config)
                       d, &d->queues);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the thread pool: %m");
+        queue_set_fair(d->queues, config->settings->fair_share);
         r = on_end_init(&d->on_end, &d->shared.run);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the on-end commands' thread pool: %m");

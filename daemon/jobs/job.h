@@ -45,6 +45,8 @@ struct job_shared {
 struct job_user_link {
         struct user *user;       /* its owner's entry (NULL: not counted) */
         struct job *next, *prev; /* that owner's live jobs */
+        bool grant;              /* atomic: its queued run was let go by fair share */
+        bool granted_run;        /* its run in progress (or held again) came from a grant */
 };
 
 /* What few jobs have: limits, a timeout, retries, a schedule, a plugin's payload, an on-end

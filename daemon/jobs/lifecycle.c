@@ -274,6 +274,7 @@ void lifecycle_on_event(void *data, struct event *e)
                 run_done(d, job);
                 break;
         case EVENT_HELD:
+                users_return_grant(&job->queue->users, job);
                 gate_hold(&d->gate, job);
                 run_done(d, job);
                 break;

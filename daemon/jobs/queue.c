@@ -46,7 +46,15 @@ int queue_configure(struct queue *q, const struct sw_queue_settings *s)
                 return r;
         q->settings = *s;
         users_set_limits(&q->users, s->max_queued_per_user, s->max_running_per_user);
+        queue_set_fair(q, __atomic_load_n(&q->users.fair, __ATOMIC_RELAXED));
         return 0;
+}
+
+void queue_set_fair(struct queue *q, bool fair)
+{
+        struct slow_work_settings ps = settings_for_pool(&q->settings);
+
+        users_set_fair(&q->users, fair, ps.max_threads, slow_work_very_slow_cap(&ps));
 }
 
 void queue_free_pool(struct queue *q)

@@ -35,6 +35,8 @@ int queue_new(const char *name, const struct sw_queue_settings *s, struct store 
               struct queue **ret);
 /* All or nothing: 0, or -EINVAL with nothing changed. */
 int queue_configure(struct queue *q, const struct sw_queue_settings *s);
+/* Fair share among the users of its jobs, over its threads as they are set now. */
+void queue_set_fair(struct queue *q, bool fair);
 /* Frees its pool, waiting for the runs in progress to end: any thread but the loop's. */
 void queue_free_pool(struct queue *q);
 /* Then the rest (the pool too, if still there). Accepts NULL. */

@@ -70,6 +70,7 @@ static int make(struct daemon *d, const char *name, const struct sw_queue_settin
         if (r < 0)
                 return log_error_errno(r, "Failed to start the pool of queue %s: %m", name);
         q->kept = kept ? json_object_get(kept) : NULL;
+        queue_set_fair(q, d->settings.fair_share);
         while (*tail)
                 tail = &(*tail)->next;
         *tail = q;

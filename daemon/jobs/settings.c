@@ -25,6 +25,8 @@ int settings_apply(struct daemon *d, const struct sw_settings *s)
         __atomic_store_n(&d->shared.run.min_free_space, s->min_free_space, __ATOMIC_RELAXED);
         __atomic_store(&d->shared.run.kill_grace, &s->kill_grace, __ATOMIC_RELAXED);
         users_set_limits(&d->users, s->max_queued_per_user, s->max_running_per_user);
+        for (struct queue *q = d->queues; q; q = q->next)
+                queue_set_fair(q, s->fair_share);
         return 0;
 }
 
@@ -80,6 +82,15 @@ void settings_overlay_kept(struct daemon *d, const struct config *flags, struct 
         json_object_put(overlay);
 }
 
+/* A yes-or-no setting, which the state database keeps as 1 or 0. */
+static bool setting_is_bool(const char *name)
+{
+        for (unsigned i = 0; i < SW_SETTINGS_COUNT; i++)
+                if (strcmp(sw_settings_params[i].name, name) == 0)
+                        return sw_settings_params[i].type == SW_P_BOOL;
+        return false;
+}
+
 static void load_setting(void *data, const char *name, double value, const char *text)
 {
         struct daemon *d = data;
@@ -95,6 +106,8 @@ static void load_setting(void *data, const char *name, double value, const char 
         }
         if (text)
                 v = json_object_new_string(text);
+        else if (setting_is_bool(name))
+                v = json_object_new_boolean(value != 0);
         else if (value == (double)(int64_t)value)
                 v = json_object_new_int64((int64_t)value);
         else

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "jobs/job.h"
 #include "jobs/users.h"
@@ -14,6 +15,7 @@ struct user {
         size_t njobs;      /* how many */
         struct job **held; /* each a reference, by job id */
         size_t nheld, held_size;
+        size_t granted;    /* fair share: its runs let go and not ended */
 };
 
 static struct job_user_link *link_of(const struct users *u, struct job *job)
@@ -71,17 +73,37 @@ static size_t room(const struct users *u, struct user *e)
         return running < max ? (size_t)(max - running) : 0;
 }
 
-/* Takes the held run of the highest priority, the oldest of those, off e's list. */
-static struct job *take_first(struct user *e)
+static bool fair(const struct users *u)
 {
-        size_t best = 0;
-        struct job *job;
+        return __atomic_load_n(&u->fair, __ATOMIC_ACQUIRE);
+}
 
-        for (size_t i = 1; i < e->nheld; i++)
-                if (e->held[i]->priority > e->held[best]->priority)
-                        best = i;
-        job = e->held[best];
-        memmove(e->held + best, e->held + best + 1, (e->nheld - best - 1) * sizeof(*e->held));
+/* Fair share: whether a held run of the job's class may be let go besides those let go. */
+static bool class_room(const struct users *u, const struct job *job)
+{
+        return !job->very_slow || u->granted_vslow < u->vslow_cap;
+}
+
+/* The index of e's held run of the highest priority, the oldest of those (the list is in the
+ * order of ids), among those that may go (all, or by fair share those whose class has room);
+ * -1: none. */
+static ssize_t first_held(const struct users *u, const struct user *e, bool by_class)
+{
+        ssize_t best = -1;
+
+        for (size_t i = 0; i < e->nheld; i++)
+                if ((!by_class || class_room(u, e->held[i])) &&
+                    (best < 0 || e->held[i]->priority > e->held[best]->priority))
+                        best = (ssize_t)i;
+        return best;
+}
+
+/* Takes e's held run at index i off its list. */
+static struct job *take_at(struct user *e, size_t i)
+{
+        struct job *job = e->held[i];
+
+        memmove(e->held + i, e->held + i + 1, (e->nheld - i - 1) * sizeof(*e->held));
         e->nheld--;
         return job;
 }
@@ -108,7 +130,7 @@ static void release(struct users *u, struct user *e, size_t n)
                 e->nheld = 0;
         } else {
                 for (size_t i = 0; i < n; i++)
-                        jobs[i] = take_first(e);
+                        jobs[i] = take_at(e, (size_t)first_held(u, e, false));
         }
         u->nheld -= n;
         for (size_t i = 0; i < n; i++) {
@@ -120,13 +142,100 @@ static void release(struct users *u, struct user *e, size_t n)
         free(jobs);
 }
 
+/* A grant is over: its run ended, or it went back unused. */
+static void grant_over(struct users *u, struct user *e, const struct job *job)
+{
+        e->granted--;
+        u->granted--;
+        if (job->very_slow)
+                u->granted_vslow--;
+}
+
+/* Whether e may have one more run let go by fair share: below max-running-per-user, counting
+ * the runs let go that have not started yet. */
+static bool fair_room(const struct users *u, struct user *e)
+{
+        int64_t max = max_running(u);
+
+        return room(u, e) > 0 && (max == 0 || e->granted < (size_t)max);
+}
+
+/* Fair share: while the queue has threads for them, held runs are let go, each of the user with
+ * the fewest let go and not ended, the oldest job among equals. self, when let go, is not
+ * queued here but told: whether it was. */
+static bool fair_release_but(struct users *u, const struct job *self)
+{
+        bool self_goes = false;
+
+        if (!fair(u) || __atomic_load_n(u->stopping, __ATOMIC_ACQUIRE))
+                return false;
+        while (u->granted < u->threads && u->nheld > 0) {
+                struct user *best = NULL;
+                ssize_t best_i = -1;
+                struct job *job;
+
+                for (size_t b = 0; b < USERS_BUCKETS; b++)
+                        for (struct user *e = u->buckets[b]; e; e = e->next) {
+                                ssize_t i = e->nheld && fair_room(u, e) ? first_held(u, e, true)
+                                                                        : -1;
+
+                                if (i >= 0 &&
+                                    (!best || e->granted < best->granted ||
+                                     (e->granted == best->granted &&
+                                      e->held[i]->id < best->held[best_i]->id))) {
+                                        best = e;
+                                        best_i = i;
+                                }
+                        }
+                if (!best)
+                        return self_goes;
+                job = take_at(best, (size_t)best_i);
+                u->nheld--;
+                *listed_of(u, job) = false;
+                __atomic_store_n(&job->held, false, __ATOMIC_RELEASE);
+                best->granted++;
+                u->granted++;
+                u->granted_vslow += job->very_slow;
+                __atomic_store_n(&link_of(u, job)->grant, true, __ATOMIC_RELEASE);
+                if (job == self)
+                        self_goes = true;
+                else
+                        u->release(u->data, job);
+                job_unref(job);
+        }
+        return self_goes;
+}
+
+static void fair_release(struct users *u)
+{
+        fair_release_but(u, NULL);
+}
+
+/* Held runs that may start now go: every user's within its room, or by fair share. */
+static void release_all(struct users *u)
+{
+        if (fair(u)) {
+                fair_release(u);
+                return;
+        }
+        for (size_t b = 0; b < USERS_BUCKETS; b++)
+                for (struct user *e = u->buckets[b]; e; e = e->next)
+                        release(u, e, room(u, e));
+}
+
 void users_set_limits(struct users *u, int64_t max_queued, int64_t max_running)
 {
         __atomic_store_n(&u->max_queued, max_queued, __ATOMIC_RELAXED);
         __atomic_store_n(&u->max_running, max_running, __ATOMIC_RELAXED);
-        for (size_t b = 0; b < USERS_BUCKETS; b++)
-                for (struct user *e = u->buckets[b]; e; e = e->next)
-                        release(u, e, room(u, e));
+        release_all(u);
+}
+
+void users_set_fair(struct users *u, bool on, size_t threads, size_t vslow_cap)
+{
+        __atomic_store_n(&u->fair, on, __ATOMIC_RELEASE);
+        u->threads = threads;
+        u->vslow_cap = vslow_cap;
+        release_all(u);
 }
 
 void users_add(struct users *u, struct job *job)
@@ -208,11 +317,17 @@ bool users_may_queue(const struct users *u, uid_t owner, int64_t *ret_queued)
 
 bool users_take_run(struct users *u, struct job *job, bool always)
 {
-        struct user *e = link_of(u, job)->user;
+        struct job_user_link *l = link_of(u, job);
+        struct user *e = l->user;
         int64_t max = max_running(u), running;
 
         if (!e)
                 return true;
+        /* A grant is used once; the loop sees granted_run after the run's event. */
+        if (__atomic_exchange_n(&l->grant, false, __ATOMIC_ACQ_REL))
+                l->granted_run = true;
+        else if (!always && fair(u))
+                return false;
         running = __atomic_load_n(&e->running, __ATOMIC_ACQUIRE);
         do {
                 if (!always && max > 0 && running >= max)
@@ -224,12 +339,25 @@ bool users_take_run(struct users *u, struct job *job, bool always)
 
 void users_run_ended(struct users *u, struct job *job)
 {
-        struct user *e = link_of(u, job)->user;
+        struct job_user_link *l = link_of(u, job);
+        struct user *e = l->user;
 
         if (!e)
                 return;
         __atomic_sub_fetch(&e->running, 1, __ATOMIC_ACQ_REL);
-        release(u, e, room(u, e));
+        if (l->granted_run) {
+                /* The thread is free, but the run that ended still counts for its owner while
+                 * the next is chosen: with one thread, the owners take turns. */
+                l->granted_run = false;
+                u->granted--;
+                u->granted_vslow -= job->very_slow;
+                fair_release(u);
+                e->granted--;
+        }
+        if (fair(u))
+                fair_release(u);
+        else
+                release(u, e, room(u, e));
 }
 
 /* Kept in the order of the jobs' ids: a run that was let go and lost its slot to another keeps
@@ -257,16 +385,52 @@ static int add_held(struct users *u, struct user *e, struct job *job)
         return 0;
 }
 
+bool users_admit(struct users *u, struct job *job)
+{
+        struct job_user_link *l = link_of(u, job);
+
+        if (!fair(u) || !l->user || __atomic_load_n(&l->grant, __ATOMIC_ACQUIRE))
+                return true;
+        if (*listed_of(u, job))
+                return false; /* held already: one run to come */
+        __atomic_store_n(&job->held, true, __ATOMIC_RELEASE);
+        if (add_held(u, l->user, job) < 0) {
+                __atomic_store_n(&job->held, false, __ATOMIC_RELEASE);
+                return true;
+        }
+        return fair_release_but(u, job);
+}
+
 void users_hold(struct users *u, struct job *job)
 {
         struct user *e = link_of(u, job)->user;
 
         if (!__atomic_load_n(&job->held, __ATOMIC_ACQUIRE) || *listed_of(u, job))
                 return;
+        /* Let go but over max-running-per-user (a run that had to go took the slot): its turn
+         * comes again. */
+        if (link_of(u, job)->granted_run) {
+                link_of(u, job)->granted_run = false;
+                grant_over(u, e, job);
+        }
+        if (fair(u) && add_held(u, e, job) == 0) {
+                fair_release(u);
+                return;
+        }
         /* A run of the user ended, or the limit went up, since the slot was refused. */
         if (room(u, e) > 0 || add_held(u, e, job) < 0) {
                 __atomic_store_n(&job->held, false, __ATOMIC_RELEASE);
                 u->release(u->data, job);
+        }
+}
+
+void users_return_grant(struct users *u, struct job *job)
+{
+        struct job_user_link *l = link_of(u, job);
+
+        if (l->user && __atomic_exchange_n(&l->grant, false, __ATOMIC_ACQ_REL)) {
+                grant_over(u, l->user, job);
+                fair_release(u);
         }
 }
 
@@ -278,14 +442,14 @@ bool users_drop(struct users *u, struct job *job)
 
         for (size_t i = 0; *listed_of(u, job) && i < e->nheld; i++)
                 if (e->held[i] == job) {
-                        memmove(e->held + i, e->held + i + 1,
-                                (e->nheld - i - 1) * sizeof(*e->held));
-                        e->nheld--;
+                        take_at(e, i);
                         u->nheld--;
                         *listed_of(u, job) = false;
                         job_unref(job); /* not the last: the caller has one */
-                        return true;
+                        held = true;
                 }
+        /* Let go, but taken off the pool's queue before a thread used the grant. */
+        users_return_grant(u, job);
         return held;
 }
 

@@ -64,8 +64,8 @@ static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
         return r;
 }
 
-/* A value's text as JSON: a path or a command as it is, anything else as a number. 0, or
- * -EINVAL or -ENOMEM with err saying why. */
+/* A value's text as JSON: a path or a command as it is, yes or no (true, false) as a boolean,
+ * anything else as a number. 0, or -EINVAL or -ENOMEM with err saying why. */
 static int value_json(const struct sw_param *p, const char *value, json_object **ret, char *err,
                       size_t errlen)
 {
@@ -74,6 +74,16 @@ static int value_json(const struct sw_param *p, const char *value, json_object *
 
         if (p->type == SW_P_PATH || p->type == SW_P_TEXT) {
                 *ret = json_object_new_string(value);
+                return *ret ? 0 : fail(err, errlen, -ENOMEM, "out of memory");
+        }
+        if (p->type == SW_P_BOOL) {
+                bool yes = strcmp(value, "yes") == 0 || strcmp(value, "true") == 0,
+                     no = strcmp(value, "no") == 0 || strcmp(value, "false") == 0;
+
+                if (!yes && !no)
+                        return fail(err, errlen, -EINVAL, "%s must be yes or no, not \"%s\"",
+                                    p->name, value);
+                *ret = json_object_new_boolean(yes);
                 return *ret ? 0 : fail(err, errlen, -ENOMEM, "out of memory");
         }
         tok = json_tokener_new();

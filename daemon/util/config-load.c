@@ -168,6 +168,8 @@ int config_load(const struct config *c, struct config_file *ret, char *err, size
         int r;
 
         settings_default(&cf.settings);
+        if (c->system)
+                settings_default_system(&cf.settings);
         r = config_file_read(path, !c->path, &cf, err, errlen);
         for (i = 0; r == 0 && i < c->nflags; i++)
                 r = config_parse_setting(&cf.settings, c->flags[i].name, c->flags[i].value, err,

@@ -15,6 +15,7 @@ struct config {
         const char *node_name;            /* --node-name; NULL: not given */
         const char *cluster_key_file;     /* --cluster-key-file; NULL: not given */
         double lease_renew, lease_time;   /* --lease-renew, --lease-time; 0: not given */
+        bool system;                      /* --system: the system instance's defaults */
 };
 
 /* Checks a setting flag and keeps it, to apply over the file now and at every reload. */

@@ -22,6 +22,11 @@ void settings_default(struct sw_settings *s)
         };
 }
 
+void settings_default_system(struct sw_settings *s)
+{
+        s->fair_share = true;
+}
+
 struct sw_queue_settings settings_queue_part(const struct sw_settings *s)
 {
         return (struct sw_queue_settings){

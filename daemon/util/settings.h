@@ -10,6 +10,8 @@
 
 /* The settings before any file or flag: the kernel's pool defaults and SPEC's. */
 void settings_default(struct sw_settings *s);
+/* What the system instance has before its file says otherwise, over settings_default. */
+void settings_default_system(struct sw_settings *s);
 /* Checks a whole set of settings: 0 or -EINVAL. */
 int settings_validate(const struct sw_settings *s);
 /* The default queue's part of them: its threads, and the per-user limits (the daemon's, which
