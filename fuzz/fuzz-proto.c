@@ -115,7 +115,21 @@ static void check_reply_line(char *line, int want_code, bool checked)
 
 static bool int_id(json_object *id)
 {
-        return !id || json_object_is_type(id, json_type_int);
+        return !id || json_object_is_type(id, json_type_int) || sw_id_is_null(id);
+}
+
+/* A batch is JSON, and its elements are found whole: each is JSON of its own. */
+static void fuzz_batch(const char *line, size_t len)
+{
+        size_t pos = 0, at, n;
+
+        if (!sw_batch_is(line, len))
+                return;
+        CHECK(sw_json_check(line, len, NULL, 0) == 0);
+        while (sw_batch_next(line, len, &pos, &at, &n)) {
+                CHECK(n > 0 && at + n <= len && pos <= len);
+                CHECK(sw_json_check(line + at, n, NULL, 0) == 0);
+        }
 }
 
 /* The request rebuilt from what was parsed must parse back to the same method. */
@@ -166,8 +180,8 @@ static void fuzz_line(const char *line, size_t len)
                                  SW_E_NO_METHOD, int_id(req.id));
                 sw_request_clear(&req);
         } else {
-                CHECK(r == SW_E_PARSE || r == SW_E_INVALID_REQUEST || r == SW_E_TOO_LARGE ||
-                      r == -ENOMEM);
+                CHECK(r == SW_E_PARSE || r == SW_E_INVALID_REQUEST || r == SW_E_INVALID_PARAMS ||
+                      r == SW_E_TOO_LARGE || r == -ENOMEM);
                 CHECK(memchr(errbuf, '\0', sizeof(errbuf)));
                 /* The error reply the daemon sends, to the id it could read. */
                 checked = int_id(id);
@@ -177,6 +191,7 @@ static void fuzz_line(const char *line, size_t len)
                         check_reply_line(sw_error_line(id, r, errbuf), r, checked);
         }
 
+        fuzz_batch(line, len);
         r = sw_reply_parse(line, len, &reply);
         CHECK(r == 0 || r == SW_E_PARSE || r == SW_E_INVALID_REQUEST || r == SW_E_TOO_LARGE ||
               r == -ENOMEM);

@@ -185,9 +185,26 @@ static int check_request(const struct proto_json_members *m, char *errbuf, size_
                 return seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "\"jsonrpc\" must be \"2.0\"");
         if (member_string(m, REQ_METHOD, &method) <= 0)
                 return seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "\"method\" must be a string");
+        /* JSON-RPC allows positional params, as an array; no method here takes them. */
+        if (m->has[REQ_PARAMS] && json_object_is_type(m->value[REQ_PARAMS], json_type_array))
+                return seterr(errbuf, errlen, SW_E_INVALID_PARAMS,
+                              "params must be an object of named members");
         if (m->has[REQ_PARAMS] && !json_object_is_type(m->value[REQ_PARAMS], json_type_object))
                 return seterr(errbuf, errlen, SW_E_INVALID_REQUEST, "\"params\" must be an object");
         return 0;
+}
+
+json_object *sw_null_id_new(void)
+{
+        /* json-c has no object for null (NULL is null), and NULL is a notification's id here: a
+         * number whose text is "null" is written as null by json-c and by sw_text_value(). */
+        return json_object_new_double_s(0, "null");
+}
+
+bool sw_id_is_null(json_object *id)
+{
+        return json_object_is_type(id, json_type_double) &&
+               strcmp(json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN), "null") == 0;
 }
 
 int sw_request_parse(const char *line, size_t len, struct sw_request *ret, json_object **ret_id,
@@ -205,15 +222,27 @@ int sw_request_parse(const char *line, size_t len, struct sw_request *ret, json_
         if (r)
                 return r;
         if (!m.object) {
+                bool empty =
+                    json_object_is_type(obj, json_type_array) && json_object_array_length(obj) == 0;
+
                 json_object_put(obj);
                 return seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
-                              "a request must be a JSON object");
+                              empty ? "an empty array: neither a request nor a batch"
+                                    : "a request must be a JSON object");
         }
         id = m.value[REQ_ID];
+        if (m.has[REQ_ID] && !id) {
+                /* "id": null is a request, answered to id null; an absent id a notification. */
+                id = m.value[REQ_ID] = sw_null_id_new();
+                if (!id) {
+                        r = seterr(errbuf, errlen, -ENOMEM, "out of memory");
+                        goto out;
+                }
+        }
         if (m.has[REQ_ID] && !json_object_is_type(id, json_type_int) &&
-            !json_object_is_type(id, json_type_string)) {
+            !json_object_is_type(id, json_type_string) && !sw_id_is_null(id)) {
                 r = seterr(errbuf, errlen, SW_E_INVALID_REQUEST,
-                           "\"id\" must be an integer or a string");
+                           "\"id\" must be an integer, a string or null");
                 goto out;
         }
         if (json_object_is_type(id, json_type_int) && !id_as_written(id, line, &scan)) {
@@ -240,6 +269,90 @@ int sw_request_parse(const char *line, size_t len, struct sw_request *ret, json_
 out:
         proto_json_members_clear(&m);
         return r;
+}
+
+static size_t skip_json_space(const char *s, size_t n, size_t i)
+{
+        while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+                i++;
+        return i;
+}
+
+bool sw_batch_is(const char *line, size_t len)
+{
+        size_t i = skip_json_space(line, len, 0);
+
+        if (i >= len || line[i] != '[' || len > SW_LINE_MAX || memchr(line, '\0', len) ||
+            utf8_check(line, len) < len || proto_json_scan(line, len, false, NULL, NULL, 0) != 0)
+                return false;
+        /* "[]" is no batch: one invalid request (JSON-RPC 2.0, section 6). */
+        return line[skip_json_space(line, len, i + 1)] != ']';
+}
+
+/* The end of the JSON value at i of a text known to be JSON. */
+static size_t value_end(const char *s, size_t n, size_t i)
+{
+        size_t depth = 0;
+
+        for (; i < n; i++) {
+                char c = s[i];
+
+                if (c == '"') {
+                        for (i++; i < n && s[i] != '"'; i++)
+                                if (s[i] == '\\')
+                                        i++;
+                } else if (c == '[' || c == '{') {
+                        depth++;
+                } else if (c == ']' || c == '}') {
+                        if (depth == 0)
+                                return i;
+                        depth--;
+                } else if (c == ',' && depth == 0) {
+                        return i;
+                }
+                if (depth == 0 && (c == '"' || c == ']' || c == '}'))
+                        return i + 1;
+        }
+        return n;
+}
+
+bool sw_batch_next(const char *line, size_t len, size_t *pos, size_t *ret_at, size_t *ret_len)
+{
+        size_t i = skip_json_space(line, len, *pos), end;
+
+        if (i < len && (line[i] == '[' || line[i] == ','))
+                i = skip_json_space(line, len, i + 1);
+        if (i >= len || line[i] == ']')
+                return false;
+        end = value_end(line, len, i);
+        /* A scalar ends before the space, comma or bracket after it. */
+        while (end > i && (line[end - 1] == ' ' || line[end - 1] == '\t' || line[end - 1] == '\n' ||
+                           line[end - 1] == '\r'))
+                end--;
+        *ret_at = i;
+        *ret_len = end - i;
+        *pos = end;
+        return true;
+}
+
+char *sw_error_line_for(const char *reply, size_t len, int code, const char *message)
+{
+        static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+        struct proto_json_scan scan;
+        struct sw_text t = {0};
+        char *error = sw_error_line(NULL, code, message);
+
+        if (!error)
+                return NULL;
+        if (proto_json_scan(reply, len, true, &scan, NULL, 0) != 0 || scan.id_len == 0 ||
+            strncmp(error, head, sizeof(head) - 1) != 0)
+                return error; /* to id null */
+        /* The reply's id as it is written, in place of the null. */
+        sw_text_raw(&t, head, sizeof(head) - 1);
+        sw_text_raw(&t, reply + scan.id_at, scan.id_len);
+        sw_text_raw(&t, error + sizeof(head) - 1 + 4, strlen(error + sizeof(head) - 1 + 4));
+        free(error);
+        return sw_text_end(&t);
 }
 
 void sw_request_clear(struct sw_request *req)

@@ -92,19 +92,37 @@ char *sw_text_end(struct sw_text *t);
 
 struct sw_request {
         char *method;
-        json_object *id;     /* NULL: a notification, which gets no reply */
+        json_object *id;     /* NULL: a notification, which gets no reply; see sw_null_id_new() */
         json_object *params; /* an object or NULL */
 };
 
 /* 0, or a JSON-RPC error code with a message in errbuf: SW_E_PARSE for what sw_json_check()
  * refuses, SW_E_INVALID_REQUEST when it is not a JSON-RPC 2.0 request (also: two members of one
  * object with the same name, at any depth; a member name with a NUL byte; an integer "id"
- * outside int64, or "-0"), SW_E_TOO_LARGE for more than SW_LINE_MAX bytes; -ENOMEM. *ret is
- * written only on success. *ret_id is always written: NULL, or on error the request's id when it
- * was readable, for the error reply; the caller puts it. */
+ * outside int64, or "-0"), SW_E_INVALID_PARAMS for positional params (an array), SW_E_TOO_LARGE
+ * for more than SW_LINE_MAX bytes; -ENOMEM. *ret is written only on success. *ret_id is always
+ * written: NULL, or on error the request's id when it was readable, for the error reply; the
+ * caller puts it. With SW_E_INVALID_PARAMS the id was read: NULL is then a notification's. */
 int sw_request_parse(const char *line, size_t len, struct sw_request *ret,
                      json_object **ret_id, char *errbuf, size_t errlen);
 void sw_request_clear(struct sw_request *req);
+
+/* "id": null: a request all the same (JSON-RPC 2.0), answered to id null, where NULL stands for
+ * no id (a notification). sw_request_parse() gives it as this object, which every writer here
+ * and json-c's write as null. NULL when out of memory. */
+json_object *sw_null_id_new(void);
+bool sw_id_is_null(json_object *id);
+
+/* A batch (JSON-RPC 2.0, section 6): a line that is a JSON array with at least one element,
+ * valid by the rules of sw_request_parse() but for the members' names, which each element's own
+ * parse checks. Any other line is read as one request: sw_request_parse() says what is wrong with
+ * an array that is not JSON, or "[]" (one invalid request, not a batch). */
+bool sw_batch_is(const char *line, size_t len);
+/* The next element of a batch: true with the text of the element in [*ret_at, *ret_at +
+ * *ret_len); false after the last. *pos starts at 0, and is the caller's between calls. */
+bool sw_batch_next(const char *line, size_t len, size_t *pos, size_t *ret_at, size_t *ret_len);
+/* An error line (as sw_error_line()) to the id of the reply line given (null when it has none). */
+char *sw_error_line_for(const char *reply, size_t len, int code, const char *message);
 
 /* Lines ending in "\n", malloc'd; NULL on allocation failure. The json_object arguments are
  * taken over (put) in every case; id may be NULL (JSON null). */

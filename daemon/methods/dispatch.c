@@ -129,6 +129,11 @@ static void dispatch(struct daemon *d, struct conn *c, const char *line, size_t 
         int code;
 
         code = sw_request_parse(line, len, &req, &id, r.message, sizeof(r.message));
+        if (code == SW_E_INVALID_PARAMS) {
+                /* A request whose params are wrong, as any other: a notification gets no reply. */
+                conn_send_reply(c, id, NULL, code, r.message);
+                return;
+        }
         if (code) {
                 r.code = protocol_code(code, r.message, sizeof(r.message));
                 /* An unreadable request still gets an error, addressed to id null. */

@@ -7,6 +7,13 @@
  * and costs no more); events, which no request paces, drop a client that leaves more than
  * CONN_EVENTS_MAX of them unread. A disconnect and a read or write error all end in conn_close();
  * the object is freed in the close callback.
+ *
+ * A JSON-RPC batch (a line holding an array of requests) is taken apart here: its members are
+ * handled one after the other as if each came on a line of its own, so each counts against the
+ * same limits (one request at a time, the client reading its earlier replies) as it would alone.
+ * Their replies are gathered into one array line instead, queued once the last member has replied
+ * (a member answered later, like wait, holds the batch's reply back until then); a batch of
+ * notifications only gets no reply at all.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,6 +32,14 @@
 
 #define READ_CHUNK 65536
 
+/* A batch whose members are being handled. */
+struct conn_batch {
+        char *line;           /* the batch's line, NUL-ended */
+        size_t len, pos;      /* its length, and where its next member is looked for */
+        struct sw_text reply; /* "[" and the members' replies so far, comma-separated */
+        size_t replies;
+};
+
 /* One write for the replies to all the requests one read brought in. */
 struct write_req {
         uv_write_t req;
@@ -36,6 +51,16 @@ struct conn *conn_ref(struct conn *c)
 {
         c->refs++;
         return c;
+}
+
+static void batch_free(struct conn *c)
+{
+        if (!c->batch)
+                return;
+        free(c->batch->line);
+        free(c->batch->reply.s);
+        free(c->batch);
+        c->batch = NULL;
 }
 
 static void drop_held(struct conn *c)
@@ -50,6 +75,7 @@ void conn_unref(struct conn *c)
         if (--c->refs > 0)
                 return;
         drop_held(c);
+        batch_free(c);
         envs_unref(c->clients->envs, c->env);
         free(c->held);
         sw_lines_free(&c->in);
@@ -87,6 +113,7 @@ static void conn_close(struct conn *c, const char *why)
                 c->next->prev = c->prev;
         if (!c->refused)
                 clients->n--;
+        batch_free(c); /* the replies gathered so far go now, not when the last reference does */
         clients->on_close(clients->data, c);
         uv_close((uv_handle_t *)&c->pipe, on_close);
 }
@@ -169,6 +196,8 @@ void conn_flush(struct conn *c)
         maybe_finish(c);
 }
 
+static void batch_add(struct conn *c, char *line);
+
 static void queue(struct conn *c, char *line, bool event)
 {
         struct held_line *held;
@@ -178,6 +207,10 @@ static void queue(struct conn *c, char *line, bool event)
                 free(line);
                 if (!c->closing)
                         conn_close(c, "out of memory");
+                return;
+        }
+        if (!event && c->batch) {
+                batch_add(c, line);
                 return;
         }
         if (event && c->events_unsent > CONN_EVENTS_MAX) {
@@ -216,6 +249,91 @@ void conn_send(struct conn *c, char *line)
 void conn_notify(struct conn *c, char *line)
 {
         queue(c, line, true);
+}
+
+/* A member's reply (taken over), into the batch's. */
+static void batch_add(struct conn *c, char *line)
+{
+        struct conn_batch *b = c->batch;
+        size_t len = strlen(line);
+
+        if (len > 0 && line[len - 1] == '\n')
+                len--;
+        /* The batch's reply is one line, which clients read up to SW_REPLY_MAX: a reply that
+         * would make it longer is an error of its own (a long list, say: ask for it alone). */
+        if (b->reply.len + len + 3 > CONN_BATCH_REPLY_MAX) {
+                char *error = sw_error_line_for(line, len, SW_E_TOO_LARGE,
+                                                "reply too long for a batch's reply of at most "
+                                                "256 MiB: send the request alone");
+
+                free(line);
+                if (!error) {
+                        conn_close(c, "out of memory");
+                        return;
+                }
+                line = error;
+                len = strlen(line) - 1;
+        }
+        sw_text_raw(&b->reply, b->replies++ > 0 ? "," : "[", 1);
+        sw_text_raw(&b->reply, line, len);
+        free(line);
+        if (b->reply.failed)
+                conn_close(c, "out of memory");
+}
+
+/* A line that is a batch: its members are handled next, in place of the next lines. */
+static void batch_start(struct conn *c, const char *line, size_t len)
+{
+        struct conn_batch *b = calloc(1, sizeof(*b));
+
+        if (!b || !(b->line = strndup(line, len))) {
+                free(b);
+                conn_close(c, "out of memory");
+                return;
+        }
+        b->len = len;
+        c->batch = b;
+}
+
+/* Every member has replied: the batch's reply goes, unless every member was a notification. */
+static void batch_end(struct conn *c)
+{
+        struct conn_batch *b = c->batch;
+        char *line;
+
+        if (b->replies == 0) {
+                batch_free(c);
+                return;
+        }
+        sw_text_raw(&b->reply, "]\n", 2);
+        line = sw_text_end(&b->reply); /* NULL when out of memory: queue() closes then */
+        b->reply = (struct sw_text){0};
+        if (line && strlen(line) > CONN_OUT_SOFT)
+                c->heavy = true;
+        batch_free(c);
+        queue(c, line, false);
+}
+
+/* Hands the batch's next member to whoever reads requests; after the last, ends the batch. */
+static void batch_step(struct conn *c)
+{
+        struct conn_batch *b = c->batch;
+        size_t at, len;
+        char *member;
+
+        if (!sw_batch_next(b->line, b->len, &b->pos, &at, &len)) {
+                batch_end(c);
+                return;
+        }
+        /* A copy: the member's handling may end the batch (conn_resume() handles the members
+         * after it at once) or the connection. */
+        member = strndup(b->line + at, len);
+        if (!member) {
+                conn_close(c, "out of memory");
+                return;
+        }
+        c->clients->on_line(c->clients->data, c, member, len);
+        free(member);
 }
 
 static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
@@ -258,8 +376,8 @@ static void finish(struct conn *c)
  * the connection ends. */
 static void maybe_finish(struct conn *c)
 {
-        if (c->eof && !c->busy && c->nheld == 0 && c->in.start == c->in.partial && !c->finishing &&
-            !c->closing)
+        if (c->eof && !c->busy && !c->batch && c->nheld == 0 && c->in.start == c->in.partial &&
+            !c->finishing && !c->closing)
                 finish(c);
 }
 
@@ -280,10 +398,19 @@ static void process(struct conn *c)
         int r;
 
         c->batching = true;
-        while (!c->closing && !stalled(c) && (r = sw_lines_next(&c->in, &line, &len)) != 0) {
+        while (!c->closing && !stalled(c)) {
+                if (c->batch) {
+                        batch_step(c);
+                        continue;
+                }
+                r = sw_lines_next(&c->in, &line, &len);
+                if (r == 0)
+                        break;
                 if (r < 0)
                         conn_send(c, sw_error_line(NULL, SW_E_TOO_LARGE,
                                                    "request line longer than 1 MiB"));
+                else if (len > 0 && sw_batch_is(line, len))
+                        batch_start(c, line, len);
                 else if (len > 0)
                         c->clients->on_line(c->clients->data, c, line, len);
         }

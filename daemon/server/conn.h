@@ -16,7 +16,10 @@
 #define CONN_MAX 1024                   /* connections at once */
 #define CONN_ADMIN_ROOM 64              /* of them, kept for admins: users share the rest */
 
+#define CONN_BATCH_REPLY_MAX SW_REPLY_MAX /* bytes of a batch's reply line */
+
 struct conn;
+struct conn_batch;
 struct store;
 
 /* The daemon's connections, and what it asks of whoever reads their requests. */
@@ -69,6 +72,7 @@ struct conn {
         uint64_t barrier;       /* the state database write later replies wait for */
         size_t nheld, held_size, held_len;
         bool batching;      /* requests are being handled: write their replies together after */
+        struct conn_batch *batch; /* a JSON-RPC batch whose members are being handled */
         bool heavy;         /* has held much: the heap is trimmed when it goes */
         struct env_block *env; /* env.set's: the environment of its submits without one */
         void *data;         /* whoever reads its requests keeps what it knows of it here */

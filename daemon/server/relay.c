@@ -213,8 +213,10 @@ static char *request_id(const char *line)
         json_object *req = read_json(line), *id = NULL;
         char *text = NULL;
 
-        if (json_object_object_get_ex(req, "id", &id) && id)
-                text = strdup(json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN));
+        /* "id": null is a request (answered to id null), not a notification. */
+        if (json_object_object_get_ex(req, "id", &id))
+                text = strdup(id ? json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN)
+                                 : "null");
         json_object_put(req);
         return text;
 }
@@ -472,8 +474,8 @@ static void refuse_line(struct relay_in *in, const char *body)
         json_object *req = read_json(body), *id = NULL;
         char *line;
 
-        if (json_object_object_get_ex(req, "id", &id) && id) {
-                line = sw_error_line(json_object_get(id), SW_E_PERMISSION, in->refused);
+        if (json_object_object_get_ex(req, "id", &id)) {
+                line = sw_error_line(id ? json_object_get(id) : NULL, SW_E_PERMISSION, in->refused);
                 if (line) {
                         line[strcspn(line, "\n")] = '\0';
                         store_send_mail(in->relay->store, in->from, in->epoch, in->id, "reply",
