@@ -537,9 +537,13 @@ static const struct {
     {"5 2 * * sun", sundays_at_2_05},
     {"@hourly", hours},
     {"* * * * *", every_minute},
+    {"@daily", midnights},
+    {"@weekly", sundays},
 };
 
-static const char *const dst_zones[] = {"Europe/Berlin", "America/New_York", "Australia/Lord_Howe"};
+/* Santiago's clocks change at midnight: on 2026-09-06 a Sunday starts at 01:00. */
+static const char *const dst_zones[] = {"Europe/Berlin", "America/New_York", "Australia/Lord_Howe",
+                                        "America/Santiago"};
 
 /* The instants in 2026 at which the zone's offset changes. */
 static size_t changes_in_2026(time_t *ret, size_t max)
@@ -568,8 +572,8 @@ static size_t changes_in_2026(time_t *ret, size_t max)
         return n;
 }
 
-/* Each zone's spring-forward and fall-back of 2026 (Lord Howe's by half an hour), every minute
- * from a day before to a day after. */
+/* Each zone's spring-forward and fall-back of 2026 (Lord Howe's by half an hour, Santiago's at
+ * midnight), every minute from a day before to a day after. */
 START_TEST(daylight_saving_changes_against_the_oracle)
 {
         size_t zone = (size_t)_i / (sizeof(dst_rules) / sizeof(dst_rules[0]));
