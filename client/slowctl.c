@@ -108,7 +108,7 @@ static const struct option_def option_defs[] = {
     {OPT_RETRY_DELAY, "retry-delay", "S",
      "wait S before the first retry (default 1s), twice as long before each next"},
     {OPT_EVERY, "every", "S", "run every S (90, 2m, 1h30m, 1d), until released"},
-    {OPT_CRON, "cron", "EXPR", "run at the times of a cron expression ('0 3 * * *'), "
+    {OPT_CRON, "cron", "EXPR", "run at the times of a cron expression ('0 3 * * *', '@daily'), "
                                "until released"},
     {OPT_ON_END, "on-end", "CMD", "run this shell command after each run (SLOWWORK_JOB, "
                                   "SLOWWORK_RUN, SLOWWORK_OUTCOME, SLOWWORK_EXIT_CODE)"},

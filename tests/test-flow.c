@@ -646,6 +646,98 @@ START_TEST(a_cron_job_is_kept_and_ticks_at_its_next_match)
 }
 END_TEST
 
+/* The first local midnight after `after` in the zone the test and its daemon share, on a day
+ * that `day` takes (found by walking the days, apart from the daemon's cron code). */
+static double next_local_midnight(double after, bool (*day)(const struct tm *tm))
+{
+        time_t t = (time_t)after, m;
+        struct tm tm;
+
+        ck_assert_ptr_nonnull(localtime_r(&t, &tm));
+        for (int i = 0; i < 800; i++, tm.tm_mday++) {
+                tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+                tm.tm_isdst = -1;
+                m = mktime(&tm);
+                if ((double)m > after && (!day || day(&tm)))
+                        return (double)m;
+        }
+        ck_abort_msg("no midnight in 800 days");
+        return 0;
+}
+
+static bool weekday_in_january(const struct tm *tm)
+{
+        return tm->tm_mon == 0 && tm->tm_wday >= 1 && tm->tm_wday <= 5;
+}
+
+/* next_run of a cron job submitted between t0 and t1: the expected time after t0, or after t1
+ * when a match passed in between. */
+static void next_run_is(int64_t id, double t0, double t1, bool (*day)(const struct tm *tm))
+{
+        json_object *st = job_status(fd, id);
+        double next = num_member(st, "next_run");
+
+        ck_assert_msg(next == next_local_midnight(t0, day) || next == next_local_midnight(t1, day),
+                      "job %lld: next_run %.3f", (long long)id, next);
+        json_object_put(st);
+}
+
+/* The @ forms and names of Vixie cron, in a zone with daylight saving time: accepted, kept as
+ * written (also over a restart), with next_run the next match; @reboot and an unknown name are
+ * refused with -32602 saying why, and make nothing. */
+START_TEST(cron_takes_at_forms_and_names_and_refuses_reboot)
+{
+        const char *old_tz = getenv("TZ");
+        char *saved = old_tz ? strdup(old_tz) : NULL;
+        int64_t daily, january, after;
+        double t0, t1;
+        json_object *st;
+
+        close(fd);
+        daemon_stop(&d);
+        ck_assert_int_eq(setenv("TZ", "America/New_York", 1), 0);
+        tzset();
+        daemon_start_clocked(&d, "--min-threads", "4", "--max-threads", "4", NULL);
+        fd = client_connect(d.sock);
+        t0 = now();
+        daily = submitf("{\"command\":\"true\",\"cron\":\"@daily\"}");
+        january = submitf("{\"command\":\"true\",\"cron\":\"0 0 * jan mon-fri\"}");
+        t1 = now();
+        next_run_is(daily, t0, t1, NULL);
+        next_run_is(january, t0, t1, weekday_in_january);
+        ck_assert_int_eq(submit_error("{\"command\":\"true\",\"cron\":\"@reboot\"}",
+                                      "\"cron\": @reboot is not supported"),
+                         -32602);
+        ck_assert_int_eq(submit_error("{\"command\":\"true\",\"cron\":\"0 0 * * funday\"}",
+                                      "\"cron\": day-of-week: unknown name \"funday\" (sun-sat)"),
+                         -32602);
+        ck_assert_int_eq(submit_error("{\"command\":\"true\",\"cron\":\"0 0 * * mon-\"}",
+                                      "\"cron\": day-of-week: bad range \"mon-\""),
+                         -32602);
+        after = submitf("{\"command\":\"true\"}");
+        ck_assert_int_eq(after, january + 1);
+        /* Kept as written, and read again at start after a crash. */
+        close(fd);
+        daemon_kill_hard(&d);
+        daemon_start_again(&d, "--min-threads", "4", "--max-threads", "4", NULL);
+        fd = client_connect(d.sock);
+        st = job_status(fd, daily);
+        ck_assert_str_eq(str_member(st, "cron"), "@daily");
+        json_object_put(st);
+        st = job_status(fd, january);
+        ck_assert_str_eq(str_member(st, "cron"), "0 0 * jan mon-fri");
+        json_object_put(st);
+        next_run_is(daily, t0, now(), NULL);
+        next_run_is(january, t0, now(), weekday_in_january);
+        if (saved)
+                setenv("TZ", saved, 1);
+        else
+                unsetenv("TZ");
+        tzset();
+        free(saved);
+}
+END_TEST
+
 START_TEST(a_stop_keeps_a_retry_planned_during_it_and_a_job_waiting_for_a_cut_run)
 {
         int64_t b, w, r;
@@ -790,6 +882,7 @@ int main(void)
         tcase_add_test(tc, a_recurring_job_runs_at_each_tick_and_stops_when_released);
         tcase_add_test(tc, a_tick_while_the_job_runs_makes_one_more_run_after_never_a_pile);
         tcase_add_test(tc, a_cron_job_is_kept_and_ticks_at_its_next_match);
+        tcase_add_test(tc, cron_takes_at_forms_and_names_and_refuses_reboot);
         tcase_add_test(tc, a_crash_keeps_a_waiting_dependency_a_retry_count_and_a_schedule);
         tcase_add_test(tc, a_stop_keeps_a_retry_planned_during_it_and_a_job_waiting_for_a_cut_run);
         tcase_add_test(tc, a_recurring_jobs_retry_keeps_its_ticks);

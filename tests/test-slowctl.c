@@ -452,6 +452,50 @@ static json_object *status_of(int64_t id)
         return st;
 }
 
+/* --cron takes Vixie cron's @ forms and names: the job keeps the expression and its next_run is
+ * a local midnight within a day (@daily), or a midnight of a weekday in January; @reboot and an
+ * unknown name are the daemon's errors (1), saying why, and make nothing. */
+START_TEST(submit_cron_takes_at_forms_and_names)
+{
+        int64_t daily = submit("--cron", "@daily", "--", "true", NULL);
+        int64_t january = submit("--cron", "0 0 * JAN mon-fri", "--", "true", NULL);
+        time_t now = time(NULL), next;
+        json_object *st;
+        struct run r;
+        struct tm tm;
+        char *out;
+
+        out = ctl_ok("status", idstr(daily), NULL);
+        ck_assert_ptr_nonnull(strstr(out, "@daily"));
+        free(out);
+        st = status_of(daily);
+        next = (time_t)json_object_get_double(json_object_object_get(st, "next_run"));
+        json_object_put(st);
+        ck_assert_ptr_nonnull(localtime_r(&next, &tm));
+        ck_assert_msg(tm.tm_hour == 0 && tm.tm_min == 0 && tm.tm_sec == 0 && next > now - 60 &&
+                          next <= now + 25 * 3600,
+                      "@daily: next_run %lld", (long long)next);
+        st = status_of(january);
+        ck_assert_str_eq(json_object_get_string(json_object_object_get(st, "cron")),
+                         "0 0 * JAN mon-fri");
+        next = (time_t)json_object_get_double(json_object_object_get(st, "next_run"));
+        json_object_put(st);
+        ck_assert_ptr_nonnull(localtime_r(&next, &tm));
+        ck_assert_msg(tm.tm_hour == 0 && tm.tm_min == 0 && tm.tm_mon == 0 && tm.tm_wday >= 1 &&
+                          tm.tm_wday <= 5 && next > now - 60 && next <= now + 366 * 86400,
+                      "0 0 * JAN mon-fri: next_run %lld", (long long)next);
+        ctl(&r, NULL, "submit", "--cron", "@reboot", "--", "true", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "@reboot is not supported"));
+        run_free(&r);
+        ctl(&r, NULL, "submit", "--cron", "0 0 * * funday", "--", "true", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "day-of-week: unknown name \"funday\""));
+        run_free(&r);
+        ck_assert_int_eq(submit("--", "true", NULL), january + 1);
+}
+END_TEST
+
 /* Waits until the job's process is in the runner's hands (status shows its pid): the job is
  * running from the moment a thread takes it, and its shell may run a command before its start
  * has returned to the runner. */
@@ -2585,6 +2629,7 @@ int main(void)
         tcase_add_test(tc, submit_wait_exits_with_the_jobs_code);
         tcase_add_test(tc, submit_limit_options_reach_the_job);
         tcase_add_test(tc, submit_flow_options_reach_the_job);
+        tcase_add_test(tc, submit_cron_takes_at_forms_and_names);
         tcase_add_test(tc, submit_stashed_with_a_priority_then_edit_and_enqueue);
         tcase_add_test(tc, submit_on_end_runs_it_after_each_run_and_set_gives_the_daemons);
         tcase_add_test(tc, submit_delay_2m_reaches_the_daemon_as_120_seconds);
