@@ -1519,19 +1519,17 @@ START_TEST(wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_
 }
 END_TEST
 
-/* Runs slowctl with its stdout on a terminal (a pty) and NO_COLOR set to no_color (NULL:
- * unset); what it wrote there, with the terminal's \r\n as \n. */
-static char *ctl_pty(const char *no_color, const char *first, ...)
+/* Runs slowctl (argv) with its stdout on a terminal (a pty) and NO_COLOR set to no_color (NULL:
+ * unset); what it wrote there, with the terminal's \r\n as \n. With stop_at, a live view (top)
+ * gets SIGTERM once its output holds that text. */
+static char *pty_run(const char *no_color, const char *stop_at, char **argv)
 {
-        char *argv[ARGS_MAX + 1] = {(char *)SLOWCTL, (char *)first}, *out, *p, *q;
         struct sink sink = {.fd = -1};
         int master, status;
+        bool stopped = false;
+        char *out, *p, *q;
         pid_t pid;
-        va_list ap;
 
-        va_start(ap, first);
-        collect(argv, 2, ap);
-        va_end(ap);
         master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
         ck_assert_int_ge(master, 0);
         ck_assert(grantpt(master) == 0 && unlockpt(master) == 0);
@@ -1553,7 +1551,7 @@ static char *ctl_pty(const char *no_color, const char *first, ...)
                 struct pollfd pfd = {.fd = master, .events = POLLIN};
                 ssize_t n;
 
-                ck_assert_msg(poll(&pfd, 1, 30000) > 0, "slowctl %s took more than 30 s", first);
+                ck_assert_msg(poll(&pfd, 1, 30000) > 0, "slowctl %s took more than 30 s", argv[1]);
                 if (sink.len + 4096 + 1 > sink.size) {
                         sink.size = 2 * sink.size + 4096 + 1;
                         sink.buf = realloc(sink.buf, sink.size);
@@ -1564,17 +1562,32 @@ static char *ctl_pty(const char *no_color, const char *first, ...)
                         break;
                 sink.len += (size_t)n;
                 sink.buf[sink.len] = '\0';
+                if (stop_at && !stopped && strstr(sink.buf, stop_at)) {
+                        ck_assert_int_eq(kill(pid, SIGTERM), 0);
+                        stopped = true;
+                }
         }
         close(master);
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) <= 3, "slowctl %s: status 0x%x",
-                      first, status);
+                      argv[1], status);
         out = sink.buf ? sink.buf : strdup("");
         for (p = q = out; *p; p++)
                 if (!(p[0] == '\r' && p[1] == '\n'))
                         *q++ = *p;
         *q = '\0';
         return out;
+}
+
+static char *ctl_pty(const char *no_color, const char *first, ...)
+{
+        char *argv[ARGS_MAX + 1] = {(char *)SLOWCTL, (char *)first};
+        va_list ap;
+
+        va_start(ap, first);
+        collect(argv, 2, ap);
+        va_end(ap);
+        return pty_run(no_color, NULL, argv);
 }
 
 /* Three finished runs, one after the other: succeeded, failed with 3, killed; their ids. */
@@ -2554,6 +2567,120 @@ START_TEST(library_connect_resolves_the_socket_path)
 }
 END_TEST
 
+/* A job's name and output that try the terminal of whoever looks: the window's title (OSC 0), the
+ * screen cleared (CSI 2 J), the clipboard written (OSC 52), a C1 control (U+009B, CSI in one) and
+ * DEL; and as slowctl shows them (slowctl(1), CONTROL CHARACTERS). */
+#define HOSTILE_NAME         "x\033]0;PWNED\007\033[2J\302\233\177"
+#define HOSTILE_NAME_SHOWN   "x\\e]0;PWNED\\a\\e[2J\\u009b\\x7f"
+#define HOSTILE_OUTPUT       "\033]52;c;SGVsbG8=\007\033[2J\302\233\177\tend\n"
+#define HOSTILE_OUTPUT_SHOWN "\\e]52;c;SGVsbG8=\\a\\e[2J\\u009b\\x7f\tend\n"
+/* The end of the job's command: a comment with the same bytes. */
+#define HOSTILE_COMMENT_SHOWN "# \\e]0;CMD\\a\\u009b\\x7f"
+
+/* No byte of the daemon's data that a terminal acts on: ESC, BEL, DEL, a C1 control. top's own
+ * "clear the screen" (ESC [ H ESC [ 2 J before each screen) is left out first. */
+static void assert_no_controls(char *out, const char *what)
+{
+        static const char clear[] = "\033[H\033[2J";
+        char *p;
+
+        while ((p = strstr(out, clear)))
+                memmove(p, p + strlen(clear), strlen(p + strlen(clear)) + 1);
+        for (p = out; *p; p++) {
+                unsigned char c = (unsigned char)*p;
+
+                ck_assert_msg(
+                    c != 0x1b && c != 0x07 && c != 0x7f &&
+                        !(c == 0xc2 && (unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f),
+                    "%s wrote the control byte 0x%02x at %td: %s", what, c, p - out, out);
+        }
+}
+
+START_TEST(human_output_shows_the_daemons_control_bytes_escaped_on_a_terminal)
+{
+        char *fifo = fifo_make(d.dir, "hold"), cmd[PATH_MAX + 160], *out;
+        char *top_argv[] = {(char *)SLOWCTL, (char *)"top", NULL};
+        static const struct {
+                const char *command;
+                bool with_id, shows_command;
+        } views[] = {{"list", false, true}, {"status", true, true}, {"rq", false, false},
+                     {"stats", false, false}};
+        struct run r;
+        int64_t id;
+
+        snprintf(cmd, sizeof(cmd),
+                 "printf '\\033]52;c;SGVsbG8=\\007\\033[2J\\302\\233\\177\\tend\\n'; cat %s "
+                 "# \033]0;CMD\007\302\233\177",
+                 fifo);
+        id = submit("--name", HOSTILE_NAME, "--", cmd, NULL);
+        wait_running(id);
+        for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+                const char *what = views[i].command;
+
+                out = ctl_pty("1", what, views[i].with_id ? idstr(id) : NULL, NULL);
+                assert_no_controls(out, what);
+                ck_assert_msg(strstr(out, HOSTILE_NAME_SHOWN), "%s: %s", what, out);
+                ck_assert_msg(!views[i].shows_command || strstr(out, HOSTILE_COMMENT_SHOWN),
+                              "%s: %s", what, out);
+                free(out);
+        }
+        /* top, live on a terminal: stopped once its first screen's run queue shows the job. */
+        out = pty_run("1", HOSTILE_NAME_SHOWN, top_argv);
+        ck_assert_msg(strstr(out, HOSTILE_COMMENT_SHOWN), "top: %s", out);
+        assert_no_controls(out, "top");
+        free(out);
+        /* --json stays JSON: json-c writes the controls as \u escapes. */
+        out = ctl_ok("--json", "status", idstr(id), NULL);
+        ck_assert_msg(strstr(out, "\"x\\u001b]0;PWNED\\u0007\\u001b[2J"), "%s", out);
+        ck_assert_ptr_null(strchr(out, '\033'));
+        free(out);
+        /* The daemon's error messages (which quote what they were given) too, on stderr. */
+        ctl(&r, NULL, "stats", "--queue", "q\033]0;X\007", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_msg(!strchr(r.err, '\033') && !strchr(r.err, '\007'), "%s", r.err);
+        run_free(&r);
+
+        fifo_release(fifo);
+        free(ctl_ok("wait", idstr(id), NULL));
+        out = ctl_pty("1", "history", NULL);
+        assert_no_controls(out, "history");
+        ck_assert_msg(strstr(out, HOSTILE_COMMENT_SHOWN), "history: %s", out);
+        free(out);
+        free(fifo);
+}
+END_TEST
+
+/* log: escaped on a terminal (newlines and tabs kept), as it is with --raw or into a pipe. */
+START_TEST(log_escapes_controls_on_a_terminal_unless_raw)
+{
+        int64_t id =
+            submit("--wait", "--",
+                   "printf '\\033]52;c;SGVsbG8=\\007\\033[2J\\302\\233\\177\\tend\\n'", NULL);
+        char *out;
+
+        out = ctl_pty("1", "log", idstr(id), NULL);
+        ck_assert_str_eq(out, HOSTILE_OUTPUT_SHOWN);
+        free(out);
+        out = ctl_pty("1", "log", "-f", idstr(id), NULL);
+        ck_assert_str_eq(out, HOSTILE_OUTPUT_SHOWN);
+        free(out);
+        out = ctl_pty("1", "log", "--lines", "1", idstr(id), NULL);
+        ck_assert_str_eq(out, HOSTILE_OUTPUT_SHOWN);
+        free(out);
+        out = ctl_pty("1", "log", "--raw", idstr(id), NULL);
+        ck_assert_str_eq(out, HOSTILE_OUTPUT);
+        free(out);
+        out = ctl_ok("log", idstr(id), NULL);
+        ck_assert_str_eq(out, HOSTILE_OUTPUT);
+        free(out);
+        /* A carriage return is shown too (it could hide what a line said before it). */
+        id = submit("--wait", "--", "printf 'rm -rf /\\rls      \\n'", NULL);
+        out = ctl_pty("1", "log", idstr(id), NULL);
+        ck_assert_str_eq(out, "rm -rf /\\rls      \n");
+        free(out);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("slowctl");
@@ -2613,6 +2740,8 @@ int main(void)
         tcase_add_test(tc, without_a_user_instance_slowctl_falls_back_to_the_systems);
         tcase_add_test(tc, queue_commands_add_list_use_pause_and_remove_queues);
         tcase_add_test(tc, list_shows_the_first_thousand_jobs_and_says_how_many_more);
+        tcase_add_test(tc, human_output_shows_the_daemons_control_bytes_escaped_on_a_terminal);
+        tcase_add_test(tc, log_escapes_controls_on_a_terminal_unless_raw);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
