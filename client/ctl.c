@@ -48,6 +48,12 @@ int ctl_connect(struct ctl *x)
         r = sw_client_connect(x->socket, &x->client);
         if (r == -ENOMEM)
                 return ctl_error(x, "out of memory");
+        if (r == -EPERM && sw_client_server_uid(x->client) >= 0) {
+                ctl_error(x, "%s is served by uid %lld, not by you or root",
+                          sw_client_socket(x->client), (long long)sw_client_server_uid(x->client));
+                x->client = sw_client_free(x->client);
+                return EXIT_UNAVAILABLE;
+        }
         if (r < 0) {
                 fprintf(stderr, "slowctl: cannot connect to %s: %s (is slowworkd running?)\n",
                         sw_client_socket(x->client), strerror(-r));

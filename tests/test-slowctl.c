@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sched.h>
@@ -88,6 +89,9 @@ static void collect(char **argv, int n, va_list ap)
         argv[n] = NULL;
 }
 
+/* The uid slowctl runs as (0: the test's), for a daemon of another user's. */
+static uid_t ctl_uid;
+
 /* Runs slowctl with args (NULL-terminated) and input on its stdin (NULL: none). */
 static void ctl_argv(struct run *r, const char *input, char *const *args)
 {
@@ -108,6 +112,10 @@ static void ctl_argv(struct run *r, const char *input, char *const *args)
                 dup2(in[0], STDIN_FILENO);
                 dup2(out[1], STDOUT_FILENO);
                 dup2(err[1], STDERR_FILENO);
+                if (ctl_uid &&
+                    (setgroups(0, NULL) < 0 || setresgid(ctl_uid, ctl_uid, ctl_uid) < 0 ||
+                     setresuid(ctl_uid, ctl_uid, ctl_uid) < 0))
+                        _exit(126);
                 execv(argv[0], argv);
                 _exit(127);
         }
@@ -2681,6 +2689,119 @@ START_TEST(log_escapes_controls_on_a_terminal_unless_raw)
 }
 END_TEST
 
+/* A server of the test's own: bound at path as root, listening as uid (the credentials a client
+ * reads with SO_PEERCRED are the listener's), it takes n connections one after the other and
+ * reads each to its end. Returns once it listens; *ret_report gives the bytes it read, in all,
+ * as text once it is done. */
+static pid_t fake_server(const char *path, uid_t uid, int n, int *ret_report)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int ready[2], report[2];
+        char c;
+        pid_t pid;
+
+        ck_assert(pipe2(ready, O_CLOEXEC) == 0 && pipe2(report, O_CLOEXEC) == 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                long long total = 0;
+                char buf[4096];
+
+                memcpy(sa.sun_path, path, strlen(path) + 1);
+                if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+                    setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0 || listen(fd, 4) < 0 ||
+                    write(ready[1], "r", 1) != 1)
+                        _exit(2);
+                for (int i = 0; i < n; i++) {
+                        int conn = accept(fd, NULL, NULL);
+                        ssize_t k;
+
+                        if (conn < 0)
+                                _exit(3);
+                        while ((k = read(conn, buf, sizeof(buf))) > 0)
+                                total += k;
+                        close(conn);
+                }
+                dprintf(report[1], "%lld", total);
+                _exit(0);
+        }
+        close(ready[1]);
+        close(report[1]);
+        ck_assert_msg(read(ready[0], &c, 1) == 1, "the fake server did not start");
+        close(ready[0]);
+        *ret_report = report[0];
+        return pid;
+}
+
+/* Root with a user's XDG_RUNTIME_DIR (su without -): the user's socket is not root's daemon.
+ * slowctl and the library refuse it before they send anything. */
+START_TEST(a_socket_served_by_another_user_gets_nothing_and_is_refused)
+{
+        char dir[128], path[PATH_MAX], want[PATH_MAX + 64], got[32] = "";
+        struct sw_client *c;
+        struct run r;
+        int report, status;
+        pid_t server;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "skipped: a server of another uid takes root\n");
+                return;
+        }
+        snprintf(dir, sizeof(dir), "%s/xdg", d.dir);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        snprintf(path, sizeof(path), "%s/slowwork", dir);
+        ck_assert_int_eq(mkdir(path, 0700), 0);
+        snprintf(path, sizeof(path), "%s/slowwork/slowworkd.sock", dir);
+        server = fake_server(path, 65534, 2, &report);
+        ck_assert_int_eq(unsetenv("SLOWWORK_SOCKET"), 0);
+        ck_assert_int_eq(setenv("XDG_RUNTIME_DIR", dir, 1), 0);
+        ctl(&r, NULL, "submit", "--", "true", NULL);
+        snprintf(want, sizeof(want), "slowctl: %s is served by uid 65534, not by you or root\n",
+                 path);
+        ck_assert_int_eq(r.status, 69);
+        ck_assert_str_eq(r.err, want);
+        ck_assert_str_eq(r.out, "");
+        run_free(&r);
+        ck_assert_int_eq(sw_client_connect(NULL, &c), -EPERM);
+        ck_assert_int_eq(sw_client_server_uid(c), 65534);
+        ck_assert_str_eq(sw_client_socket(c), path);
+        ck_assert_int_eq(sw_client_call(c, "ping", NULL, NULL, NULL), -ENOTCONN);
+        sw_client_free(c);
+        /* Both connections ended with nothing read. */
+        ck_assert_int_gt(read(report, got, sizeof(got) - 1), 0);
+        close(report);
+        ck_assert_int_eq(waitpid(server, &status, 0), server);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "server: 0x%x", status);
+        ck_assert_str_eq(got, "0");
+        ck_assert_int_eq(setenv("SLOWWORK_SOCKET", d.sock, 1), 0);
+}
+END_TEST
+
+/* A daemon run by root (the system instance) answers users; the user's own is covered by every
+ * other case. */
+START_TEST(a_daemon_run_by_root_is_talked_to_by_a_user)
+{
+        struct daemon sys;
+        struct run r;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "skipped: slowctl as another user takes root\n");
+                return;
+        }
+        daemon_start(&sys, "--system", NULL);
+        ck_assert_int_eq(chmod(sys.dir, 0755), 0); /* mkdtemp's 0700: for the user to reach */
+        ctl_uid = 65534;
+        ctl(&r, NULL, "--socket", sys.sock, "ping", NULL);
+        ctl_uid = 0;
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.out, "pong from"), "%s", r.out);
+        run_free(&r);
+        daemon_stop(&sys);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("slowctl");
@@ -2742,6 +2863,8 @@ int main(void)
         tcase_add_test(tc, list_shows_the_first_thousand_jobs_and_says_how_many_more);
         tcase_add_test(tc, human_output_shows_the_daemons_control_bytes_escaped_on_a_terminal);
         tcase_add_test(tc, log_escapes_controls_on_a_terminal_unless_raw);
+        tcase_add_test(tc, a_socket_served_by_another_user_gets_nothing_and_is_refused);
+        tcase_add_test(tc, a_daemon_run_by_root_is_talked_to_by_a_user);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
