@@ -32,6 +32,7 @@ struct sw_client {
         bool fell_back; /* the system instance's, the user instance's not answering */
         int64_t next_id;
         unsigned outstanding;
+        int64_t server_uid; /* whose process serves the socket; -1 until connected */
 };
 
 #define SYSTEM_SOCKET "/run/slowwork/slowworkd.sock"
@@ -79,17 +80,35 @@ static int open_socket(const char *path)
         return fd;
 }
 
+/*
+ * Whether the daemon that took the connection is the caller's own user's or root's. A socket path
+ * comes from the environment ($XDG_RUNTIME_DIR, $SLOWWORK_SOCKET), which root may have inherited
+ * from a user: another user's "daemon" would get the requests (a submit carries the whole
+ * environment) and could answer anything. So this comes before anything is sent.
+ */
+static int check_server(struct sw_client *c, int fd)
+{
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return -errno;
+        c->server_uid = cred.uid;
+        return cred.uid == geteuid() || cred.uid == 0 ? 0 : -EPERM;
+}
+
 int sw_client_connect(const char *socket_path, struct sw_client **ret)
 {
         struct sw_client *c = calloc(1, sizeof(*c));
         bool user;
-        int fd;
+        int fd, r;
 
         *ret = NULL;
         if (!c)
                 return -ENOMEM;
         c->fd = -1;
         c->next_id = 1;
+        c->server_uid = -1;
         sw_lines_init_max(&c->in, SW_REPLY_MAX);
         c->socket_path = resolve_path(socket_path, &user);
         if (!c->socket_path) {
@@ -116,8 +135,18 @@ int sw_client_connect(const char *socket_path, struct sw_client **ret)
         }
         if (fd < 0)
                 return fd;
+        r = check_server(c, fd);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
         c->fd = fd;
         return 0;
+}
+
+int64_t sw_client_server_uid(struct sw_client *c)
+{
+        return c ? c->server_uid : -1;
 }
 
 bool sw_client_fell_back(struct sw_client *c)

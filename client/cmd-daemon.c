@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "escape.h"
 #include "format.h"
 #include "output.h"
 #include "slowctl.h"
@@ -85,7 +86,7 @@ static int print_settings(json_object *settings)
 
                 if (!text)
                         return -1;
-                printf("%-*s  %s\n", width, name, text);
+                escape_linef(stdout, "%-*s  %s", width, name, text);
                 free(text);
         }
         return 0;
@@ -109,7 +110,7 @@ int cmd_get(struct ctl *x, const struct opts *o, int argc, char **argv)
         } else {
                 text = setting_text(argv[0], value);
                 if (text)
-                        puts(text);
+                        escape_linef(stdout, "%s", text);
                 else
                         r = ctl_error(x, "out of memory");
                 free(text);
@@ -234,8 +235,8 @@ int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv)
         if (r)
                 return r;
         if (!x->json)
-                printf("pong from %s (%s instance)\n", sw_client_socket(x->client),
-                       json_str(result, "instance", "an unknown"));
+                escape_linef(stdout, "pong from %s (%s instance)", sw_client_socket(x->client),
+                             json_str(result, "instance", "an unknown"));
         json_object_put(result);
         return EXIT_OK;
 }
@@ -253,8 +254,9 @@ int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv)
         if (r)
                 return r;
         if (!x->json)
-                printf("slowworkd %s (protocol %lld)\n", json_str(result, "version", "?"),
-                       (long long)json_int(result, "protocol", 0));
+                escape_linef(stdout, "slowworkd %s (protocol %lld)",
+                             json_str(result, "version", "?"),
+                             (long long)json_int(result, "protocol", 0));
         json_object_put(result);
         return EXIT_OK;
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Job flow: pause, resume, suspend, continue, signal. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "output.h"
 #include "slowctl.h"
 
@@ -18,13 +20,12 @@ static int flow_call(struct ctl *x, const char *method, json_object *params)
                 return r;
         if (!x->json) {
                 const char *queue = json_str(result, "queue", NULL);
+                bool paused = json_object_get_boolean(json_object_object_get(result, "paused"));
 
                 running = json_int(result, "running", 0);
-                printf("%s%s%s; %lld job%s running\n", queue ? "queue " : "", queue ? queue : "",
-                       json_object_get_boolean(json_object_object_get(result, "paused"))
-                           ? queue ? " paused" : "paused"
-                           : queue ? " not paused" : "not paused",
-                       (long long)running, running == 1 ? "" : "s");
+                escape_linef(stdout, "%s%s%s%s; %lld job%s running", queue ? "queue " : "",
+                             queue ? queue : "", queue ? " " : "", paused ? "paused" : "not paused",
+                             (long long)running, running == 1 ? "" : "s");
         }
         json_object_put(result);
         return EXIT_OK;

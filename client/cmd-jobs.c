@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "format.h"
 #include "output.h"
 #include "slowctl.h"
@@ -54,11 +55,10 @@ static void print_outcome(int64_t id, json_object *rec)
         char text[128];
 
         describe(rec, text, sizeof(text));
-        if (colour)
-                printf("job %lld: %s%.*s%s%s\n", (long long)id, colour, (int)len, text,
-                       FORMAT_COLOUR_OFF, text + len);
-        else
-                printf("job %lld: %s\n", (long long)id, text);
+        len = len < strlen(text) ? len : strlen(text);
+        printf("job %lld: %s", (long long)id, colour ? colour : "");
+        escape_write(stdout, text, len, 0); /* the daemon's word */
+        printf("%s%s\n", colour ? FORMAT_COLOUR_OFF : "", text + len);
 }
 
 int jobs_wait_one(struct ctl *x, int64_t id, bool quiet)
@@ -415,9 +415,19 @@ static void pause_a_little(void)
  * caught up with the log, and each read after them. */
 struct log_out {
         bool json;
+        bool escape;  /* controls shown escaped: a terminal's, without --raw */
         bool tailing; /* --lines, not caught up yet */
         struct tail tail;
 };
+
+/* Text of the log for a person (not --json). */
+static void log_print(const struct log_out *out, const char *data)
+{
+        if (out->escape)
+                escape_write(stdout, data, strlen(data), ESCAPE_KEEP_LINES);
+        else
+                fputs(data, stdout);
+}
 
 /* A read's data (result the read's reply); 0, or an exit status. */
 static int log_take(struct ctl *x, struct log_out *out, json_object *result)
@@ -430,7 +440,7 @@ static int log_take(struct ctl *x, struct log_out *out, json_object *result)
         if (out->json && (*data || json_object_get_boolean(json_object_object_get(result, "eof"))))
                 output_json(result);
         else if (!out->json)
-                fputs(data, stdout);
+                log_print(out, data);
         fflush(stdout);
         return 0;
 }
@@ -446,7 +456,7 @@ static void log_caught_up(struct log_out *out, json_object *result)
                                        json_object_new_string(tail_text(&out->tail)));
                 output_json(result);
         } else {
-                fputs(tail_text(&out->tail), stdout);
+                log_print(out, tail_text(&out->tail));
         }
         fflush(stdout);
         tail_clear(&out->tail);
@@ -494,8 +504,10 @@ static int follow_log(struct ctl *x, const struct opts *o, int64_t id, struct lo
 int cmd_log(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         int64_t id = ctl_parse_id(x, argv[0]);
-        struct log_out out = {
-            .json = x->json, .tailing = o->lines_given, .tail = {.lines = o->lines}};
+        struct log_out out = {.json = x->json,
+                              .escape = !o->raw && isatty(STDOUT_FILENO),
+                              .tailing = o->lines_given,
+                              .tail = {.lines = o->lines}};
         int r;
 
         if (id < 0)

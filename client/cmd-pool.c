@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "format.h"
 #include "output.h"
 #include "slowctl.h"
@@ -57,9 +58,9 @@ static void print_rq(json_object *stats, int max)
                 if (slow_work_rq_format(&e, line, sizeof(line)) < 0)
                         continue;
                 if (strcmp(queue, SW_QUEUE_DEFAULT) != 0)
-                        printf("%s  [queue %s]\n", line, queue);
+                        escape_linef(stdout, "%s  [queue %s]", line, queue);
                 else
-                        puts(line);
+                        escape_linef(stdout, "%s", line);
         }
         if (i < n)
                 printf("... %zu more\n", n - i);
@@ -87,8 +88,17 @@ int cmd_metrics(struct ctl *x, const struct opts *o, int argc, char **argv)
         r = ctl_call(x, NULL, "metrics", NULL, &result);
         if (r)
                 return r;
-        if (!x->json)
-                fputs(json_object_get_string(json_object_object_get(result, "text")), stdout);
+        /* Prometheus' text, which programs read: escaped only for a person's terminal (the
+         * format has no \e, and label values may hold any character). */
+        if (!x->json) {
+                json_object *text = json_object_object_get(result, "text");
+
+                if (isatty(STDOUT_FILENO))
+                        escape_write(stdout, json_object_get_string(text),
+                                     (size_t)json_object_get_string_len(text), ESCAPE_KEEP_LINES);
+                else
+                        fputs(json_object_get_string(text), stdout);
+        }
         json_object_put(result);
         return EXIT_OK;
 }
@@ -129,12 +139,12 @@ static void print_queues(json_object *queues)
         for (size_t i = 0; i < n; i++) {
                 json_object *q = json_object_array_get_idx(list, i);
 
-                printf("queue %-12s threads %lld of %lld  running %lld  queued %lld%s\n",
-                       json_str(q, "name", "?"), (long long)json_int(q, "threads", 0),
-                       (long long)json_int(q, "max-threads", 0),
-                       (long long)json_int(q, "running", 0), (long long)json_int(q, "queued", 0),
-                       json_object_get_boolean(json_object_object_get(q, "paused")) ? "  paused"
-                                                                                    : "");
+                escape_linef(
+                    stdout, "queue %-12s threads %lld of %lld  running %lld  queued %lld%s",
+                    json_str(q, "name", "?"), (long long)json_int(q, "threads", 0),
+                    (long long)json_int(q, "max-threads", 0), (long long)json_int(q, "running", 0),
+                    (long long)json_int(q, "queued", 0),
+                    json_object_get_boolean(json_object_object_get(q, "paused")) ? "  paused" : "");
         }
         if (n > 0)
                 putchar('\n');
@@ -200,8 +210,9 @@ static void top_screen(struct ctl *x, json_object *stats, json_object *queues,
                 if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > header)
                         rows = ws.ws_row - header;
         }
-        printf("slowworkd on %s at %s%s\n\n", sw_client_socket(x->client), now,
-               live ? "    (q quits)" : "");
+        escape_linef(stdout, "slowworkd on %s at %s%s", sw_client_socket(x->client), now,
+                     live ? "    (q quits)" : "");
+        putchar('\n');
         printf("threads %lld  busy %lld  idle %lld  very slow busy %lld of at most %lld\n",
                (long long)json_int(stats, "threads", 0), (long long)json_int(stats, "busy", 0),
                (long long)json_int(stats, "idle", 0),

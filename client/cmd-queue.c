@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "escape.h"
 #include "output.h"
 #include "slowctl.h"
 
@@ -15,7 +16,7 @@ static int queue_add(struct ctl *x, const struct opts *o, const char *name)
         json_object_object_add(p, "name", json_object_new_string(name));
         r = ctl_call(x, NULL, "queue.add", p, NULL);
         if (r == 0 && !x->json)
-                printf("queue %s added\n", name);
+                escape_linef(stdout, "queue %s added", name);
         return r;
 }
 
@@ -27,7 +28,7 @@ static int queue_rm(struct ctl *x, const char *name)
         json_object_object_add(p, "name", json_object_new_string(name));
         r = ctl_call(x, NULL, "queue.remove", p, NULL);
         if (r == 0 && !x->json)
-                printf("queue %s removed\n", name);
+                escape_linef(stdout, "queue %s removed", name);
         return r;
 }
 

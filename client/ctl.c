@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "output.h"
 #include "slowctl.h"
 
@@ -17,9 +18,10 @@ int ctl_error(struct ctl *x, const char *fmt, ...)
 {
         va_list ap;
 
+        /* Messages carry the daemon's words and the user's arguments: escaped, like all output. */
         fputs("slowctl: ", stderr);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        escape_vprintf(stderr, fmt, ap);
         va_end(ap);
         fputc('\n', stderr);
         return EXIT_FAIL;
@@ -31,7 +33,7 @@ int ctl_usage_error(struct ctl *x, const char *fmt, ...)
 
         fprintf(stderr, "slowctl: %s: ", x->command);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        escape_vprintf(stderr, fmt, ap);
         va_end(ap);
         fprintf(stderr, "\nUsage: slowctl %s %s\n", x->command, x->usage);
         return EXIT_USAGE;
@@ -46,6 +48,12 @@ int ctl_connect(struct ctl *x)
         r = sw_client_connect(x->socket, &x->client);
         if (r == -ENOMEM)
                 return ctl_error(x, "out of memory");
+        if (r == -EPERM && sw_client_server_uid(x->client) >= 0) {
+                ctl_error(x, "%s is served by uid %lld, not by you or root",
+                          sw_client_socket(x->client), (long long)sw_client_server_uid(x->client));
+                x->client = sw_client_free(x->client);
+                return EXIT_UNAVAILABLE;
+        }
         if (r < 0) {
                 fprintf(stderr, "slowctl: cannot connect to %s: %s (is slowworkd running?)\n",
                         sw_client_socket(x->client), strerror(-r));

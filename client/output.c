@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "format.h"
 #include "output.h"
 
@@ -30,15 +31,10 @@ static void print_cell(const struct table *t, size_t row, unsigned col, const ch
                 fputs(cell, f);
 }
 
-/* A copy fit for one line of a table. */
+/* A copy fit for one line of a table, and for a terminal. */
 static char *cell_dup(const char *s)
 {
-        char *copy = strdup(s ? s : "-"), *p;
-
-        for (p = copy; p && *p; p++)
-                if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                        *p = '?';
-        return copy;
+        return escape_dup(s, 0);
 }
 
 int table_add_row(struct table *t, const char *const *cells)

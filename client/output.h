@@ -21,8 +21,8 @@ struct table {
 };
 
 void table_init(struct table *t, unsigned ncols, unsigned right);
-/* Adds a row of ncols cells, given as arguments or as an array (NULL prints as "-"); control
- * characters become '?'. 0 or -ENOMEM. */
+/* Adds a row of ncols cells, given as arguments or as an array (NULL prints as "-"); controls
+ * are shown escaped (escape.h). 0 or -ENOMEM. */
 int table_add(struct table *t, ...);
 int table_add_row(struct table *t, const char *const *cells);
 void table_print(const struct table *t, FILE *f);

@@ -70,6 +70,7 @@ enum {
         OPT_VERSION,
         OPT_PRIORITY,
         OPT_STASHED,
+        OPT_RAW,
 };
 
 struct option_def {
@@ -115,6 +116,7 @@ static const struct option_def option_defs[] = {
     {OPT_FOLLOW, "follow", NULL, "keep printing while the job runs"},
     {OPT_RUN, "run", "N", "the log of run N (1 the first), while the history keeps it"},
     {OPT_LINES, "lines", "N", "only the last N lines (with -f: then what follows)"},
+    {OPT_RAW, "raw", NULL, "control characters as they are, on a terminal too (not escaped)"},
     {OPT_RUNTIME, "runtime", NULL, "change the running daemon only: do not store the change"},
     {OPT_QUEUE, "queue", "Q", "the named queue (default: the queue \"default\")"},
     {OPT_MIN_THREADS, "min-threads", "N", "the queue's threads at least"},
@@ -165,7 +167,7 @@ static const int submit_options[] = {
 };
 static const int edit_options[] = {OPT_COMMAND, OPT_NAME, OPT_PRIORITY, OPT_CWD, 0};
 static const int enqueue_options[] = {OPT_KEY, OPT_QUEUE, 0};
-static const int log_options[] = {OPT_FOLLOW, OPT_RUN, OPT_LINES, 0};
+static const int log_options[] = {OPT_FOLLOW, OPT_RUN, OPT_LINES, OPT_RAW, 0};
 static const int set_options[] = {OPT_RUNTIME, OPT_QUEUE, 0};
 static const int queue_only_options[] = {OPT_QUEUE, 0};
 static const int queue_options[] = {OPT_MIN_THREADS,         OPT_MAX_THREADS,
@@ -204,7 +206,7 @@ static const struct command commands[] = {
      "list the live jobs (--all: and then the last runs)"},
     {"history", 0, 0, history_options, false, cmd_history,
      "[--failed] [--outcome O] [--since 2h|TIME] [-n N]", "list finished runs, newest first"},
-    {"log", 1, 1, log_options, false, cmd_log, "ID [-f] [--run N] [--lines N]",
+    {"log", 1, 1, log_options, false, cmd_log, "ID [-f] [--run N] [--lines N] [--raw]",
      "print a job's output (of its last run, or of run N)"},
     {"get", 0, 1, queue_only_options, false, cmd_get, "[--queue Q] [NAME]",
      "show the settings (of a queue), or one"},
@@ -568,6 +570,9 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
                 return 0;
         case OPT_FOLLOW:
                 o->follow = true;
+                return 0;
+        case OPT_RAW:
+                o->raw = true;
                 return 0;
         case OPT_RUNTIME:
                 o->runtime = true;

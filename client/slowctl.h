@@ -24,6 +24,7 @@ enum {
 /* Options of all commands; each command accepts the ones its table entry lists. */
 struct opts {
         bool very_slow, wait, hold, persist, from_stdin, follow, runtime;
+        bool raw; /* log --raw: controls as they are, on a terminal too */
         bool failed, all, since_given; /* history, list --all */
         const char *outcome;
         double since;  /* Unix seconds */

@@ -201,7 +201,7 @@ _slowctl()
         log)
                 [[ $prev == --run || $prev == --lines ]] && return
                 if [[ $cur == -* ]]; then
-                        COMPREPLY=($(compgen -W "-f --follow --run --lines --help" -- "$cur"))
+                        COMPREPLY=($(compgen -W "-f --follow --run --lines --raw --help" -- "$cur"))
                 else
                         COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
                 fi

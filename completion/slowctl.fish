@@ -135,6 +135,7 @@ complete -c slowctl -n "__fish_seen_subcommand_from queue" -l max-running-per-us
 complete -c slowctl -n "__fish_seen_subcommand_from log" -s f -l follow -d "keep printing while the job runs"
 complete -c slowctl -n "__fish_seen_subcommand_from log" -l run -x -d "the log of run N"
 complete -c slowctl -n "__fish_seen_subcommand_from log" -l lines -x -d "only the last N lines"
+complete -c slowctl -n "__fish_seen_subcommand_from log" -l raw -d "control characters as they are"
 complete -c slowctl -n "__fish_seen_subcommand_from wait" -l all -d "each of your live jobs that will end"
 complete -c slowctl -n "__fish_seen_subcommand_from wait" -l queue -x -a "(__slowctl_queues)" -d "those of this queue only"
 complete -c slowctl -n "__fish_seen_subcommand_from get; and test (__slowctl_args_after get) -eq 0" -a "(__slowctl_settings)" -d setting

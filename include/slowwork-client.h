@@ -34,10 +34,16 @@ struct sw_client_error {
  * there or refuses the connection, the system instance's is tried; failing both, the error and
  * path are the user instance's (unless the system's socket is there and refuses otherwise).
  *
+ * Only a daemon run by the caller's own user (effective uid) or by root is talked to: the
+ * process that serves the socket is asked for (SO_PEERCRED) before anything is sent, and for any
+ * other the connection is closed with nothing sent and -EPERM returned; sw_client_server_uid()
+ * then says whose it was. (A root shell with a user's $XDG_RUNTIME_DIR would otherwise send that
+ * user's socket its requests, a submit's whole environment with them, and believe its replies.)
+ *
  * Returns 0 with a connected client in *ret, or a negative errno. Unlike elsewhere, *ret is set
- * also when connecting failed (-ENOENT, -ECONNREFUSED, -EACCES, -ENAMETOOLONG, ...): to a client
- * that is not connected, so that sw_client_socket() can name the path in a message. Its calls fail
- * with -ENOTCONN, and it is freed like any other. *ret is NULL only for -ENOMEM.
+ * also when connecting failed (-ENOENT, -ECONNREFUSED, -EACCES, -ENAMETOOLONG, -EPERM, ...): to a
+ * client that is not connected, so that sw_client_socket() can name the path in a message. Its
+ * calls fail with -ENOTCONN, and it is freed like any other. *ret is NULL only for -ENOMEM.
  */
 int sw_client_connect(const char *socket_path, struct sw_client **ret);
 /* Closes the connection and frees the client; NULL is fine. Returns NULL. */
@@ -47,6 +53,9 @@ const char *sw_client_socket(struct sw_client *c);
 /* Whether that is the system instance's because the user instance's was not there or refused the
  * connection (see sw_client_connect). */
 bool sw_client_fell_back(struct sw_client *c);
+/* The uid of the process that serves the socket, once the connection was made (also when
+ * sw_client_connect() refused it with -EPERM); -1 before, or for NULL. */
+int64_t sw_client_server_uid(struct sw_client *c);
 
 /*
  * Calls a method and waits for its reply. params is an object or NULL, and is taken over (put) in

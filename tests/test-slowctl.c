@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pwd.h>
 #include <sched.h>
@@ -88,6 +89,9 @@ static void collect(char **argv, int n, va_list ap)
         argv[n] = NULL;
 }
 
+/* The uid slowctl runs as (0: the test's), for a daemon of another user's. */
+static uid_t ctl_uid;
+
 /* Runs slowctl with args (NULL-terminated) and input on its stdin (NULL: none). */
 static void ctl_argv(struct run *r, const char *input, char *const *args)
 {
@@ -108,6 +112,10 @@ static void ctl_argv(struct run *r, const char *input, char *const *args)
                 dup2(in[0], STDIN_FILENO);
                 dup2(out[1], STDOUT_FILENO);
                 dup2(err[1], STDERR_FILENO);
+                if (ctl_uid &&
+                    (setgroups(0, NULL) < 0 || setresgid(ctl_uid, ctl_uid, ctl_uid) < 0 ||
+                     setresuid(ctl_uid, ctl_uid, ctl_uid) < 0))
+                        _exit(126);
                 execv(argv[0], argv);
                 _exit(127);
         }
@@ -1563,19 +1571,17 @@ START_TEST(wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_
 }
 END_TEST
 
-/* Runs slowctl with its stdout on a terminal (a pty) and NO_COLOR set to no_color (NULL:
- * unset); what it wrote there, with the terminal's \r\n as \n. */
-static char *ctl_pty(const char *no_color, const char *first, ...)
+/* Runs slowctl (argv) with its stdout on a terminal (a pty) and NO_COLOR set to no_color (NULL:
+ * unset); what it wrote there, with the terminal's \r\n as \n. With stop_at, a live view (top)
+ * gets SIGTERM once its output holds that text. */
+static char *pty_run(const char *no_color, const char *stop_at, char **argv)
 {
-        char *argv[ARGS_MAX + 1] = {(char *)SLOWCTL, (char *)first}, *out, *p, *q;
         struct sink sink = {.fd = -1};
         int master, status;
+        bool stopped = false;
+        char *out, *p, *q;
         pid_t pid;
-        va_list ap;
 
-        va_start(ap, first);
-        collect(argv, 2, ap);
-        va_end(ap);
         master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
         ck_assert_int_ge(master, 0);
         ck_assert(grantpt(master) == 0 && unlockpt(master) == 0);
@@ -1597,7 +1603,7 @@ static char *ctl_pty(const char *no_color, const char *first, ...)
                 struct pollfd pfd = {.fd = master, .events = POLLIN};
                 ssize_t n;
 
-                ck_assert_msg(poll(&pfd, 1, 30000) > 0, "slowctl %s took more than 30 s", first);
+                ck_assert_msg(poll(&pfd, 1, 30000) > 0, "slowctl %s took more than 30 s", argv[1]);
                 if (sink.len + 4096 + 1 > sink.size) {
                         sink.size = 2 * sink.size + 4096 + 1;
                         sink.buf = realloc(sink.buf, sink.size);
@@ -1608,17 +1614,32 @@ static char *ctl_pty(const char *no_color, const char *first, ...)
                         break;
                 sink.len += (size_t)n;
                 sink.buf[sink.len] = '\0';
+                if (stop_at && !stopped && strstr(sink.buf, stop_at)) {
+                        ck_assert_int_eq(kill(pid, SIGTERM), 0);
+                        stopped = true;
+                }
         }
         close(master);
         ck_assert_int_eq(waitpid(pid, &status, 0), pid);
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) <= 3, "slowctl %s: status 0x%x",
-                      first, status);
+                      argv[1], status);
         out = sink.buf ? sink.buf : strdup("");
         for (p = q = out; *p; p++)
                 if (!(p[0] == '\r' && p[1] == '\n'))
                         *q++ = *p;
         *q = '\0';
         return out;
+}
+
+static char *ctl_pty(const char *no_color, const char *first, ...)
+{
+        char *argv[ARGS_MAX + 1] = {(char *)SLOWCTL, (char *)first};
+        va_list ap;
+
+        va_start(ap, first);
+        collect(argv, 2, ap);
+        va_end(ap);
+        return pty_run(no_color, NULL, argv);
 }
 
 /* Three finished runs, one after the other: succeeded, failed with 3, killed; their ids. */
@@ -2617,6 +2638,233 @@ START_TEST(library_connect_resolves_the_socket_path)
 }
 END_TEST
 
+/* A job's name and output that try the terminal of whoever looks: the window's title (OSC 0), the
+ * screen cleared (CSI 2 J), the clipboard written (OSC 52), a C1 control (U+009B, CSI in one) and
+ * DEL; and as slowctl shows them (slowctl(1), CONTROL CHARACTERS). */
+#define HOSTILE_NAME         "x\033]0;PWNED\007\033[2J\302\233\177"
+#define HOSTILE_NAME_SHOWN   "x\\e]0;PWNED\\a\\e[2J\\u009b\\x7f"
+#define HOSTILE_OUTPUT       "\033]52;c;SGVsbG8=\007\033[2J\302\233\177\tend\n"
+#define HOSTILE_OUTPUT_SHOWN "\\e]52;c;SGVsbG8=\\a\\e[2J\\u009b\\x7f\tend\n"
+/* The end of the job's command: a comment with the same bytes. */
+#define HOSTILE_COMMENT_SHOWN "# \\e]0;CMD\\a\\u009b\\x7f"
+
+/* No byte of the daemon's data that a terminal acts on: ESC, BEL, DEL, a C1 control. top's own
+ * "clear the screen" (ESC [ H ESC [ 2 J before each screen) is left out first. */
+static void assert_no_controls(char *out, const char *what)
+{
+        static const char clear[] = "\033[H\033[2J";
+        char *p;
+
+        while ((p = strstr(out, clear)))
+                memmove(p, p + strlen(clear), strlen(p + strlen(clear)) + 1);
+        for (p = out; *p; p++) {
+                unsigned char c = (unsigned char)*p;
+
+                ck_assert_msg(
+                    c != 0x1b && c != 0x07 && c != 0x7f &&
+                        !(c == 0xc2 && (unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f),
+                    "%s wrote the control byte 0x%02x at %td: %s", what, c, p - out, out);
+        }
+}
+
+START_TEST(human_output_shows_the_daemons_control_bytes_escaped_on_a_terminal)
+{
+        char *fifo = fifo_make(d.dir, "hold"), cmd[PATH_MAX + 160], *out;
+        char *top_argv[] = {(char *)SLOWCTL, (char *)"top", NULL};
+        static const struct {
+                const char *command;
+                bool with_id, shows_command;
+        } views[] = {{"list", false, true}, {"status", true, true}, {"rq", false, false},
+                     {"stats", false, false}};
+        struct run r;
+        int64_t id;
+
+        snprintf(cmd, sizeof(cmd),
+                 "printf '\\033]52;c;SGVsbG8=\\007\\033[2J\\302\\233\\177\\tend\\n'; cat %s "
+                 "# \033]0;CMD\007\302\233\177",
+                 fifo);
+        id = submit("--name", HOSTILE_NAME, "--", cmd, NULL);
+        wait_running(id);
+        for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+                const char *what = views[i].command;
+
+                out = ctl_pty("1", what, views[i].with_id ? idstr(id) : NULL, NULL);
+                assert_no_controls(out, what);
+                ck_assert_msg(strstr(out, HOSTILE_NAME_SHOWN), "%s: %s", what, out);
+                ck_assert_msg(!views[i].shows_command || strstr(out, HOSTILE_COMMENT_SHOWN),
+                              "%s: %s", what, out);
+                free(out);
+        }
+        /* top, live on a terminal: stopped once its first screen's run queue shows the job. */
+        out = pty_run("1", HOSTILE_NAME_SHOWN, top_argv);
+        ck_assert_msg(strstr(out, HOSTILE_COMMENT_SHOWN), "top: %s", out);
+        assert_no_controls(out, "top");
+        free(out);
+        /* --json stays JSON: json-c writes the controls as \u escapes. */
+        out = ctl_ok("--json", "status", idstr(id), NULL);
+        ck_assert_msg(strstr(out, "\"x\\u001b]0;PWNED\\u0007\\u001b[2J"), "%s", out);
+        ck_assert_ptr_null(strchr(out, '\033'));
+        free(out);
+        /* The daemon's error messages (which quote what they were given) too, on stderr. */
+        ctl(&r, NULL, "stats", "--queue", "q\033]0;X\007", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_msg(!strchr(r.err, '\033') && !strchr(r.err, '\007'), "%s", r.err);
+        run_free(&r);
+
+        fifo_release(fifo);
+        free(ctl_ok("wait", idstr(id), NULL));
+        out = ctl_pty("1", "history", NULL);
+        assert_no_controls(out, "history");
+        ck_assert_msg(strstr(out, HOSTILE_COMMENT_SHOWN), "history: %s", out);
+        free(out);
+        free(fifo);
+}
+END_TEST
+
+/* log: escaped on a terminal (newlines and tabs kept), as it is with --raw or into a pipe. */
+START_TEST(log_escapes_controls_on_a_terminal_unless_raw)
+{
+        int64_t id =
+            submit("--wait", "--",
+                   "printf '\\033]52;c;SGVsbG8=\\007\\033[2J\\302\\233\\177\\tend\\n'", NULL);
+        char *out;
+
+        out = ctl_pty("1", "log", idstr(id), NULL);
+        ck_assert_str_eq(out, HOSTILE_OUTPUT_SHOWN);
+        free(out);
+        out = ctl_pty("1", "log", "-f", idstr(id), NULL);
+        ck_assert_str_eq(out, HOSTILE_OUTPUT_SHOWN);
+        free(out);
+        out = ctl_pty("1", "log", "--lines", "1", idstr(id), NULL);
+        ck_assert_str_eq(out, HOSTILE_OUTPUT_SHOWN);
+        free(out);
+        out = ctl_pty("1", "log", "--raw", idstr(id), NULL);
+        ck_assert_str_eq(out, HOSTILE_OUTPUT);
+        free(out);
+        out = ctl_ok("log", idstr(id), NULL);
+        ck_assert_str_eq(out, HOSTILE_OUTPUT);
+        free(out);
+        /* A carriage return is shown too (it could hide what a line said before it). */
+        id = submit("--wait", "--", "printf 'rm -rf /\\rls      \\n'", NULL);
+        out = ctl_pty("1", "log", idstr(id), NULL);
+        ck_assert_str_eq(out, "rm -rf /\\rls      \n");
+        free(out);
+}
+END_TEST
+
+/* A server of the test's own: bound at path as root, listening as uid (the credentials a client
+ * reads with SO_PEERCRED are the listener's), it takes n connections one after the other and
+ * reads each to its end. Returns once it listens; *ret_report gives the bytes it read, in all,
+ * as text once it is done. */
+static pid_t fake_server(const char *path, uid_t uid, int n, int *ret_report)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int ready[2], report[2];
+        char c;
+        pid_t pid;
+
+        ck_assert(pipe2(ready, O_CLOEXEC) == 0 && pipe2(report, O_CLOEXEC) == 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                long long total = 0;
+                char buf[4096];
+
+                memcpy(sa.sun_path, path, strlen(path) + 1);
+                if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+                    setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0 || listen(fd, 4) < 0 ||
+                    write(ready[1], "r", 1) != 1)
+                        _exit(2);
+                for (int i = 0; i < n; i++) {
+                        int conn = accept(fd, NULL, NULL);
+                        ssize_t k;
+
+                        if (conn < 0)
+                                _exit(3);
+                        while ((k = read(conn, buf, sizeof(buf))) > 0)
+                                total += k;
+                        close(conn);
+                }
+                dprintf(report[1], "%lld", total);
+                _exit(0);
+        }
+        close(ready[1]);
+        close(report[1]);
+        ck_assert_msg(read(ready[0], &c, 1) == 1, "the fake server did not start");
+        close(ready[0]);
+        *ret_report = report[0];
+        return pid;
+}
+
+/* Root with a user's XDG_RUNTIME_DIR (su without -): the user's socket is not root's daemon.
+ * slowctl and the library refuse it before they send anything. */
+START_TEST(a_socket_served_by_another_user_gets_nothing_and_is_refused)
+{
+        char dir[128], path[PATH_MAX], want[PATH_MAX + 64], got[32] = "";
+        struct sw_client *c;
+        struct run r;
+        int report, status;
+        pid_t server;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "skipped: a server of another uid takes root\n");
+                return;
+        }
+        snprintf(dir, sizeof(dir), "%s/xdg", d.dir);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        snprintf(path, sizeof(path), "%s/slowwork", dir);
+        ck_assert_int_eq(mkdir(path, 0700), 0);
+        snprintf(path, sizeof(path), "%s/slowwork/slowworkd.sock", dir);
+        server = fake_server(path, 65534, 2, &report);
+        ck_assert_int_eq(unsetenv("SLOWWORK_SOCKET"), 0);
+        ck_assert_int_eq(setenv("XDG_RUNTIME_DIR", dir, 1), 0);
+        ctl(&r, NULL, "submit", "--", "true", NULL);
+        snprintf(want, sizeof(want), "slowctl: %s is served by uid 65534, not by you or root\n",
+                 path);
+        ck_assert_int_eq(r.status, 69);
+        ck_assert_str_eq(r.err, want);
+        ck_assert_str_eq(r.out, "");
+        run_free(&r);
+        ck_assert_int_eq(sw_client_connect(NULL, &c), -EPERM);
+        ck_assert_int_eq(sw_client_server_uid(c), 65534);
+        ck_assert_str_eq(sw_client_socket(c), path);
+        ck_assert_int_eq(sw_client_call(c, "ping", NULL, NULL, NULL), -ENOTCONN);
+        sw_client_free(c);
+        /* Both connections ended with nothing read. */
+        ck_assert_int_gt(read(report, got, sizeof(got) - 1), 0);
+        close(report);
+        ck_assert_int_eq(waitpid(server, &status, 0), server);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "server: 0x%x", status);
+        ck_assert_str_eq(got, "0");
+        ck_assert_int_eq(setenv("SLOWWORK_SOCKET", d.sock, 1), 0);
+}
+END_TEST
+
+/* A daemon run by root (the system instance) answers users; the user's own is covered by every
+ * other case. */
+START_TEST(a_daemon_run_by_root_is_talked_to_by_a_user)
+{
+        struct daemon sys;
+        struct run r;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "skipped: slowctl as another user takes root\n");
+                return;
+        }
+        daemon_start(&sys, "--system", NULL);
+        ck_assert_int_eq(chmod(sys.dir, 0755), 0); /* mkdtemp's 0700: for the user to reach */
+        ctl_uid = 65534;
+        ctl(&r, NULL, "--socket", sys.sock, "ping", NULL);
+        ctl_uid = 0;
+        ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+        ck_assert_msg(strstr(r.out, "pong from"), "%s", r.out);
+        run_free(&r);
+        daemon_stop(&sys);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("slowctl");
@@ -2677,6 +2925,10 @@ int main(void)
         tcase_add_test(tc, without_a_user_instance_slowctl_falls_back_to_the_systems);
         tcase_add_test(tc, queue_commands_add_list_use_pause_and_remove_queues);
         tcase_add_test(tc, list_shows_the_first_thousand_jobs_and_says_how_many_more);
+        tcase_add_test(tc, human_output_shows_the_daemons_control_bytes_escaped_on_a_terminal);
+        tcase_add_test(tc, log_escapes_controls_on_a_terminal_unless_raw);
+        tcase_add_test(tc, a_socket_served_by_another_user_gets_nothing_and_is_refused);
+        tcase_add_test(tc, a_daemon_run_by_root_is_talked_to_by_a_user);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
