@@ -769,20 +769,22 @@ START_TEST(only_admins_reload_the_configuration)
 }
 END_TEST
 
-START_TEST(only_admins_run_plugin_jobs)
+/* A plugin runs inside the daemon, as root: the admin group's members are not root. */
+START_TEST(only_root_runs_plugin_jobs)
 {
         static const char plugin[] = "{\"plugin\":\"hello\",\"entry\":\"hello\"}";
         int b = connect_as(user_b), c = connect_as(user_c);
-        json_object *reply = client_call(b, "submit", plugin), *rec;
+        json_object *reply, *rec;
 
-        ck_assert_int_eq(reply_code(reply), -32002);
-        ck_assert_ptr_nonnull(strstr(str_member(json_object_object_get(reply, "error"), "message"),
-                                     "only admins may run plugin jobs"));
-        json_object_put(reply);
+        for (int i = 0; i < 2; i++) {
+                reply = client_call(i == 0 ? b : c, "submit", plugin); /* c is in the admin group */
+                ck_assert_int_eq(reply_code(reply), -32002);
+                ck_assert_ptr_nonnull(
+                    strstr(str_member(json_object_object_get(reply, "error"), "message"),
+                           "only root may run plugin jobs"));
+                json_object_put(reply);
+        }
         ck_assert(!listed(root_fd, 1));
-        rec = job_wait(c, job_submit(c, plugin)); /* c is in the admin group */
-        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
-        json_object_put(rec);
         rec = job_wait(root_fd, job_submit(root_fd, plugin));
         ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
         json_object_put(rec);
@@ -790,6 +792,13 @@ START_TEST(only_admins_run_plugin_jobs)
         close(c);
 }
 END_TEST
+
+/* The message of an error reply, which must have that code (the caller frees the reply). */
+static const char *error_message(json_object *reply, int code)
+{
+        ck_assert_int_eq(reply_code(reply), code);
+        return str_member(json_object_object_get(reply, "error"), "message");
+}
 
 START_TEST(only_admins_set_nice_below_0)
 {
@@ -971,6 +980,55 @@ START_TEST(only_root_sets_on_end_in_the_system_instance)
         ck_assert_str_eq(str_member(reply_result(reply), "on-end"), "echo hi");
         json_object_put(reply);
         close(a);
+        close(c);
+}
+END_TEST
+
+/* The daemon writes the metrics file as root: an admin who is not root could have it overwrite
+ * any file. Root's own setting works. */
+START_TEST(only_root_sets_the_metrics_file_in_the_system_instance)
+{
+        int c = connect_as(user_c);
+        char path[PATH_MAX], params[PATH_MAX + 64], *text;
+        json_object *reply;
+        struct stat st;
+        int fd;
+
+        /* A file of root's that no one else may read or write. */
+        snprintf(path, sizeof(path), "%s/roots", d.dir);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, "secret\n", 7), 7);
+        close(fd);
+        snprintf(params, sizeof(params), "{\"metrics-file\":\"%s\"}", path);
+        reply = client_call(c, "settings.set", params);
+        ck_assert_str_eq(error_message(reply, -32002),
+                         "permission denied: in the system instance only root sets metrics-file "
+                         "(the daemon writes that file as root)");
+        json_object_put(reply);
+        snprintf(params, sizeof(params), "{\"max-threads\":7,\"metrics-file\":\"%s\"}", path);
+        ck_assert_int_eq(call_code(c, "settings.set", params), -32002);
+        ck_assert_int_eq(max_threads(root_fd), 4); /* all or nothing */
+        reply = client_call(c, "settings.get", NULL);
+        ck_assert_str_eq(str_member(reply_result(reply), "metrics-file"), "");
+        json_object_put(reply);
+        /* No setting names the plugin folder, which is the command line's alone. */
+        ck_assert_int_eq(call_code(c, "settings.set", "{\"plugin-dir\":\"/tmp\"}"), -32602);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"plugin-dir\":\"/tmp\"}"), -32602);
+        /* Root may; the daemon writes the file on its next loop turn, replaced through a
+         * rename: once its text is the metrics', the refused requests above had written none. */
+        snprintf(path, sizeof(path), "%s/metrics.prom", d.dir);
+        snprintf(params, sizeof(params), "{\"metrics-file\":\"%s\"}", path);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", params), 0);
+        for (int i = 0; i < 1000 && stat(path, &st) < 0; i++)
+                sleep_ms(10);
+        text = fifo_read_all(path);
+        ck_assert_ptr_nonnull(strstr(text, "slowwork_"));
+        free(text);
+        snprintf(path, sizeof(path), "%s/roots", d.dir);
+        text = fifo_read_all(path);
+        ck_assert_str_eq(text, "secret\n");
+        free(text);
         close(c);
 }
 END_TEST
@@ -1587,7 +1645,8 @@ int main(void)
         tcase_add_test(tc, only_admins_add_remove_change_or_pause_queues_and_users_use_them);
         tcase_add_test(tc, a_user_suspends_their_own_job_but_not_anothers);
         tcase_add_test(tc, only_admins_reload_the_configuration);
-        tcase_add_test(tc, only_admins_run_plugin_jobs);
+        tcase_add_test(tc, only_root_runs_plugin_jobs);
+        tcase_add_test(tc, only_root_sets_the_metrics_file_in_the_system_instance);
         tcase_add_test(tc, only_admins_set_nice_below_0);
         tcase_add_test(tc, a_users_job_starts_from_a_logins_limits_in_its_own_keyring);
         tcase_add_test(tc, root_changes_settings_and_sees_and_touches_every_job);

@@ -230,10 +230,13 @@ void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool conn_env,
                             (unsigned)d->shared.run.uid, (unsigned)d->shared.run.uid);
                 return;
         }
-        /* A plugin runs inside the daemon, with its privileges. */
-        if ((p->plugin || p->entry || p->arg) && d->shared.run.system && !conn_is_admin(c)) {
+        /* A plugin runs inside the daemon, with its privileges: root's, which admin-group's
+         * members do not have. */
+        if ((p->plugin || p->entry || p->arg) && d->shared.run.system && c->uid != 0 &&
+            c->uid != d->shared.run.uid) {
                 reply_error(r, SW_E_PERMISSION,
-                            "only admins may run plugin jobs in the system instance");
+                            "only root may run plugin jobs in the system instance (they run "
+                            "inside the daemon, as root)");
                 return;
         }
         if (!(queue = method_lookup_queue(d, "queue", p->queue, r)) ||
