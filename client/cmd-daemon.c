@@ -30,6 +30,10 @@ static const struct {
     {"default-cpu-weight", COUNT, "none"},
     {"default-open-files", COUNT, "none"},
     {"default-cpu-time", SECONDS, "none"},
+    {"max-job-memory", BYTES, "none"},
+    {"max-job-tasks", COUNT, "none"},
+    {"max-job-open-files", COUNT, "none"},
+    {"max-job-cpu-time", SECONDS, "none"},
 };
 
 /* The value as people read it: sizes in B, KiB, ...; durations in s, m, h; "none" for a limit

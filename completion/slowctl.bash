@@ -33,7 +33,8 @@ _slowctl()
                 log-limit kill-grace stop-timeout max-connections-per-user
                 max-log-bytes-per-user min-free-space max-queued-per-user max-running-per-user
                 default-memory-max default-tasks-max default-cpu-weight default-nice
-                default-open-files default-cpu-time metrics-file metrics-interval"
+                default-open-files default-cpu-time max-job-memory max-job-tasks
+                max-job-open-files max-job-cpu-time metrics-file metrics-interval"
         local global_opts="--socket --json --help --version"
         local i command="" socket="" command_index=0
 

@@ -20,8 +20,8 @@ function __slowctl_settings
     test (count $names) -gt 0
     or set names min-threads max-threads vslow-percentage idle-timeout history-limit \
         log-limit kill-grace stop-timeout default-memory-max default-tasks-max \
-        default-cpu-weight default-nice default-open-files default-cpu-time metrics-file \
-        metrics-interval
+        default-cpu-weight default-nice default-open-files default-cpu-time max-job-memory \
+        max-job-tasks max-job-open-files max-job-cpu-time metrics-file metrics-interval
     printf '%s\n' $names
 end
 

@@ -73,6 +73,10 @@ static void usage(FILE *f)
               "  --default-memory-max BYTES, --default-tasks-max N, --default-cpu-weight N,\n"
               "  --default-nice N, --default-open-files N, --default-cpu-time SECONDS\n"
               "                            limits of a job that sets none (0: no limit)\n"
+              "  --max-job-memory BYTES, --max-job-tasks N, --max-job-open-files N,\n"
+              "  --max-job-cpu-time SECONDS\n"
+              "                            the most a user's job may ask, and what one that\n"
+              "                            asks none gets; admins' are not bound (0: none)\n"
               "  --metrics-file PATH       write the metrics there (Prometheus text) every\n"
               "  --metrics-interval SECONDS\n"
               "                            seconds (1..86400, 15); \"\": no file (default)\n"
@@ -198,6 +202,10 @@ int main(int argc, char **argv)
             {"default-nice", required_argument, NULL, OPT_SETTING},
             {"default-open-files", required_argument, NULL, OPT_SETTING},
             {"default-cpu-time", required_argument, NULL, OPT_SETTING},
+            {"max-job-memory", required_argument, NULL, OPT_SETTING},
+            {"max-job-tasks", required_argument, NULL, OPT_SETTING},
+            {"max-job-open-files", required_argument, NULL, OPT_SETTING},
+            {"max-job-cpu-time", required_argument, NULL, OPT_SETTING},
             {"metrics-file", required_argument, NULL, OPT_SETTING},
             {"metrics-interval", required_argument, NULL, OPT_SETTING},
             {"on-end", required_argument, NULL, OPT_SETTING},

@@ -241,6 +241,10 @@ const struct sw_param sw_settings_params[] = {
     {"default-nice", SW_P_INT, SETTING(limits.nice), false, -20, 19},
     {"default-open-files", SW_P_INT, SETTING(limits.open_files), false, 0, 1048576},
     {"default-cpu-time", SW_P_INT, SETTING(limits.cpu_time), false, 0, YEAR_SECONDS},
+    {"max-job-memory", SW_P_INT, SETTING(ceilings.memory_max), false, 0, SW_JSON_INT_MAX},
+    {"max-job-tasks", SW_P_INT, SETTING(ceilings.tasks_max), false, 0, 4194304},
+    {"max-job-open-files", SW_P_INT, SETTING(ceilings.open_files), false, 0, 1048576},
+    {"max-job-cpu-time", SW_P_INT, SETTING(ceilings.cpu_time), false, 0, YEAR_SECONDS},
     {"metrics-file", SW_P_PATH, SETTING(metrics_file), false, 0, SW_SETTING_PATH_MAX},
     {"metrics-interval", SW_P_SECONDS, SETTING(metrics_interval), false, 1, 86400},
     {"on-end", SW_P_TEXT, SETTING(on_end), false, 0, SW_SETTING_COMMAND_MAX},
@@ -262,6 +266,10 @@ const struct sw_param sw_queue_add_params[] = {
     {"idle-timeout", SW_P_SECONDS, QUEUE(settings.idle_timeout), false, 0.001, 86400},
     {"max-queued-per-user", SW_P_INT, QUEUE(settings.max_queued_per_user), false, 0, 10000000},
     {"max-running-per-user", SW_P_INT, QUEUE(settings.max_running_per_user), false, 0, 1000000},
+    {"max-job-memory", SW_P_INT, QUEUE(settings.ceilings.memory_max), false, 0, SW_JSON_INT_MAX},
+    {"max-job-tasks", SW_P_INT, QUEUE(settings.ceilings.tasks_max), false, 0, 4194304},
+    {"max-job-open-files", SW_P_INT, QUEUE(settings.ceilings.open_files), false, 0, 1048576},
+    {"max-job-cpu-time", SW_P_INT, QUEUE(settings.ceilings.cpu_time), false, 0, YEAR_SECONDS},
     {.name = NULL},
 };
 _Static_assert(offsetof(struct sw_queue_params, settings) == 0,
@@ -282,6 +290,11 @@ json_object *sw_queue_settings_to_json(const struct sw_queue_settings *s)
                                json_object_new_int64(s->max_queued_per_user));
         json_object_object_add(o, "max-running-per-user",
                                json_object_new_int64(s->max_running_per_user));
+        json_object_object_add(o, "max-job-memory", json_object_new_int64(s->ceilings.memory_max));
+        json_object_object_add(o, "max-job-tasks", json_object_new_int64(s->ceilings.tasks_max));
+        json_object_object_add(o, "max-job-open-files",
+                               json_object_new_int64(s->ceilings.open_files));
+        json_object_object_add(o, "max-job-cpu-time", json_object_new_int64(s->ceilings.cpu_time));
         return o;
 }
 

@@ -194,6 +194,9 @@ struct sw_settings {
         int64_t max_queued_per_user;      /* a user's jobs queued at once (0: no limit) */
         int64_t max_running_per_user;     /* a user's runs at once (0: no limit) */
         struct sw_limits limits;          /* default-*: what a job that does not say gets */
+        /* max-job-*: the most a job of a user who is not an admin may have (0: no ceiling);
+         * memory_max, tasks_max, open_files and cpu_time only. */
+        struct sw_limits ceilings;
         char metrics_file[SW_SETTING_PATH_MAX + 1]; /* "": none */
         double metrics_interval;                    /* seconds */
         char on_end[SW_SETTING_COMMAND_MAX + 1]; /* run after each run of a job without its own */
@@ -203,7 +206,7 @@ struct sw_settings {
 };
 /* The settings, then "runtime"; SW_SETTINGS_COUNT rows before it. */
 extern const struct sw_param sw_settings_params[];
-#define SW_SETTINGS_COUNT (17 + SW_LIMITS_COUNT)
+#define SW_SETTINGS_COUNT (21 + SW_LIMITS_COUNT)
 
 /* The settings.get result: every setting by its name (not "runtime"); NULL on ENOMEM. */
 json_object *sw_settings_to_json(const struct sw_settings *s);
@@ -218,6 +221,8 @@ struct sw_queue_settings {
         int64_t min_threads, max_threads, vslow_percentage;
         double idle_timeout; /* seconds */
         int64_t max_queued_per_user, max_running_per_user; /* in the queue (0: no limit) */
+        /* max-job-*: the queue's own ceilings, over the daemon's (0: the daemon's apply). */
+        struct sw_limits ceilings;
 };
 extern const struct sw_param *const sw_queue_settings_params;
 /* {"min-threads": N, ...}: a queue's settings by name; NULL on ENOMEM. */

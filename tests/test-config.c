@@ -100,6 +100,10 @@ static const char every_key[] = "# every key, and some space\n"
                                 "min-free-space = 7\n"
                                 "max-queued-per-user = 100\n"
                                 "max-running-per-user = 2\n"
+                                "max-job-memory = 2147483648\n"
+                                "max-job-tasks = 128\n"
+                                "max-job-open-files = 512\n"
+                                "max-job-cpu-time = 3600\n"
                                 "fair-share = yes\n";
 
 START_TEST(parse_reads_every_key)
@@ -132,6 +136,9 @@ START_TEST(parse_reads_every_key)
                   cf.settings.limits.cpu_weight == 50 && cf.settings.limits.nice == -2 &&
                   cf.settings.limits.open_files == 256 && cf.settings.limits.cpu_time == 60);
         ck_assert_uint_eq(config_file_line(&cf, "default-cpu-time"), 18);
+        ck_assert(cf.settings.ceilings.memory_max == 2147483648 &&
+                  cf.settings.ceilings.tasks_max == 128 && cf.settings.ceilings.open_files == 512 &&
+                  cf.settings.ceilings.cpu_time == 3600);
 }
 END_TEST
 
@@ -319,6 +326,10 @@ START_TEST(every_key_reaches_settings_get)
         ck_assert_int_eq(get_int(fd, "min-free-space"), 7);
         ck_assert_int_eq(get_int(fd, "max-queued-per-user"), 100);
         ck_assert_int_eq(get_int(fd, "max-running-per-user"), 2);
+        ck_assert_int_eq(get_int(fd, "max-job-memory"), 2147483648);
+        ck_assert_int_eq(get_int(fd, "max-job-tasks"), 128);
+        ck_assert_int_eq(get_int(fd, "max-job-open-files"), 512);
+        ck_assert_int_eq(get_int(fd, "max-job-cpu-time"), 3600);
         reply = client_call(fd, "settings.get", NULL);
         ck_assert(json_object_get_boolean(json_object_object_get(reply_result(reply), "fair-share")));
         json_object_put(reply);

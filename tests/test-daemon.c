@@ -92,7 +92,7 @@ START_TEST(settings_get_shows_defaults_and_flags)
         json_object *reply = client_call(fd, "settings.get", NULL);
         json_object *s = reply_result(reply);
 
-        ck_assert_int_eq(json_object_object_length(s), 23);
+        ck_assert_int_eq(json_object_object_length(s), 27);
         ck_assert_str_eq(json_object_get_string(json_object_object_get(s, "on-end")), "");
         ck_assert(json_object_is_type(json_object_object_get(s, "fair-share"), json_type_boolean) &&
                   !json_object_get_boolean(json_object_object_get(s, "fair-share")));
@@ -111,6 +111,11 @@ START_TEST(settings_get_shows_defaults_and_flags)
         ck_assert_int_eq(result_int(reply, "default-nice"), 0);
         ck_assert_int_eq(result_int(reply, "default-open-files"), 0);
         ck_assert_int_eq(result_int(reply, "default-cpu-time"), 0);
+        /* Nor ceilings. */
+        ck_assert_int_eq(result_int(reply, "max-job-memory"), 0);
+        ck_assert_int_eq(result_int(reply, "max-job-tasks"), 0);
+        ck_assert_int_eq(result_int(reply, "max-job-open-files"), 0);
+        ck_assert_int_eq(result_int(reply, "max-job-cpu-time"), 0);
         ck_assert_int_eq(result_int(reply, "max-connections-per-user"), 64);
         ck_assert_int_eq(result_int(reply, "max-log-bytes-per-user"), 1073741824);
         ck_assert_int_eq(result_int(reply, "min-free-space"), 5);

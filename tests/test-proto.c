@@ -2036,7 +2036,9 @@ START_TEST(settings_to_json_has_every_name)
                                "\"default-memory-max\":0,"
                                "\"default-tasks-max\":0,\"default-cpu-weight\":0,"
                                "\"default-nice\":-3,\"default-open-files\":0,"
-                               "\"default-cpu-time\":0,\"metrics-file\":\"\","
+                               "\"default-cpu-time\":0,\"max-job-memory\":0,\"max-job-tasks\":0,"
+                               "\"max-job-open-files\":0,\"max-job-cpu-time\":0,"
+                               "\"metrics-file\":\"\","
                                "\"metrics-interval\":15.0,\"on-end\":\"\",\"fair-share\":false}}\n");
         free(line);
 }

@@ -546,13 +546,15 @@ START_TEST(the_configuration_file_declares_queues_under_what_settings_set_kept)
         f = fopen(conf, "w");
         ck_assert_ptr_nonnull(f);
         fputs("max-threads = 3\nqueue.gpu.max-threads = 1\nqueue.io.max-threads = 2\n"
-              "queue.io.idle-timeout = 1.5\n",
+              "queue.io.idle-timeout = 1.5\nqueue.gpu.max-job-cpu-time = 60\n",
               f);
         fclose(f);
         daemon_start(&d, "--config", conf, NULL);
         fd = client_connect(d.sock);
         ck_assert_int_eq(queue_count(fd), 3);
         ck_assert_int_eq(setting_of(fd, "gpu", "max-threads"), 1);
+        ck_assert_int_eq(setting_of(fd, "gpu", "max-job-cpu-time"), 60);
+        ck_assert_int_eq(setting_of(fd, "io", "max-job-cpu-time"), 0);
         ck_assert_int_eq(setting_of(fd, "io", "max-threads"), 2);
         q = call_ok(fd, "settings.get", "{\"queue\":\"io\"}");
         ck_assert_double_eq_tol(json_object_get_double(json_object_object_get(q, "idle-timeout")),
@@ -560,11 +562,16 @@ START_TEST(the_configuration_file_declares_queues_under_what_settings_set_kept)
         json_object_put(q);
         /* settings.set is kept, over the file's line. */
         call_done(fd, "settings.set", "{\"queue\":\"gpu\",\"max-threads\":4}");
+        call_done(fd, "settings.set", "{\"queue\":\"io\",\"max-job-cpu-time\":30}");
+        call_done(fd, "settings.set", "{\"max-job-open-files\":300}");
         close(fd);
         daemon_kill_hard(&d);
         daemon_start_again(&d, "--config", conf, NULL);
         fd = client_connect(d.sock);
         ck_assert_int_eq(setting_of(fd, "gpu", "max-threads"), 4);
+        ck_assert_int_eq(setting_of(fd, "gpu", "max-job-cpu-time"), 60);
+        ck_assert_int_eq(setting_of(fd, "io", "max-job-cpu-time"), 30);
+        ck_assert_int_eq(setting_of(fd, NULL, "max-job-open-files"), 300);
         ck_assert_int_eq(setting_of(fd, "io", "max-threads"), 2);
         ck_assert_int_eq(setting_of(fd, NULL, "max-threads"), 3);
         /* A reload makes a queue the file now declares, and applies the file's lines again. */

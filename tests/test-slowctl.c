@@ -1985,6 +1985,17 @@ START_TEST(get_and_set_settings)
         out = ctl_ok("get", "stop-timeout", NULL);
         ck_assert_str_eq(out, "30.0s\n");
         free(out);
+        /* The ceilings: none by default, a time and a size as people say them. */
+        out = ctl_ok("get", "max-job-memory", NULL);
+        ck_assert_str_eq(out, "none\n");
+        free(out);
+        free(ctl_ok("set", "max-job-cpu-time", "5400", "max-job-memory", "1073741824", NULL));
+        out = ctl_ok("get", "max-job-cpu-time", NULL);
+        ck_assert_str_eq(out, "1h30m\n");
+        free(out);
+        out = ctl_ok("get", "max-job-memory", NULL);
+        ck_assert_str_eq(out, "1 GiB\n");
+        free(out);
         out = ctl_ok("--json", "get", NULL); /* numbers, as the daemon gives them */
         ck_assert_msg(strstr(out, "\"log-limit\":1572864") && strstr(out, "\"kill-grace\":0.5"),
                       "%s", out);

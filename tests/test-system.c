@@ -769,25 +769,190 @@ START_TEST(only_admins_reload_the_configuration)
 }
 END_TEST
 
-START_TEST(only_admins_run_plugin_jobs)
+/* A plugin runs inside the daemon, as root: the admin group's members are not root. */
+START_TEST(only_root_runs_plugin_jobs)
 {
         static const char plugin[] = "{\"plugin\":\"hello\",\"entry\":\"hello\"}";
         int b = connect_as(user_b), c = connect_as(user_c);
-        json_object *reply = client_call(b, "submit", plugin), *rec;
+        json_object *reply, *rec;
 
-        ck_assert_int_eq(reply_code(reply), -32002);
-        ck_assert_ptr_nonnull(strstr(str_member(json_object_object_get(reply, "error"), "message"),
-                                     "only admins may run plugin jobs"));
-        json_object_put(reply);
+        for (int i = 0; i < 2; i++) {
+                reply = client_call(i == 0 ? b : c, "submit", plugin); /* c is in the admin group */
+                ck_assert_int_eq(reply_code(reply), -32002);
+                ck_assert_ptr_nonnull(
+                    strstr(str_member(json_object_object_get(reply, "error"), "message"),
+                           "only root may run plugin jobs"));
+                json_object_put(reply);
+        }
         ck_assert(!listed(root_fd, 1));
-        rec = job_wait(c, job_submit(c, plugin)); /* c is in the admin group */
-        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
-        json_object_put(rec);
         rec = job_wait(root_fd, job_submit(root_fd, plugin));
         ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
         json_object_put(rec);
         close(b);
         close(c);
+}
+END_TEST
+
+/* The message of an error reply, which must have that code (the caller frees the reply). */
+static const char *error_message(json_object *reply, int code)
+{
+        ck_assert_int_eq(reply_code(reply), code);
+        return str_member(json_object_object_get(reply, "error"), "message");
+}
+
+static int64_t setting(int fd, const char *params, const char *name)
+{
+        json_object *reply = client_call(fd, "settings.get", params);
+        int64_t v = int_member(reply_result(reply), name);
+
+        json_object_put(reply);
+        return v;
+}
+
+/* A job submitted stashed (so that it stays to be asked about): its limits as status gives them,
+ * "name=value ..." in the order of the limits (but those of 0), then its run's log once
+ * enqueued. */
+static char *limits_and_run(int fd, const char *params, char **ret_log)
+{
+        int64_t id = job_submit(fd, params);
+        json_object *st = job_status(fd, id), *limits, *rec;
+        char text[256] = "";
+
+        ck_assert_str_eq(str_member(st, "state"), "stashed");
+        limits = json_object_object_get(st, "limits");
+        json_object_object_foreach(limits, name, value)
+        {
+                size_t n = strlen(text);
+
+                if (json_object_get_int64(value) == 0 && strcmp(name, "cpu_time") != 0)
+                        continue; /* none; cpu_time's 0 is told, as the one an admin asks */
+                snprintf(text + n, sizeof(text) - n, "%s%s=%lld", n ? " " : "", name,
+                         (long long)json_object_get_int64(value));
+        }
+        json_object_put(st);
+        ck_assert_int_eq(id_call_code(fd, "enqueue", id), 0);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        *ret_log = job_log(fd, id);
+        return strdup(text);
+}
+
+/* limits_and_run's two answers, as one text "LIMITS | LOG". */
+static void assert_limits_and_run(int fd, const char *params, const char *want)
+{
+        char *log, *limits = limits_and_run(fd, params, &log), got[512];
+
+        snprintf(got, sizeof(got), "%s | %s", limits, log);
+        ck_assert_str_eq(got, want);
+        free(limits);
+        free(log);
+}
+
+#define SHOW_LIMITS "\"command\":\"echo $(ulimit -t) $(ulimit -n)\",\"stashed\":true"
+
+START_TEST(a_users_job_stays_under_the_ceilings_and_gets_them_when_it_asks_none)
+{
+        int b = connect_as(user_b), c = connect_as(user_c);
+        json_object *reply;
+
+        ck_assert_int_eq(setting(b, NULL, "max-job-cpu-time"), 0); /* none by default */
+        ck_assert_int_eq(call_code(root_fd, "settings.set",
+                                   "{\"max-job-cpu-time\":3600,\"max-job-open-files\":200,"
+                                   "\"default-cpu-time\":5}"),
+                         0);
+        ck_assert_int_eq(setting(b, NULL, "max-job-cpu-time"), 3600);
+        /* Above a ceiling: refused, naming it, and nothing made. */
+        reply = client_call(b, "submit", "{\"command\":\"true\",\"limits\":{\"cpu_time\":99999}}");
+        ck_assert_str_eq(error_message(reply, -32602),
+                         "limits.cpu_time 99999 is above max-job-cpu-time 3600");
+        json_object_put(reply);
+        reply = client_call(b, "submit", "{\"command\":\"true\",\"limits\":{\"open_files\":201}}");
+        ck_assert_str_eq(error_message(reply, -32602),
+                         "limits.open_files 201 is above max-job-open-files 200");
+        json_object_put(reply);
+        ck_assert(!listed(root_fd, 1));
+        /* None asked (0, or absent without a default): the ceiling. A default under it stays. */
+        assert_limits_and_run(b, "{" SHOW_LIMITS ",\"limits\":{\"cpu_time\":0,\"open_files\":0}}",
+                              "open_files=200 cpu_time=3600 | 3600 200\n");
+        assert_limits_and_run(b, "{" SHOW_LIMITS "}", "open_files=200 cpu_time=5 | 5 200\n");
+        assert_limits_and_run(b, "{" SHOW_LIMITS ",\"limits\":{\"cpu_time\":60,\"open_files\":50}}",
+                              "open_files=50 cpu_time=60 | 60 50\n");
+        /* A default above the ceiling: the ceiling. */
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"default-cpu-time\":7200}"), 0);
+        assert_limits_and_run(b, "{" SHOW_LIMITS "}", "open_files=200 cpu_time=3600 | 3600 200\n");
+        /* An admin (here a member of the admin group) is not bound. */
+        assert_limits_and_run(
+            c, "{" SHOW_LIMITS ",\"limits\":{\"cpu_time\":99999,\"open_files\":300}}",
+            "open_files=300 cpu_time=99999 | 99999 300\n");
+        assert_limits_and_run(c, "{" SHOW_LIMITS ",\"limits\":{\"cpu_time\":0}}",
+                              "cpu_time=0 | unlimited 1024\n");
+        close(b);
+        close(c);
+}
+END_TEST
+
+START_TEST(a_queues_own_ceiling_overrides_the_daemons)
+{
+        int b = connect_as(user_b), c = connect_as(user_c);
+        json_object *reply;
+
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-job-cpu-time\":3600}"), 0);
+        ck_assert_int_eq(call_code(c, "queue.add", "{\"name\":\"tight\",\"max-job-cpu-time\":60}"),
+                         0);
+        ck_assert_int_eq(call_code(c, "queue.add", "{\"name\":\"wide\"}"), 0);
+        ck_assert_int_eq(
+            call_code(c, "settings.set", "{\"queue\":\"wide\",\"max-job-cpu-time\":7200}"), 0);
+        ck_assert_int_eq(setting(b, "{\"queue\":\"tight\"}", "max-job-cpu-time"), 60);
+        ck_assert_int_eq(setting(b, "{\"queue\":\"wide\"}", "max-job-cpu-time"), 7200);
+        reply = client_call(
+            b, "submit", "{\"queue\":\"tight\",\"command\":\"true\",\"limits\":{\"cpu_time\":61}}");
+        ck_assert_str_eq(error_message(reply, -32602),
+                         "limits.cpu_time 61 is above queue.tight.max-job-cpu-time 60");
+        json_object_put(reply);
+        assert_limits_and_run(b, "{\"queue\":\"tight\"," SHOW_LIMITS "}",
+                              "cpu_time=60 | 60 1024\n");
+        assert_limits_and_run(b,
+                              "{\"queue\":\"wide\"," SHOW_LIMITS ",\"limits\":{\"cpu_time\":5000}}",
+                              "cpu_time=5000 | 5000 1024\n");
+        /* The queue without one of its own has the daemon's. */
+        reply = client_call(b, "submit", "{\"command\":\"true\",\"limits\":{\"cpu_time\":5000}}");
+        ck_assert_str_eq(error_message(reply, -32602),
+                         "limits.cpu_time 5000 is above max-job-cpu-time 3600");
+        json_object_put(reply);
+        close(b);
+        close(c);
+}
+END_TEST
+
+/* A restarted job keeps its limits, which its owner cannot change: brought under the ceiling in
+ * force now, not refused. */
+START_TEST(a_restarted_job_is_brought_under_a_lowered_ceiling)
+{
+        int b = connect_as(user_b);
+        int64_t id = job_submit(b, "{\"command\":\"ulimit -t\",\"limits\":{\"cpu_time\":1000}}");
+        json_object *rec = job_wait(b, id), *reply, *st;
+        char params[64], *log;
+        int64_t again;
+
+        json_object_put(rec);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-job-cpu-time\":100}"), 0);
+        /* Paused, so that the new job stays pending to be asked about. */
+        ck_assert_int_eq(call_code(root_fd, "pause", NULL), 0);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        reply = client_call(b, "restart", params);
+        ck_assert_int_eq(reply_code(reply), 0);
+        again = int_member(reply_result(reply), "id");
+        json_object_put(reply);
+        st = job_status(b, again);
+        ck_assert_int_eq(int_member(json_object_object_get(st, "limits"), "cpu_time"), 100);
+        json_object_put(st);
+        ck_assert_int_eq(call_code(root_fd, "resume", NULL), 0);
+        json_object_put(job_wait(b, again));
+        log = job_log(b, again);
+        ck_assert_str_eq(log, "100\n");
+        free(log);
+        close(b);
 }
 END_TEST
 
@@ -971,6 +1136,79 @@ START_TEST(only_root_sets_on_end_in_the_system_instance)
         ck_assert_str_eq(str_member(reply_result(reply), "on-end"), "echo hi");
         json_object_put(reply);
         close(a);
+        close(c);
+}
+END_TEST
+
+/* The limits a ceiling gave a job are the job's: kept across a crash, as the ceiling is, and
+ * whatever the ceiling is later. */
+START_TEST(a_jobs_limits_from_a_ceiling_survive_a_crash)
+{
+        int b = connect_as(user_b);
+        json_object *st;
+        int64_t id;
+
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-job-cpu-time\":3600}"), 0);
+        id = job_submit(b, "{\"command\":\"ulimit -t\",\"delay\":600}");
+        close(b);
+        daemon_kill_hard(&d);
+        daemon_start_again(&d, "--system", "--kill-grace", "1", NULL);
+        close(root_fd);
+        root_fd = client_connect(d.sock);
+        ck_assert_int_eq(setting(root_fd, NULL, "max-job-cpu-time"), 3600);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-job-cpu-time\":100}"), 0);
+        st = job_status(root_fd, id);
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        ck_assert_int_eq(int_member(json_object_object_get(st, "limits"), "cpu_time"), 3600);
+        json_object_put(st);
+}
+END_TEST
+
+/* The daemon writes the metrics file as root: an admin who is not root could have it overwrite
+ * any file. Root's own setting works. */
+START_TEST(only_root_sets_the_metrics_file_in_the_system_instance)
+{
+        int c = connect_as(user_c);
+        char path[PATH_MAX], params[PATH_MAX + 64], *text;
+        json_object *reply;
+        struct stat st;
+        int fd;
+
+        /* A file of root's that no one else may read or write. */
+        snprintf(path, sizeof(path), "%s/roots", d.dir);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, "secret\n", 7), 7);
+        close(fd);
+        snprintf(params, sizeof(params), "{\"metrics-file\":\"%s\"}", path);
+        reply = client_call(c, "settings.set", params);
+        ck_assert_str_eq(error_message(reply, -32002),
+                         "permission denied: in the system instance only root sets metrics-file "
+                         "(the daemon writes that file as root)");
+        json_object_put(reply);
+        snprintf(params, sizeof(params), "{\"max-threads\":7,\"metrics-file\":\"%s\"}", path);
+        ck_assert_int_eq(call_code(c, "settings.set", params), -32002);
+        ck_assert_int_eq(max_threads(root_fd), 4); /* all or nothing */
+        reply = client_call(c, "settings.get", NULL);
+        ck_assert_str_eq(str_member(reply_result(reply), "metrics-file"), "");
+        json_object_put(reply);
+        /* No setting names the plugin folder, which is the command line's alone. */
+        ck_assert_int_eq(call_code(c, "settings.set", "{\"plugin-dir\":\"/tmp\"}"), -32602);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"plugin-dir\":\"/tmp\"}"), -32602);
+        /* Root may; the daemon writes the file on its next loop turn, replaced through a
+         * rename: once its text is the metrics', the refused requests above had written none. */
+        snprintf(path, sizeof(path), "%s/metrics.prom", d.dir);
+        snprintf(params, sizeof(params), "{\"metrics-file\":\"%s\"}", path);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", params), 0);
+        for (int i = 0; i < 1000 && stat(path, &st) < 0; i++)
+                sleep_ms(10);
+        text = fifo_read_all(path);
+        ck_assert_ptr_nonnull(strstr(text, "slowwork_"));
+        free(text);
+        snprintf(path, sizeof(path), "%s/roots", d.dir);
+        text = fifo_read_all(path);
+        ck_assert_str_eq(text, "secret\n");
+        free(text);
         close(c);
 }
 END_TEST
@@ -1661,7 +1899,12 @@ int main(void)
         tcase_add_test(tc, only_admins_add_remove_change_or_pause_queues_and_users_use_them);
         tcase_add_test(tc, a_user_suspends_their_own_job_but_not_anothers);
         tcase_add_test(tc, only_admins_reload_the_configuration);
-        tcase_add_test(tc, only_admins_run_plugin_jobs);
+        tcase_add_test(tc, only_root_runs_plugin_jobs);
+        tcase_add_test(tc, a_users_job_stays_under_the_ceilings_and_gets_them_when_it_asks_none);
+        tcase_add_test(tc, a_queues_own_ceiling_overrides_the_daemons);
+        tcase_add_test(tc, a_restarted_job_is_brought_under_a_lowered_ceiling);
+        tcase_add_test(tc, only_root_sets_the_metrics_file_in_the_system_instance);
+        tcase_add_test(tc, a_jobs_limits_from_a_ceiling_survive_a_crash);
         tcase_add_test(tc, only_admins_set_nice_below_0);
         tcase_add_test(tc, a_users_job_starts_from_a_logins_limits_in_its_own_keyring);
         tcase_add_test(tc, root_changes_settings_and_sees_and_touches_every_job);

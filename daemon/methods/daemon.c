@@ -87,6 +87,32 @@ static json_object *queue_settings_given(struct reply *r)
         return given;
 }
 
+/* The settings that make the system daemon write a file as root, or run a command as every
+ * job's owner: admin-group is not root, so they come from the configuration file or root. */
+static const struct {
+        const char *name, *why;
+} root_settings[] = {
+    {"metrics-file", "the daemon writes that file as root"},
+    {"on-end", "it runs as the owner of every job"},
+};
+
+/* Whether the request sets none of root_settings, or comes from root (or the daemon's own
+ * user); false with the permission error in r if not. */
+static bool root_may_set(struct daemon *d, struct conn *c, struct reply *r)
+{
+        if (!d->shared.run.system || c->uid == 0 || c->uid == d->shared.run.uid)
+                return true;
+        for (size_t i = 0; i < sizeof(root_settings) / sizeof(root_settings[0]); i++)
+                if (json_object_object_get_ex(r->params, root_settings[i].name, NULL)) {
+                        reply_error(r, SW_E_PERMISSION,
+                                    "permission denied: in the system instance only root sets "
+                                    "%s (%s)",
+                                    root_settings[i].name, root_settings[i].why);
+                        return false;
+                }
+        return true;
+}
+
 /* A named queue's settings change alone; the default queue's are the daemon's own, which change
  * as they would without "queue". */
 static void handle_settings_set(struct daemon *d, struct conn *c, union params *p, struct reply *r)
@@ -101,14 +127,8 @@ static void handle_settings_set(struct daemon *d, struct conn *c, union params *
                 reply_error(r, SW_E_PERMISSION, "permission denied: only admins change settings");
                 return;
         }
-        /* Its command runs as every job's owner. */
-        if (d->shared.run.system && c->uid != 0 &&
-            json_object_object_get_ex(r->params, "on-end", NULL)) {
-                reply_error(r, SW_E_PERMISSION,
-                            "permission denied: in the system instance only root sets on-end (it "
-                            "runs as the owner of every job)");
+        if (!root_may_set(d, c, r))
                 return;
-        }
         if (p->settings.queue) {
                 if (!(q = method_lookup_queue(d, "queue", p->settings.queue, r)) ||
                     !(given = queue_settings_given(r)))

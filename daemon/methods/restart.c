@@ -111,7 +111,7 @@ static void handle_restart(struct daemon *d, struct conn *c, union params *param
          * these params, not restart's. */
         asked = r->params;
         r->params = o;
-        submit_as(d, c, rec->owner, false, &p, r);
+        submit_as(d, c, rec->owner, true, &p, r);
         r->params = asked;
         sw_params_clear(sw_submit_params, &p);
         json_object_put(o);

@@ -145,12 +145,18 @@ static void submit_again(struct daemon *d, struct conn *c, struct job *job,
         }
 }
 
-/* The limits a shell job gets: its own over the default-* settings, if this daemon can enforce
- * them; false with the error in r if not. */
-static bool job_limits(struct daemon *d, struct conn *c, const struct sw_submit_params *p,
-                       struct sw_limits *ret, struct reply *r)
+/* The limits a shell job gets: its own over the default-* settings, under the ceilings of its
+ * queue unless an admin asks, if this daemon can enforce them; false with the error in r if not.
+ * A restart's are the ended job's, which its owner cannot change: they are brought under the
+ * ceilings, not refused. */
+static bool job_limits(struct daemon *d, struct conn *c, struct queue *queue,
+                       const struct sw_submit_params *p, bool restart, struct sw_limits *ret,
+                       struct reply *r)
 {
+        struct limits_ceilings ceilings;
+        const char *from[SW_LIMITS_COUNT];
         struct sw_limits asked;
+        bool admin = conn_is_admin(c);
         char err[256];
         int e;
 
@@ -164,8 +170,13 @@ static bool job_limits(struct daemon *d, struct conn *c, const struct sw_submit_
                 reply_error(r, e == -ENOMEM ? SW_E_INTERNAL : SW_E_INVALID_PARAMS, "%s", err);
                 return false;
         }
-        limits_resolve(&asked, &d->settings.limits, ret);
-        e = limits_check(ret, &asked, &d->contain, conn_is_admin(c), err, sizeof(err));
+        limits_ceilings(&d->settings.ceilings,
+                        queue == d->queues ? NULL : &queue->settings.ceilings, queue->name,
+                        &ceilings);
+        e = limits_resolve(&asked, &d->settings.limits, admin ? NULL : &ceilings, restart, ret,
+                           from, err, sizeof(err));
+        if (e == 0)
+                e = limits_check(ret, from, &d->contain, admin, err, sizeof(err));
         if (e < 0) {
                 reply_error(r, e == -EPERM ? SW_E_PERMISSION : SW_E_INVALID_PARAMS, "%s", err);
                 return false;
@@ -204,7 +215,7 @@ static void fresh(struct daemon *d, struct conn *c, struct job *job,
         lifecycle_check_idle(d, job);
 }
 
-void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool conn_env,
+void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool restart,
                struct sw_submit_params *p, struct reply *r)
 {
         struct sw_limits limits;
@@ -230,14 +241,17 @@ void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool conn_env,
                             (unsigned)d->shared.run.uid, (unsigned)d->shared.run.uid);
                 return;
         }
-        /* A plugin runs inside the daemon, with its privileges. */
-        if ((p->plugin || p->entry || p->arg) && d->shared.run.system && !conn_is_admin(c)) {
+        /* A plugin runs inside the daemon, with its privileges: root's, which admin-group's
+         * members do not have. */
+        if ((p->plugin || p->entry || p->arg) && d->shared.run.system && c->uid != 0 &&
+            c->uid != d->shared.run.uid) {
                 reply_error(r, SW_E_PERMISSION,
-                            "only admins may run plugin jobs in the system instance");
+                            "only root may run plugin jobs in the system instance (they run "
+                            "inside the daemon, as root)");
                 return;
         }
         if (!(queue = method_lookup_queue(d, "queue", p->queue, r)) ||
-            !job_limits(d, c, p, &limits, r))
+            !job_limits(d, c, queue, p, restart, &limits, r))
                 return;
         if (p->key && (job = registry_find_key(&d->registry, owner, queue, p->key))) {
                 if (job == r->claimed)
@@ -261,7 +275,7 @@ void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool conn_env,
                 job_unref(job);
                 return;
         }
-        if (conn_env && !job->x->plugin && !p->env && c->env)
+        if (!restart && !job->x->plugin && !p->env && c->env)
                 job->env = envs_ref(c->env);
         job->id = store_new_id(d->store);
         if (job->id < 0) {
@@ -279,7 +293,7 @@ void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool conn_env,
 
 static void handle_submit(struct daemon *d, struct conn *c, union params *params, struct reply *r)
 {
-        submit_as(d, c, c->uid, true, &params->submit, r);
+        submit_as(d, c, c->uid, false, &params->submit, r);
         if (!r->code)
                 metrics_submitted(&d->metrics);
 }

@@ -8,9 +8,10 @@
 
 #include "methods/method.h"
 
-/* The submit p, for owner (the caller's uid, or the owner of a job an admin restarts); with
- * conn_env, a submit without env gets the connection's (env.set). */
-void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool conn_env,
+/* The submit p, for owner (the caller's uid, or the owner of a job an admin restarts). A submit
+ * without env gets the connection's (env.set); a restart (an ended job's spec) does not, and
+ * its limits are brought under the ceilings in force rather than refused above them. */
+void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool restart,
                struct sw_submit_params *p, struct reply *r);
 
 #endif

@@ -37,15 +37,12 @@ static const struct {
 /* The cgroup limits: the member, its name, and the controller that enforces it. */
 static const struct {
         size_t offset;
-        const char *name, *setting, *controller;
+        const char *name, *controller;
         unsigned bit;
 } cgroup_limits[] = {
-    {offsetof(struct sw_limits, memory_max), "memory_max", "default-memory-max", "memory",
-     CGROUP_CTRL_MEMORY},
-    {offsetof(struct sw_limits, tasks_max), "tasks_max", "default-tasks-max", "pids",
-     CGROUP_CTRL_PIDS},
-    {offsetof(struct sw_limits, cpu_weight), "cpu_weight", "default-cpu-weight", "cpu",
-     CGROUP_CTRL_CPU},
+    {offsetof(struct sw_limits, memory_max), "memory_max", "memory", CGROUP_CTRL_MEMORY},
+    {offsetof(struct sw_limits, tasks_max), "tasks_max", "pids", CGROUP_CTRL_PIDS},
+    {offsetof(struct sw_limits, cpu_weight), "cpu_weight", "cpu", CGROUP_CTRL_CPU},
 };
 #define N_CGROUP_LIMITS (sizeof(cgroup_limits) / sizeof(cgroup_limits[0]))
 
@@ -63,23 +60,82 @@ static bool asks(int64_t v)
         return v != SW_LIMIT_UNSET && v != 0;
 }
 
-void limits_resolve(const struct sw_limits *asked, const struct sw_limits *defaults,
-                    struct sw_limits *ret)
-{
-        const int64_t *a = (const int64_t *)asked, *d = (const int64_t *)defaults;
-        int64_t *out = (int64_t *)ret;
+/* By member, in the order of struct sw_limits: the setting of its default, and of its ceiling
+ * (NULL: none; a CPU weight is a share and a niceness a priority, not amounts to cap). */
+static const char *const default_settings[SW_LIMITS_COUNT] = {
+    "default-memory-max", "default-tasks-max",  "default-cpu-weight",
+    "default-nice",       "default-open-files", "default-cpu-time"};
+static const char *const ceiling_settings[SW_LIMITS_COUNT] = {
+    "max-job-memory", "max-job-tasks", NULL, NULL, "max-job-open-files", "max-job-cpu-time"};
 
-        for (size_t i = 0; i < SW_LIMITS_COUNT; i++)
-                out[i] = a[i] != SW_LIMIT_UNSET ? a[i] : d[i];
+void limits_ceilings(const struct sw_limits *daemon, const struct sw_limits *queue,
+                     const char *queue_name, struct limits_ceilings *ret)
+{
+        const int64_t *dm = (const int64_t *)daemon, *qm = (const int64_t *)queue;
+        int64_t *out = (int64_t *)&ret->max;
+
+        ret->queue = queue_name;
+        ret->from_queue = 0;
+        for (size_t i = 0; i < SW_LIMITS_COUNT; i++) {
+                out[i] = ceiling_settings[i] && dm[i] > 0 ? dm[i] : 0;
+                if (ceiling_settings[i] && queue && qm[i] > 0) {
+                        out[i] = qm[i];
+                        ret->from_queue |= 1u << i;
+                }
+        }
 }
 
-int limits_check(const struct sw_limits *l, const struct sw_limits *asked,
-                 const struct contain *contain, bool admin, char *err, size_t errlen)
+/* The ceiling's name for err: "max-job-cpu-time", or "queue.NAME.max-job-cpu-time". */
+static const char *ceiling_name(const struct limits_ceilings *c, size_t i, char *buf, size_t len)
+{
+        if (!(c->from_queue & (1u << i)))
+                return ceiling_settings[i];
+        snprintf(buf, len, "queue.%s.%s", c->queue, ceiling_settings[i]);
+        return buf;
+}
+
+int limits_resolve(const struct sw_limits *asked, const struct sw_limits *defaults,
+                   const struct limits_ceilings *ceilings, bool clamp, struct sw_limits *ret,
+                   const char **ret_from, char *err, size_t errlen)
+{
+        const int64_t *a = (const int64_t *)asked, *d = (const int64_t *)defaults;
+        const int64_t *c = ceilings ? (const int64_t *)&ceilings->max : NULL;
+        struct sw_limits l;
+        const char *from[SW_LIMITS_COUNT];
+        int64_t *out = (int64_t *)&l;
+        char name[128];
+
+        for (size_t i = 0; i < SW_LIMITS_COUNT; i++) {
+                bool own = a[i] != SW_LIMIT_UNSET;
+
+                out[i] = own ? a[i] : d[i];
+                from[i] = own || !asks(d[i]) ? NULL : default_settings[i];
+                if (!c || c[i] <= 0)
+                        continue;
+                if (own && a[i] > c[i] && !clamp) {
+                        snprintf(err, errlen, "limits.%s %lld is above %s %lld",
+                                 sw_limits_params[i].name, (long long)a[i],
+                                 ceiling_name(ceilings, i, name, sizeof(name)), (long long)c[i]);
+                        return -ERANGE;
+                }
+                /* None asked for (0, or a default of none) is as much as the ceiling allows;
+                 * a default above the ceiling is the ceiling. */
+                if (!asks(out[i]) || out[i] > c[i]) {
+                        out[i] = c[i];
+                        from[i] = ceiling_settings[i];
+                }
+        }
+        *ret = l;
+        if (ret_from)
+                memcpy(ret_from, from, sizeof(from));
+        return 0;
+}
+
+int limits_check(const struct sw_limits *l, const char *const *from, const struct contain *contain,
+                 bool admin, char *err, size_t errlen)
 {
         for (size_t i = 0; i < N_CGROUP_LIMITS; i++) {
-                const char *from = member(asked, cgroup_limits[i].offset) == SW_LIMIT_UNSET
-                                       ? cgroup_limits[i].setting
-                                       : NULL;
+                const char *f = from[cgroup_limits[i].offset / sizeof(int64_t)];
 
                 if (!asks(member(l, cgroup_limits[i].offset)))
                         continue;
@@ -87,16 +143,16 @@ int limits_check(const struct sw_limits *l, const struct sw_limits *asked,
                         snprintf(err, errlen,
                                  "limits.%s%s%s%s cannot be enforced here: runs are not contained "
                                  "in cgroups (see the daemon's log at start)",
-                                 cgroup_limits[i].name, from ? " (from " : "", from ? from : "",
-                                 from ? ")" : "");
+                                 cgroup_limits[i].name, f ? " (from " : "", f ? f : "",
+                                 f ? ")" : "");
                         return -EINVAL;
                 }
                 if (!(contain->controllers & cgroup_limits[i].bit)) {
                         snprintf(err, errlen,
                                  "limits.%s%s%s%s cannot be enforced here: the %s controller is "
                                  "not available in the daemon's cgroup subtree %s",
-                                 cgroup_limits[i].name, from ? " (from " : "", from ? from : "",
-                                 from ? ")" : "", cgroup_limits[i].controller, contain->path);
+                                 cgroup_limits[i].name, f ? " (from " : "", f ? f : "",
+                                 f ? ")" : "", cgroup_limits[i].controller, contain->path);
                         return -EINVAL;
                 }
         }

@@ -36,6 +36,7 @@ struct sw_queue_settings settings_queue_part(const struct sw_settings *s)
             .idle_timeout = s->idle_timeout,
             .max_queued_per_user = s->max_queued_per_user,
             .max_running_per_user = s->max_running_per_user,
+            .ceilings = s->ceilings,
         };
 }
 
