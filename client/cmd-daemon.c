@@ -25,6 +25,8 @@ static const struct {
     {"min-free-space", PERCENT, "off"},
     {"max-queued-per-user", COUNT, "none"},
     {"max-running-per-user", COUNT, "none"},
+    {"max-jobs-per-user", COUNT, "none"},
+    {"max-job-bytes-per-user", BYTES, "none"},
     {"default-memory-max", BYTES, "none"},
     {"default-tasks-max", COUNT, "none"},
     {"default-cpu-weight", COUNT, "none"},

@@ -32,6 +32,7 @@ _slowctl()
         local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
                 log-limit kill-grace stop-timeout max-connections-per-user
                 max-log-bytes-per-user min-free-space max-queued-per-user max-running-per-user
+                max-jobs-per-user max-job-bytes-per-user
                 default-memory-max default-tasks-max default-cpu-weight default-nice
                 default-open-files default-cpu-time max-job-memory max-job-tasks
                 max-job-open-files max-job-cpu-time metrics-file metrics-interval"

@@ -70,6 +70,11 @@ static void usage(FILE *f)
               "  --max-running-per-user N  runs of one user at once (0: no limit)\n"
               "  --fair-share yes|no       a freed thread takes the next job of the user with\n"
               "                            the fewest runs in its queue (--system: yes; no)\n"
+              "  --max-jobs-per-user N     live jobs of one user who is not an admin, in any\n"
+              "                            state (0: no limit; --system: 10000)\n"
+              "  --max-job-bytes-per-user BYTES\n"
+              "                            bytes the live jobs of one user who is not an admin\n"
+              "                            keep (0: no limit; --system: 268435456)\n"
               "  --default-memory-max BYTES, --default-tasks-max N, --default-cpu-weight N,\n"
               "  --default-nice N, --default-open-files N, --default-cpu-time SECONDS\n"
               "                            limits of a job that sets none (0: no limit)\n"
@@ -196,6 +201,8 @@ int main(int argc, char **argv)
             {"max-queued-per-user", required_argument, NULL, OPT_SETTING},
             {"max-running-per-user", required_argument, NULL, OPT_SETTING},
             {"fair-share", required_argument, NULL, OPT_SETTING},
+            {"max-jobs-per-user", required_argument, NULL, OPT_SETTING},
+            {"max-job-bytes-per-user", required_argument, NULL, OPT_SETTING},
             {"default-memory-max", required_argument, NULL, OPT_SETTING},
             {"default-tasks-max", required_argument, NULL, OPT_SETTING},
             {"default-cpu-weight", required_argument, NULL, OPT_SETTING},

@@ -193,6 +193,8 @@ struct sw_settings {
         int64_t min_free_space;           /* percent of the state folder's file system kept free */
         int64_t max_queued_per_user;      /* a user's jobs queued at once (0: no limit) */
         int64_t max_running_per_user;     /* a user's runs at once (0: no limit) */
+        int64_t max_jobs_per_user;        /* a user's live jobs, whatever their state (0: none) */
+        int64_t max_job_bytes_per_user;   /* the bytes a user's live jobs keep (0: no limit) */
         struct sw_limits limits;          /* default-*: what a job that does not say gets */
         /* max-job-*: the most a job of a user who is not an admin may have (0: no ceiling);
          * memory_max, tasks_max, open_files and cpu_time only. */
@@ -206,7 +208,7 @@ struct sw_settings {
 };
 /* The settings, then "runtime"; SW_SETTINGS_COUNT rows before it. */
 extern const struct sw_param sw_settings_params[];
-#define SW_SETTINGS_COUNT (21 + SW_LIMITS_COUNT)
+#define SW_SETTINGS_COUNT (23 + SW_LIMITS_COUNT)
 
 /* The settings.get result: every setting by its name (not "runtime"); NULL on ENOMEM. */
 json_object *sw_settings_to_json(const struct sw_settings *s);

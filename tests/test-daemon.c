@@ -92,7 +92,7 @@ START_TEST(settings_get_shows_defaults_and_flags)
         json_object *reply = client_call(fd, "settings.get", NULL);
         json_object *s = reply_result(reply);
 
-        ck_assert_int_eq(json_object_object_length(s), 27);
+        ck_assert_int_eq(json_object_object_length(s), 29);
         ck_assert_str_eq(json_object_get_string(json_object_object_get(s, "on-end")), "");
         ck_assert(json_object_is_type(json_object_object_get(s, "fair-share"), json_type_boolean) &&
                   !json_object_get_boolean(json_object_object_get(s, "fair-share")));
@@ -121,6 +121,10 @@ START_TEST(settings_get_shows_defaults_and_flags)
         ck_assert_int_eq(result_int(reply, "min-free-space"), 5);
         ck_assert_int_eq(result_int(reply, "max-queued-per-user"), 0);
         ck_assert_int_eq(result_int(reply, "max-running-per-user"), 0);
+        /* A user instance's jobs are its user's: no bound (the system instance's are in
+         * test-system). */
+        ck_assert_int_eq(result_int(reply, "max-jobs-per-user"), 0);
+        ck_assert_int_eq(result_int(reply, "max-job-bytes-per-user"), 0);
         ck_assert_str_eq(str_member(s, "metrics-file"), ""); /* no file */
         ck_assert_double_eq(json_object_get_double(json_object_object_get(s, "metrics-interval")),
                             15.0);

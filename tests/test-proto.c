@@ -1836,6 +1836,8 @@ static bool settings_eq(const struct sw_settings *a, const struct sw_settings *b
                a->min_free_space == b->min_free_space &&
                a->max_queued_per_user == b->max_queued_per_user &&
                a->max_running_per_user == b->max_running_per_user &&
+               a->max_jobs_per_user == b->max_jobs_per_user &&
+               a->max_job_bytes_per_user == b->max_job_bytes_per_user &&
                strcmp(a->metrics_file, b->metrics_file) == 0 &&
                strcmp(a->on_end, b->on_end) == 0 &&
                a->metrics_interval == b->metrics_interval && a->runtime == b->runtime;
@@ -1886,6 +1888,10 @@ START_TEST(settings_set_rejects_a_bad_value_whole)
         rejected("{\"max-queued-per-user\":-1}", sw_settings_params, &s,
                  "between 0 and 10000000");
         rejected("{\"max-running-per-user\":1.5}", sw_settings_params, &s, "must be an integer");
+        rejected("{\"max-jobs-per-user\":-1}", sw_settings_params, &s, "between 0 and 10000000");
+        rejected("{\"max-jobs-per-user\":\"5\"}", sw_settings_params, &s, "must be an integer");
+        rejected("{\"max-job-bytes-per-user\":1099511627777}", sw_settings_params, &s,
+                 "between 0 and 1099511627776");
         rejected("{\"min-threads\":\"2\"}", sw_settings_params, &s, "must be an integer");
         rejected("{\"threads\":2}", sw_settings_params, &s, "unknown parameter \"threads\"");
         rejected("{\"metrics-interval\":0.5}", sw_settings_params, &s, "between 1 and 86400");
@@ -2033,6 +2039,7 @@ START_TEST(settings_to_json_has_every_name)
                                "\"max-connections-per-user\":64,"
                                "\"max-log-bytes-per-user\":1073741824,\"min-free-space\":5,"
                                "\"max-queued-per-user\":0,\"max-running-per-user\":0,"
+                               "\"max-jobs-per-user\":0,\"max-job-bytes-per-user\":0,"
                                "\"default-memory-max\":0,"
                                "\"default-tasks-max\":0,\"default-cpu-weight\":0,"
                                "\"default-nice\":-3,\"default-open-files\":0,"

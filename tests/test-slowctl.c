@@ -1981,7 +1981,23 @@ START_TEST(get_and_set_settings)
                       "slowctl get printed:\n%s", out);
         ck_assert_msg(strstr(out, "\nmax-queued-per-user       none\n"),
                       "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nmax-jobs-per-user         none\n"),
+                      "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nmax-job-bytes-per-user    none\n"),
+                      "slowctl get printed:\n%s", out);
         free(out);
+        free(ctl_ok("set", "max-jobs-per-user", "500", "max-job-bytes-per-user", "3145728", NULL));
+        out = ctl_ok("get", NULL);
+        ck_assert_msg(strstr(out, "\nmax-jobs-per-user         500\n"),
+                      "slowctl get printed:\n%s", out);
+        ck_assert_msg(strstr(out, "\nmax-job-bytes-per-user    3 MiB\n"),
+                      "slowctl get printed:\n%s", out);
+        free(out);
+        ctl(&r, NULL, "set", "max-job-bytes-per-user", "1099511627777", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "max-job-bytes-per-user"));
+        run_free(&r);
+        free(ctl_ok("set", "max-jobs-per-user", "0", "max-job-bytes-per-user", "0", NULL));
         out = ctl_ok("get", "stop-timeout", NULL);
         ck_assert_str_eq(out, "30.0s\n");
         free(out);

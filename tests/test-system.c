@@ -1849,10 +1849,195 @@ START_TEST(a_log_flood_stops_at_min_free_space_and_runs_wait_for_room)
 }
 END_TEST
 
+/*
+ * Every user bounded: max-jobs-per-user and max-job-bytes-per-user.
+ */
+
+static int64_t setting_of(int fd, const char *name)
+{
+        json_object *reply = client_call(fd, "settings.get", NULL);
+        int64_t v = int_member(reply_result(reply), name);
+
+        json_object_put(reply);
+        return v;
+}
+
+/* The restarted system daemon, after a kill, and root's connection to it. */
+static void restart_hard(void)
+{
+        daemon_kill_hard(&d);
+        daemon_start_again(&d, "--system", "--kill-grace", "1", "--stop-timeout", "1", NULL);
+        open_daemon_dir();
+        close(root_fd);
+        root_fd = client_connect(d.sock);
+        ck_assert_int_ge(root_fd, 0);
+}
+
+/* A refused submit: -32004, with a message that names the setting. */
+static void assert_refused(int fd, const char *params, const char *setting)
+{
+        char msg[512];
+
+        ck_assert_int_eq(call_error(fd, "submit", params, msg, sizeof(msg)), -32004);
+        ck_assert_msg(strstr(msg, setting), "the refusal does not name %s: %s", setting, msg);
+}
+
+/* Waits (20 s at most) until the job has ended n runs. */
+static void wait_runs(int fd, int64_t id, int64_t n)
+{
+        int64_t runs = -1;
+
+        for (int i = 0; i < 2000; i++) {
+                json_object *st = job_status(fd, id);
+
+                runs = int_member(st, "runs");
+                json_object_put(st);
+                if (runs >= n && strcmp(job_state_of(fd, id), "running") != 0)
+                        return;
+                sleep_ms(10);
+        }
+        ck_abort_msg("job %lld ran %lld times, not %lld", (long long)id, (long long)runs,
+                     (long long)n);
+}
+
+static const char delayed[] = "{\"command\":\"true\",\"delay\":3600}";
+
+/*
+ * max-jobs-per-user counts every live job of a user, whatever keeps it live: persist, a
+ * schedule, a handle, a stash, a delay, a retry to come. One more is refused -32004; another
+ * user and an admin are not bound; a job that retires makes room; a restart counts the jobs
+ * it restores.
+ */
+START_TEST(max_jobs_per_user_counts_every_live_job_of_a_user)
+{
+        int a = connect_as(user_a), b = connect_as(user_b), c = connect_as(user_c);
+        int64_t persist, hold, later, again;
+
+        /* The system instance's default, then the test's. */
+        ck_assert_int_eq(setting_of(root_fd, "max-jobs-per-user"), 10000);
+        /* Only admins set it, and only to a count. */
+        ck_assert_int_eq(call_code(a, "settings.set", "{\"max-jobs-per-user\":0}"), -32002);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-jobs-per-user\":-1}"), -32602);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-job-bytes-per-user\":\"1\"}"),
+                         -32602);
+        ck_assert_int_eq(setting_of(root_fd, "max-jobs-per-user"), 10000);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-jobs-per-user\":6}"), 0);
+        persist = job_submit(a, "{\"command\":\"true\",\"persist\":true}");
+        json_object_put(job_wait(a, persist));
+        hold = job_submit(a, "{\"command\":\"true\",\"hold\":true}");
+        json_object_put(job_wait(a, hold));
+        job_submit(a, "{\"command\":\"true\",\"every\":3600}");
+        job_submit(a, "{\"command\":\"true\",\"stashed\":true}");
+        later = job_submit(a, delayed);
+        wait_runs(a, job_submit(a, "{\"command\":\"false\",\"retries\":3,\"retry_delay\":3600}"),
+                  1);
+        assert_refused(a, "{\"command\":\"true\"}", "max-jobs-per-user is 6");
+        assert_refused(a, "{\"command\":\"true\",\"stashed\":true}", "max-jobs-per-user");
+        /* Neither another user nor an admin (root, a member of the admin group) is bound. */
+        for (int i = 0; i < 7; i++) {
+                if (i < 6)
+                        job_submit(b, delayed);
+                job_submit(c, delayed);
+                job_submit(root_fd, delayed);
+        }
+        assert_refused(b, delayed, "max-jobs-per-user");
+        /* A job that retires makes room for one, and no more. */
+        ck_assert_int_eq(id_call_code(a, "cancel", later), 0);
+        job_wait_retired(a, later);
+        again = job_submit(a, delayed);
+        assert_refused(a, delayed, "max-jobs-per-user");
+        /* The handle goes with a's connection: room for one again, also after a restart, which
+         * counts the jobs it restores (and keeps the setting). */
+        close(a);
+        job_wait_retired(root_fd, hold);
+        restart_hard();
+        a = connect_as(user_a);
+        ck_assert_str_eq(job_state_of(a, again), "pending");
+        job_submit(a, delayed);
+        assert_refused(a, delayed, "max-jobs-per-user is 6");
+        /* 0: no limit. */
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-jobs-per-user\":0}"), 0);
+        job_submit(a, delayed);
+        close(a);
+        close(b);
+        close(c);
+}
+END_TEST
+
+/* A delayed submit's params with an environment of about size bytes (BIG, of 'x's). */
+static char *big_env_params(size_t size)
+{
+        static const char head[] = "{\"command\":\"true\",\"delay\":3600,\"env\":{\"BIG\":\"";
+        char *params = malloc(sizeof(head) + size + 8), *at;
+
+        ck_assert_ptr_nonnull(params);
+        at = mempcpy(params, head, sizeof(head) - 1);
+        memset(at, 'x', size);
+        strcpy(at + size, "\"}}");
+        return params;
+}
+
+/*
+ * max-job-bytes-per-user sums what a user's live jobs keep: a big environment is refused -32004
+ * naming the setting once the sum would pass it, another user and an admin are not bound, a
+ * job that retires gives its bytes back, an edit that grows a job counts and changes nothing
+ * when refused, and a restart counts the restored jobs' bytes.
+ */
+START_TEST(max_job_bytes_per_user_counts_what_a_users_live_jobs_keep)
+{
+        int a = connect_as(user_a), b = connect_as(user_b), c = connect_as(user_c);
+        char *big = big_env_params(200000), *edit, msg[512];
+        int64_t first, small;
+        json_object *st;
+
+        ck_assert_int_eq(setting_of(root_fd, "max-job-bytes-per-user"), 256 * 1024 * 1024);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-job-bytes-per-user\":250000}"),
+                         0);
+        first = job_submit(a, big);
+        assert_refused(a, big, "max-job-bytes-per-user is 250000");
+        job_submit(b, big);
+        job_submit(c, big);
+        job_submit(c, big);
+        job_submit(root_fd, big);
+        job_submit(root_fd, big);
+        /* The first one's bytes come back when it retires. */
+        ck_assert_int_eq(id_call_code(a, "cancel", first), 0);
+        job_wait_retired(a, first);
+        job_submit(a, big);
+        assert_refused(a, big, "max-job-bytes-per-user");
+        /* A small job fits; an edit that would make it big does not, and leaves it as it was. */
+        small = job_submit(a, "{\"command\":\"echo small\",\"delay\":3600}");
+        edit = malloc(200100);
+        ck_assert_ptr_nonnull(edit);
+        snprintf(edit, 200100, "{\"id\":%lld,\"command\":\"echo %0*d\"}", (long long)small, 60000,
+                 0);
+        ck_assert_int_eq(call_error(a, "edit", edit, msg, sizeof(msg)), -32004);
+        ck_assert_msg(strstr(msg, "max-job-bytes-per-user"), "%s", msg);
+        st = job_status(a, small);
+        ck_assert_str_eq(str_member(st, "command"), "echo small");
+        json_object_put(st);
+        /* An edit that shrinks is taken. */
+        snprintf(edit, 200100, "{\"id\":%lld,\"command\":\"true\"}", (long long)small);
+        ck_assert_int_eq(call_code(a, "edit", edit), 0);
+        /* After a restart, the restored jobs' bytes are counted again. */
+        close(a);
+        restart_hard();
+        a = connect_as(user_a);
+        assert_refused(a, big, "max-job-bytes-per-user is 250000");
+        job_submit(a, "{\"command\":\"true\",\"delay\":3600}");
+        free(edit);
+        free(big);
+        close(a);
+        close(b);
+        close(c);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("system");
         TCase *tc = tcase_create("system"), *user_tc = tcase_create("user");
+        TCase *caps_tc = tcase_create("caps");
 
         if (geteuid() != 0) {
                 printf("test-system: skipped: only root can make the test users\n");
@@ -1918,6 +2103,11 @@ int main(void)
         tcase_add_test(tc, one_users_thousand_jobs_leave_room_for_another_users);
         tcase_add_test(tc, fair_share_lets_a_users_first_job_go_at_the_next_end_of_anothers_run);
         suite_add_tcase(s, tc);
+        tcase_add_checked_fixture(caps_tc, setup, teardown);
+        tcase_set_timeout(caps_tc, 60);
+        tcase_add_test(caps_tc, max_jobs_per_user_counts_every_live_job_of_a_user);
+        tcase_add_test(caps_tc, max_job_bytes_per_user_counts_what_a_users_live_jobs_keep);
+        suite_add_tcase(s, caps_tc);
         tcase_set_timeout(user_tc, 60);
         tcase_add_test(user_tc, the_user_instance_refuses_another_uid);
         tcase_add_test(user_tc, a_state_folder_that_is_not_the_daemons_alone_is_refused);

@@ -29,6 +29,12 @@ void daemon_add_job(struct daemon *d, struct job *job)
         metrics_job_recount(&d->metrics, job);
 }
 
+void daemon_job_resized(struct daemon *d, struct job *job)
+{
+        users_resized(&d->users, job);
+        users_resized(&job->queue->users, job);
+}
+
 /* Drops the tables' reference. */
 /* The spec of a job that leaves the tables, kept with its last run's record while that is in
  * the history: what restart makes a new job of. */

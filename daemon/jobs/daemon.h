@@ -124,6 +124,8 @@ void daemon_free(struct daemon *d);
  * persist's handle) and its owner's counts; retired, it leaves them, and its row is deleted. */
 void daemon_add_job(struct daemon *d, struct job *job);
 void daemon_retire_job(struct daemon *d, struct job *job);
+/* A live job's strings changed (an edit): its owner's counts take its bytes as they are now. */
+void daemon_job_resized(struct daemon *d, struct job *job);
 /* Enqueues now or after the delay (seconds); says whether a pending run took it in ("coalesced")
  * or a running one will run again ("deferred"). 0 or -errno. */
 int daemon_enqueue(struct daemon *d, struct job *job, double delay, const char **ret_extra);

@@ -474,6 +474,7 @@ static int make(struct job_shared *shared, uid_t owner, struct queue *queue,
         job->x = x;
         job->env = env;
         job->strings = job->strings_own;
+        job->strings_size = (int64_t)strings_size(&st);
         strings_pack(job->strings, &st, &packed);
         job->own_summary = packed.own_summary;
         job->has_name = packed.has_name;
@@ -596,6 +597,7 @@ int job_strings_new(const struct job *job, const struct job_change *change,
                 strings_clear(&st);
                 return -ENOMEM;
         }
+        ret->size = strings_size(&st);
         strings_pack(block, &st, ret);
         ret->shell_command = job->shell_command;
         strings_clear(&st);
@@ -604,15 +606,29 @@ int job_strings_new(const struct job *job, const struct job_change *change,
 
 void job_strings_swap(struct job *job, struct job_strings *s)
 {
-        struct job_strings old = {job->strings, job->own_summary, job->has_name, job->has_key,
-                                  job->shell_command};
+        struct job_strings old = {job->strings, (size_t)job->strings_size, job->own_summary,
+                                  job->has_name, job->has_key, job->shell_command};
 
         job->strings = s->block;
+        job->strings_size = (int64_t)s->size;
         job->own_summary = s->own_summary;
         job->has_name = s->has_name;
         job->has_key = s->has_key;
         job->shell_command = s->shell_command;
         *s = old;
+}
+
+int64_t job_bytes(const struct job *job)
+{
+        int64_t n = job->strings_size;
+
+        if (job->env)
+                n += (int64_t)job->env->bytes;
+        if (job->x->arg_text)
+                n += (int64_t)strlen(job->x->arg_text) + 1;
+        if (job->x->on_end)
+                n += (int64_t)strlen(job->x->on_end) + 1;
+        return n;
 }
 
 void job_strings_free(const struct job *job, struct job_strings *s)

@@ -47,6 +47,7 @@ struct job_user_link {
         struct job *next, *prev; /* that owner's live jobs */
         bool grant;              /* atomic: its queued run was let go by fair share */
         bool granted_run;        /* its run in progress (or held again) came from a grant */
+        int64_t bytes;           /* its job_bytes() as counted in its owner's */
 };
 
 /* What few jobs have: limits, a timeout, retries, a schedule, a plugin's payload, an on-end
@@ -113,6 +114,7 @@ struct job {
 
         struct run_record *last; /* loop: the last finished run */
         int64_t runs_ended;      /* loop: runs whose end the loop has seen */
+        int64_t strings_size;    /* loop: the bytes of its strings' block (job_bytes()) */
 
         uid_t owner;
         int refs;          /* atomic */
@@ -179,6 +181,7 @@ struct job_change {
 /* A job's strings as a change makes them, until swapped in. */
 struct job_strings {
         char *block;
+        size_t size; /* of block */
         bool own_summary, has_name, has_key, shell_command;
 };
 /* The strings the change makes of the job's: 0, -ENOMEM, or -EINVAL with err said (a command
@@ -193,6 +196,10 @@ void job_strings_free(const struct job *job, struct job_strings *s);
  * queue's name), for a row written again after an edit: a new string, or NULL when out of
  * memory. */
 char *job_payload(const struct job *job, const char *queue);
+/* The bytes the job keeps for what it runs, which max-job-bytes-per-user bounds: its strings
+ * (argv or command, cwd, summary, name, key), its environment (shared or not), a plugin's
+ * argument and its on-end command. */
+int64_t job_bytes(const struct job *job);
 /* Wakes the job's run, if one is in progress, to look at why it should stop. */
 void job_kick(struct job *job);
 const char *job_state(struct job *job); /* pending, running, waiting, stashed or idle */

@@ -13,6 +13,7 @@ struct user {
         int64_t running;   /* atomic: slots taken, until the loop saw the run end */
         struct job *jobs;  /* live, through their links */
         size_t njobs;      /* how many */
+        int64_t bytes;     /* their links' bytes */
         struct job **held; /* each a reference, by job id */
         size_t nheld, held_size;
         size_t granted;    /* fair share: its runs let go and not ended */
@@ -262,6 +263,19 @@ void users_add(struct users *u, struct job *job)
                 link_of(u, e->jobs)->prev = job;
         e->jobs = job;
         e->njobs++;
+        l->bytes = job_bytes(job);
+        e->bytes += l->bytes;
+}
+
+void users_resized(struct users *u, struct job *job)
+{
+        struct job_user_link *l = link_of(u, job);
+        int64_t bytes = job_bytes(job);
+
+        if (!l->user)
+                return;
+        l->user->bytes += bytes - l->bytes;
+        l->bytes = bytes;
 }
 
 void users_remove(struct users *u, struct job *job)
@@ -277,6 +291,7 @@ void users_remove(struct users *u, struct job *job)
                 e->jobs = l->next;
         if (l->next)
                 link_of(u, l->next)->prev = l->prev;
+        e->bytes -= l->bytes;
         *l = (struct job_user_link){0};
         e->njobs--;
         /* A run in progress or held keeps its job live: with no job left, there is none. */
@@ -294,6 +309,13 @@ size_t users_count(const struct users *u, uid_t owner)
         const struct user *e = find(u, owner);
 
         return e ? e->njobs : 0;
+}
+
+int64_t users_bytes(const struct users *u, uid_t owner)
+{
+        const struct user *e = find(u, owner);
+
+        return e ? e->bytes : 0;
 }
 
 bool users_may_queue(const struct users *u, uid_t owner, int64_t *ret_queued)

@@ -2,10 +2,12 @@
 /*
  * Per-user limits: max-queued-per-user and max-running-per-user over one set of jobs (the
  * daemon's; a queue could have a table of its own). For each owner: the live jobs, whose queued
- * ones a submit near the limit counts; the runs in progress, a slot taken on the pool thread
- * below the limit and given back on the loop when the run ends; and the runs held back over it
- * (pending), queued again, highest priority first, then oldest, as that user's runs end or
- * the limit is raised.
+ * ones a submit near the limit counts, and the bytes they keep (job_bytes(), each job's as it
+ * was counted in, so that what goes out is what came in: max-jobs-per-user and
+ * max-job-bytes-per-user over the daemon's table); the runs in progress, a slot taken on the pool
+ * thread below the limit and given back on the loop when the run ends; and the runs held back over
+ * it (pending), queued again, highest priority first, then oldest, as that user's runs end or the
+ * limit is raised.
  * With fair share (a queue's table), no run starts that the table did not let go: a run to be
  * queued is held instead (and one that reached a pool thread without a grant, a delayed one), and
  * as threads free, the held run let go next is that
@@ -54,8 +56,11 @@ void users_set_fair(struct users *u, bool fair, size_t threads, size_t vslow_cap
 /* A live job is counted under its owner, until users_remove. */
 void users_add(struct users *u, struct job *job);
 void users_remove(struct users *u, struct job *job);
-/* The owner's live jobs. */
+/* The job's bytes changed (an edit): its owner's count follows. */
+void users_resized(struct users *u, struct job *job);
+/* The owner's live jobs, and the bytes they keep. */
 size_t users_count(const struct users *u, uid_t owner);
+int64_t users_bytes(const struct users *u, uid_t owner);
 /* Whether the owner may have one more job queued, below max-queued-per-user; if not, how many
  * are: the owner's live jobs that are pending (queued, delayed, held back, due to retry) or
  * waiting for other jobs, not running, not idle. They are counted only when the owner has as

@@ -10,6 +10,7 @@
 
 #include "jobs/daemon.h"
 #include "methods/method.h"
+#include "methods/submit.h"
 #include "server/conn.h"
 
 static bool may_edit(const char *state)
@@ -23,8 +24,10 @@ static void swap_strings(struct slow_work *work, void *data)
         job_strings_swap((struct job *)work, data);
 }
 
-/* The job's strings as the change makes them; false with the error in r. */
-static bool change_strings(struct job *job, const struct sw_edit_params *p, struct reply *r)
+/* The job's strings as the change makes them; false with the error in r. A change that makes
+ * them longer counts against the owner's max-job-bytes-per-user as a submit would. */
+static bool change_strings(struct daemon *d, struct conn *c, struct job *job,
+                           const struct sw_edit_params *p, struct reply *r)
 {
         struct job_change change = {
             .command = p->command, .name = p->name, .cwd = p->cwd, .argv = p->argv};
@@ -40,6 +43,10 @@ static bool change_strings(struct job *job, const struct sw_edit_params *p, stru
                             e == -ENOMEM ? "out of memory" : err);
                 return false;
         }
+        if (!submit_bytes_room(d, c, job->owner, (int64_t)strings.size - job->strings_size, r)) {
+                job_strings_free(job, &strings);
+                return false;
+        }
         /* A thread took it between the look at its state and now: it runs as it was. */
         if (slow_work_call_unless_executing(&job->dw.work, swap_strings, &strings) < 0) {
                 job_strings_free(job, &strings);
@@ -50,6 +57,7 @@ static bool change_strings(struct job *job, const struct sw_edit_params *p, stru
                 return false;
         }
         job_strings_free(job, &strings); /* the ones it had */
+        daemon_job_resized(d, job);
         return true;
 }
 
@@ -69,7 +77,7 @@ static void handle_edit(struct daemon *d, struct conn *c, union params *params, 
                             (long long)job->id, job->claim ? "being claimed" : state);
                 return;
         }
-        if (!change_strings(job, p, r))
+        if (!change_strings(d, c, job, p, r))
                 return;
         if (p->priority != SW_PRIORITY_UNSET && p->priority != job->priority) {
                 job->priority = (int)p->priority;

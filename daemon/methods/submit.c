@@ -64,6 +64,33 @@ static bool queued_room(struct daemon *d, struct queue *queue, uid_t owner, stru
         return true;
 }
 
+/* Whether the owner may keep one more live job (max-jobs-per-user): whatever its state, a job
+ * holds memory and a row until it retires. False with the busy error in r if not. */
+static bool jobs_room(struct daemon *d, struct conn *c, uid_t owner, struct reply *r)
+{
+        int64_t max = d->settings.max_jobs_per_user;
+        size_t n = users_count(&d->users, owner);
+
+        if (max == 0 || conn_is_admin(c) || n < (size_t)max)
+                return true;
+        reply_error(r, SW_E_BUSY, "user %u has %zu live job%s: max-jobs-per-user is %lld",
+                    (unsigned)owner, n, n == 1 ? "" : "s", (long long)max);
+        return false;
+}
+
+bool submit_bytes_room(struct daemon *d, struct conn *c, uid_t owner, int64_t more, struct reply *r)
+{
+        int64_t max = d->settings.max_job_bytes_per_user, kept = users_bytes(&d->users, owner);
+
+        if (max == 0 || more <= 0 || conn_is_admin(c) || kept + more <= max)
+                return true;
+        reply_error(r, SW_E_BUSY,
+                    "user %u's live jobs keep %lld bytes, and this would add %lld: "
+                    "max-job-bytes-per-user is %lld",
+                    (unsigned)owner, (long long)kept, (long long)more, (long long)max);
+        return false;
+}
+
 static int deps_code(int e)
 {
         return e == -ENOENT ? SW_E_NOT_FOUND : e == -EPERM ? SW_E_PERMISSION : SW_E_INVALID_PARAMS;
@@ -260,7 +287,7 @@ void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool restart,
                         submit_again(d, c, job, p, r);
                 return;
         }
-        if (!queued_room(d, queue, owner, r))
+        if (!queued_room(d, queue, owner, r) || !jobs_room(d, c, owner, r))
                 return;
         e = job_new(&d->shared, owner, queue, p, &limits, &job, err, sizeof(err));
         if (e == -ENOMEM) {
@@ -277,6 +304,10 @@ void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool restart,
         }
         if (!restart && !job->x->plugin && !p->env && c->env)
                 job->env = envs_ref(c->env);
+        if (!submit_bytes_room(d, c, owner, job_bytes(job), r)) {
+                job_unref(job);
+                return;
+        }
         job->id = store_new_id(d->store);
         if (job->id < 0) {
                 job_unref(job);

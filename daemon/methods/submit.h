@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* A submit's work, for restart too (restart.c): a job of another owner than the caller's. */
+/* A submit's work, for restart too (restart.c): a job of another owner than the caller's; and
+ * the bytes a user's jobs keep, for edit too. */
 #ifndef SLOWWORKD_METHODS_SUBMIT_H
 #define SLOWWORKD_METHODS_SUBMIT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "methods/method.h"
@@ -13,5 +15,9 @@
  * its limits are brought under the ceilings in force rather than refused above them. */
 void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool restart,
                struct sw_submit_params *p, struct reply *r);
+/* Whether owner's live jobs may keep more bytes than now (max-job-bytes-per-user; admins, c's
+ * uid, are not bound): false with the busy error, which names the setting, in r if not. */
+bool submit_bytes_room(struct daemon *d, struct conn *c, uid_t owner, int64_t more,
+                       struct reply *r);
 
 #endif

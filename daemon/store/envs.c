@@ -43,6 +43,8 @@ struct env_block *envs_intern(struct envs *envs, char *const *vars)
                 free(b);
                 return NULL;
         }
+        for (char *const *v = vars; *v; v++)
+                b->bytes += strlen(*v) + 1;
         b->hash = h;
         b->refs = 1;
         b->next = *head;

@@ -18,6 +18,7 @@ struct env_block {
         unsigned refs;
         char **vars;      /* NULL-terminated "KEY=VALUE" */
         int64_t store_id; /* its row in the state database, 0 before it has one */
+        size_t bytes;     /* of its strings, which each job that has it counts (users.c) */
 };
 
 struct envs {

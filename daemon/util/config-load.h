@@ -3,6 +3,8 @@
 #ifndef SLOWWORKD_CONFIG_LOAD_H
 #define SLOWWORKD_CONFIG_LOAD_H
 
+#include <stdbool.h>
+
 #include "util/config-file.h"
 
 struct config {

@@ -25,6 +25,8 @@ void settings_default(struct sw_settings *s)
 void settings_default_system(struct sw_settings *s)
 {
         s->fair_share = true;
+        s->max_jobs_per_user = 10000;
+        s->max_job_bytes_per_user = 256 * 1024 * 1024;
 }
 
 struct sw_queue_settings settings_queue_part(const struct sw_settings *s)
