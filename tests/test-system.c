@@ -1850,7 +1850,7 @@ START_TEST(a_log_flood_stops_at_min_free_space_and_runs_wait_for_room)
 END_TEST
 
 /*
- * Every user bounded: max-jobs-per-user and max-job-bytes-per-user.
+ * Every user bounded: max-jobs-per-user, max-job-bytes-per-user and a history-limit per user.
  */
 
 static int64_t setting_of(int fd, const char *name)
@@ -2033,6 +2033,69 @@ START_TEST(max_job_bytes_per_user_counts_what_a_users_live_jobs_keep)
 }
 END_TEST
 
+/* A run of a finished job: its status and log, as its owner sees them. */
+static void assert_kept(int fd, int64_t id, const char *log_text)
+{
+        json_object *st = job_status(fd, id);
+        char *log;
+
+        ck_assert_str_eq(str_member(json_object_object_get(st, "last"), "outcome"), "succeeded");
+        json_object_put(st);
+        log = job_log(fd, id);
+        ck_assert_msg(strstr(log, log_text), "job %lld's log: %s", (long long)id, log);
+        free(log);
+}
+
+/*
+ * history-limit is per user: one user's retries and short jobs push out only that user's
+ * oldest runs, never another user's finished job (its status and its log stay), in memory and
+ * in the state database (a restart reads each user's last runs).
+ */
+START_TEST(one_users_runs_never_push_another_users_out_of_the_history)
+{
+        int a = connect_as(user_a), b = connect_as(user_b);
+        int64_t theirs, retried, mine[3];
+        char log_path[PATH_MAX], *ids, want[64];
+        json_object *rec;
+
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"history-limit\":3}"), 0);
+        theirs = job_submit(b, "{\"command\":\"echo theirs\"}");
+        rec = job_wait(b, theirs);
+        snprintf(log_path, sizeof(log_path), "%s", str_member(rec, "log"));
+        json_object_put(rec);
+        retried = job_submit(a, "{\"command\":\"echo try; false\",\"retries\":4,\"retry_delay\":0}");
+        rec = job_wait(a, retried);
+        ck_assert_int_eq(int_member(rec, "attempt"), 5);
+        json_object_put(rec);
+        for (int i = 0; i < 3; i++) {
+                mine[i] = job_submit(a, "{\"command\":\"echo mine\"}");
+                json_object_put(job_wait(a, mine[i]));
+        }
+        for (int round = 0; round < 2; round++) {
+                assert_kept(b, theirs, "theirs");
+                ck_assert_msg(access(log_path, F_OK) == 0, "b's log went for a's runs");
+                /* a's own oldest runs went: the retried job's five. */
+                ck_assert_int_eq(id_call_code(a, "status", retried), -32001);
+                for (int i = 0; i < 3; i++)
+                        assert_kept(a, mine[i], "mine");
+                ids = history_ids(a, NULL);
+                snprintf(want, sizeof(want), "%lld %lld %lld", (long long)mine[2],
+                         (long long)mine[1], (long long)mine[0]);
+                ck_assert_str_eq(ids, want);
+                free(ids);
+                if (round == 0) {
+                        close(a);
+                        close(b);
+                        restart_hard();
+                        a = connect_as(user_a);
+                        b = connect_as(user_b);
+                }
+        }
+        close(a);
+        close(b);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("system");
@@ -2107,6 +2170,7 @@ int main(void)
         tcase_set_timeout(caps_tc, 60);
         tcase_add_test(caps_tc, max_jobs_per_user_counts_every_live_job_of_a_user);
         tcase_add_test(caps_tc, max_job_bytes_per_user_counts_what_a_users_live_jobs_keep);
+        tcase_add_test(caps_tc, one_users_runs_never_push_another_users_out_of_the_history);
         suite_add_tcase(s, caps_tc);
         tcase_set_timeout(user_tc, 60);
         tcase_add_test(user_tc, the_user_instance_refuses_another_uid);

@@ -124,7 +124,7 @@ void daemon_learn_run(struct daemon *d, struct run_record *rec)
         if (have && have->run >= rec->run)
                 run_record_free(rec);
         else
-                history_add(&d->learned, rec, LEARNED_MAX); /* frees it when it fails */
+                history_add_any(&d->learned, rec, LEARNED_MAX); /* frees it when it fails */
 }
 
 /* Into the job's pool, now (plugged for the rest of the burst) or after the delay. */

@@ -197,7 +197,8 @@ int pg_load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct run
 
         snprintf(text, sizeof(text), "%" PRId64, limit);
         return pg_query_rows((struct pg_db *)db,
-                             "SELECT " DB_RUN_COLUMNS ", spec, spec_mac FROM (SELECT * FROM runs"
-                             " ORDER BY seq DESC LIMIT $1) r ORDER BY seq",
+                             "SELECT " DB_RUN_COLUMNS ", spec, spec_mac FROM (SELECT *,"
+                             " row_number() OVER (PARTITION BY owner ORDER BY seq DESC) AS k"
+                             " FROM runs) r WHERE k <= $1 ORDER BY seq",
                              1, values, run_row, &c, "the history");
 }

@@ -115,6 +115,8 @@ static const char *const migrations[DB_SCHEMA] = {
     " ADD COLUMN mac text;",
     /* 11: a retired job's spec with its last run's record, for restart, signed (spec_mac) */
     "ALTER TABLE runs ADD COLUMN spec text, ADD COLUMN spec_mac text;",
+    /* 12: history-limit counts each owner's runs (of each node) */
+    "CREATE INDEX runs_by_owner ON runs (node, owner, seq);",
 };
 
 enum { PRUNE = DB_STMT_SHARED_MAX, FENCE, STMTS };
@@ -217,8 +219,10 @@ static const char *const stmt_sql[STMTS] = {
     [DB_COUNT_QUEUE_JOBS] = "SELECT count(*), 0, 0, NULL FROM jobs WHERE node <> $2"
                             " AND coalesce(payload::json->>'queue', 'default') = $1",
     /* A node's own runs beyond the limit, with their kept logs: the files are its to remove. */
-    [PRUNE] = "WITH d AS (DELETE FROM runs WHERE node = $2 AND seq <= (SELECT seq FROM runs"
-              " WHERE node = $2 ORDER BY seq DESC OFFSET $1 LIMIT 1) RETURNING id, run, log),"
+    [PRUNE] = "WITH d AS (DELETE FROM runs WHERE seq IN (SELECT seq FROM (SELECT seq,"
+              " row_number() OVER (PARTITION BY owner ORDER BY seq DESC) AS k FROM runs"
+              " WHERE node = $2 AND owner IN (SELECT json_array_elements_text($3::json)::bigint))"
+              " r WHERE k > $1) RETURNING id, run, log),"
               " l AS (DELETE FROM logs USING d WHERE logs.id = d.id AND logs.run = d.run)"
               " SELECT log FROM d",
     [FENCE] = "SELECT fence($1, $2)",
@@ -556,7 +560,7 @@ static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n
 }
 
 /* The logs are read with the other results, at commit. */
-static int prune(struct db *db, int64_t limit, char ***logs)
+static int prune(struct db *db, int64_t limit, const char *owners, char ***logs)
 {
         struct pg_db *p = (struct pg_db *)db;
 
@@ -564,8 +568,9 @@ static int prune(struct db *db, int64_t limit, char ***logs)
         p->logs = logs;
         return pipe_send(p, PRUNE,
                          (struct db_value[]){{.type = DB_INT, .i = limit},
-                                             {.type = DB_TEXT, .text = p->node}},
-                         2);
+                                             {.type = DB_TEXT, .text = p->node},
+                                             {.type = DB_TEXT, .text = owners}},
+                         3);
 }
 
 static void add_logs(char ***logs, const PGresult *res)

@@ -55,6 +55,8 @@ static const char *const migrations[DB_SCHEMA] = {
     "SELECT 1;",
     /* 11: a retired job's spec with its last run's record, for restart */
     "ALTER TABLE runs ADD COLUMN spec TEXT;",
+    /* 12: history-limit counts each owner's runs */
+    "CREATE INDEX runs_by_owner ON runs (owner, seq);",
 };
 
 static const char *const stmt_sql[DB_STMT_MAX] = {
@@ -75,8 +77,11 @@ static const char *const stmt_sql[DB_STMT_MAX] = {
     [DB_PUT_RUN_SPEC] = "UPDATE runs SET spec = ?4 WHERE id = ?1 AND run = ?2 AND owner = ?3",
 };
 
-static const char prune_sql[] = "DELETE FROM runs WHERE seq <= (SELECT max(seq) FROM runs) - ?"
-                                " RETURNING log";
+/* Each owner's runs beyond their newest ?1 (?2: the owners, a JSON array). */
+static const char prune_sql[] =
+    "DELETE FROM runs WHERE seq IN (SELECT seq FROM (SELECT seq, row_number() OVER"
+    " (PARTITION BY owner ORDER BY seq DESC) AS k FROM runs WHERE owner IN"
+    " (SELECT value FROM json_each(?2))) WHERE k > ?1) RETURNING log";
 
 struct sqlite_db {
         struct db base;
@@ -243,7 +248,7 @@ static int run(struct db *db, enum db_stmt stmt, const struct db_value *v, int n
         return r == SQLITE_DONE ? 0 : -EIO;
 }
 
-static int prune(struct db *db, int64_t limit, char ***logs)
+static int prune(struct db *db, int64_t limit, const char *owners, char ***logs)
 {
         struct sqlite_db *s = (struct sqlite_db *)db;
         sqlite3_stmt *st = s->prune;
@@ -252,6 +257,7 @@ static int prune(struct db *db, int64_t limit, char ***logs)
 
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, limit);
+        sqlite3_bind_text(st, 2, owners, -1, SQLITE_TRANSIENT);
         while ((r = sqlite3_step(st)) == SQLITE_ROW) {
                 char **more = realloc(*logs, (n + 2) * sizeof(**logs));
 
@@ -380,8 +386,9 @@ static int load_runs(struct db *db, int64_t limit, void (*cb)(void *data, struct
         int r;
 
         if (sqlite3_prepare_v2(s->db,
-                               "SELECT " DB_RUN_COLUMNS ", spec FROM (SELECT * FROM runs"
-                               " ORDER BY seq DESC LIMIT ?) ORDER BY seq",
+                               "SELECT " DB_RUN_COLUMNS ", spec FROM (SELECT *, row_number()"
+                               " OVER (PARTITION BY owner ORDER BY seq DESC) AS k FROM runs)"
+                               " WHERE k <= ? ORDER BY seq",
                                -1, &st, NULL) != SQLITE_OK)
                 return db_error(s, "cannot read the history");
         sqlite3_bind_int64(st, 1, limit);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DB_SCHEMA 11 /* the schema version of the databases this daemon writes */
+#define DB_SCHEMA 12 /* the schema version of the databases this daemon writes */
 
 struct store_job_row;
 struct run_record;
@@ -155,8 +155,9 @@ struct db_driver {
         int (*begin)(struct db *db);
         int (*run)(struct db *db, enum db_stmt stmt, const struct db_value *v, int n,
                    struct db_result *out);
-        /* Drops the oldest runs beyond limit; their logs in *logs (NULL-terminated). */
-        int (*prune)(struct db *db, int64_t limit, char ***logs);
+        /* Drops the runs of each owner of owners (a JSON array of uids) beyond that owner's
+         * newest limit; their logs in *logs (NULL-terminated). */
+        int (*prune)(struct db *db, int64_t limit, const char *owners, char ***logs);
         int (*commit)(struct db *db);
         void (*rollback)(struct db *db);
         char *(*why)(struct db *db);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "store/history.h"
@@ -18,38 +19,59 @@ static struct history_owner *owner_of(const struct history *h, uid_t owner)
         return NULL;
 }
 
-/* Counts rec's log bytes in (sign 1) or out (-1) of its owner's. 0 or -ENOMEM. */
-static int count_log(struct history *h, const struct run_record *rec, int sign)
+/* The owner's entry, made if needed; NULL when out of memory. */
+static struct history_owner *owner_entry(struct history *h, uid_t owner)
 {
-        struct history_owner *o, *more;
+        struct history_owner *o = owner_of(h, owner), *more;
 
-        if (!rec->log || rec->log_bytes == 0)
-                return 0;
-        o = owner_of(h, rec->owner);
-        if (!o) {
-                more = realloc(h->owners, (h->nowners + 1) * sizeof(*more));
-                if (!more)
-                        return -ENOMEM;
-                h->owners = more;
-                o = &h->owners[h->nowners++];
-                *o = (struct history_owner){.owner = rec->owner};
-        }
-        o->log_bytes += sign * rec->log_bytes;
-        return 0;
+        if (o)
+                return o;
+        more = realloc(h->owners, (h->nowners + 1) * sizeof(*more));
+        if (!more)
+                return NULL;
+        h->owners = more;
+        o = &h->owners[h->nowners++];
+        *o = (struct history_owner){.owner = owner};
+        return o;
 }
 
-static void drop_oldest(struct history *h)
+/* Counts rec and its log bytes in (sign 1) or out (-1) of its owner's (whose entry exists). */
+static void count(struct history *h, const struct run_record *rec, int sign)
 {
-        count_log(h, *at(h, 0), -1);
-        run_record_free(*at(h, 0));
+        struct history_owner *o = owner_of(h, rec->owner);
+
+        o->runs += sign;
+        if (rec->log)
+                o->log_bytes += sign * rec->log_bytes;
+}
+
+/* Drops the i-th record: those before it move one place up. */
+static void drop_at(struct history *h, size_t i)
+{
+        struct run_record *rec = *at(h, i);
+
+        count(h, rec, -1);
+        run_record_free(rec);
+        for (; i > 0; i--)
+                *at(h, i) = *at(h, i - 1);
         h->start = (h->start + 1) % h->size;
         h->n--;
+}
+
+/* Drops the owner's oldest record. */
+static void drop_oldest_of(struct history *h, uid_t owner)
+{
+        for (size_t i = 0; i < h->n; i++)
+                if ((*at(h, i))->owner == owner) {
+                        drop_at(h, i);
+                        return;
+                }
 }
 
 void history_free(struct history *h)
 {
         while (h->n)
-                drop_oldest(h);
+                drop_at(h, 0);
         free(h->ring);
         free(h->owners);
         *h = (struct history){0};
@@ -71,24 +93,33 @@ static int grow(struct history *h, size_t size)
         return 0;
 }
 
-int history_add(struct history *h, struct run_record *rec, size_t limit)
+/* The record, after the oldest of its owner's (per_owner) or of all beyond limit. */
+static int add(struct history *h, struct run_record *rec, size_t limit, bool per_owner)
 {
-        while (h->n > 0 && h->n >= limit)
-                drop_oldest(h);
-        if (h->n == h->size) {
-                size_t size = h->size ? 2 * h->size : 64;
+        struct history_owner *o = owner_entry(h, rec->owner);
 
-                if (grow(h, size < limit ? size : limit) < 0) {
-                        run_record_free(rec);
-                        return -ENOMEM;
-                }
-        }
-        if (count_log(h, rec, 1) < 0) {
+        if (!o || (h->n == h->size && grow(h, h->size ? 2 * h->size : 64) < 0)) {
                 run_record_free(rec);
                 return -ENOMEM;
         }
+        while (per_owner && o->runs > 0 && o->runs >= limit)
+                drop_oldest_of(h, rec->owner);
+        while (!per_owner && h->n > 0 && h->n >= limit)
+                drop_at(h, 0);
+        count(h, rec, 1);
         *at(h, h->n++) = rec;
         return 0;
+}
+
+int history_add(struct history *h, struct run_record *rec, size_t limit)
+{
+        /* The owner's oldest make room: other owners' runs stay whatever this one runs. */
+        return add(h, rec, limit, true);
+}
+
+int history_add_any(struct history *h, struct run_record *rec, size_t limit)
+{
+        return add(h, rec, limit, false);
 }
 
 int64_t history_logged_by(const struct history *h, uid_t owner)
@@ -100,7 +131,8 @@ int64_t history_logged_by(const struct history *h, uid_t owner)
 
 void history_forget_log(struct history *h, struct run_record *rec)
 {
-        count_log(h, rec, -1);
+        if (rec->log)
+                owner_of(h, rec->owner)->log_bytes -= rec->log_bytes;
         free(rec->log);
         rec->log = NULL;
         rec->log_bytes = 0;

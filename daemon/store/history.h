@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Finished runs, newest last, at most history-limit of them: the in-memory store. */
+/* Finished runs, newest last, at most history-limit of each owner's: the in-memory store. */
 #ifndef SLOWWORKD_HISTORY_H
 #define SLOWWORKD_HISTORY_H
 
@@ -9,9 +9,10 @@
 
 struct run_record;
 
-/* The bytes of the logs that an owner's records in the history still name. */
+/* An owner's records in the history, and the bytes of the logs they still name. */
 struct history_owner {
         uid_t owner;
+        size_t runs;
         int64_t log_bytes;
 };
 
@@ -23,8 +24,11 @@ struct history {
 };
 
 void history_free(struct history *h);
-/* Takes the record over; drops the oldest beyond limit. 0 or -ENOMEM. */
+/* Takes the record over; drops its owner's oldest beyond limit (other owners' stay). 0 or
+ * -ENOMEM. */
 int history_add(struct history *h, struct run_record *rec, size_t limit);
+/* The same, but the oldest of all go beyond limit, whoever's they are (a cache). */
+int history_add_any(struct history *h, struct run_record *rec, size_t limit);
 /* The newest record of an item, or NULL. */
 const struct run_record *history_last(const struct history *h, int64_t id);
 /* Gives the newest record of an item, when it is its run, the spec (taken over); else frees it.

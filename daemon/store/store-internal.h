@@ -61,8 +61,9 @@ struct store {
         struct op *finished, **finished_tail; /* under lock: committed, done to tell the loop */
         uint64_t queued;                      /* under lock: ops queued */
         bool stop;                            /* under lock */
-        int64_t history_limit;                /* under lock: for pruning */
-        bool runs_added;                      /* under lock: since the last prune */
+        int64_t history_limit;                /* under lock: for pruning, per owner */
+        uid_t *pruned;                        /* under lock: owners with runs added since the */
+        size_t npruned, pruned_size;          /* last prune, each once */
         int64_t max_id;  /* under lock: the highest job id, written once a batch */
         bool max_id_new; /* under lock: since the last batch */
 
@@ -108,6 +109,8 @@ void store_op_real(struct op *op, double d);
 void store_op_text(struct op *op, const char *text);
 /* Any thread: tells the loop what happened (enum store_wake), which on_wake gets. */
 void store_wake_loop(struct store *s, unsigned what);
+/* Under lock: the owner's runs beyond history-limit go at the next commit. */
+void store_prune_owner(struct store *s, uid_t owner);
 
 /* A job's whole row, as DB_PUT_JOB and DB_CLAIM_JOB begin (its environment's row queued). */
 struct op *store_job_op(struct store *s, enum db_stmt stmt, const struct store_job_row *row,

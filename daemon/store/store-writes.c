@@ -149,6 +149,26 @@ uint64_t store_claim_job(struct store *s, const struct store_job_row *row, struc
 
 /* runs: DB_RUN_COLUMNS, and a run's log where the database is shared */
 
+/* Under lock: the owner's runs are pruned at the next commit. Out of memory, at a later one. */
+void store_prune_owner(struct store *s, uid_t owner)
+{
+        uid_t *more;
+
+        for (size_t i = 0; i < s->npruned; i++)
+                if (s->pruned[i] == owner)
+                        return;
+        if (s->npruned == s->pruned_size) {
+                size_t size = s->pruned_size ? 2 * s->pruned_size : 8;
+
+                more = realloc(s->pruned, size * sizeof(*more));
+                if (!more)
+                        return;
+                s->pruned = more;
+                s->pruned_size = size;
+        }
+        s->pruned[s->npruned++] = owner;
+}
+
 void store_add_run(struct store *s, const struct run_record *rec, int64_t history_limit)
 {
         struct op *op = store_op_new(s, DB_ADD_RUN);
@@ -178,7 +198,7 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
         store_op_text(op, rec->node ? rec->node : "");
         pthread_mutex_lock(&s->lock);
         s->history_limit = history_limit;
-        s->runs_added = true;
+        store_prune_owner(s, rec->owner);
         pthread_mutex_unlock(&s->lock);
         store_op_queue(s, op);
         /* Where several nodes share the database, the log goes with its record: any node shows

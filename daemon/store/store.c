@@ -287,10 +287,26 @@ static void mark_superseded(const struct db_driver *d, struct op *batch)
         free(del);
 }
 
+/* The owners as a JSON array, "[1000,1001]", for the prune's statement; NULL when out of memory
+ * (nothing is pruned this time). */
+static char *owners_text(const uid_t *owners, size_t n)
+{
+        char *text = malloc(n * 12 + 3), *at = text;
+
+        if (!text)
+                return NULL;
+        *at++ = '[';
+        for (size_t i = 0; i < n; i++)
+                at += sprintf(at, "%s%u", i ? "," : "", (unsigned)owners[i]);
+        strcpy(at, "]");
+        return text;
+}
+
 /* Store thread: one transaction for the whole batch, with the highest id so far (so that ids go
- * on after every job and run is gone); why it failed in *why. */
-static int commit(struct store *s, struct op *batch, int64_t prune_limit, int64_t max_id,
-                  char **why)
+ * on after every job and run is gone), and each owner's runs beyond prune_limit dropped; why it
+ * failed in *why. */
+static int commit(struct store *s, struct op *batch, int64_t prune_limit, const uid_t *owners,
+                  size_t nowners, int64_t max_id, char **why)
 {
         const struct db_driver *d = s->db->driver;
         struct op *op;
@@ -304,8 +320,13 @@ static int commit(struct store *s, struct op *batch, int64_t prune_limit, int64_
                         r = run_op(s, op);
                 forgets |= op->stmt == DB_FORGET_LOG;
         }
-        if (r == 0 && prune_limit > 0)
-                r = d->prune(s->db, prune_limit, &logs);
+        if (r == 0 && prune_limit > 0 && nowners > 0) {
+                char *text = owners_text(owners, nowners);
+
+                if (text)
+                        r = d->prune(s->db, prune_limit, text, &logs);
+                free(text);
+        }
         if (r == 0 && max_id > 0)
                 r = d->run(s->db, DB_PUT_NEXT_ID, &(struct db_value){.type = DB_INT, .i = max_id},
                            1, NULL);
@@ -391,6 +412,8 @@ static void *store_thread(void *arg)
                 struct op *batch;
                 uint64_t last;
                 int64_t prune_limit, max_id;
+                uid_t *owners;
+                size_t nowners;
                 char *why = NULL;
                 int r;
 
@@ -406,13 +429,16 @@ static void *store_thread(void *arg)
                 s->head = NULL;
                 s->tail = &s->head;
                 last = __atomic_load_n(&s->queued, __ATOMIC_RELAXED);
-                prune_limit = s->runs_added ? s->history_limit : 0;
+                prune_limit = s->history_limit;
+                owners = s->pruned;
+                nowners = s->npruned;
+                s->pruned = NULL;
+                s->npruned = s->pruned_size = 0;
                 max_id = s->max_id_new ? s->max_id : 0;
                 s->max_id_new = false;
-                s->runs_added = false;
                 pthread_mutex_unlock(&s->lock);
 
-                r = commit(s, batch, prune_limit, max_id, &why);
+                r = commit(s, batch, prune_limit, owners, nowners, max_id, &why);
 
                 pthread_mutex_lock(&s->lock);
                 if (r < 0) {
@@ -432,7 +458,9 @@ static void *store_thread(void *arg)
                                         s->head = batch;
                                         break;
                                 }
-                        s->runs_added |= prune_limit > 0;
+                        for (size_t i = 0; i < nowners; i++)
+                                store_prune_owner(s, owners[i]);
+                        free(owners);
                         s->max_id_new |= max_id > 0;
                         store_wake_loop(s, STORE_COMMITTED); /* so that the loop sees the failure */
                         if (s->stop)
@@ -440,6 +468,7 @@ static void *store_thread(void *arg)
                         wait_to_retry(s);
                         continue;
                 }
+                free(owners);
                 s->retry = 0;
                 if (s->failure)
                         log_info("%s: writing again", s->db->name);
@@ -563,6 +592,7 @@ void store_free(struct store *s)
         pthread_cond_destroy(&s->cond);
         pthread_cond_destroy(&s->ids_cond);
         free(s->nodes);
+        free(s->pruned);
         store_adopted_free(s->adopted);
         free(s->failure);
         free(s);

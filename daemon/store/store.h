@@ -88,6 +88,7 @@ struct store_job_row {
 uint64_t store_put_job(struct store *s, const struct store_job_row *row, struct env_block *env);
 uint64_t store_put_job_state(struct store *s, const struct store_job_row *row);
 void store_delete_job(struct store *s, int64_t id);
+/* The next commit keeps the owner's last history_limit runs, and drops the others. */
 void store_add_run(struct store *s, const struct run_record *rec, int64_t history_limit);
 /* The spec of the record's job, retired after it (restart's): kept with the record's row. */
 void store_put_run_spec(struct store *s, const struct run_record *rec, const char *spec);
