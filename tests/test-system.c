@@ -1912,6 +1912,7 @@ START_TEST(max_jobs_per_user_counts_every_live_job_of_a_user)
 {
         int a = connect_as(user_a), b = connect_as(user_b), c = connect_as(user_c);
         int64_t persist, hold, later, again;
+        char params[64], msg[256];
 
         /* The system instance's default, then the test's. */
         ck_assert_int_eq(setting_of(root_fd, "max-jobs-per-user"), 10000);
@@ -1946,6 +1947,10 @@ START_TEST(max_jobs_per_user_counts_every_live_job_of_a_user)
         job_wait_retired(a, later);
         again = job_submit(a, delayed);
         assert_refused(a, delayed, "max-jobs-per-user");
+        /* A restart makes a new job: counted as a submit is. */
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)later);
+        ck_assert_int_eq(call_error(a, "restart", params, msg, sizeof(msg)), -32004);
+        ck_assert_msg(strstr(msg, "max-jobs-per-user"), "%s", msg);
         /* The handle goes with a's connection: room for one again, also after a restart, which
          * counts the jobs it restores (and keeps the setting). */
         close(a);
