@@ -104,7 +104,9 @@ static const char every_key[] = "# every key, and some space\n"
                                 "max-job-tasks = 128\n"
                                 "max-job-open-files = 512\n"
                                 "max-job-cpu-time = 3600\n"
-                                "fair-share = yes\n";
+                                "fair-share = yes\n"
+                                "max-jobs-per-user = 300\n"
+                                "max-job-bytes-per-user = 1048576\n";
 
 START_TEST(parse_reads_every_key)
 {
@@ -127,6 +129,8 @@ START_TEST(parse_reads_every_key)
         ck_assert_int_eq(cf.settings.max_queued_per_user, 100);
         ck_assert_int_eq(cf.settings.max_running_per_user, 2);
         ck_assert(cf.settings.fair_share);
+        ck_assert_int_eq(cf.settings.max_jobs_per_user, 300);
+        ck_assert_int_eq(cf.settings.max_job_bytes_per_user, 1048576);
         ck_assert_uint_eq(cf.admin_gid, 0);
         ck_assert_uint_eq(cf.socket_gid, 0);
         ck_assert_uint_eq(config_file_line(&cf, "min-threads"), 2);
@@ -333,6 +337,8 @@ START_TEST(every_key_reaches_settings_get)
         reply = client_call(fd, "settings.get", NULL);
         ck_assert(json_object_get_boolean(json_object_object_get(reply_result(reply), "fair-share")));
         json_object_put(reply);
+        ck_assert_int_eq(get_int(fd, "max-jobs-per-user"), 300);
+        ck_assert_int_eq(get_int(fd, "max-job-bytes-per-user"), 1048576);
         close(fd);
         daemon_stop(&d);
 }

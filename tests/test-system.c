@@ -1873,6 +1873,28 @@ static void restart_hard(void)
         ck_assert_int_ge(root_fd, 0);
 }
 
+/* The system instance's defaults for them yield to the configuration file and to the flags. */
+START_TEST(the_system_defaults_yield_to_the_file_and_the_flags)
+{
+        char config_path[64];
+        FILE *f;
+
+        snprintf(config_path, sizeof(config_path), "/tmp/swsystem-%d.conf", (int)getpid());
+        f = fopen(config_path, "w");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "max-job-bytes-per-user = 0\nmax-jobs-per-user = 7\n");
+        ck_assert_int_eq(fclose(f), 0);
+        daemon_stop_clean(&d);
+        daemon_start_again(&d, "--system", "--config", config_path, "--max-jobs-per-user", "5",
+                           NULL);
+        unlink(config_path);
+        close(root_fd);
+        root_fd = client_connect(d.sock);
+        ck_assert_int_eq(setting_of(root_fd, "max-jobs-per-user"), 5);
+        ck_assert_int_eq(setting_of(root_fd, "max-job-bytes-per-user"), 0);
+}
+END_TEST
+
 /* A refused submit: -32004, with a message that names the setting. */
 static void assert_refused(int fd, const char *params, const char *setting)
 {
@@ -2173,6 +2195,7 @@ int main(void)
         suite_add_tcase(s, tc);
         tcase_add_checked_fixture(caps_tc, setup, teardown);
         tcase_set_timeout(caps_tc, 60);
+        tcase_add_test(caps_tc, the_system_defaults_yield_to_the_file_and_the_flags);
         tcase_add_test(caps_tc, max_jobs_per_user_counts_every_live_job_of_a_user);
         tcase_add_test(caps_tc, max_job_bytes_per_user_counts_what_a_users_live_jobs_keep);
         tcase_add_test(caps_tc, one_users_runs_never_push_another_users_out_of_the_history);
