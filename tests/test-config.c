@@ -19,6 +19,7 @@
 #include "run-suite.h"
 
 static char dir[64], conf[PATH_MAX], notify_path[PATH_MAX], err_path[PATH_MAX];
+static char out_path[PATH_MAX], home[PATH_MAX];
 
 static void setup(void)
 {
@@ -27,6 +28,8 @@ static void setup(void)
         snprintf(conf, sizeof(conf), "%s/slowworkd.conf", dir);
         snprintf(notify_path, sizeof(notify_path), "%s/notify", dir);
         snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
+        snprintf(out_path, sizeof(out_path), "%s/stdout", dir);
+        snprintf(home, sizeof(home), "%s/home", dir);
 }
 
 static void teardown(void)
@@ -34,6 +37,8 @@ static void teardown(void)
         unlink(conf);
         unlink(notify_path);
         unlink(err_path);
+        unlink(out_path);
+        rmdir(home);
         rmdir(dir);
 }
 
@@ -828,8 +833,8 @@ static char *read_output(const char *path)
  * state) that must stay empty: its exit status, its stdout and its stderr. */
 static int check_config(char **ret_out, char **ret_err, ...)
 {
-        char *argv[16] = {(char *)SLOWWORKD, (char *)"--check-config"}, out_path[PATH_MAX + 8],
-             home[PATH_MAX + 8], runtime[PATH_MAX + 16], state[PATH_MAX + 16];
+        char *argv[16] = {(char *)SLOWWORKD, (char *)"--check-config"}, runtime[PATH_MAX + 16],
+             state[PATH_MAX + 16];
         const char *a;
         int n = 2, status;
         va_list ap;
@@ -840,8 +845,6 @@ static int check_config(char **ret_out, char **ret_err, ...)
                 argv[n++] = (char *)a;
         va_end(ap);
         argv[n] = NULL;
-        snprintf(out_path, sizeof(out_path), "%s/stdout", dir);
-        snprintf(home, sizeof(home), "%s/home", dir);
         snprintf(runtime, sizeof(runtime), "%s/runtime", home);
         snprintf(state, sizeof(state), "%s/state", home);
         ck_assert_int_eq(mkdir(home, 0700), 0);
@@ -862,7 +865,6 @@ static int check_config(char **ret_out, char **ret_err, ...)
         ck_assert_int_eq(rmdir(home), 0);
         *ret_out = read_output(out_path);
         *ret_err = read_output(err_path);
-        unlink(out_path);
         return WEXITSTATUS(status);
 }
 
