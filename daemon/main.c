@@ -47,6 +47,9 @@ static void usage(FILE *f)
               "                            with --store; root's alone, mode 0600 or 0400)\n"
               "  --make-cluster-key FILE   write a new cluster key to FILE (which must not\n"
               "                            exist) and exit\n"
+              "  --check-config            read the configuration file and the setting flags\n"
+              "                            as a start would, print each problem, and exit\n"
+              "                            (0: good, 1: not); nothing else is touched\n"
               "  --system                  the system instance: every user may connect, jobs\n"
               "                            run as their submitters (socket\n"
               "                            " LISTENER_SYSTEM_DIR "/slowworkd.sock, state\n"
@@ -155,6 +158,27 @@ static int test_clock_fd(void)
         return (int)fd;
 }
 
+static void tell_problem(const char *problem)
+{
+        fprintf(stderr, "slowworkd: %s\n", problem);
+}
+
+/* --check-config: the file and the flags as a start (or a reload) would read them, and nothing
+ * else: no socket, no state folder, no store. Every bad line is told, as sshd -t and nginx -t
+ * do, so that one run shows what to fix. */
+static int check_config(const struct config *c)
+{
+        const char *path = c->path ? c->path : CONFIG_FILE_DEFAULT;
+
+        if (config_check(c, tell_problem) < 0)
+                return 1;
+        if (!c->path && access(path, F_OK) < 0)
+                printf("%s: OK (no such file: the defaults)\n", path);
+        else
+                printf("%s: OK\n", path);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         enum {
@@ -169,6 +193,7 @@ int main(int argc, char **argv)
                 OPT_LEASE_TIME,
                 OPT_CLUSTER_KEY_FILE,
                 OPT_MAKE_CLUSTER_KEY,
+                OPT_CHECK_CONFIG,
                 OPT_SYSTEM,
                 OPT_SETTING,
                 OPT_HELP,
@@ -186,6 +211,7 @@ int main(int argc, char **argv)
             {"lease-time", required_argument, NULL, OPT_LEASE_TIME},
             {"cluster-key-file", required_argument, NULL, OPT_CLUSTER_KEY_FILE},
             {"make-cluster-key", required_argument, NULL, OPT_MAKE_CLUSTER_KEY},
+            {"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
             {"system", no_argument, NULL, OPT_SYSTEM},
             {"min-threads", required_argument, NULL, OPT_SETTING},
             {"max-threads", required_argument, NULL, OPT_SETTING},
@@ -224,7 +250,7 @@ int main(int argc, char **argv)
         struct manager *m = NULL;
         char err[512];
         int c, index, r, restart_fd;
-        bool restart;
+        bool restart, check = false;
 
         if (argc > 1 && strcmp(argv[1], SUPERVISE_FLAG) == 0)
                 supervise_main(argc, argv);
@@ -277,6 +303,9 @@ int main(int argc, char **argv)
                         break;
                 case OPT_MAKE_CLUSTER_KEY:
                         return mac_key_make(optarg) < 0 ? 1 : 0;
+                case OPT_CHECK_CONFIG:
+                        check = true;
+                        break;
                 case OPT_SYSTEM:
                         o.system = o.config.system = true;
                         break;
@@ -302,6 +331,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "slowworkd: unexpected argument \"%s\"\n", argv[optind]);
                 return 2;
         }
+        if (check)
+                return check_config(&o.config);
         o.test_clock_fd = test_clock_fd();
         if (o.test_clock_fd < 0) {
                 fprintf(stderr, "slowworkd: SLOWWORKD_TEST_CLOCK_FD names no open socket\n");

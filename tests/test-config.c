@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include "run-suite.h"
 
 static char dir[64], conf[PATH_MAX], notify_path[PATH_MAX], err_path[PATH_MAX];
+static char out_path[PATH_MAX], home[PATH_MAX];
 
 static void setup(void)
 {
@@ -25,6 +28,8 @@ static void setup(void)
         snprintf(conf, sizeof(conf), "%s/slowworkd.conf", dir);
         snprintf(notify_path, sizeof(notify_path), "%s/notify", dir);
         snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
+        snprintf(out_path, sizeof(out_path), "%s/stdout", dir);
+        snprintf(home, sizeof(home), "%s/home", dir);
 }
 
 static void teardown(void)
@@ -32,6 +37,8 @@ static void teardown(void)
         unlink(conf);
         unlink(notify_path);
         unlink(err_path);
+        unlink(out_path);
+        rmdir(home);
         rmdir(dir);
 }
 
@@ -72,7 +79,7 @@ static int parse(const char *text, struct config_file *cf, char *err, size_t err
         int r;
 
         ck_assert_ptr_nonnull(f);
-        r = config_file_parse(f, "test.conf", cf, err, errlen);
+        r = config_file_parse(f, "test.conf", cf, NULL, err, errlen);
         fclose(f);
         return r;
 }
@@ -811,6 +818,171 @@ START_TEST(under_journald_lines_do_not_name_the_daemon)
 }
 END_TEST
 
+/* A file a program wrote, which may be empty. */
+static char *read_output(const char *path)
+{
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = fopen(path, "r");
+
+        ck_assert_ptr_nonnull(f);
+        if (getdelim(&text, &len, '\0', f) < 0) {
+                free(text);
+                text = strdup("");
+        }
+        fclose(f);
+        ck_assert_ptr_nonnull(text);
+        return text;
+}
+
+/* slowworkd --check-config with the arguments given, in a home of its own under dir (runtime,
+ * state) that must stay empty: its exit status, its stdout and its stderr. */
+static int check_config(char **ret_out, char **ret_err, ...)
+{
+        char *argv[16] = {(char *)SLOWWORKD, (char *)"--check-config"}, runtime[PATH_MAX + 16],
+             state[PATH_MAX + 16];
+        const char *a;
+        int n = 2, status;
+        va_list ap;
+        pid_t pid;
+
+        va_start(ap, ret_err);
+        while ((a = va_arg(ap, const char *)) && n < 15)
+                argv[n++] = (char *)a;
+        va_end(ap);
+        argv[n] = NULL;
+        snprintf(runtime, sizeof(runtime), "%s/runtime", home);
+        snprintf(state, sizeof(state), "%s/state", home);
+        ck_assert_int_eq(mkdir(home, 0700), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                setenv("XDG_RUNTIME_DIR", runtime, 1);
+                setenv("XDG_STATE_HOME", state, 1);
+                setenv("HOME", home, 1);
+                if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr))
+                        _exit(127);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        /* No socket, no state folder: the home is as it was made. */
+        ck_assert_int_eq(rmdir(home), 0);
+        *ret_out = read_output(out_path);
+        *ret_err = read_output(err_path);
+        return WEXITSTATUS(status);
+}
+
+START_TEST(check_config_passes_a_good_file)
+{
+        char want[PATH_MAX + 16], *out, *err;
+
+        write_conf(every_key);
+        ck_assert_int_eq(check_config(&out, &err, "--config", conf, NULL), 0);
+        snprintf(want, sizeof(want), "%s: OK\n", conf);
+        ck_assert_str_eq(out, want);
+        ck_assert_str_eq(err, "");
+        free(out);
+        free(err);
+
+        write_conf("queue.batch.max-threads = 2\nqueue.batch.max-running-per-user = 1\n");
+        ck_assert_int_eq(check_config(&out, &err, "--config", conf, "--system", NULL), 0);
+        ck_assert_str_eq(out, want);
+        ck_assert_str_eq(err, "");
+        free(out);
+        free(err);
+}
+END_TEST
+
+/* Each of bad_lines, as a start would see it: exit 1 and the line named. */
+START_TEST(check_config_fails_a_bad_line_with_its_number)
+{
+        char text[256], want[PATH_MAX + 256], *out, *err;
+
+        bad_text(text, sizeof(text), bad_lines[_i].line);
+        write_conf(text);
+        ck_assert_int_eq(check_config(&out, &err, "--config", conf, NULL), 1);
+        snprintf(want, sizeof(want), "slowworkd: %s:3: %s", conf, bad_lines[_i].message);
+        ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "stderr \"%s\", want \"%s\"", err,
+                      want);
+        ck_assert_str_eq(out, "");
+        free(out);
+        free(err);
+}
+END_TEST
+
+/* Every bad line is told, not only the first: an unknown key, a bad value, bad queue lines. */
+START_TEST(check_config_names_every_bad_line)
+{
+        char *want, *out, *err;
+
+        write_conf("min-threads = 1\n"
+                   "bogus = 2\n"
+                   "max-threads = many\n"
+                   "# good lines between\n"
+                   "history-limit = 5\n"
+                   "queue.batch.colour = blue\n"
+                   "queue.batch.max-threads = 0\n");
+        ck_assert_int_eq(check_config(&out, &err, "--config", conf, NULL), 1);
+        ck_assert_int_ge(
+            asprintf(&want,
+                     "slowworkd: %1$s:2: unknown key \"bogus\"\n"
+                     "slowworkd: %1$s:3: max-threads must be a number, not \"many\"\n"
+                     "slowworkd: %1$s:6: queue.batch.colour: colour is not a setting of a queue\n"
+                     "slowworkd: %1$s:7: parameter \"max-threads\" must be between 1 and 255\n",
+                     conf),
+            0);
+        ck_assert_str_eq(err, want);
+        ck_assert_str_eq(out, "");
+        free(want);
+        free(out);
+        free(err);
+}
+END_TEST
+
+START_TEST(check_config_names_threads_out_of_order)
+{
+        char want[PATH_MAX + 128], *out, *err;
+
+        write_conf("max-threads = 3\nmin-threads = 5\n");
+        ck_assert_int_eq(check_config(&out, &err, "--config", conf, NULL), 1);
+        snprintf(want, sizeof(want),
+                 "slowworkd: %s:2: min-threads (5) must not exceed max-threads (3)\n", conf);
+        ck_assert_str_eq(err, want);
+        free(out);
+        free(err);
+        /* The setting flags count as at a start: one that puts it right passes. */
+        ck_assert_int_eq(check_config(&out, &err, "--config", conf, "--max-threads", "6", NULL),
+                         0);
+        free(out);
+        free(err);
+        /* A queue's settings out of order name the queue's last line. */
+        write_conf("queue.batch.min-threads = 5\n# a comment\nqueue.batch.max-threads = 2\n");
+        ck_assert_int_eq(check_config(&out, &err, "--config", conf, NULL), 1);
+        snprintf(want, sizeof(want),
+                 "slowworkd: %s:3: queue batch: min-threads (5) must not exceed max-threads (2)\n",
+                 conf);
+        ck_assert_str_eq(err, want);
+        free(out);
+        free(err);
+}
+END_TEST
+
+START_TEST(check_config_fails_a_missing_file)
+{
+        char want[PATH_MAX + 64], *out, *err;
+
+        ck_assert_int_eq(check_config(&out, &err, "--config", conf, NULL), 1);
+        snprintf(want, sizeof(want), "slowworkd: cannot open %s: No such file or directory\n",
+                 conf);
+        ck_assert_str_eq(err, want);
+        ck_assert_str_eq(out, "");
+        free(out);
+        free(err);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
         Suite *s = suite_create("config");
@@ -844,6 +1016,11 @@ static Suite *config_suite(void)
         tcase_add_test(daemon, reload_of_a_bad_file_answers_its_error_and_changes_nothing);
         tcase_add_test(daemon, reloads_at_once_are_each_answered);
         tcase_add_test(daemon, under_journald_lines_do_not_name_the_daemon);
+        tcase_add_test(daemon, check_config_passes_a_good_file);
+        tcase_add_loop_test(daemon, check_config_fails_a_bad_line_with_its_number, 0, nbad);
+        tcase_add_test(daemon, check_config_names_every_bad_line);
+        tcase_add_test(daemon, check_config_names_threads_out_of_order);
+        tcase_add_test(daemon, check_config_fails_a_missing_file);
         suite_add_tcase(s, daemon);
         return s;
 }

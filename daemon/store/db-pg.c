@@ -205,11 +205,11 @@ static const char *const stmt_sql[STMTS] = {
     [DB_LIST_RUNS] = "SELECT b.found::int, 0, 0, (SELECT coalesce(json_agg(r ORDER BY r.seq DESC),"
                      " '[]')::text FROM (SELECT seq, " DB_RUN_COLUMNS
                      " FROM (SELECT *, sum(size) OVER (ORDER BY seq DESC)"
-                     " AS upto FROM (SELECT *, $8::bigint + octet_length(summary)"
+                     " AS running_total FROM (SELECT *, $8::bigint + octet_length(summary)"
                      " + coalesce(octet_length(log), 0) AS size FROM runs WHERE seq < b.seq"
                      " AND ($3::bigint < 0 OR owner = $3) AND ($4::text[] IS NULL"
                      " OR outcome = ANY ($4::text[])) AND ended >= $5 ORDER BY seq DESC"
-                     " LIMIT $6) l) w WHERE upto - size <= $7::bigint) r)"
+                     " LIMIT $6) l) w WHERE running_total - size <= $7::bigint) r)"
                      " FROM (SELECT $1::bigint IS NULL OR s IS NOT NULL AS found,"
                      " coalesce(s, 9223372036854775807) AS seq FROM (SELECT max(seq) AS s"
                      " FROM runs WHERE id = $1 AND run = $2) x) b",

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <grp.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,13 @@ unsigned config_file_line(const struct config_file *cf, const char *key)
         int k = key_index(key);
 
         return k < 0 ? 0 : cf->line[k];
+}
+
+unsigned config_file_queue_line(const struct config_file *cf, const char *name)
+{
+        json_object *line = cf->queue_lines ? json_object_object_get(cf->queue_lines, name) : NULL;
+
+        return line ? (unsigned)json_object_get_int(line) : 0;
 }
 
 static int fail(char *err, size_t errlen, int r, const char *fmt, ...)
@@ -191,8 +199,8 @@ static char *trim(char *s)
 }
 
 /* "queue.NAME.SETTING = value" into next's queues, checked by the queue settings' table. */
-static int parse_queue_line(const char *key, const char *value, struct config_file *next,
-                            char *msg, size_t msglen)
+static int parse_queue_line(const char *key, const char *value, unsigned lineno,
+                            struct config_file *next, char *msg, size_t msglen)
 {
         const char *name = key + strlen("queue."), *dot = strrchr(name, '.');
         char qname[SW_QUEUE_NAME_MAX + 1];
@@ -211,7 +219,8 @@ static int parse_queue_line(const char *key, const char *value, struct config_fi
                 return fail(msg, msglen, -EINVAL,
                             "the default queue's settings are the daemon's: write %s = %s", dot + 1,
                             value);
-        if (!next->queues && !(next->queues = json_object_new_object()))
+        if ((!next->queues && !(next->queues = json_object_new_object())) ||
+            (!next->queue_lines && !(next->queue_lines = json_object_new_object())))
                 return fail(msg, msglen, -ENOMEM, "out of memory");
         q = json_object_object_get(next->queues, qname);
         if (q && json_object_object_get_ex(q, dot + 1, NULL))
@@ -237,6 +246,7 @@ static int parse_queue_line(const char *key, const char *value, struct config_fi
                 json_object_object_add(next->queues, qname, q);
         }
         json_object_object_add(q, dot + 1, v);
+        json_object_object_add(next->queue_lines, qname, json_object_new_int((int)lineno));
         return 0;
 }
 
@@ -263,7 +273,7 @@ static int parse_line(char *text, unsigned lineno, struct config_file *next, cha
         if (!*value)
                 return fail(msg, msglen, -EINVAL, "no value for %s", key);
         if (strncmp(key, "queue.", strlen("queue.")) == 0)
-                return parse_queue_line(key, value, next, msg, msglen);
+                return parse_queue_line(key, value, lineno, next, msg, msglen);
         k = key_index(key);
         if (k < 0)
                 return fail(msg, msglen, -EINVAL, "unknown key \"%s\"", key);
@@ -301,16 +311,17 @@ static int parse_line(char *text, unsigned lineno, struct config_file *next, cha
         return 0;
 }
 
-int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *err, size_t errlen)
+int config_file_parse(FILE *f, const char *path, struct config_file *cf, config_tell_fn *tell,
+                      char *err, size_t errlen)
 {
         struct config_file next = *cf;
-        char *line = NULL, msg[256];
-        unsigned lineno = 0;
+        char *line = NULL, msg[256], problem[PATH_MAX + 300];
+        unsigned lineno = 0, bad = 0;
         size_t size = 0;
         int r = 0;
 
         next.admin_gid = next.socket_gid = (gid_t)-1;
-        next.queues = NULL;
+        next.queues = next.queue_lines = NULL;
         next.store = next.store_schema = next.node_name = next.cluster_key_file = NULL;
         next.lease_renew = next.lease_time = 0;
         memset(next.line, 0, sizeof(next.line));
@@ -318,7 +329,12 @@ int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *e
         while (getline(&line, &size, f) >= 0) {
                 lineno++;
                 r = parse_line(line, lineno, &next, msg, sizeof(msg));
-                if (r < 0) {
+                if (r < 0 && tell && r != -ENOMEM) {
+                        snprintf(problem, sizeof(problem), "%s:%u: %s", path, lineno, msg);
+                        tell(problem);
+                        bad++;
+                        r = 0;
+                } else if (r < 0) {
                         fail(err, errlen, r, "%s:%u: %s", path, lineno, msg);
                         break;
                 }
@@ -326,6 +342,8 @@ int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *e
         if (r == 0 && ferror(f))
                 r = fail(err, errlen, errno ? -errno : -EIO, "%s: cannot read: %s", path,
                          strerror(errno ? errno : EIO));
+        if (r == 0 && bad) /* each told already */
+                r = fail(err, errlen, -EINVAL, "%s", "");
         free(line);
         if (r < 0) {
                 config_file_clear(&next);
@@ -339,7 +357,8 @@ int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *e
 void config_file_clear(struct config_file *cf)
 {
         json_object_put(cf->queues);
-        cf->queues = NULL;
+        json_object_put(cf->queue_lines);
+        cf->queues = cf->queue_lines = NULL;
         free(cf->store);
         free(cf->store_schema);
         free(cf->node_name);
@@ -347,8 +366,8 @@ void config_file_clear(struct config_file *cf)
         cf->store = cf->store_schema = cf->node_name = cf->cluster_key_file = NULL;
 }
 
-int config_file_read(const char *path, bool missing_ok, struct config_file *cf, char *err,
-                     size_t errlen)
+int config_file_read(const char *path, bool missing_ok, struct config_file *cf,
+                     config_tell_fn *tell, char *err, size_t errlen)
 {
         FILE *f = fopen(path, "re");
         int r;
@@ -362,7 +381,7 @@ int config_file_read(const char *path, bool missing_ok, struct config_file *cf, 
                 }
                 return fail(err, errlen, r, "cannot open %s: %s", path, strerror(-r));
         }
-        r = config_file_parse(f, path, cf, err, errlen);
+        r = config_file_parse(f, path, cf, tell, err, errlen);
         fclose(f);
         return r;
 }

@@ -47,6 +47,7 @@ struct config_file {
         unsigned line[CONFIG_KEYS]; /* where each key was set; 0: not in the file */
         /* The "queue.NAME.SETTING = value" lines, as {"NAME": {"SETTING": value}}; NULL: none. */
         json_object *queues;
+        json_object *queue_lines; /* {"NAME": the last line of the queue}; NULL: none */
 };
 
 /* Whether name may be the store's schema: a plain identifier of PostgreSQL, [a-z_][a-z0-9_]*,
@@ -69,13 +70,20 @@ int config_parse_setting(struct sw_settings *s, const char *name, const char *va
 
 /* The line of the file that set key, or 0. */
 unsigned config_file_line(const struct config_file *cf, const char *key);
+/* The last line of the file that set a setting of the queue name, or 0. */
+unsigned config_file_queue_line(const struct config_file *cf, const char *name);
+
+/* Told each problem ("PATH:LINE: what is wrong") by a check of the whole file. */
+typedef void config_tell_fn(const char *problem);
 
 /* Reads f, called path in errors, into cf (whose settings the caller fills first, and whose queues
  * are NULL or the caller's to clear): 0, or -EINVAL with err "PATH:LINE: what is wrong", or
- * another -errno. cf changes only on success. */
-int config_file_parse(FILE *f, const char *path, struct config_file *cf, char *err, size_t errlen);
+ * another -errno. cf changes only on success. With tell (slowworkd --check-config), every bad
+ * line is told and the reading goes on to the end; err is then "" when the lines were told. */
+int config_file_parse(FILE *f, const char *path, struct config_file *cf, config_tell_fn *tell,
+                      char *err, size_t errlen);
 /* The same from the file at path. A file that does not exist is no error when missing_ok. */
-int config_file_read(const char *path, bool missing_ok, struct config_file *cf, char *err,
-                     size_t errlen);
+int config_file_read(const char *path, bool missing_ok, struct config_file *cf,
+                     config_tell_fn *tell, char *err, size_t errlen);
 
 #endif

@@ -80,7 +80,8 @@ static int check_queues(const char *path, const struct config_file *cf, char *er
                 int r = settings_queue_parse(given, &base, &scratch, why, sizeof(why));
 
                 if (r < 0) {
-                        snprintf(err, errlen, "%s: queue %s: %s", path, name, why);
+                        snprintf(err, errlen, "%s:%u: queue %s: %s", path,
+                                 config_file_queue_line(cf, name), name, why);
                         return r;
                 }
         }
@@ -160,7 +161,8 @@ static int node_flags(const struct config *c, const char *path, struct config_fi
         return 0;
 }
 
-int config_load(const struct config *c, struct config_file *ret, char *err, size_t errlen)
+static int load(const struct config *c, struct config_file *ret, config_tell_fn *tell, char *err,
+                size_t errlen)
 {
         const char *path = c->path ? c->path : CONFIG_FILE_DEFAULT;
         struct config_file cf = {.queues = NULL};
@@ -170,7 +172,7 @@ int config_load(const struct config *c, struct config_file *ret, char *err, size
         settings_default(&cf.settings);
         if (c->system)
                 settings_default_system(&cf.settings);
-        r = config_file_read(path, !c->path, &cf, err, errlen);
+        r = config_file_read(path, !c->path, &cf, tell, err, errlen);
         for (i = 0; r == 0 && i < c->nflags; i++)
                 r = config_parse_setting(&cf.settings, c->flags[i].name, c->flags[i].value, err,
                                          errlen);
@@ -187,5 +189,27 @@ int config_load(const struct config *c, struct config_file *ret, char *err, size
                 return r;
         }
         *ret = cf;
+        return 0;
+}
+
+int config_load(const struct config *c, struct config_file *ret, char *err, size_t errlen)
+{
+        return load(c, ret, NULL, err, errlen);
+}
+
+/* The checks past the lines (flags over the file, threads in order, the queues, the node) need
+ * the file's values whole, so they run only once every line is good, and tell one problem. */
+int config_check(const struct config *c, config_tell_fn *tell)
+{
+        struct config_file cf;
+        char err[512];
+        int r = load(c, &cf, tell, err, sizeof(err));
+
+        if (r < 0) {
+                if (*err)
+                        tell(err);
+                return r;
+        }
+        config_file_clear(&cf);
         return 0;
 }

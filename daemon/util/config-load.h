@@ -26,5 +26,8 @@ int config_add_flag(struct config *c, const char *name, const char *value, char 
 /* Defaults, the file and the flags, checked as a whole: 0, or -errno with err saying why. What
  * ret holds is config_file_clear()'s to free. */
 int config_load(const struct config *c, struct config_file *ret, char *err, size_t errlen);
+/* What config_load() would read, checked without keeping it (slowworkd --check-config): 0, or
+ * -errno once each problem is told: every bad line of the file, else the first other one. */
+int config_check(const struct config *c, config_tell_fn *tell);
 
 #endif
