@@ -2901,6 +2901,7 @@ START_TEST(a_daemon_run_by_root_is_talked_to_by_a_user)
                 fprintf(stderr, "skipped: slowctl as another user takes root\n");
                 return;
         }
+        SKIP_UNLESS_USER_CAN_RUN(65534, SLOWCTL);
         daemon_start(&sys, "--system", NULL);
         ck_assert_int_eq(chmod(sys.dir, 0755), 0); /* mkdtemp's 0700: for the user to reach */
         ctl_uid = 65534;
