@@ -96,6 +96,38 @@ void daemons_as_user(uid_t uid)
         run_as = uid;
 }
 
+bool user_can_run(uid_t uid, const char *program)
+{
+        char *argv[] = {(char *)program, (char *)"--version", NULL};
+        int status;
+        pid_t pid = fork();
+
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+                if (null < 0 || dup2(null, STDOUT_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0 ||
+                    setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+                    setresuid(uid, uid, uid) < 0)
+                        _exit(126);
+                execv(program, argv);
+                _exit(127);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+void skipped_out_of_reach(const char *test, uid_t uid, const char *program)
+{
+        size_t len = strlen(test);
+
+        if (len > 3 && strcmp(test + len - 3, "_fn") == 0) /* START_TEST's name for it */
+                len -= 3;
+        fprintf(stderr,
+                "skipped: %.*s: uid %d cannot run %s (the build tree is out of its reach)\n",
+                (int)len, test, (int)uid, program);
+}
+
 static int collect_args(char **argv, int n, int max, va_list ap)
 {
         const char *a;

@@ -139,5 +139,18 @@ void daemons_without_cgroups(void);
 /* Daemons started from now on (in this test) run as uid (its gid too, no other groups), each
  * with its folder made uid's: a user instance that is not root. Root only. */
 void daemons_as_user(uid_t uid);
+/* Whether uid can run the program (SLOWWORKD, SLOWCTL) of this build: found by running it with
+ * --version as uid, its groups dropped. A build tree only its owner can enter (mktemp -d's 0700,
+ * a root-only build folder) is out of another user's reach: a case that needs another user then
+ * says so on stderr, naming the case, and returns (SKIP_UNLESS_USER_CAN_RUN). Root only. */
+bool user_can_run(uid_t uid, const char *program);
+#define SKIP_UNLESS_USER_CAN_RUN(uid, program)                                                     \
+        do {                                                                                       \
+                if (!user_can_run(uid, program)) {                                                 \
+                        skipped_out_of_reach(__func__, uid, program);                              \
+                        return;                                                                    \
+                }                                                                                  \
+        } while (0)
+void skipped_out_of_reach(const char *test, uid_t uid, const char *program);
 
 #endif

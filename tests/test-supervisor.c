@@ -252,6 +252,7 @@ START_TEST(a_killed_user_instance_leaves_no_run_behind)
                 fprintf(stderr, "skipped: running the daemon as another user takes root\n");
                 return;
         }
+        SKIP_UNLESS_USER_CAN_RUN(65534, SLOWWORKD);
         daemons_as_user(65534);
         kill_leaves_nothing(65534);
 }
