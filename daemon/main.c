@@ -20,6 +20,7 @@
 #include "server/listener.h"
 #include "store/db.h"
 #include "util/config-load.h"
+#include "util/log.h"
 #include "util/mac.h"
 
 static void usage(FILE *f)
@@ -158,9 +159,10 @@ static int test_clock_fd(void)
         return (int)fd;
 }
 
+/* As the daemon's own lines: named, but where the journal names them already (ExecReload=). */
 static void tell_problem(const char *problem)
 {
-        fprintf(stderr, "slowworkd: %s\n", problem);
+        fprintf(stderr, "%s%s\n", log_to_journal() ? "" : "slowworkd: ", problem);
 }
 
 /* --check-config: the file and the flags as a start (or a reload) would read them, and nothing

@@ -835,6 +835,10 @@ static char *read_output(const char *path)
         return text;
 }
 
+/* Whether check_config's stderr is as the journal's stream is (JOURNAL_STREAM naming it), as
+ * under systemd's ExecReload=. */
+static bool check_under_journal;
+
 /* slowworkd --check-config with the arguments given, in a home of its own under dir (runtime,
  * state) that must stay empty: its exit status, its stdout and its stderr. */
 static int check_config(char **ret_out, char **ret_err, ...)
@@ -862,6 +866,16 @@ static int check_config(char **ret_out, char **ret_err, ...)
                 setenv("HOME", home, 1);
                 if (!freopen(out_path, "w", stdout) || !freopen(err_path, "w", stderr))
                         _exit(127);
+                if (check_under_journal) {
+                        struct stat st;
+                        char stream[64];
+
+                        if (fstat(STDERR_FILENO, &st) < 0)
+                                _exit(127);
+                        snprintf(stream, sizeof(stream), "%llu:%llu",
+                                 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+                        setenv("JOURNAL_STREAM", stream, 1);
+                }
                 execv(argv[0], argv);
                 _exit(127);
         }
@@ -907,6 +921,22 @@ START_TEST(check_config_fails_a_bad_line_with_its_number)
         ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "stderr \"%s\", want \"%s\"", err,
                       want);
         ck_assert_str_eq(out, "");
+        free(out);
+        free(err);
+}
+END_TEST
+
+/* Under systemd (ExecReload=), the journal names the program on each line: the lines do not. */
+START_TEST(check_config_under_journald_does_not_name_itself)
+{
+        char want[PATH_MAX + 256], *out, *err;
+
+        write_conf("max-threads = 4\nmax-threads = 5\n");
+        check_under_journal = true;
+        ck_assert_int_eq(check_config(&out, &err, "--config", conf, NULL), 1);
+        check_under_journal = false;
+        snprintf(want, sizeof(want), "%s:2: max-threads is already set on line 1\n", conf);
+        ck_assert_str_eq(err, want);
         free(out);
         free(err);
 }
@@ -1018,6 +1048,7 @@ static Suite *config_suite(void)
         tcase_add_test(daemon, under_journald_lines_do_not_name_the_daemon);
         tcase_add_test(daemon, check_config_passes_a_good_file);
         tcase_add_loop_test(daemon, check_config_fails_a_bad_line_with_its_number, 0, nbad);
+        tcase_add_test(daemon, check_config_under_journald_does_not_name_itself);
         tcase_add_test(daemon, check_config_names_every_bad_line);
         tcase_add_test(daemon, check_config_names_threads_out_of_order);
         tcase_add_test(daemon, check_config_fails_a_missing_file);

@@ -24,16 +24,21 @@ static void check_journal(void)
                      fstat(STDERR_FILENO, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
 }
 
+bool log_to_journal(void)
+{
+        pthread_once(&journal_once, check_journal);
+        return to_journal;
+}
+
 void log_msg(const char *prefix, const char *fmt, ...)
 {
         int saved = errno;
         va_list ap;
 
-        pthread_once(&journal_once, check_journal);
         flockfile(stderr);
         fputs(prefix, stderr);
         /* The journal names the daemon on each line already. */
-        if (!to_journal)
+        if (!log_to_journal())
                 fputs("slowworkd: ", stderr);
         va_start(ap, fmt);
         errno = saved;

@@ -5,8 +5,11 @@
 #define SLOWWORKD_LOG_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <systemd/sd-daemon.h>
 
+/* Whether standard error is the journal (JOURNAL_STREAM), which names the daemon on each line. */
+bool log_to_journal(void);
 void log_msg(const char *prefix, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_error(...) log_msg(SD_ERR, __VA_ARGS__)
