@@ -1407,13 +1407,24 @@ START_TEST(client_gone_while_its_batch_waits_changes_nothing_else)
                  "\"params\":{\"command\":\"true\",\"name\":\"after\"}}]",
                  (long long)id);
         client_send(fd, request);
-        /* The submit before the wait was handled, so was the wait right after it. */
+        /* The submit before the wait was handled (once its job is known), so was the wait right
+         * after it. */
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id + 1);
+        for (;;) {
+                json_object *reply = client_call(other, "status", params);
+                int code = reply_code(reply);
+
+                json_object_put(reply);
+                if (code != -32001)
+                        break;
+                usleep(1000);
+        }
         rec = job_wait(other, id + 1);
         ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
         json_object_put(rec);
         close(fd);
         while (connections(other) > 1)
-                ;
+                usleep(1000);
         fifo_release(gate);
         rec = job_wait(other, id);
         ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
