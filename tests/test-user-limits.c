@@ -213,6 +213,11 @@ START_TEST(max_running_per_user_caps_a_users_runs_at_once)
         for (int i = 0; i < 12; i++)
                 ids[i] = job_submit(fd, params);
         wait_held(fd, 10);
+        /* The two that took a slot have started (a slot is taken a moment before the run). */
+        for (int i = 0; most_at_once(path) < 2; i++) {
+                ck_assert_msg(i < 4000, "the two runs did not start in 20 s");
+                usleep(5000);
+        }
         ck_assert_int_eq(close(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)), 0);
         for (int i = 0; i < 12; i++)
                 assert_outcome(fd, ids[i], "succeeded");
