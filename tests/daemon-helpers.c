@@ -750,6 +750,22 @@ static bool is_event(const char *line, int64_t id, const char *state)
  * before it is in the answer. Only changes that send events can be waited for (PROTOCOL.md,
  * subscribe): a submit's "pending", "running", and the states at a run's end.
  */
+char *file_text(const char *path)
+{
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = fopen(path, "r");
+
+        ck_assert_msg(f, "cannot read %s", path);
+        if (getdelim(&text, &len, '\0', f) < 0) {
+                free(text);
+                text = strdup("");
+        }
+        fclose(f);
+        ck_assert_ptr_nonnull(text);
+        return text;
+}
+
 void job_wait_process(int fd, int64_t id)
 {
         json_object *st = job_status(fd, id);

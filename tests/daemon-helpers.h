@@ -103,6 +103,8 @@ const char *job_state_of(int fd, int64_t id); /* pending, running or idle (a sta
 void job_wait_state(int fd, int64_t id, const char *want);
 /* Waits until the running job's process is in its runner's hands (status shows its pid): a job is
  * running from when a thread takes it, a moment before its process exists. Fails after 20 s. */
+/* A file's whole text, which may be empty (malloc'd). */
+char *file_text(const char *path);
 void job_wait_process(int fd, int64_t id);
 /* Waits until the job has left the daemon's tables (its status comes from the history). */
 void job_wait_retired(int fd, int64_t id);

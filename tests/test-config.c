@@ -614,18 +614,6 @@ static void reload(struct daemon *d, int notify_fd)
         free(notify_wait(notify_fd, "READY=1"));
 }
 
-static char *read_file(const char *path)
-{
-        char *text = NULL;
-        size_t len = 0;
-        FILE *f = fopen(path, "r");
-
-        ck_assert_ptr_nonnull(f);
-        ck_assert_int_ge(getdelim(&text, &len, '\0', f), 0);
-        fclose(f);
-        return text;
-}
-
 START_TEST(sighup_with_a_bad_file_keeps_the_running_config)
 {
         char want[PATH_MAX + 64], *err;
@@ -641,7 +629,7 @@ START_TEST(sighup_with_a_bad_file_keeps_the_running_config)
         ck_assert_int_eq(get_int(fd, "min-threads"), 3);
         ck_assert_int_eq(get_int(fd, "max-threads"), 4);
         ck_assert(daemon_alive(&d));
-        err = read_file(err_path);
+        err = file_text(err_path);
         snprintf(want, sizeof(want), "%s:2: parameter \"max-threads\" must be between", conf);
         ck_assert_msg(strstr(err, want), "stderr \"%s\"", err);
         free(err);
@@ -796,7 +784,7 @@ static char *logged_with_journal_stream(bool match)
         close(fd);
         daemon_stop(&d);
         close(notify_fd);
-        err = read_file(err_path);
+        err = file_text(err_path);
         return err;
 }
 
@@ -817,23 +805,6 @@ START_TEST(under_journald_lines_do_not_name_the_daemon)
         free(err);
 }
 END_TEST
-
-/* A file a program wrote, which may be empty. */
-static char *read_output(const char *path)
-{
-        char *text = NULL;
-        size_t len = 0;
-        FILE *f = fopen(path, "r");
-
-        ck_assert_ptr_nonnull(f);
-        if (getdelim(&text, &len, '\0', f) < 0) {
-                free(text);
-                text = strdup("");
-        }
-        fclose(f);
-        ck_assert_ptr_nonnull(text);
-        return text;
-}
 
 /* Whether check_config's stderr is as the journal's stream is (JOURNAL_STREAM naming it), as
  * under systemd's ExecReload=. */
@@ -883,8 +854,8 @@ static int check_config(char **ret_out, char **ret_err, ...)
         ck_assert(WIFEXITED(status));
         /* No socket, no state folder: the home is as it was made. */
         ck_assert_int_eq(rmdir(home), 0);
-        *ret_out = read_output(out_path);
-        *ret_err = read_output(err_path);
+        *ret_out = file_text(out_path);
+        *ret_err = file_text(err_path);
         return WEXITSTATUS(status);
 }
 

@@ -138,21 +138,6 @@ static int exit_status(pid_t pid)
         return WEXITSTATUS(status);
 }
 
-static char *read_file(const char *path)
-{
-        char *text = NULL;
-        size_t len = 0;
-        FILE *f = fopen(path, "r");
-
-        ck_assert_ptr_nonnull(f);
-        if (getdelim(&text, &len, '\0', f) < 0) {
-                free(text);
-                text = strdup("");
-        }
-        fclose(f);
-        return text;
-}
-
 static void ping(int fd)
 {
         json_object *reply = client_call(fd, "ping", NULL);
@@ -186,7 +171,7 @@ START_TEST(socket_activation_serves_the_passed_socket)
         ck_assert_int_eq(exit_status(pid), 0);
         /* The socket is systemd's: the daemon leaves its file alone. */
         ck_assert_int_eq(stat(d.sock, &st), 0);
-        err = read_file(err_path);
+        err = file_text(err_path);
         ck_assert_msg(strstr(err, "(passed by systemd)"), "stderr \"%s\"", err);
         free(err);
 }
@@ -201,7 +186,7 @@ START_TEST(two_passed_sockets_are_an_error)
         pid = spawn_activated("-l", d.sock, "-l", other, NULL);
         close(knock(d.sock, pid));
         ck_assert_int_eq(exit_status(pid), 1);
-        err = read_file(err_path);
+        err = file_text(err_path);
         ck_assert_msg(strstr(err, "systemd passed 2 sockets, slowworkd takes exactly one"),
                       "stderr \"%s\"", err);
         free(err);
@@ -222,7 +207,7 @@ START_TEST(a_passed_datagram_socket_is_an_error)
         }
         close(fd);
         ck_assert_int_eq(exit_status(pid), 1);
-        err = read_file(err_path);
+        err = file_text(err_path);
         ck_assert_msg(strstr(err, "not a listening Unix stream socket"), "stderr \"%s\"", err);
         free(err);
 }
