@@ -16,8 +16,9 @@
 #endif
 
 /* Starts the program with its standard output on a pipe (in *ret_out_fd). With hold >= 0 it
- * waits for a byte on hold before it runs the program, and ends when hold closes first. */
-static pid_t start(char *const argv[], int hold, int *ret_out_fd)
+ * waits for a byte on hold before it runs the program, and ends when hold closes first; with
+ * in >= 0 the program reads its standard input from in. */
+static pid_t start(char *const argv[], int hold, int in, int *ret_out_fd)
 {
         int p[2];
         pid_t pid;
@@ -29,7 +30,7 @@ static pid_t start(char *const argv[], int hold, int *ret_out_fd)
         if (pid == 0) {
                 if (hold >= 0 && read(hold, &go, 1) != 1)
                         _exit(127);
-                if (dup2(p[1], STDOUT_FILENO) < 0)
+                if (dup2(p[1], STDOUT_FILENO) < 0 || (in >= 0 && dup2(in, STDIN_FILENO) < 0))
                         _exit(127);
                 execv(argv[0], argv);
                 _exit(127);
@@ -72,7 +73,7 @@ static int finish(pid_t pid, int out_fd, char **ret_out)
 static int run(char *const argv[], char **ret_out)
 {
         int out_fd;
-        pid_t pid = start(argv, -1, &out_fd);
+        pid_t pid = start(argv, -1, -1, &out_fd);
 
         return finish(pid, out_fd, ret_out);
 }
@@ -149,7 +150,7 @@ void pg_restart_ready(const struct pg_server *pg, struct pg_restart *r)
         int hold[2];
 
         ck_assert_int_eq(pipe2(hold, O_CLOEXEC), 0);
-        r->pid = start(argv, hold[0], &r->out_fd);
+        r->pid = start(argv, hold[0], -1, &r->out_fd);
         close(hold[0]);
         r->go_fd = hold[1];
 }
@@ -161,6 +162,12 @@ void pg_restart_go(struct pg_restart *r)
         ck_assert_msg(finish(r->pid, r->out_fd, NULL) == 0, "pg-server restart failed");
 }
 
+static void psql_path(char *psql, size_t len)
+{
+        pg_server(psql, len - 8, "bindir", NULL);
+        strcat(psql, "/psql");
+}
+
 int pg_query(const struct pg_server *pg, const char *sql, char **ret_out)
 {
         char psql[PATH_MAX], *out;
@@ -169,8 +176,7 @@ int pg_query(const struct pg_server *pg, const char *sql, char **ret_out)
                         NULL};
         int status;
 
-        pg_server(psql, sizeof(psql) - 8, "bindir", NULL);
-        strcat(psql, "/psql");
+        psql_path(psql, sizeof(psql));
         status = run(argv, &out);
         if (ret_out)
                 *ret_out = out;
@@ -191,4 +197,32 @@ int pg_postmaster_pid(const struct pg_server *pg)
         ck_assert_int_eq(fscanf(f, "%d", &pid), 1);
         fclose(f);
         return pid;
+}
+
+void pg_session_start(const struct pg_server *pg, struct pg_session *s)
+{
+        char psql[PATH_MAX];
+        char *argv[] = {psql,         (char *)"-XqAt",      (char *)"-v", (char *)"ON_ERROR_STOP=1",
+                        (char *)"-d", (char *)pg->conninfo, NULL};
+        int in[2];
+
+        psql_path(psql, sizeof(psql));
+        ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+        s->pid = start(argv, -1, in[0], &s->out_fd);
+        close(in[0]);
+        s->in_fd = in[1];
+}
+
+void pg_session_send(struct pg_session *s, const char *sql)
+{
+        size_t len = strlen(sql);
+
+        ck_assert_int_eq(write(s->in_fd, sql, len), (ssize_t)len);
+        ck_assert_int_eq(write(s->in_fd, "\n", 1), 1);
+}
+
+int pg_session_end(struct pg_session *s)
+{
+        close(s->in_fd);
+        return finish(s->pid, s->out_fd, NULL);
 }

@@ -37,6 +37,15 @@ void pg_restart_go(struct pg_restart *r);
 /* Runs the SQL with psql as role slowwork and returns psql's exit status; what it printed
  * (unaligned, rows only) in *ret_out when ret_out is not NULL (the caller frees it). */
 int pg_query(const struct pg_server *pg, const char *sql, char **ret_out);
+/* psql as role slowwork, running each statement pg_session_send gives it as it comes: a
+ * transaction held open across a test's steps. pg_session_end closes its input, waits for it and
+ * returns its exit status. */
+struct pg_session {
+        int pid, in_fd, out_fd;
+};
+void pg_session_start(const struct pg_server *pg, struct pg_session *s);
+void pg_session_send(struct pg_session *s, const char *sql);
+int pg_session_end(struct pg_session *s);
 /* The pid of the cluster's postmaster, from its postmaster.pid. */
 int pg_postmaster_pid(const struct pg_server *pg);
 

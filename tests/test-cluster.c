@@ -593,6 +593,44 @@ static bool holds_nothing(int k)
         return none;
 }
 
+/* Whether a session of node name (its store's or its mailbox's) is in the state that where says. */
+static bool backend_is(const char *name, const char *where)
+{
+        char sql[512], *out;
+        bool is;
+
+        snprintf(sql, sizeof(sql),
+                 "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'slowworkd %s'"
+                 " AND %s",
+                 name, where);
+        ck_assert_int_eq(pg_query(&c.pg, sql, &out), 0);
+        is = atoi(out) > 0;
+        free(out);
+        return is;
+}
+
+/* Stops node name (pid) inside a transaction of its own that holds its lease's row, as a machine
+ * frozen at the wrong moment: its renewal waits for a lock the test holds on that row, the node
+ * is stopped while it waits, and the lock is let go, so that the renewal's update goes through
+ * and its transaction stays open. */
+static void stop_in_its_renewal(pid_t pid, const char *name)
+{
+        struct pg_session lock;
+        char sql[160];
+
+        pg_session_start(&c.pg, &lock);
+        snprintf(sql, sizeof(sql), "BEGIN; SELECT FROM %s.nodes WHERE name = '%s' FOR UPDATE;",
+                 c.schema, name);
+        pg_session_send(&lock, sql);
+        wait_for(backend_is(name, "wait_event_type = 'Lock' AND query LIKE 'UPDATE nodes%'"),
+                 c.lease_time + 10, "the node's renewal did not wait for its row");
+        ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+        pg_session_send(&lock, "COMMIT;");
+        ck_assert_int_eq(pg_session_end(&lock), 0);
+        wait_for(backend_is(name, "state = 'idle in transaction'"), 10,
+                 "the stopped node's renewal did not go through");
+}
+
 START_TEST(a_node_stopped_past_its_lease_fences_when_it_continues)
 {
         struct runs runs[FLOCK_JOBS];
@@ -605,7 +643,9 @@ START_TEST(a_node_stopped_past_its_lease_fences_when_it_continues)
         node3_busy(ids);
         read_events(runs, FLOCK_JOBS);
         pid = cluster_node(&c, 3)->pid;
-        ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+        /* Stopped at the worst moment: its transaction holds its row, which no other node can
+         * take while it does. */
+        stop_in_its_renewal(pid, "n3");
         wait_for(!cluster_lists(&c, 1, "n3"), c.lease_time + 10, "the stopped n3 is still listed");
         wait_for(all_ended(FLOCK_JOBS), 20, "the stopped n3's jobs did not run again elsewhere");
         ck_assert_int_eq(kill(pid, SIGCONT), 0);

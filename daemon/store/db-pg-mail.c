@@ -38,9 +38,7 @@ struct pg_mailbox {
 
 static PGconn *listen_on(struct pg_mailbox *mb)
 {
-        const char *keys[] = {"connect_timeout", "keepalives_idle", "dbname", NULL};
-        const char *values[] = {"10", "30", mb->p->conninfo, NULL};
-        PGconn *conn = PQconnectdbParams(keys, values, 1);
+        PGconn *conn = pg_connect_to(mb->p);
         char sql[160];
         PGresult *res;
         bool ok;

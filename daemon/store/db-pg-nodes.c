@@ -133,7 +133,7 @@ static int take_own(struct pg_db *p, const char *const *values)
         return r;
 }
 
-int pg_node_join(struct pg_db *p, const struct db_node *me, double lease_time)
+int pg_node_join(struct pg_db *p, const struct db_node *me)
 {
         char pid[32], lease[32], min[32], max[32], step[32];
         const char *values[] = {p->node, me->host, pid, lease, min, max, step};
@@ -141,11 +141,10 @@ int pg_node_join(struct pg_db *p, const struct db_node *me, double lease_time)
         int r;
 
         snprintf(pid, sizeof(pid), "%" PRId64, me->pid);
-        snprintf(lease, sizeof(lease), "%.3f", lease_time);
+        snprintf(lease, sizeof(lease), "%.3f", p->lease_time);
         snprintf(min, sizeof(min), "%" PRId64, me->min_threads);
         snprintf(max, sizeof(max), "%" PRId64, me->max_threads);
         epoch_step(step);
-        p->lease_time = lease_time;
         r = pg_exec(p, "BEGIN");
         /* One join at a time: one that finds no other node gives up the ids reserved unused. */
         if (r == 0)

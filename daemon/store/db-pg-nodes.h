@@ -12,9 +12,9 @@ struct pg_db;
 struct store_job_row;
 
 /* Joins as p->node: takes its row (with what me reports) with a new epoch and a lease of
- * lease_time seconds, unless a live node has that name (-EBUSY, logged), and the rows of before
+ * p->lease_time seconds, unless a live node has that name (-EBUSY, logged), and the rows of before
  * nodes; 0, or -EIO. */
-int pg_node_join(struct pg_db *p, const struct db_node *me, double lease_time);
+int pg_node_join(struct pg_db *p, const struct db_node *me);
 int pg_reserve_ids(struct db *db, int64_t n, int64_t *ret_last);
 int pg_renew(struct db *db, const struct db_node *me, struct db_node **ret, size_t *ret_n);
 int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *row), void *data);

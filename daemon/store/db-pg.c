@@ -372,14 +372,23 @@ static int migrate(struct pg_db *p)
 /* A session for the schema: connected, the statements prepared. At start (first) the schema is
  * also made or brought up to date. 0, or with why in p->error: -ENOTCONN when the database cannot
  * be reached, -EPROTO (logged) when a newer slowworkd made it, -EIO. */
+PGconn *pg_connect_to(const struct pg_db *p)
+{
+        const char *keys[] = {"connect_timeout", "keepalives_idle", "fallback_application_name",
+                              "dbname", NULL};
+        char name[128];
+        const char *values[] = {"10", "30", name, p->conninfo, NULL};
+
+        snprintf(name, sizeof(name), "slowworkd %s", p->node);
+        return PQconnectdbParams(keys, values, 1);
+}
+
 static int connect_schema(struct pg_db *p, bool first)
 {
-        const char *keys[] = {"connect_timeout", "keepalives_idle", "dbname", NULL};
-        const char *values[] = {"10", "30", p->conninfo, NULL};
         char sql[128];
         int r, i;
 
-        p->conn = PQconnectdbParams(keys, values, 1);
+        p->conn = pg_connect_to(p);
         if (!p->conn) {
                 pg_set_error(p, "out of memory");
                 return -ENOMEM;
@@ -391,6 +400,14 @@ static int connect_schema(struct pg_db *p, bool first)
         PQsetNoticeProcessor(p->conn, ignore_notice, NULL);
         snprintf(sql, sizeof(sql), "SET search_path TO %s", p->schema);
         r = pg_exec(p, sql);
+        /* A node stopped inside a transaction (a frozen machine, SIGSTOP) would hold its row's
+         * lock, and no other node could take its jobs: the server ends such a session once it
+         * has waited a whole lease, by when that lease has run out anyway. */
+        if (r == 0) {
+                snprintf(sql, sizeof(sql), "SET idle_in_transaction_session_timeout = %.0f",
+                         p->lease_time * 1000);
+                r = pg_exec(p, sql);
+        }
         if (r == 0 && first)
                 r = migrate(p);
         for (i = 0; r == 0 && i < STMTS; i++) {
@@ -766,9 +783,10 @@ int db_pg_open(const char *conninfo, const char *schema, const struct db_node *m
                 pg_free(&p->base);
                 return -ENOMEM;
         }
+        p->lease_time = lease_time;
         r = connect_schema(p, true);
         if (r == 0)
-                r = pg_node_join(p, me, lease_time);
+                r = pg_node_join(p, me);
         /* Environments are shared by the jobs that sent the same one, and kept while one does. */
         if (r == 0) {
                 const char *values[] = {p->node};

@@ -62,6 +62,9 @@ struct pg_db {
 void pg_set_error(struct pg_db *p, const char *msg);
 /* After a failed call: its message kept, and a connection that is gone closed; -EIO. */
 int pg_failed(struct pg_db *p, const PGresult *res);
+/* A new connection to the node's database, named after the node in pg_stat_activity
+ * (application_name, unless its conninfo names one); NULL when out of memory. */
+PGconn *pg_connect_to(const struct pg_db *p);
 /* Connected again when the connection was lost: 0, or -EIO. */
 int pg_connect(struct pg_db *p);
 /* A statement without rows: 0, or -EIO. */
