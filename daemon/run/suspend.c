@@ -29,6 +29,18 @@ void suspend_destroy(struct suspend *s)
         cgroup_run_unref(s->cgroup);
 }
 
+/* Under the lock: sig to every process of the run in hand. */
+static int send(struct suspend *s, int sig)
+{
+        int r;
+
+        if (s->cgroup)
+                r = cgroup_run_signal(s->cgroup, sig);
+        else
+                r = kill(-s->pid, sig) < 0 ? -errno : 0;
+        return r < 0 ? r : 0;
+}
+
 /* Under the lock. */
 static int set_stopped(struct suspend *s, bool stopped)
 {
@@ -43,6 +55,7 @@ void suspend_begin(struct suspend *s)
         s->starting = true;
         s->on = false;
         s->total = 0;
+        s->signals = 0;
         pthread_mutex_unlock(lock_of(s));
 }
 
@@ -55,6 +68,10 @@ void suspend_attach(struct suspend *s, struct cgroup_run *cgroup, pid_t pid)
         /* Suspended while it started: stopped before it runs much further. */
         if (s->on && set_stopped(s, true) < 0)
                 s->on = false;
+        for (int sig = 1; sig <= 64; sig++)
+                if (s->signals & UINT64_C(1) << (sig - 1))
+                        send(s, sig);
+        s->signals = 0;
         pthread_mutex_unlock(lock_of(s));
 }
 
@@ -67,6 +84,7 @@ void suspend_detach(struct suspend *s)
         }
         s->on = false;
         s->starting = false;
+        s->signals = 0;
         s->pid = 0;
         s->cgroup = cgroup_run_unref(s->cgroup);
         pthread_mutex_unlock(lock_of(s));
@@ -137,12 +155,13 @@ int suspend_signal(struct suspend *s, int sig)
 
         /* Under the lock, so that the run's cgroup and group are not let go of meanwhile. */
         pthread_mutex_lock(lock_of(s));
-        if (s->pid <= 0)
+        if (s->pid > 0)
+                r = send(s, sig);
+        else if (s->starting && sig >= 1 && sig <= 64) {
+                s->signals |= UINT64_C(1) << (sig - 1);
+                r = 0;
+        } else
                 r = -ESRCH;
-        else if (s->cgroup)
-                r = cgroup_run_signal(s->cgroup, sig);
-        else
-                r = kill(-s->pid, sig) < 0 ? -errno : 0;
         pthread_mutex_unlock(lock_of(s));
-        return r < 0 ? r : 0;
+        return r;
 }

@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct cgroup_run;
@@ -20,6 +21,7 @@ struct suspend {
         pid_t pid;                 /* the run's process group; 0: nothing to suspend */
         bool starting;             /* a run is starting: its processes are not in hand yet */
         bool on;                   /* its processes are stopped (or will be, once in hand) */
+        uint64_t signals;          /* signal n at bit n-1: asked while starting, sent once in hand */
         double since, total;       /* monotonic seconds: the last suspend, and all before */
 };
 
@@ -38,8 +40,9 @@ double suspend_deadline(struct suspend *s, double deadline);
 int suspend_stop(struct suspend *s);
 int suspend_continue(struct suspend *s);
 bool suspend_is_on(struct suspend *s);
-/* Loop: sig to every process of the run: its cgroup's, else its process group's. 0, -ESRCH
- * when no run's processes are in hand (none, or still starting); -errno. */
+/* Loop: sig to every process of the run: its cgroup's, else its process group's; while the
+ * run is starting, as soon as its processes are in hand. 0, -ESRCH when there is no run (none,
+ * or its processes ended); -errno. */
 int suspend_signal(struct suspend *s, int sig);
 
 #endif
