@@ -187,6 +187,18 @@ int cmd_reload(struct ctl *x, const struct opts *o, int argc, char **argv)
         return r;
 }
 
+int cmd_reexec(struct ctl *x, const struct opts *o, int argc, char **argv)
+{
+        json_object *result;
+        int r = ctl_call(x, NULL, "reexec", NULL, &result);
+
+        if (r == 0 && !x->json)
+                printf("slowworkd runs its program again (pid %lld, version %s)\n",
+                       (long long)json_int(result, "pid", 0), json_str(result, "version", "?"));
+        json_object_put(result);
+        return r;
+}
+
 int cmd_nodes(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         json_object *result, *list;

@@ -240,6 +240,8 @@ static const struct command commands[] = {
      "send a signal (USR1, SIGUSR1 or a number) to a running job's processes"},
     {"reload", 0, 0, no_options, false, cmd_reload, "",
      "make the daemon read its configuration file again"},
+    {"reexec", 0, 0, no_options, false, cmd_reexec, "",
+     "make the daemon execute its program again in place (after an upgrade), runs going on"},
     {"nodes", 0, 0, no_options, false, cmd_nodes, "",
      "list the nodes that share the job database (* marks this one)"},
     {"ping", 0, 0, no_options, false, cmd_ping, "", "check that the daemon answers"},

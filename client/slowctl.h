@@ -119,6 +119,7 @@ int cmd_signal(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_restart(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_queue(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_reload(struct ctl *x, const struct opts *o, int argc, char **argv);
+int cmd_reexec(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_nodes(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_ping(struct ctl *x, const struct opts *o, int argc, char **argv);
 int cmd_version(struct ctl *x, const struct opts *o, int argc, char **argv);

@@ -27,7 +27,7 @@ _slowctl()
         _init_completion || return
 
         local commands="submit edit enqueue wait cancel release status list history log get set queue
-                stats top rq metrics pause resume suspend continue signal restart reload nodes ping
+                stats top rq metrics pause resume suspend continue signal restart reload reexec nodes ping
                 version help"
         local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
                 log-limit kill-grace stop-timeout max-connections-per-user

@@ -38,7 +38,7 @@ function __slowctl_args_after
     math (count $args) - $i
 end
 
-set -l commands submit edit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue signal restart reload nodes ping version help
+set -l commands submit edit enqueue wait cancel release status list history log get set queue stats top rq metrics pause resume suspend continue signal restart reload reexec nodes ping version help
 
 complete -c slowctl -f
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -l socket -r -F -d "the daemon's socket"
@@ -71,6 +71,7 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a signal -d 
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a restart -d "run an ended job again, as a new job"
 complete -c slowctl -n "__fish_seen_subcommand_from restart" -l command -r -d "run this shell command instead"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a reload -d "make the daemon read its configuration file again"
+complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a reexec -d "make the daemon execute its program again in place"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a nodes -d "list the nodes that share the job database"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a ping -d "check that the daemon answers"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a version -d "show slowctl's and the daemon's version"

@@ -115,6 +115,18 @@ static void start_again(char **argv, int fd)
         fprintf(stderr, "slowworkd: cannot start again: %s\n", strerror(errno));
 }
 
+/* The program's path now (where an upgrade puts the next one) and its arguments, for a reexec. */
+static void set_program(char **argv)
+{
+        char path[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+        if (n <= 0)
+                return;
+        path[n] = '\0';
+        reexec_set_program(path, argv);
+}
+
 /* The arguments as given, for a start again (kept while the process lives); then a password in
  * --store's value is blanked in the process's own (what ps and /proc/PID/cmdline show), as
  * database clients do. */
@@ -249,6 +261,7 @@ int main(int argc, char **argv)
             {NULL, 0, NULL, 0},
         };
         struct manager_options o = {0};
+        struct reexec_taken taken;
         struct manager *m = NULL;
         char err[512];
         int c, index, r, restart_fd;
@@ -354,9 +367,16 @@ int main(int argc, char **argv)
         /* A file-size limit reached (like a full disk) is an error to handle, not the end. */
         signal(SIGXFSZ, SIG_IGN);
 
-        r = manager_new(&o, &m);
+        set_program(kept);
+        r = reexec_take(&taken);
+        if (r > 0)
+                o.taken = &taken;
+        if (r >= 0)
+                r = manager_new(&o, &m);
         if (r == 0)
                 r = manager_start(m);
+        reexec_answer(&taken, r);
+        run_handover_free(taken.runs);
         if (r == 0) {
                 notify_ready(&m->notify);
                 r = manager_run(m);

@@ -91,6 +91,25 @@ static int on_reload_request(void *data, struct conn *c, json_object *id)
 }
 
 /* The metrics file's text. */
+static int on_reexec_request(void *data, struct conn *c, json_object *id, char *err,
+                             size_t len)
+{
+        struct manager *m = data;
+
+        return reexec_begin(&m->reexec, c, id, err, len);
+}
+
+static void on_sigusr2(uv_signal_t *handle, int signum)
+{
+        char err[512];
+
+        (void)signum;
+        struct manager *m = handle->data;
+
+        if (reexec_begin(&m->reexec, NULL, NULL, err, sizeof(err)) < 0)
+                log_warning("SIGUSR2: no reexec: %s", err);
+}
+
 static char *render_metrics(void *data)
 {
         struct manager *m = data;
@@ -245,7 +264,14 @@ int manager_new(const struct manager_options *o, struct manager **ret)
                 goto fail;
         m->listener = (struct listener){
             .system = o->system, .socket_gid = o->file.socket_gid, .clients = &m->clients};
-        r = activation_socket(&m->listener.activated_fd, &m->listener.path);
+        if (o->taken) {
+                r = activation_taken(o->taken->socket_fd, &m->listener.path);
+                m->listener.activated_fd = o->taken->socket_fd;
+                m->listener.owned = o->taken->socket_owned;
+                o->taken->socket_fd = -1;
+                r = r < 0 ? r : 1;
+        } else
+                r = activation_socket(&m->listener.activated_fd, &m->listener.path);
         if (r == 0)
                 r = listener_resolve_path(o->socket_path, o->system, &m->listener.path);
         if (r < 0)
@@ -288,6 +314,10 @@ int manager_new(const struct manager_options *o, struct manager **ret)
                                     });
         if (r < 0)
                 goto fail;
+        if (o->taken) {
+                m->daemon.contain.taken_up = o->taken->runs;
+                o->taken->runs = NULL;
+        }
         waits_init(&m->daemon);
         m->clients = (struct clients){
             .loop = m->loop,
@@ -313,7 +343,16 @@ int manager_new(const struct manager_options *o, struct manager **ret)
             .notify = &m->notify,
             .stopping = &m->stopping,
         };
+        m->reexec = (struct reexec_ctx){
+            .loop = m->loop,
+            .daemon = &m->daemon,
+            .store = m->store,
+            .listener = &m->listener,
+            .notify = &m->notify,
+            .stopping = &m->stopping,
+        };
         m->daemon.reload = on_reload_request;
+        m->daemon.reexec = on_reexec_request;
         m->daemon.reload_data = m;
         m->daemon.on_event = requests_notify;
         m->daemon.event_data = &m->clients;
@@ -331,10 +370,12 @@ static void start_signals(struct manager *m)
         uv_signal_init(m->loop, &m->sigterm);
         uv_signal_init(m->loop, &m->sigint);
         uv_signal_init(m->loop, &m->sighup);
-        m->sigterm.data = m->sigint.data = m->sighup.data = m;
+        uv_signal_init(m->loop, &m->sigusr2);
+        m->sigterm.data = m->sigint.data = m->sighup.data = m->sigusr2.data = m;
         uv_signal_start(&m->sigterm, on_signal, SIGTERM);
         uv_signal_start(&m->sigint, on_signal, SIGINT);
         uv_signal_start(&m->sighup, on_sighup, SIGHUP);
+        uv_signal_start(&m->sigusr2, on_sigusr2, SIGUSR2);
 }
 
 static void close_signals(struct manager *m)
@@ -342,6 +383,7 @@ static void close_signals(struct manager *m)
         uv_close((uv_handle_t *)&m->sigterm, NULL);
         uv_close((uv_handle_t *)&m->sigint, NULL);
         uv_close((uv_handle_t *)&m->sighup, NULL);
+        uv_close((uv_handle_t *)&m->sigusr2, NULL);
 }
 
 static void no_work(uv_work_t *work)

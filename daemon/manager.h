@@ -13,6 +13,7 @@
 
 #include "jobs/daemon.h"
 #include "jobs/lease.h"
+#include "reexec.h"
 #include "reload.h"
 #include "server/conn.h"
 #include "server/relay.h"
@@ -33,6 +34,7 @@ struct manager {
         struct listener listener;
         struct notify notify;
         struct reload reload;
+        struct reexec_ctx reexec;
         struct lease lease;
         bool lease_open;
         struct relay relay; /* requests about other nodes' jobs (a shared database) */
@@ -45,7 +47,7 @@ struct manager {
         int test_clock_fd;             /* manager_options's, until manager_start takes it */
         struct test_clock *test_clock; /* the tests' hook on the clocks, NULL: none */
 
-        uv_signal_t sigterm, sigint, sighup;
+        uv_signal_t sigterm, sigint, sighup, sigusr2;
         uv_timer_t stop_timer;
         uv_work_t drain;
         bool stopping;
@@ -60,6 +62,7 @@ struct manager_options {
         struct config config;
         struct config_file file;
         int test_clock_fd; /* SLOWWORKD_TEST_CLOCK_FD's socket (jobs/test-clock.h), 0: none */
+        struct reexec_taken *taken; /* what the last program handed over (reexec), NULL: none */
 };
 
 int manager_new(const struct manager_options *o, struct manager **ret);

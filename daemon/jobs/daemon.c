@@ -361,6 +361,42 @@ void daemon_stop_starting(struct daemon *d)
                                 job_kick(job);
 }
 
+void daemon_hand_over(struct daemon *d)
+{
+        __atomic_store_n(&d->shared.run.handing_over, true, __ATOMIC_RELEASE);
+        for (size_t i = 0; i < REGISTRY_BUCKETS; i++)
+                for (struct job *job = d->registry.by_id[i]; job; job = job->hnext)
+                        job_kick(job);
+}
+
+bool daemon_handed_over(struct daemon *d)
+{
+        return __atomic_load_n(&d->pause.runs, __ATOMIC_ACQUIRE) == 0 && !on_end_busy(&d->on_end);
+}
+
+void daemon_take_back(struct daemon *d)
+{
+        __atomic_store_n(&d->shared.run.handing_over, false, __ATOMIC_RELEASE);
+        while (d->handed) {
+                struct run_handover *h = d->handed;
+                struct job *job = registry_find(&d->registry, h->id);
+
+                d->handed = h->next;
+                h->next = NULL;
+                if (job && !job->resume) {
+                        job->resume = h;
+                        if (slow_work_pool_enqueue(job->queue->pool, &job->dw.work) == 0)
+                                continue;
+                        job->resume = NULL;
+                }
+                log_error("Job %lld: cannot take up run %lld again: it goes on unwatched until "
+                          "the next start stops it",
+                          (long long)h->id, (long long)h->run);
+                run_handover_free(h);
+        }
+        gate_open(&d->gate);
+}
+
 void daemon_fence(struct daemon *d, bool fenced)
 {
         if (__atomic_load_n(&d->shared.run.fenced, __ATOMIC_ACQUIRE) == fenced)

@@ -80,9 +80,13 @@ struct daemon {
         void *event_data;
         struct inflight_run *crashed; /* start: the runs the last daemon died running */
         size_t ncrashed;
+        struct run_handover *handed; /* runs handed over for a reexec (jobs/lifecycle.c) */
         /* The reload method's way to the daemon's reload, which answers request id on c later:
          * 0, or -ENOMEM. */
         int (*reload)(void *data, struct conn *c, json_object *id);
+        /* The reexec method's way to the daemon's reexec (reexec.h), with reload_data: 0 (the
+         * request answered later), or -errno with why in err. */
+        int (*reexec)(void *data, struct conn *c, json_object *id, char *err, size_t len);
         void *reload_data;
 };
 
@@ -102,6 +106,12 @@ struct daemon_config {
 /* Sets up how runs are contained, starts the supervisor, maps the inflight file and starts the
  * default queue's pool; errors are logged. */
 int daemon_init(struct daemon *d, const struct daemon_config *config);
+/* A reexec: no run starts, and each shell run in progress hands itself over (d->handed). */
+void daemon_hand_over(struct daemon *d);
+/* Whether every run has been handed over or has ended, and no on-end command runs or waits. */
+bool daemon_handed_over(struct daemon *d);
+/* A reexec given up: the runs handed over are taken up again here, and held runs start. */
+void daemon_take_back(struct daemon *d);
 /* Shutdown: queued runs do not start; running ones go on, but suspended ones stop. */
 void daemon_stop_starting(struct daemon *d);
 /* Whether it was called: what a read answers at the store's stop is no longer acted on. */

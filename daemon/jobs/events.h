@@ -16,6 +16,7 @@ enum event_type {
         EVENT_HELD,      /* a run did not start: paused, or too little free space (held is set) */
         EVENT_HELD_USER, /* a run did not start: its owner has max-running-per-user (held set) */
         EVENT_HELD_QUEUE_USER, /* the same in its queue (it took a slot of the daemon's limit) */
+        EVENT_HANDED_OVER, /* a run was handed over (reexec): job->handed; it goes on */
         EVENT_HELD_KEY, /* a keyed run's start was not committed before the node was fenced (it
                          * took a slot of both limits; held is set) */
 };

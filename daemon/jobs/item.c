@@ -16,6 +16,7 @@
 #include "jobs/record.h"
 #include "jobs/users.h"
 #include "run/run.h"
+#include "store/run-record.h"
 #include "store/store.h"
 
 static int item_get_ref(struct slow_work *work)
@@ -72,11 +73,10 @@ static void run_started(const struct run_job *rj, struct run_record *rec)
         events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
 }
 
-/* Counts one more run of the job, makes its record and runs it with its runner: NULL only when
- * out of memory (the run is counted all the same, so the loop sees it end). */
-static struct run_record *execute_run(struct job *job)
+/* Runs the job with its runner, rec the run's record (made by record_new_run(), which counts the
+ * run, or for a run taken up record_resumed_run()). */
+static struct run_record *execute_run(struct job *job, struct run_record *rec)
 {
-        struct run_record *rec = record_new_run(job);
         struct run_job rj = {
             .id = job->id,
             .owner = job->owner,
@@ -93,17 +93,47 @@ static struct run_record *execute_run(struct job *job)
             .kick_fd = &job->kick_fd,
             .pid = &job->pid,
             .suspend = &job->suspend,
+            .resume = job->resume,
+            .handed = &job->handed,
             .started = run_started,
             .data = job,
         };
 
-        if (!rec)
-                return NULL;
         if (rj.plugin_entry)
                 plugin_run(&job->shared->run, &rj, rec);
+        else if (rj.resume)
+                shell_resume(&job->shared->run, &rj, rec);
         else
                 shell_run(&job->shared->run, &rj, rec);
         return rec;
+}
+
+/* The run's end told to the loop, or that it was handed over (its record then goes). */
+static void post_end(struct job *job, struct run_record *rec)
+{
+        struct events *ev = job->shared->run.events;
+
+        if (job->handed) {
+                run_record_free(rec);
+                events_post(ev, EVENT_HANDED_OVER, job_ref(job), NULL);
+                return;
+        }
+        events_post(ev, EVENT_ENDED, job_ref(job), rec);
+}
+
+/* The run handed over by the daemon's last program, taken up: it is past every gate already. */
+static void resume_run(struct job *job)
+{
+        struct run_record *rec;
+
+        users_take_run(job->shared->users, job, true);
+        users_take_run(&job->queue->users, job, true);
+        rec = record_resumed_run(job, job->resume->run);
+        if (rec)
+                rec = execute_run(job, rec);
+        run_handover_free(job->resume);
+        job->resume = NULL;
+        post_end(job, rec);
 }
 
 /* Counted first, then the pause looked at: a pause either is seen here, or sees the count. A
@@ -120,6 +150,10 @@ static void item_execute(struct slow_work *work)
 
         pause_run_started(ctx->pause);
         pause_run_started(&job->queue->pause);
+        if (job->resume) {
+                resume_run(job);
+                return;
+        }
         if (!must_go(job) && gate_holds_back(ctx, job)) {
                 hold(job, EVENT_HELD);
                 return;
@@ -139,15 +173,17 @@ static void item_execute(struct slow_work *work)
                 hold(job, EVENT_HELD_KEY);
                 return;
         }
-        rec = execute_run(job);
-        if (job->key_shared) {
+        rec = record_new_run(job);
+        if (rec)
+                rec = execute_run(job, rec);
+        if (job->key_shared && !job->handed) {
                 stopping = __atomic_load_n(&ctx->stopping, __ATOMIC_ACQUIRE);
                 r = store_key_end(job->shared->store, job->id, stopping, end_give_up, job, &again);
                 /* Not known whether an ask came: it runs once more, to be sure. */
                 if (!stopping && (r < 0 || again))
                         __atomic_store_n(&job->key_again, true, __ATOMIC_RELEASE);
         }
-        events_post(ctx->events, EVENT_ENDED, job_ref(job), rec);
+        post_end(job, rec);
 }
 
 /* "ID: NAME or COMMAND", cut at the buffer's end, never inside a character. */

@@ -111,6 +111,9 @@ struct job {
         struct job_user_link user_link;       /* loop: in the daemon's per-user limits */
         struct job_user_link queue_user_link; /* loop: in its queue's */
         struct suspend suspend; /* its run's processes stopped (suspend, continue) */
+        /* A run the daemon's last program handed over (reexec): its next item takes it up; and
+         * the run its item hands over now. The pool thread's, then the loop's. */
+        struct run_handover *resume, *handed;
 
         struct run_record *last; /* loop: the last finished run */
         int64_t runs_ended;      /* loop: runs whose end the loop has seen */

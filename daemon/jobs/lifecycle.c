@@ -294,6 +294,14 @@ void lifecycle_on_event(void *data, struct event *e)
                 gate_hold(&d->gate, job);
                 run_done(d, job);
                 break;
+        case EVENT_HANDED_OVER:
+                job->handed->next = d->handed;
+                d->handed = job->handed;
+                job->handed = NULL;
+                users_run_ended(&d->users, job);
+                users_run_ended(&job->queue->users, job);
+                run_done(d, job);
+                break;
         case EVENT_RELEASED:
                 break;
         }

@@ -251,6 +251,16 @@ void on_end_after(struct on_end *oe, const struct job *job, const struct run_rec
         }
 }
 
+bool on_end_busy(struct on_end *oe)
+{
+        struct slow_work_stats st;
+
+        if (!oe->pool)
+                return false;
+        slow_work_pool_stats(oe->pool, &st);
+        return st.busy + st.queued_slow + st.queued_very_slow + st.delayed > 0;
+}
+
 void on_end_kick(struct on_end *oe)
 {
         uint64_t one = 1;

@@ -31,6 +31,8 @@ int on_end_init(struct on_end *oe, const struct run_context *ctx);
  * "": none). Queued, unless the daemon is stopping (then said in the log). */
 void on_end_after(struct on_end *oe, const struct job *job, const struct run_record *rec,
                   const char *command);
+/* Whether a command runs, or waits for a thread. */
+bool on_end_busy(struct on_end *oe);
 /* The commands in progress look at why they should stop (a stop's interrupt, a fence). */
 void on_end_kick(struct on_end *oe);
 /* Frees the pool, waiting for the commands in progress: any thread but the loop's. */

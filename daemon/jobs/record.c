@@ -52,9 +52,18 @@ struct run_record *record_new_run(struct job *job)
         return record_new(job, __atomic_add_fetch(&job->runs_started, 1, __ATOMIC_ACQ_REL), true);
 }
 
+struct run_record *record_resumed_run(struct job *job, int64_t run)
+{
+        double none = 0;
+
+        __atomic_store(&job->run_started, &none, __ATOMIC_RELAXED);
+        return record_new(job, run, true);
+}
+
 void record_start(struct job *job, struct run_record *rec)
 {
-        rec->started = run_wall_now();
+        if (rec->started == 0) /* a run taken up after a reexec has its start */
+                rec->started = run_wall_now();
         __atomic_store(&job->run_started, &rec->started, __ATOMIC_RELAXED);
 }
 

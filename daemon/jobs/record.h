@@ -12,8 +12,11 @@ struct run_record;
 /* Counts one more run of the job and makes its record: id, number, class, owner, summary and
  * log path. NULL when out of memory; the run is counted all the same, so the loop sees it end. */
 struct run_record *record_new_run(struct job *job);
-/* The run starts now: its record's start, and the job's, which the state database keeps while it
- * runs. Before EVENT_STARTED is posted. */
+/* The record of run number run, in progress, that the daemon's last program handed over (the
+ * job's row counts it already); NULL when out of memory. */
+struct run_record *record_resumed_run(struct job *job, int64_t run);
+/* The run starts now (or, taken up, started when its record says): its record's start, and the
+ * job's, which the state database keeps while it runs. Before EVENT_STARTED is posted. */
 void record_start(struct job *job, struct run_record *rec);
 /* The record of a run that the loop ends itself, now, with outcome: one that never started
  * (cancelled while queued: no log), or one the daemon's end cut (interrupted: its log). */

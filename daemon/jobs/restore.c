@@ -36,6 +36,10 @@ struct restoring {
         uid_t foreign_owner;
         struct job **waiting; /* jobs that waited for others: looked at once all are back */
         size_t nwaiting;
+        /* After a reexec, the queued jobs, queued once all are back: the runs taken up first. */
+        struct job **queued;
+        double *due;
+        size_t nqueued;
         /* The last payload read, parsed: the rows of jobs that run the same share it. */
         char *payload;
         struct sw_submit_params p;
@@ -207,6 +211,49 @@ static void restore_interrupted(struct daemon *d, struct job *job, double starte
         daemon_save_state(d, job, NULL);
 }
 
+/* A run the daemon's last program handed over (reexec) goes on: its job's item takes it up,
+ * queued before anything else. Whether it was one. */
+static bool take_up(struct daemon *d, struct job *job)
+{
+        struct run_handover *h =
+            run_handover_find(d->contain.taken_up, job->id, job->runs_started);
+
+        if (!h || job->x->plugin_entry || !(job->resume = malloc(sizeof(*h))))
+                return false;
+        *job->resume = *h;
+        job->resume->next = NULL;
+        job->runs_ended--; /* its run is in progress */
+        log_info("Job %lld: run %lld goes on", (long long)job->id, (long long)h->run);
+        if (slow_work_pool_enqueue(job->queue->pool, &job->dw.work) < 0) {
+                /* Its pool refuses it: nothing watches its processes, which the next start
+                 * stops (a leftover). */
+                log_error("Job %lld: cannot take up run %lld", (long long)job->id,
+                          (long long)h->run);
+                free(job->resume);
+                job->resume = NULL;
+                job->runs_ended++;
+        }
+        return true;
+}
+
+/* A pending job, queued once every run taken up is. */
+static bool queue_later(struct restoring *rs, struct job *job, double due)
+{
+        struct job **jobs = realloc(rs->queued, (rs->nqueued + 1) * sizeof(*jobs));
+        double *dues = jobs ? realloc(rs->due, (rs->nqueued + 1) * sizeof(*dues)) : NULL;
+
+        if (jobs)
+                rs->queued = jobs;
+        if (!dues) {
+                daemon_restore_run(rs->d, job, due);
+                return false;
+        }
+        rs->due = dues;
+        rs->queued[rs->nqueued] = job_ref(job);
+        rs->due[rs->nqueued++] = due;
+        return true;
+}
+
 /* What a row's flow column kept: the jobs it waits for, its attempt, its next tick, when it was
  * submitted. */
 static void restore_flow(struct job *job, const char *text)
@@ -286,6 +333,7 @@ static void restore_job(void *data, const struct store_job_row *row)
         struct restoring *rs = data;
         struct daemon *d = rs->d;
         double now = run_wall_now();
+        bool later = false;
         struct job *job;
 
         /* Another node asked one of this node's keyed jobs to run again while none of its runs
@@ -316,9 +364,13 @@ static void restore_job(void *data, const struct store_job_row *row)
                 job->runs_started++;
                 job->runs_ended++;
                 restore_interrupted(d, job, 0, 0, NULL);
-        } else if (strcmp(row->state, "running") == 0)
+        } else if (strcmp(row->state, "running") == 0 && take_up(d, job))
+                ;
+        else if (strcmp(row->state, "running") == 0)
                 restore_interrupted(d, job, row->started, left_by(rs, job->id, job->runs_started),
                                     row->node ? run_record_node(row->node) : NULL);
+        else if (strcmp(row->state, "pending") == 0 && d->contain.taken_up)
+                later = queue_later(rs, job, row->due);
         else if (strcmp(row->state, "pending") == 0)
                 daemon_restore_run(d, job, row->due);
         else if (strcmp(row->state, "stashed") == 0) {
@@ -340,12 +392,20 @@ static void restore_job(void *data, const struct store_job_row *row)
                 restore_schedule(d, job, now, strcmp(row->state, "idle") != 0);
         if (row->again)
                 daemon_run_again(d, job, "run asked for by another node");
-        lifecycle_check_idle(d, job);
+        if (!later) /* not idle: queued in a moment */
+                lifecycle_check_idle(d, job);
 }
 
 /* The jobs that waited for others are looked at once all are back. */
 static void restored(struct restoring *rs)
 {
+        for (size_t i = 0; i < rs->nqueued; i++) {
+                daemon_restore_run(rs->d, rs->queued[i], rs->due[i]);
+                lifecycle_check_idle(rs->d, rs->queued[i]);
+                job_unref(rs->queued[i]);
+        }
+        free(rs->queued);
+        free(rs->due);
         for (size_t i = 0; i < rs->nwaiting; i++) {
                 restore_waiting(rs->d, rs->waiting[i]);
                 job_unref(rs->waiting[i]);
@@ -354,6 +414,18 @@ static void restored(struct restoring *rs)
         free(rs->leftovers);
         free(rs->payload);
         sw_params_clear(sw_submit_params, &rs->p);
+}
+
+/* The runs the last program handed over are no leftovers of a crash. */
+static void keep_taken_up(struct daemon *d)
+{
+        size_t kept = 0;
+
+        for (size_t i = 0; i < d->ncrashed; i++)
+                if (d->crashed[i].pid <= 0 ||
+                    !run_handover_find(d->contain.taken_up, d->crashed[i].id, d->crashed[i].run))
+                        d->crashed[kept++] = d->crashed[i];
+        d->ncrashed = kept;
 }
 
 void restore_adopted(struct daemon *d)
@@ -388,6 +460,7 @@ int restore(struct daemon *d)
 
         supervisor_report(&d->supervisor, leftover, &rs);
         contain_stop_leftovers(&d->contain, leftover, &rs);
+        keep_taken_up(d);
         contain_stop_group_leftovers(d->crashed, d->ncrashed, leftover, &rs);
         r = store_load_runs(d->store, d->settings.history_limit, restore_run, &rs);
         if (r == 0)
@@ -396,6 +469,8 @@ int restore(struct daemon *d)
         free(d->crashed); /* the start's alone */
         d->crashed = NULL;
         d->ncrashed = 0;
+        run_handover_free(d->contain.taken_up); /* those taken up have their copies */
+        d->contain.taken_up = NULL;
         /* What the reading took (rows, their JSON) goes back to the system, not kept as holes. */
         heap_release();
         if (r == 0 && d->registry.njobs > 0)

@@ -172,6 +172,25 @@ static void handle_reload(struct daemon *d, struct conn *c, union params *p, str
         r->deferred = true;
 }
 
+static void handle_reexec(struct daemon *d, struct conn *c, union params *p, struct reply *r)
+{
+        char err[512];
+        int e;
+
+        if (!conn_is_admin(c)) {
+                reply_error(r, SW_E_PERMISSION,
+                            "permission denied: only admins re-execute the daemon");
+                return;
+        }
+        e = d->reexec(d->reload_data, c, r->id, err, sizeof(err));
+        if (e == -EBUSY || e == -EOPNOTSUPP)
+                reply_error(r, SW_E_BUSY, "%s", err);
+        else if (e < 0)
+                reply_error(r, SW_E_INTERNAL, "%s", err);
+        else
+                r->deferred = true;
+}
+
 static json_object *rq_entry_to_json(const struct slow_work_rq_entry *e, const char *queue)
 {
         json_object *o = json_object_new_object();
@@ -293,6 +312,7 @@ const struct method daemon_methods[] = {
     {"settings.set", sw_settings_params, prefill_settings, handle_settings_set, false},
     {"stats", sw_queue_opt_params, NULL, handle_stats, false},
     {"reload", sw_no_params, NULL, handle_reload, false},
+    {"reexec", sw_no_params, NULL, handle_reexec, false},
     {"nodes", sw_no_params, NULL, handle_nodes, false},
     {NULL, NULL, NULL, NULL, false},
 };

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "run/contain.h"
+#include "run/handover.h"
 #include "util/cgroup.h"
 #include "util/log.h"
 #include "util/strv.h"
@@ -143,6 +144,17 @@ static void on_end_left(int64_t id, int64_t run, int left)
                          id, left, left == 1 ? "" : "es", run);
 }
 
+int contain_run_open(struct contain *c, int64_t id, int64_t run, struct cgroup_run **ret_run)
+{
+        char name[64];
+
+        *ret_run = NULL;
+        if (!c->tree)
+                return 0;
+        snprintf(name, sizeof(name), "run-%" PRId64 ".%" PRId64, id, run);
+        return cgroup_run_open(c->tree, name, ret_run);
+}
+
 void contain_stop_leftovers(struct contain *c,
                             void (*cb)(void *data, int64_t id, int64_t run, int left),
                             void *data)
@@ -163,6 +175,10 @@ void contain_stop_leftovers(struct contain *c,
                 int64_t id = 0, number = 0;
                 int left = 0;
 
+                /* Not left: handed over, it goes on. */
+                if (sscanf(*name, "run-%" SCNd64 ".%" SCNd64, &id, &number) == 2 &&
+                    run_handover_find(c->taken_up, id, number))
+                        continue;
                 r = cgroup_run_open(c->tree, *name, &run);
                 if (r == 0 && cgroup_run_populated(run) > 0) {
                         left = cgroup_run_signal(run, SIGKILL);

@@ -16,12 +16,15 @@
 
 struct cgroup_run;
 struct cgroup_tree;
+struct run_handover;
 
 struct contain {
         struct cgroup_tree *tree; /* NULL: process groups only */
         char *path;               /* the subtree's folder */
         bool made;                /* we made the subtree (not systemd's): it goes with us */
         unsigned controllers;     /* CGROUP_CTRL_* enabled in the subtree */
+        struct run_handover *taken_up; /* at a start after a reexec: the runs handed over, which
+                                        * are no leftovers */
 };
 
 /* Sets up the subtree for the daemon of state_dir, or falls back to process groups; says which
@@ -31,6 +34,9 @@ void contain_init(struct contain *c, const char *state_dir);
 void contain_free(struct contain *c);
 /* A new run's cgroup, "run-ID.RUN": 0 with *ret_run, NULL when runs are not contained; -errno. */
 int contain_run_new(struct contain *c, int64_t id, int64_t run, struct cgroup_run **ret_run);
+/* The cgroup of a run in progress that the daemon's last program handed over: 0 with *ret_run
+ * (NULL when runs are not contained), or -errno. */
+int contain_run_open(struct contain *c, int64_t id, int64_t run, struct cgroup_run **ret_run);
 /* The same for the on-end command after the run, "end-ID.RUN", apart from the runs'. */
 int contain_on_end_new(struct contain *c, int64_t id, int64_t run, struct cgroup_run **ret_run);
 /* Kills what each run cgroup of a daemon before this one still holds, waits for it, removes the

@@ -20,6 +20,7 @@ struct events;
 struct fence_context;
 struct pause;
 struct inflight;
+struct run_handover;
 struct run_record;
 struct suspend;
 struct sw_limits;
@@ -38,6 +39,8 @@ struct run_context {
                                     * and queue again, none starts */
         double fence_at;           /* atomic: when (monotonic) it is fenced, if not renewed by then
                                     * (0: no lease), for threads that see it before the loop */
+        bool handing_over;         /* atomic: the daemon re-executes itself (reexec): runs in
+                                    * progress hand themselves over, none starts */
         bool system;               /* the system instance: jobs run as their owners */
         uid_t uid;                 /* the daemon's */
         struct rlimit jobs_nofile; /* RLIMIT_NOFILE as the daemon got it, before it raised its own */
@@ -77,6 +80,10 @@ struct run_job {
         char *const *extra_env; /* set over the environment it would get (NULL: none) */
         char *output;           /* a run without a log (the record's NULL): its output's start, */
         size_t output_size;     /* NUL-terminated, in this many bytes (0: none kept) */
+        /* A shell run the daemon's last program handed over, to take up (NULL: a new run); and
+         * where the runner puts the run it hands over itself (it then does not end it). */
+        const struct run_handover *resume;
+        struct run_handover **handed;
         /* The run starts now (rec has its number and log): told before its process starts. */
         void (*started)(const struct run_job *job, struct run_record *rec);
         void *data;                      /* the layer above's, for started */

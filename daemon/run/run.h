@@ -11,6 +11,7 @@
 #include "run/contain.h"
 #include "run/context.h"
 #include "run/fence.h"
+#include "run/handover.h"
 #include "run/inflight.h"
 #include "run/limits.h"
 #include "run/plugin-run.h"

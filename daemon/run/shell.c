@@ -25,6 +25,7 @@
 #include "run/contain.h"
 #include "run/context.h"
 #include "run/fence.h"
+#include "run/handover.h"
 #include "run/inflight.h"
 #include "run/limits.h"
 #include "run/shell.h"
@@ -48,6 +49,7 @@ struct run {
         const char *stopped_as; /* outcome when we stopped it: cancelled, timed-out, ... */
         double deadline;        /* monotonic seconds, 0: no timeout */
         double kill_at;         /* monotonic seconds, 0: no SIGKILL due */
+        bool kept;              /* not handed over (out of memory): watched to its end here */
 };
 
 /* Copies what the pipe holds now; false at end of file. */
@@ -166,8 +168,17 @@ int shell_watch_check(void)
         return 0;
 }
 
-/* Waits for the process to end, copying its output, and says how it ended. */
-static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct run_record *rec)
+/* Whether the daemon's next program is to take the run up (reexec): one being stopped ends here
+ * first, and an on-end command (which has nowhere to hand itself over) runs to its end. */
+static bool handing_over(const struct run *run)
+{
+        return run->job->handed && !run->stopped_as && !run->kept &&
+               __atomic_load_n(&run->ctx->handing_over, __ATOMIC_ACQUIRE);
+}
+
+/* Waits for the process to end, copying its output, and says how it ended; or, when the run is
+ * handed over, lets go of it as it is (false). */
+static bool watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct run_record *rec)
 {
         const struct run_job *job = run->job;
         double deadline = run->deadline;
@@ -195,6 +206,13 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                         timeout = next <= now ? 0 : (int)ceil((next - now) * 1000.0);
                 if (pidfd < 0 && (timeout < 0 || timeout > NO_PIDFD_CHECK_MS))
                         timeout = NO_PIDFD_CHECK_MS;
+                if (handing_over(run)) {
+                        if (out_open)
+                                drain(run, out_fd);
+                        if (pidfd >= 0)
+                                close_pidfd(pidfd);
+                        return false;
+                }
                 poll(fds, 3, timeout);
                 if (fds[2].revents)
                         out_open = drain(run, out_fd);
@@ -233,6 +251,7 @@ static void watch(struct run *run, pid_t pid, int out_fd, int kick_fd, struct ru
                 rec->outcome = run->stopped_as;
         if (out_open)
                 drain(run, out_fd);
+        return true;
 }
 
 static void end_run(const struct run_job *job, int kick_fd)
@@ -329,6 +348,10 @@ static struct cgroup_run *run_cgroup(const struct run_context *ctx, const struct
         return cg;
 }
 
+static bool watch_to_end(struct run *run, pid_t pid, int out_fd, int kick_fd, int slot,
+                         struct run_record *rec);
+static void finish(struct run *run, int out_fd, int kick_fd, pid_t fenced, struct run_record *rec);
+
 void shell_run(const struct run_context *ctx, const struct run_job *job, struct run_record *rec)
 {
         struct run run = {.ctx = ctx, .job = job};
@@ -412,22 +435,122 @@ void shell_run(const struct run_context *ctx, const struct run_job *job, struct 
                 suspend_attach(job->suspend, run.cgroup, pid);
                 __atomic_store_n(job->pid, pid, __ATOMIC_RELEASE);
                 fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
-                watch(&run, pid, pipefd[0], kick_fd, rec);
-                __atomic_store_n(job->pid, 0, __ATOMIC_RELEASE);
-                inflight_leave(ctx->inflight, slot);
+                if (!watch_to_end(&run, pid, pipefd[0], kick_fd, slot, rec))
+                        return;
         }
+        finish(&run, pipefd[0], kick_fd, fenced, rec);
+}
+
+/* The run's output pipe, log and cgroup let go of, unless handed over; its record finished. */
+static void finish(struct run *run, int out_fd, int kick_fd, pid_t fenced, struct run_record *rec)
+{
+        const struct run_job *job = run->job;
+        int r;
+
         if (fenced > 0)
                 fence_end(fenced);
-        if (pipefd[0] >= 0)
-                close(pipefd[0]);
-        rec->log_bytes = run.log.size;
-        run_log_close(&run.log);
+        if (out_fd >= 0)
+                close(out_fd);
+        rec->log_bytes = run->log.size;
+        run_log_close(&run->log);
         rec->ended = run_wall_now();
-        if (run.cgroup)
-                account(rec, run.cgroup);
-        if (run.cgroup && (r = cgroup_run_remove(run.cgroup)) < 0)
+        if (run->cgroup)
+                account(rec, run->cgroup);
+        if (run->cgroup && (r = cgroup_run_remove(run->cgroup)) < 0)
                 log_warning("Job %lld: cannot remove the cgroup of run %lld: %s",
                             (long long)job->id, (long long)rec->run, strerror(-r));
-        cgroup_run_unref(run.cgroup);
+        cgroup_run_unref(run->cgroup);
         end_run(job, kick_fd);
+}
+
+/* The run's processes, its pipe and its log as the next program takes them up; NULL when out of
+ * memory (the run is then watched to its end here). */
+static struct run_handover *hand_over(struct run *run, pid_t pid, int out_fd,
+                                      const struct run_record *rec)
+{
+        struct run_handover *h = calloc(1, sizeof(*h));
+
+        if (!h)
+                return NULL;
+        *h = (struct run_handover){
+            .id = run->job->id,
+            .run = rec->run,
+            .pid = pid,
+            .out_fd = out_fd,
+            .log_fd = run->log.fd,
+            .cgroup = run->cgroup != NULL,
+            .deadline = run->deadline,
+            .started = rec->started,
+            .logged = run->log.logged,
+            .log_size = run->log.size,
+            .cut = run->log.cut,
+        };
+        suspend_hand_over(run->job->suspend, &h->suspended, &h->since, &h->total);
+        return h;
+}
+
+/* Watches the run (its process pid, its pipe, its inflight slot) to its end: true. Or it is
+ * handed over: its processes go on, their pipe, log and cgroup are the next program's, and its
+ * inflight slot stays for a crash meanwhile (false). */
+static bool watch_to_end(struct run *run, pid_t pid, int out_fd, int kick_fd, int slot,
+                         struct run_record *rec)
+{
+        const struct run_job *job = run->job;
+        struct run_handover *h;
+
+        while (!watch(run, pid, out_fd, kick_fd, rec)) {
+                h = hand_over(run, pid, out_fd, rec);
+                if (!h) {
+                        /* It cannot be said: the reexec waits for the run's end. */
+                        run->kept = true;
+                        continue;
+                }
+                __atomic_store_n(job->pid, 0, __ATOMIC_RELEASE);
+                *job->handed = h;
+                cgroup_run_unref(run->cgroup);
+                end_run(job, kick_fd);
+                return false;
+        }
+        __atomic_store_n(job->pid, 0, __ATOMIC_RELEASE);
+        inflight_leave(run->ctx->inflight, slot);
+        return true;
+}
+
+void shell_resume(const struct run_context *ctx, const struct run_job *job,
+                  struct run_record *rec)
+{
+        const struct run_handover *h = job->resume;
+        struct run run = {.ctx = ctx, .job = job, .deadline = h->deadline};
+        struct user_creds *as = NULL;
+        int kick_fd, slot, r;
+        char note[512];
+
+        suspend_begin(job->suspend);
+        run_log_init(&run.log, ctx, rec->log);
+        run.log.fd = h->log_fd;
+        run.log.logged = h->logged;
+        run.log.size = h->log_size;
+        run.log.cut = h->cut;
+        /* A log not made yet is made as a new run's is: its owner's. */
+        if (runs_as_owner(ctx, job) && take_owner(job, &run.log, &as, note, sizeof(note)) == 0)
+                user_creds_free(as);
+        /* It goes on as it was: a cancel, a stop or a fence that comes now stops it. */
+        kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        pthread_mutex_lock(job->kick_lock);
+        *job->kick_fd = kick_fd;
+        pthread_mutex_unlock(job->kick_lock);
+        rec->started = h->started;
+        job->started(job, rec);
+        if (h->cgroup && (r = contain_run_open(ctx->contain, job->id, rec->run, &run.cgroup)) < 0)
+                log_warning("Job %lld: cannot open the cgroup of run %lld: %s: its process group "
+                            "stands for it",
+                            (long long)job->id, (long long)rec->run, strerror(-r));
+        slot = run.cgroup ? -1 : mark_inflight(ctx, job, rec->run, h->pid);
+        suspend_take_up(job->suspend, run.cgroup, h->pid, h->suspended, h->since, h->total);
+        __atomic_store_n(job->pid, h->pid, __ATOMIC_RELEASE);
+        if (stop_reason(ctx, job))
+                stop(&run, h->pid, stop_reason(ctx, job));
+        if (!watch_to_end(&run, h->pid, h->out_fd, kick_fd, slot, rec))
+                return;
+        finish(&run, h->out_fd, kick_fd, 0, rec);
 }

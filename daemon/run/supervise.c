@@ -89,7 +89,7 @@ static void fence(const char *cgroup_path)
 }
 
 /* Until the daemon is gone (end of file): its deadlines (a double each, the last one counts),
- * and a fence at each that passes. */
+ * and a fence at each that passes; a negative one lets go (the daemon's reexec). */
 static void watch(const char *cgroup_path)
 {
         double deadline = 0, said[64];
@@ -115,6 +115,10 @@ static void watch(const char *cgroup_path)
                         return;
                 if ((size_t)got >= sizeof(*said))
                         deadline = said[(size_t)got / sizeof(*said) - 1];
+                /* The daemon re-executes itself: its runs go on, and its next program starts
+                 * a supervisor of its own. */
+                if (deadline < 0)
+                        _exit(0);
         }
 }
 

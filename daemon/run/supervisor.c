@@ -224,6 +224,23 @@ void supervisor_deadline(struct supervisor *s, double at)
                 s->said = at;
 }
 
+void supervisor_let_go(struct supervisor *s)
+{
+        double go = -1;
+
+        supervisor_unwatch(s);
+        if (s->pid > 0) {
+                fcntl(s->pipe_fd, F_SETFL, 0);
+                if (write(s->pipe_fd, &go, sizeof(go)) != (ssize_t)sizeof(go))
+                        log_warning("Cannot tell the supervisor to let go: %m");
+                close(s->pipe_fd);
+                while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        }
+        s->pid = 0;
+        s->pipe_fd = -1;
+}
+
 void supervisor_stop(struct supervisor *s)
 {
         if (s->pid > 0) {

@@ -51,6 +51,9 @@ int supervisor_life_fd(const struct supervisor *s);
 void supervisor_deadline(struct supervisor *s, double at);
 /* Stops watching it (before the loop ends): one that dies from now on is not replaced. */
 void supervisor_unwatch(struct supervisor *s);
+/* Before a reexec: the supervisor exits at once, stopping nothing (the runs go on, handed over),
+ * and is waited for; the next program starts its own. */
+void supervisor_let_go(struct supervisor *s);
 /* A normal end, once the runs are stopped: the supervisor finds nothing, and is waited for. */
 void supervisor_stop(struct supervisor *s);
 /* What the last daemon's supervisor stopped, to cb as contain_stop_leftovers() tells it (left

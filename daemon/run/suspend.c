@@ -90,6 +90,31 @@ void suspend_detach(struct suspend *s)
         pthread_mutex_unlock(lock_of(s));
 }
 
+void suspend_hand_over(struct suspend *s, bool *ret_on, double *ret_since, double *ret_total)
+{
+        pthread_mutex_lock(lock_of(s));
+        *ret_on = s->on;
+        *ret_since = s->since;
+        *ret_total = s->total;
+        s->on = false;
+        s->starting = false;
+        s->signals = 0;
+        s->pid = 0;
+        s->cgroup = cgroup_run_unref(s->cgroup);
+        pthread_mutex_unlock(lock_of(s));
+}
+
+void suspend_take_up(struct suspend *s, struct cgroup_run *cgroup, pid_t pid, bool on,
+                     double since, double total)
+{
+        pthread_mutex_lock(lock_of(s));
+        s->on = on;
+        s->since = since;
+        s->total = total;
+        pthread_mutex_unlock(lock_of(s));
+        suspend_attach(s, cgroup, pid);
+}
+
 double suspend_deadline(struct suspend *s, double deadline)
 {
         double moved;

@@ -33,6 +33,12 @@ void suspend_begin(struct suspend *s);
 void suspend_attach(struct suspend *s, struct cgroup_run *cgroup, pid_t pid);
 /* Runner: no longer; suspended processes go on. */
 void suspend_detach(struct suspend *s);
+/* Runner: lets go of the run's processes as they are, suspended or not (a handover), saying how
+ * it stands. */
+void suspend_hand_over(struct suspend *s, bool *ret_on, double *ret_since, double *ret_total);
+/* Runner: a run handed over, taken up: its processes in hand as they were. */
+void suspend_take_up(struct suspend *s, struct cgroup_run *cgroup, pid_t pid, bool on,
+                     double since, double total);
 /* Runner: a deadline (monotonic seconds, 0: none) moved by the time spent suspended; 0 while
  * suspended. */
 double suspend_deadline(struct suspend *s, double deadline);

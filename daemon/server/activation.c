@@ -28,6 +28,21 @@ static int socket_path(int fd, char **ret_path)
         return *ret_path ? 0 : -ENOMEM;
 }
 
+int activation_taken(int fd, char **ret_path)
+{
+        int r = sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0);
+
+        if (r == 0)
+                r = -ENOTSOCK;
+        if (r < 0)
+                return log_error_errno(r, "The socket the last program handed over is not a "
+                                          "listening Unix stream socket: %m");
+        r = socket_path(fd, ret_path);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the address of the socket: %m");
+        return 0;
+}
+
 int activation_socket(int *ret_fd, char **ret_path)
 {
         int n, fd, r;

@@ -7,4 +7,8 @@
  * -1), or -errno (logged) when it passed anything but one Unix stream socket. */
 int activation_socket(int *ret_fd, char **ret_path);
 
+/* The listening socket the daemon's last program handed over (reexec), checked as one, and its
+ * path: 0, or -errno (logged). */
+int activation_taken(int fd, char **ret_path);
+
 #endif

@@ -47,6 +47,13 @@ struct write_req {
         char *lines[];
 };
 
+int conn_fd(struct conn *c)
+{
+        uv_os_fd_t fd = -1;
+
+        return uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0 ? fd : -1;
+}
+
 struct conn *conn_ref(struct conn *c)
 {
         c->refs++;

@@ -106,6 +106,8 @@ bool conn_is_admin(const struct conn *c);
 void conn_reply_line(struct conn *c, char *line);
 /* Goes on with the requests that came in while one was deferred (its reply sent otherwise). */
 void conn_resume(struct conn *c);
+/* Its socket's descriptor, -1 when it has none any more. */
+int conn_fd(struct conn *c);
 struct conn *conn_ref(struct conn *c);
 void conn_unref(struct conn *c);
 /* Sends the reply to a request: the result, or the error (id NULL: a notification, no reply). */

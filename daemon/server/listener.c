@@ -159,7 +159,7 @@ static int bind_path(struct listener *l, int *ret_fd)
 /* The socket file belongs to systemd when it passed the socket. */
 static void remove_path(struct listener *l)
 {
-        if (l->activated_fd < 0)
+        if (l->activated_fd < 0 || l->owned)
                 unlink(l->path);
 }
 
@@ -184,7 +184,10 @@ int listener_open(struct listener *l, uv_loop_t *loop)
                 return r;
         }
         l->listening = true;
-        log_info("Listening on %s%s", l->path, l->activated_fd >= 0 ? " (passed by systemd)" : "");
+        log_info("Listening on %s%s", l->path,
+                 l->owned                ? " (kept across a reexec)"
+                 : l->activated_fd >= 0 ? " (passed by systemd)"
+                                        : "");
         return 0;
 }
 

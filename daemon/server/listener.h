@@ -17,6 +17,8 @@ struct clients;
 struct listener {
         char *path;       /* the socket file's */
         int activated_fd; /* the listening socket systemd passed, or -1 */
+        bool owned;       /* activated_fd is the daemon's own, handed over by its last program
+                           * (reexec): its file is removed at the stop all the same */
         bool system;      /* the system instance: a socket for every user */
         gid_t socket_gid; /* system instance: the socket's group, mode 0660; (gid_t)-1: 0666 */
         uv_pipe_t pipe;

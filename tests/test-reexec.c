@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reexec and SIGUSR2: the daemon executes its program again in place, and every run in progress
+ * goes on under the new program: one run, its log whole, its timeout kept; what was queued,
+ * persisted or paused stays so; a program that cannot start leaves the old one serving.
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon-helpers.h"
+#include "run-suite.h"
+
+static struct daemon d;
+
+static void teardown(void)
+{
+        daemon_stop(&d);
+}
+
+/* reexec over fd, answered by the new program: its pid is the daemon's. */
+static void reexec(int fd)
+{
+        json_object *r = call_ok(fd, "reexec", NULL);
+
+        ck_assert_int_eq(int_member(r, "pid"), d.pid);
+        json_object_put(r);
+}
+
+/* A job that says it started (into ready), then prints a numbered line every 100 ms until the
+ * file stop is there, and "last"; it holds a lock the whole time, and fails at once (99) if
+ * another run holds it: two runs at once would show. */
+static int64_t submit_printer(int fd, const char *ready, const char *stop, const char *lock)
+{
+        char params[4 * PATH_MAX + 400];
+
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"exec 9>>%s; flock -n 9 || exit 99; echo >%s; i=0; "
+                 "while :; do i=$((i+1)); echo line $i; [ -e %s ] && break; sleep 0.1; done; "
+                 "echo last\"}",
+                 lock, ready, stop);
+        return job_submit(fd, params);
+}
+
+/* The log is line 1, line 2, ... line N (N >= min), last: nothing lost, nothing twice. */
+static void check_unbroken(const char *log, int min)
+{
+        const char *p = log;
+        char want[32];
+        int n = 0;
+
+        for (;;) {
+                snprintf(want, sizeof(want), "line %d\n", n + 1);
+                if (strncmp(p, want, strlen(want)) != 0)
+                        break;
+                p += strlen(want);
+                n++;
+        }
+        ck_assert_msg(n >= min && strcmp(p, "last\n") == 0, "log broken after line %d: \"%s\"",
+                      n, log);
+}
+
+static void runs_go_on(bool in_cgroup)
+{
+        char ready[PATH_MAX], stop[PATH_MAX], lock[PATH_MAX], *r, *log;
+        int64_t printer, timed, queued;
+        json_object *rec, *st;
+        int fd;
+
+        if (!in_cgroup && has_cgroups())
+                daemons_without_cgroups();
+        if (in_cgroup && !has_cgroups())
+                return;
+        daemon_start(&d, "--max-threads", "2", NULL);
+        fd = client_connect(d.sock);
+        r = fifo_make(d.dir, "ready");
+        snprintf(ready, sizeof(ready), "%s", r);
+        free(r);
+        snprintf(stop, sizeof(stop), "%s/stop", d.dir);
+        snprintf(lock, sizeof(lock), "%s/lock", d.dir);
+        printer = submit_printer(fd, ready, stop, lock);
+        free(fifo_read_all(ready));
+        timed = job_submit(fd, "{\"command\":\"sleep 60\",\"timeout\":2}");
+        job_wait_process(fd, timed);
+        /* Two threads, both taken: this one waits in the queue. */
+        queued = job_submit(fd, "{\"command\":\"echo queued\"}");
+        ck_assert_str_eq(job_state_of(fd, queued), "pending");
+
+        reexec(fd);
+        close(fd); /* connections do not outlive it */
+        fd = client_connect(d.sock);
+        st = job_status(fd, printer);
+        ck_assert_str_eq(str_member(st, "state"), "running");
+        ck_assert_int_eq(int_member(st, "runs"), 1);
+        json_object_put(st);
+        /* The timeout set before fires after. */
+        rec = job_wait(fd, timed);
+        ck_assert_str_eq(str_member(rec, "outcome"), "timed-out");
+        json_object_put(rec);
+        close(open(stop, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        rec = job_wait(fd, printer);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_int_eq(int_member(rec, "run"), 1);
+        json_object_put(rec);
+        log = job_log(fd, printer);
+        check_unbroken(log, 1);
+        free(log);
+        rec = job_wait(fd, queued);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        close(fd);
+}
+
+START_TEST(runs_in_their_cgroups_go_on_across_a_reexec)
+{
+        runs_go_on(true);
+}
+END_TEST
+
+START_TEST(runs_in_process_groups_go_on_across_a_reexec)
+{
+        runs_go_on(false);
+}
+END_TEST
+
+/* A persist job and the pause stay through two reexecs, the second by SIGUSR2, which closes
+ * the connections as the method does. */
+START_TEST(two_reexecs_keep_a_persist_job_and_the_pause)
+{
+        char *line;
+        json_object *r;
+        int64_t id;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        id = job_submit(fd, "{\"command\":\"true\",\"persist\":true}");
+        json_object_put(job_wait(fd, id));
+        json_object_put(call_ok(fd, "pause", NULL));
+        reexec(fd);
+        close(fd);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(kill(d.pid, SIGUSR2), 0);
+        line = client_read_line(fd);
+        ck_assert_msg(line == NULL, "a connection outlived SIGUSR2's reexec: %s", line);
+        close(fd);
+        fd = client_connect(d.sock);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_str_eq(job_state_of(fd, id), "idle");
+        r = call_ok(fd, "resume", NULL);
+        ck_assert(!json_object_get_boolean(json_object_object_get(r, "paused")));
+        json_object_put(r);
+        r = call_ok(fd, "pause", NULL);
+        json_object_put(r);
+        close(fd);
+        ck_assert(daemon_alive(&d));
+}
+END_TEST
+
+/* A program that cannot start (its configuration broken since) is not executed: the reply says
+ * why and the daemon goes on, its run too. */
+START_TEST(a_program_that_cannot_start_leaves_the_daemon_serving)
+{
+        char conf[PATH_MAX], msg[512], *gate;
+        json_object *rec;
+        int64_t id;
+        FILE *f;
+        int fd;
+
+        snprintf(conf, sizeof(conf), "/tmp/slowwork-reexec-%d.conf", (int)getpid());
+        f = fopen(conf, "w");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "max-threads = 2\n");
+        fclose(f);
+        daemon_start(&d, "--config", conf, NULL);
+        fd = client_connect(d.sock);
+        gate = fifo_make(d.dir, "gate");
+        snprintf(msg, sizeof(msg), "{\"command\":\"cat %s; echo done\"}", gate);
+        id = job_submit(fd, msg);
+        job_wait_process(fd, id);
+        f = fopen(conf, "w");
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "max-threads = lots\n");
+        fclose(f);
+        ck_assert_int_eq(call_error(fd, "reexec", NULL, msg, sizeof(msg)), -32603);
+        ck_assert_msg(strstr(msg, "cannot start") && strstr(msg, "max-threads"), "%s", msg);
+        json_object_put(call_ok(fd, "ping", NULL));
+        fifo_release(gate);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        unlink(conf);
+        free(gate);
+        close(fd);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("reexec");
+        TCase *tc = tcase_create("reexec");
+
+        tcase_set_timeout(tc, 60);
+        tcase_add_checked_fixture(tc, NULL, teardown);
+        tcase_add_test(tc, runs_in_their_cgroups_go_on_across_a_reexec);
+        tcase_add_test(tc, runs_in_process_groups_go_on_across_a_reexec);
+        tcase_add_test(tc, two_reexecs_keep_a_persist_job_and_the_pause);
+        tcase_add_test(tc, a_program_that_cannot_start_leaves_the_daemon_serving);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
