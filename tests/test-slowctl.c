@@ -1677,6 +1677,42 @@ START_TEST(wait_all_of_a_job_cut_by_a_restart_ends_with_its_next_runs_code)
 }
 END_TEST
 
+/* submit --wait: the submit was answered before the restart (it is not sent again), its wait
+ * goes on after it, with the code of the run after the one the restart cut. */
+START_TEST(submit_wait_outlives_a_restart_without_submitting_again)
+{
+        char cmd[PATH_MAX + 128], buf[32] = "", *rest;
+        json_object *st;
+        size_t have = 0;
+        int64_t id;
+        pid_t pid;
+        int fd, cfd;
+
+        free(ctl_ok("set", "--runtime", "stop-timeout", "0", NULL));
+        snprintf(cmd, sizeof(cmd), "while [ ! -e %s ]; do sleep 0.01; done; exit 7",
+                 gate_path("go"));
+        pid = ctl_spawn(&fd, "submit", "--wait", "--", cmd, NULL);
+        read_until(fd, buf, sizeof(buf), &have, "\n"); /* the id: now it waits */
+        id = submitted(buf);
+        wait_running(id);
+        daemon_stop_clean(&d);
+        daemon_start_again(&d, SETUP_ARGS, NULL);
+        wait_running(id);
+        gate_open("go");
+        rest = read_all(fd);
+        ck_assert_int_eq(ctl_reap(pid), 7);
+        ck_assert_str_eq(rest, "");
+        free(rest);
+        cfd = client_connect(d.sock);
+        st = job_status(cfd, id);
+        ck_assert_int_eq(int_member(st, "runs"), 2);
+        json_object_put(st);
+        snprintf(cmd, sizeof(cmd), "{\"id\":%lld}", (long long)id + 1);
+        ck_assert_int_eq(call_error(cfd, "status", cmd, buf, sizeof(buf)), -32001); /* one job */
+        close(cfd);
+}
+END_TEST
+
 /* No daemon comes back: after $SLOWWORK_RECONNECT_TIMEOUT (30 s unset), the message of a daemon
  * that cannot be reached, and 69, as for one that was never there. */
 START_TEST(wait_without_a_daemon_coming_back_exits_69)
@@ -3187,6 +3223,7 @@ int main(void)
         tcase_add_test(tc, log_run_and_lines_pick_a_run_and_its_last_lines);
         tcase_add_test(tc, wait_outlives_a_restart_and_hears_of_jobs_that_ended_in_the_gap);
         tcase_add_test(tc, wait_all_of_a_job_cut_by_a_restart_ends_with_its_next_runs_code);
+        tcase_add_test(tc, submit_wait_outlives_a_restart_without_submitting_again);
         tcase_add_test(tc, wait_without_a_daemon_coming_back_exits_69);
         tcase_add_test(tc, log_follow_outlives_a_restart_printing_each_line_once);
         tcase_add_test(tc, log_follow_goes_on_with_the_run_after_one_a_restart_cut);
