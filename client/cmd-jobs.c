@@ -63,14 +63,19 @@ static void print_outcome(int64_t id, json_object *rec)
 
 int jobs_wait_one(struct ctl *x, int64_t id, bool quiet)
 {
+        struct sw_client_error err;
         json_object *rec;
         char what[64];
         int r;
 
         snprintf(what, sizeof(what), "wait %lld", (long long)id);
-        r = ctl_call(x, what, "wait", ctl_id_params(id), &rec);
+        r = ctl_ask_again(x, what, "wait", ctl_id_params(id), &rec, &err);
         if (r)
                 return r;
+        if (!rec)
+                return ctl_error(x, "%s: %s", what, err.message);
+        if (x->json)
+                output_json(rec);
         if (!quiet && !x->json)
                 print_outcome(id, rec);
         r = jobs_record_status(rec);
@@ -115,12 +120,25 @@ static void progress_hide(struct progress *p)
                 fputs("\r\033[K", stderr);
 }
 
+/* Queues method for each id; 0, or a transport failure (a negative errno). */
+static int send_ids(struct ctl *x, const int64_t *ids, size_t n, const char *method)
+{
+        size_t i;
+        int r = 0;
+
+        for (i = 0; i < n && r == 0; i++)
+                r = sw_client_queue(x->client, method, ctl_id_params(ids[i]), NULL);
+        return r;
+}
+
 /*
  * Sends method for each id at once, then takes the replies in order, calling done() for each
  * result. The daemon answers a connection's requests in order, so the i-th reply is the i-th id's.
+ * With again (a method that changes nothing: wait), a connection the daemon closes (a restart)
+ * is made again and the ids not answered yet are asked again.
  * Returns 0, EXIT_FAIL when an id failed (said on stderr), or an exit status.
  */
-static int for_ids(struct ctl *x, const int64_t *ids, size_t n, const char *method,
+static int for_ids(struct ctl *x, const int64_t *ids, size_t n, const char *method, bool again,
                    struct progress *progress,
                    void (*done)(struct ctl *x, int64_t id, json_object *result, void *data),
                    void *data)
@@ -129,44 +147,58 @@ static int for_ids(struct ctl *x, const int64_t *ids, size_t n, const char *meth
         json_object *result;
         bool failed = false;
         int64_t got;
-        size_t i;
-        int r = 0;
+        size_t i = 0;
+        int r;
 
-        for (i = 0; i < n && !r; i++)
-                r = ctl_send(x, method, ctl_id_params(ids[i]), NULL);
+        r = ctl_connect(x);
+        if (r)
+                return r;
+        r = send_ids(x, ids, n, method);
         progress_show(progress);
-        for (i = 0; i < n && !r; i++) {
-                r = ctl_receive(x, &result, &err, &got);
-                if (r < 0) {
-                        r = EXIT_FAIL;
-                        break;
+        while (i < n) {
+                if (r == 0)
+                        r = sw_client_receive(x->client, &result, &err, &got);
+                if (r < 0 && again && ctl_lost(r)) {
+                        progress_hide(progress);
+                        r = ctl_reconnect(x);
+                        if (r)
+                                return r;
+                        r = send_ids(x, ids + i, n - i, method);
+                        progress_show(progress);
+                        continue;
                 }
+                if (r < 0) {
+                        progress_hide(progress);
+                        ctl_transport_error(x, NULL, r);
+                        return EXIT_FAIL;
+                }
+                ctl_replied(x);
                 if (r == 0 && got < 0) {
                         json_object_put(result); /* a notification */
-                        i--;
                         continue;
                 }
                 progress_hide(progress);
                 if (r == 1) {
                         ctl_error(x, "%s %lld: %s", method, (long long)ids[i], err.message);
                         failed = true;
-                        r = 0;
                 } else {
                         if (x->json)
                                 output_json(result);
                         done(x, ids[i], result, data);
                         json_object_put(result);
                 }
+                r = 0;
                 fflush(stdout);
                 progress->done++;
                 progress_show(progress);
+                i++;
         }
         progress_hide(progress);
-        return r ? r : failed ? EXIT_FAIL : 0;
+        return failed ? EXIT_FAIL : 0;
 }
 
 /* for_ids() on the ids of the command line. */
-static int for_each_id(struct ctl *x, int argc, char **argv, const char *method,
+static int for_each_id(struct ctl *x, int argc, char **argv, const char *method, bool again,
                        struct progress *progress,
                        void (*done)(struct ctl *x, int64_t id, json_object *result, void *data),
                        void *data)
@@ -176,7 +208,7 @@ static int for_each_id(struct ctl *x, int argc, char **argv, const char *method,
 
         if (!ids)
                 return EXIT_USAGE;
-        r = for_ids(x, ids, (size_t)argc, method, progress, done, data);
+        r = for_ids(x, ids, (size_t)argc, method, again, progress, done, data);
         free(ids);
         return r;
 }
@@ -211,7 +243,7 @@ static int wait_all(struct ctl *x, const struct opts *o)
         if (r)
                 return r;
         progress = (struct progress){.on = n > 1 && isatty(STDERR_FILENO), .total = (int)n};
-        r = for_ids(x, ids, n, "wait", &progress, waited_worst, &status);
+        r = for_ids(x, ids, n, "wait", true, &progress, waited_worst, &status);
         free(ids);
         return r ? r : status;
 }
@@ -227,7 +259,7 @@ int cmd_wait(struct ctl *x, const struct opts *o, int argc, char **argv)
                 return wait_all(x, o);
         if (argc == 0)
                 return ctl_usage_error(x, "too few arguments");
-        r = for_each_id(x, argc, argv, "wait", &progress, waited, &status);
+        r = for_each_id(x, argc, argv, "wait", true, &progress, waited, &status);
         return r ? r : status;
 }
 
@@ -239,14 +271,14 @@ int cmd_cancel(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         struct progress none = {0};
 
-        return for_each_id(x, argc, argv, "cancel", &none, nothing, NULL);
+        return for_each_id(x, argc, argv, "cancel", false, &none, nothing, NULL);
 }
 
 int cmd_release(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         struct progress none = {0};
 
-        return for_each_id(x, argc, argv, "release", &none, nothing, NULL);
+        return for_each_id(x, argc, argv, "release", false, &none, nothing, NULL);
 }
 
 int cmd_enqueue(struct ctl *x, const struct opts *o, int argc, char **argv)
@@ -462,48 +494,197 @@ static void log_caught_up(struct log_out *out, json_object *result)
         tail_clear(&out->tail);
 }
 
-static int follow_log(struct ctl *x, const struct opts *o, int64_t id, struct log_out *out)
-{
-        int64_t offset = 0, next;
-        struct sw_client_error err;
-        json_object *result;
-        bool eof, empty;
+/* Where log is in the job's logs. */
+struct follow {
+        int64_t id;
+        int64_t run;      /* the run asked for: --run's, or the one being read once the daemon
+                           * closed the connection; 0: the daemon's choice (the run in progress,
+                           * else the last) */
+        int64_t seen_run; /* the run of the log the last read came from; 0: none yet */
+        int64_t offset;   /* the next byte to read: every one before it was printed */
+        bool carried;     /* run pinned after a lost connection: the daemon's choice may differ */
         char what[64];
+};
+
+/* The run a log path names: the daemon's logs are STATE/logs/ID.RUN.log; 0 for another. */
+static int64_t run_of_path(const char *path, int64_t id)
+{
+        const char *base = path ? strrchr(path, '/') : NULL;
+        long long got_id, run;
+        char tail[8];
+
+        if (base && sscanf(base, "/%lld.%lld.%7s", &got_id, &run, tail) == 3 && got_id == id &&
+            run > 0 && strcmp(tail, "log") == 0)
+                return run;
+        return 0;
+}
+
+/* The job's status, NULL after a message; asked again over a restart. */
+static json_object *follow_status(struct ctl *x, struct follow *f, int *ret)
+{
+        struct sw_client_error err;
+        json_object *st;
+
+        *ret = ctl_ask_again(x, f->what, "status", ctl_id_params(f->id), &st, &err);
+        if (*ret == 0 && !st)
+                *ret = ctl_error(x, "%s: %s", f->what, err.message);
+        return *ret ? NULL : st;
+}
+
+/*
+ * The daemon closed the connection while log read (a restart, a re-exec): from now on the run
+ * being read is asked for by number, so that a run that starts meanwhile is not read from the
+ * offset reached in another. When nothing was read yet and the job's last run was interrupted
+ * (it was the run in progress: a restart stops it), that run is the one. 0, or an exit status.
+ */
+static int follow_carry(struct ctl *x, struct follow *f)
+{
+        json_object *st, *last;
         int r;
 
-        if (o->run)
-                snprintf(what, sizeof(what), "log %lld --run %lld", (long long)id,
-                         (long long)o->run);
-        else
-                snprintf(what, sizeof(what), "log %lld", (long long)id);
+        if (f->run)
+                return 0;
+        f->run = f->seen_run;
+        if (!f->run) {
+                st = follow_status(x, f, &r);
+                if (!st)
+                        return r;
+                last = json_object_object_get(st, "last");
+                if (strcmp(json_str(last, "outcome", ""), "interrupted") == 0)
+                        f->run = json_int(last, "run", 0);
+                json_object_put(st);
+        }
+        f->carried = f->run > 0;
+        return 0;
+}
+
+/* Whether run of the job ended interrupted: its record in the history (the job's last run is in
+ * its status; an earlier one among the interrupted runs). 0, or an exit status. */
+static int follow_interrupted(struct ctl *x, struct follow *f, json_object *st, bool *ret)
+{
+        json_object *last = json_object_object_get(st, "last"), *p, *res, *runs;
+        struct sw_client_error err;
+        size_t i, n;
+        int r;
+
+        *ret = false;
+        if (json_int(last, "run", 0) <= f->run) {
+                *ret = json_int(last, "run", 0) == f->run &&
+                       strcmp(json_str(last, "outcome", ""), "interrupted") == 0;
+                return 0;
+        }
+        p = json_object_new_object();
+        json_object_object_add(p, "outcome", json_object_new_string("interrupted"));
+        json_object_object_add(p, "limit", json_object_new_int(10000));
+        r = ctl_ask_again(x, f->what, "history", p, &res, &err);
+        if (r || !res)
+                return r ? r : ctl_error(x, "%s: %s", f->what, err.message);
+        runs = json_object_object_get(res, "runs");
+        n = json_object_is_type(runs, json_type_array) ? json_object_array_length(runs) : 0;
+        for (i = 0; i < n && !*ret; i++) {
+                json_object *rec = json_object_array_get_idx(runs, i);
+
+                *ret = json_int(rec, "id", 0) == f->id && json_int(rec, "run", 0) == f->run;
+        }
+        json_object_put(res);
+        return 0;
+}
+
+/*
+ * The end of the run read after a lost connection: had the restart interrupted it, the job runs
+ * again (an interrupted run is queued again), and log goes on with that run from its start,
+ * once it has started. *ret_more says whether to go on. 0, or an exit status.
+ */
+static int follow_next_run(struct ctl *x, struct follow *f, bool *ret_more)
+{
+        json_object *st, *last;
+        bool interrupted;
+        int r;
+
+        *ret_more = false;
+        st = follow_status(x, f, &r);
+        if (!st)
+                return r;
+        r = follow_interrupted(x, f, st, &interrupted);
+        while (r == 0 && interrupted) {
+                last = json_object_object_get(st, "last");
+                if (json_int(st, "runs", 0) > f->run &&
+                    (json_int(last, "run", 0) <= f->run || json_double(last, "started", 0) > 0)) {
+                        *ret_more = true; /* the next run started (it may have ended since) */
+                        break;
+                }
+                if (!json_true(st, "live") || strcmp(json_str(st, "state", ""), "idle") == 0)
+                        break; /* not to run again (cancelled while queued, say) */
+                json_object_put(st);
+                pause_a_little();
+                st = follow_status(x, f, &r);
+        }
+        json_object_put(st);
+        if (*ret_more) {
+                f->run++;
+                f->seen_run = f->run;
+                f->offset = 0;
+        }
+        return r;
+}
+
+static int follow_log(struct ctl *x, const struct opts *o, struct follow *f, struct log_out *out)
+{
+        struct sw_client_error err;
+        json_object *result;
+        bool eof, empty, more;
+        int64_t next;
+        int r;
+
         for (;;) {
-                r = ctl_try(x, what, "log", log_params(id, o->run, offset), &result, &err);
+                /* Only -f outlives a restart: log alone fails as any command does. */
+                if (o->follow)
+                        r = ctl_ask(x, f->what, "log", log_params(f->id, f->run, f->offset),
+                                    &result, &err);
+                else
+                        r = ctl_try(x, f->what, "log", log_params(f->id, f->run, f->offset),
+                                    &result, &err);
+                if (r == CTL_RECONNECTED) {
+                        r = follow_carry(x, f);
+                        if (r)
+                                return r;
+                        continue;
+                }
                 if (r)
                         return r;
                 if (!result)
-                        return ctl_error(x, "%s: %s", what, err.message);
-                next = json_int(result, "offset", offset);
+                        return ctl_error(x, "%s: %s", f->what, err.message);
+                if (!f->run && run_of_path(json_str(result, "log", NULL), f->id))
+                        f->seen_run = run_of_path(json_str(result, "log", NULL), f->id);
+                next = json_int(result, "offset", f->offset);
                 eof = json_object_get_boolean(json_object_object_get(result, "eof"));
                 empty = !*json_str(result, "data", "");
                 r = log_take(x, out, result);
                 /* A finished run's log may take more than one read: go on until nothing comes. */
-                if (r == 0 && empty && next == offset)
+                if (r == 0 && empty && next == f->offset)
                         log_caught_up(out, result);
                 json_object_put(result);
                 if (r)
                         return r;
-                if (empty && next == offset) {
+                if (empty && next == f->offset) {
+                        if (eof && f->carried) {
+                                r = follow_next_run(x, f, &more);
+                                if (r || !more)
+                                        return r;
+                                continue;
+                        }
                         if (eof || !o->follow)
                                 return EXIT_OK;
                         pause_a_little();
                 }
-                offset = next;
+                f->offset = next;
         }
 }
 
 int cmd_log(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         int64_t id = ctl_parse_id(x, argv[0]);
+        struct follow f = {.id = id, .run = o->run};
         struct log_out out = {.json = x->json,
                               .escape = !o->raw && isatty(STDOUT_FILENO),
                               .tailing = o->lines_given,
@@ -512,7 +693,12 @@ int cmd_log(struct ctl *x, const struct opts *o, int argc, char **argv)
 
         if (id < 0)
                 return EXIT_USAGE;
-        r = follow_log(x, o, id, &out);
+        if (o->run)
+                snprintf(f.what, sizeof(f.what), "log %lld --run %lld", (long long)id,
+                         (long long)o->run);
+        else
+                snprintf(f.what, sizeof(f.what), "log %lld", (long long)id);
+        r = follow_log(x, o, &f, &out);
         tail_clear(&out.tail);
         return r;
 }

@@ -7,12 +7,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "duration.h"
 #include "escape.h"
 #include "output.h"
 #include "slowctl.h"
 
 #define ID_MAX 9007199254740991LL /* the protocol's largest id: 2^53 - 1 */
+
+/* After the daemon closed the connection (a restart, a re-exec), ctl_reconnect() tries again
+ * for this long in all, first after RECONNECT_FIRST_DELAY, then twice as long each time up to
+ * RECONNECT_MAX_DELAY: a restart takes well under a second, and nothing spins meanwhile. */
+#define RECONNECT_SECONDS     30.0
+#define RECONNECT_FIRST_DELAY 0.01
+#define RECONNECT_MAX_DELAY   0.5
 
 int ctl_error(struct ctl *x, const char *fmt, ...)
 {
@@ -39,13 +48,9 @@ int ctl_usage_error(struct ctl *x, const char *fmt, ...)
         return EXIT_USAGE;
 }
 
-int ctl_connect(struct ctl *x)
+/* A connection that could not be made: the message, and the exit status; the client goes. */
+static int connect_failed(struct ctl *x, int r)
 {
-        int r;
-
-        if (x->client)
-                return 0;
-        r = sw_client_connect(x->socket, &x->client);
         if (r == -ENOMEM)
                 return ctl_error(x, "out of memory");
         if (r == -EPERM && sw_client_server_uid(x->client) >= 0) {
@@ -54,18 +59,135 @@ int ctl_connect(struct ctl *x)
                 x->client = sw_client_free(x->client);
                 return EXIT_UNAVAILABLE;
         }
-        if (r < 0) {
-                fprintf(stderr, "slowctl: cannot connect to %s: %s (is slowworkd running?)\n",
-                        sw_client_socket(x->client), strerror(-r));
-                x->client = sw_client_free(x->client);
-                return EXIT_UNAVAILABLE;
-        }
+        fprintf(stderr, "slowctl: cannot connect to %s: %s (is slowworkd running?)\n",
+                sw_client_socket(x->client), strerror(-r));
+        x->client = sw_client_free(x->client);
+        return EXIT_UNAVAILABLE;
+}
+
+int ctl_connect(struct ctl *x)
+{
+        int r;
+
+        if (x->client)
+                return 0;
+        r = sw_client_connect(x->socket, &x->client);
+        if (r < 0)
+                return connect_failed(x, r);
         if (sw_client_fell_back(x->client) && ctl_changes(x->command))
                 fprintf(stderr,
                         "slowctl: no user instance of slowworkd answered: %s goes to the system "
                         "instance on %s\n",
                         x->command, sw_client_socket(x->client));
         return 0;
+}
+
+bool ctl_lost(int r)
+{
+        return r == -ECONNRESET || r == -EPIPE || r == -ECONNABORTED;
+}
+
+/* How long ctl_reconnect() tries: RECONNECT_SECONDS, or $SLOWWORK_RECONNECT_TIMEOUT (a span, as
+ * the options of seconds take them), which the tests set to see the end without waiting 30 s. */
+static double reconnect_timeout(void)
+{
+        const char *env = getenv("SLOWWORK_RECONNECT_TIMEOUT");
+        double s;
+
+        return env && duration_parse(env, &s) == 0 ? s : RECONNECT_SECONDS;
+}
+
+static double mono_now(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_for(double s)
+{
+        struct timespec ts = {.tv_sec = (time_t)s,
+                              .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+int ctl_reconnect(struct ctl *x)
+{
+        double now = mono_now(), deadline, delay = RECONNECT_FIRST_DELAY, left;
+        char *path;
+        int r;
+
+        if (x->lost_at > 0) {
+                /* Lost again before any reply (a daemon that closes each connection at once):
+                 * the same time in all, and never at once again. */
+                if (now >= x->lost_at + reconnect_timeout())
+                        return ctl_transport_error(x, NULL, -ECONNRESET);
+                sleep_for(RECONNECT_MAX_DELAY);
+        } else {
+                x->lost_at = now;
+        }
+        deadline = x->lost_at + reconnect_timeout();
+        path = strdup(sw_client_socket(x->client));
+        if (!path)
+                return ctl_error(x, "out of memory");
+        x->client = sw_client_free(x->client);
+        /* The path that answered before, as it is: a user instance restarting must not make
+         * slowctl fall back to the system instance's socket and ask it about another's jobs. */
+        for (;;) {
+                r = sw_client_connect(path, &x->client);
+                left = deadline - mono_now();
+                if (r == 0 || !(r == -ENOENT || r == -ECONNREFUSED || r == -EAGAIN) || left <= 0)
+                        break;
+                x->client = sw_client_free(x->client);
+                sleep_for(delay < left ? delay : left);
+                delay = delay * 2 < RECONNECT_MAX_DELAY ? delay * 2 : RECONNECT_MAX_DELAY;
+        }
+        free(path);
+        return r < 0 ? connect_failed(x, r) : 0;
+}
+
+void ctl_replied(struct ctl *x)
+{
+        x->lost_at = 0;
+}
+
+int ctl_ask(struct ctl *x, const char *what, const char *method, json_object *params,
+            json_object **ret_result, struct sw_client_error *err)
+{
+        int r;
+
+        *ret_result = NULL;
+        r = ctl_connect(x);
+        if (r) {
+                json_object_put(params);
+                return r;
+        }
+        r = sw_client_call(x->client, method, params, ret_result, err);
+        if (ctl_lost(r)) {
+                r = ctl_reconnect(x);
+                return r ? r : CTL_RECONNECTED;
+        }
+        if (r < 0)
+                return ctl_transport_error(x, what, r);
+        ctl_replied(x);
+        if (r == 0 && !*ret_result)
+                *ret_result = json_object_new_object(); /* a null result: nothing to say */
+        return 0;
+}
+
+int ctl_ask_again(struct ctl *x, const char *what, const char *method, json_object *params,
+                  json_object **ret_result, struct sw_client_error *err)
+{
+        int r;
+
+        do
+                r = ctl_ask(x, what, method, json_object_get(params), ret_result, err);
+        while (r == CTL_RECONNECTED);
+        json_object_put(params);
+        return r;
 }
 
 bool ctl_changes(const char *command)

@@ -56,6 +56,7 @@ struct ctl {
         const char *command;
         struct sw_client *client;
         const char *usage; /* the command's usage line */
+        double lost_at;    /* when the daemon closed the connection, while no reply came since */
 };
 
 /* ctl.c: the daemon, and messages. Connects; a command that changes something says on stderr
@@ -69,6 +70,27 @@ bool ctl_changes(const char *command);
  * in *err; or an exit status for a daemon that cannot be reached (the message printed). */
 int ctl_try(struct ctl *x, const char *what, const char *method, json_object *params,
             json_object **ret_result, struct sw_client_error *err);
+/*
+ * Whether a transport failure (a negative errno) is the daemon closing the connection: a
+ * restart or a re-exec of slowworkd, which the commands that only wait (wait, log -f) outlive.
+ */
+bool ctl_lost(int r);
+/* Connects again to the socket the lost connection was on, trying while nothing is there or
+ * it refuses, up to 30 s in all ($SLOWWORK_RECONNECT_TIMEOUT) from the loss: connections lost
+ * again before a reply count in the same 30 s. 0, or an exit status with the message printed
+ * (EXIT_UNAVAILABLE for no daemon). ctl_replied() says a reply came: the next loss is new. */
+int ctl_reconnect(struct ctl *x);
+void ctl_replied(struct ctl *x);
+/* ctl_try for a request that changes nothing, so that it may be sent again: when the daemon
+ * closes the connection, ctl_ask connects again and returns CTL_RECONNECTED (the request is not
+ * sent on the new connection: the caller may ask something else first), and ctl_ask_again sends
+ * the request again, as often as the connection is lost and made again. Never for a request that
+ * changes something: the daemon may have done it before closing. */
+#define CTL_RECONNECTED (-1)
+int ctl_ask(struct ctl *x, const char *what, const char *method, json_object *params,
+            json_object **ret_result, struct sw_client_error *err);
+int ctl_ask_again(struct ctl *x, const char *what, const char *method, json_object *params,
+                  json_object **ret_result, struct sw_client_error *err);
 int ctl_call(struct ctl *x, const char *what, const char *method, json_object *params,
              json_object **ret_result);
 /* ctl_call, then the result's "id" printed (a job's: submit-like methods), or the result shown as

@@ -48,7 +48,7 @@ static int list_page(struct ctl *x, const char *queue, int64_t **ids, size_t *n,
         json_object_object_add(p, "owner", json_object_new_int64((int64_t)getuid()));
         if (*after_id)
                 json_object_object_add(p, "after_id", json_object_new_int64(*after_id));
-        r = ctl_try(x, "list", "list", p, &result, &err);
+        r = ctl_ask_again(x, "list", "list", p, &result, &err);
         if (r)
                 return r;
         if (!result)

@@ -1571,6 +1571,268 @@ START_TEST(wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_
 }
 END_TEST
 
+/* The daemon's arguments in setup, for a start again on the same folders. */
+#define SETUP_ARGS "--max-threads", "4", "--kill-grace", "1", "--plugin-dir", PLUGINS_BUILT
+
+/* Waits until the daemon has n connections besides the one that asks (slowctl's, once it has
+ * connected); fails after 20 s. */
+static void wait_connections(int n)
+{
+        int fd = client_connect(d.sock), i;
+        json_object *st = NULL;
+
+        ck_assert_int_ge(fd, 0);
+        for (i = 0; i < 20000; i++) {
+                json_object_put(st);
+                st = call_ok(fd, "status", NULL);
+                if (int_member(st, "connections") >= n + 1)
+                        break;
+                usleep(1000);
+        }
+        ck_assert_msg(i < 20000, "%d connections after 20 s", (int)int_member(st, "connections"));
+        json_object_put(st);
+        close(fd);
+}
+
+/* SIGTERM to the daemon, and returns once its socket answers no more: it has closed its
+ * connections too, and waits for its running jobs (stop-timeout) before it exits. */
+static void stop_answering(void)
+{
+        int fd, i;
+
+        ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
+        for (i = 0; i < 20000 && (fd = client_connect(d.sock)) >= 0; i++) {
+                close(fd);
+                usleep(1000);
+        }
+        ck_assert_int_lt(i, 20000);
+}
+
+/* The daemon's exit (0) after stop_answering(); its folders stay, for a start again. */
+static void stopped(void)
+{
+        int status;
+
+        ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "slowworkd status 0x%x",
+                      status);
+}
+
+/* A wait begun before a restart goes on after it: its connection closed, slowctl connects again
+ * and asks for what it still waits for. Here the jobs end while the daemon stops (it waits for its
+ * running jobs after closing its connections), so the answers come from what it recorded. */
+START_TEST(wait_outlives_a_restart_and_hears_of_jobs_that_ended_in_the_gap)
+{
+        int64_t a = submit_gated("ga", 0, NULL), b = submit_gated("gb", 3, NULL);
+        char want[128], *out;
+        pid_t pid;
+        int fd;
+
+        wait_running(a);
+        wait_running(b);
+        pid = ctl_spawn(&fd, "wait", idstr(a), idstr(b), NULL);
+        wait_connections(1);
+        stop_answering();
+        gate_open("ga");
+        gate_open("gb");
+        stopped();
+        daemon_start_again(&d, SETUP_ARGS, NULL);
+        out = read_all(fd);
+        ck_assert_int_eq(ctl_reap(pid), 3); /* the last job's code, as without the restart */
+        snprintf(want, sizeof(want), "job %lld: succeeded\njob %lld: failed (exit code 3)\n",
+                 (long long)a, (long long)b);
+        ck_assert_str_eq(out, want);
+        free(out);
+}
+END_TEST
+
+/* A job running at a restart that does not wait for it (stop-timeout 0) is interrupted and runs
+ * again: wait --all, begun before, ends with the code of that run, after the restart. */
+START_TEST(wait_all_of_a_job_cut_by_a_restart_ends_with_its_next_runs_code)
+{
+        int64_t a = submit_gated("go", 5, NULL);
+        char want[64], *out;
+        json_object *st;
+        pid_t pid;
+        int fd, cfd;
+
+        wait_running(a);
+        free(ctl_ok("set", "--runtime", "stop-timeout", "0", NULL));
+        pid = ctl_spawn(&fd, "wait", "--all", NULL);
+        wait_connections(1);
+        daemon_stop_clean(&d);
+        daemon_start_again(&d, SETUP_ARGS, NULL);
+        wait_running(a); /* run 2: the gate is still shut */
+        gate_open("go");
+        out = read_all(fd);
+        ck_assert_int_eq(ctl_reap(pid), 5);
+        snprintf(want, sizeof(want), "job %lld: failed (exit code 5)\n", (long long)a);
+        ck_assert_str_eq(out, want);
+        free(out);
+        cfd = client_connect(d.sock);
+        st = job_status(cfd, a);
+        ck_assert_int_eq(int_member(st, "runs"), 2);
+        json_object_put(st);
+        close(cfd);
+}
+END_TEST
+
+/* submit --wait: the submit was answered before the restart (it is not sent again), its wait
+ * goes on after it, with the code of the run after the one the restart cut. */
+START_TEST(submit_wait_outlives_a_restart_without_submitting_again)
+{
+        char cmd[PATH_MAX + 128], buf[32] = "", *rest;
+        json_object *st;
+        size_t have = 0;
+        int64_t id;
+        pid_t pid;
+        int fd, cfd;
+
+        free(ctl_ok("set", "--runtime", "stop-timeout", "0", NULL));
+        snprintf(cmd, sizeof(cmd), "while [ ! -e %s ]; do sleep 0.01; done; exit 7",
+                 gate_path("go"));
+        pid = ctl_spawn(&fd, "submit", "--wait", "--", cmd, NULL);
+        read_until(fd, buf, sizeof(buf), &have, "\n"); /* the id: now it waits */
+        id = submitted(buf);
+        wait_running(id);
+        daemon_stop_clean(&d);
+        daemon_start_again(&d, SETUP_ARGS, NULL);
+        wait_running(id);
+        gate_open("go");
+        rest = read_all(fd);
+        ck_assert_int_eq(ctl_reap(pid), 7);
+        ck_assert_str_eq(rest, "");
+        free(rest);
+        cfd = client_connect(d.sock);
+        st = job_status(cfd, id);
+        ck_assert_int_eq(int_member(st, "runs"), 2);
+        json_object_put(st);
+        snprintf(cmd, sizeof(cmd), "{\"id\":%lld}", (long long)id + 1);
+        ck_assert_int_eq(call_error(cfd, "status", cmd, buf, sizeof(buf)), -32001); /* one job */
+        close(cfd);
+}
+END_TEST
+
+/* No daemon comes back: after $SLOWWORK_RECONNECT_TIMEOUT (30 s unset), the message of a daemon
+ * that cannot be reached, and 69, as for one that was never there. */
+START_TEST(wait_without_a_daemon_coming_back_exits_69)
+{
+        int64_t a = submit_gated("go", 0, NULL);
+        char *argv[] = {(char *)SLOWCTL, (char *)"wait", (char *)idstr(a), NULL};
+        char want[PATH_MAX + 128], *err;
+        int errp[2], status;
+        pid_t pid;
+
+        wait_running(a);
+        free(ctl_ok("set", "--runtime", "stop-timeout", "0", NULL));
+        ck_assert_int_eq(pipe2(errp, O_CLOEXEC), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                dup2(errp[1], STDERR_FILENO);
+                setenv("SLOWWORK_RECONNECT_TIMEOUT", "0.3", 1);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+        close(errp[1]);
+        wait_connections(1);
+        daemon_stop_clean(&d);
+        err = read_all(errp[0]);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 69);
+        snprintf(want, sizeof(want),
+                 "slowctl: cannot connect to %s: No such file or directory "
+                 "(is slowworkd running?)\n",
+                 d.sock);
+        ck_assert_str_eq(err, want);
+        free(err);
+        daemon_start_again(&d, SETUP_ARGS, NULL); /* for the teardown */
+        gate_open("go");
+}
+END_TEST
+
+/* A job printing a line at each gate, for log -f across restarts: its id. */
+static int64_t submit_lines(void)
+{
+        char cmd[2 * PATH_MAX + 160];
+
+        snprintf(cmd, sizeof(cmd),
+                 "echo one; while [ ! -e %s/go1 ]; do sleep 0.01; done; echo two; "
+                 "while [ ! -e %s/go2 ]; do sleep 0.01; done; echo three",
+                 d.dir, d.dir);
+        return submit("--", cmd, NULL);
+}
+
+/* The text of run's log file. */
+static char *run_log(int64_t id, int run)
+{
+        char path[PATH_MAX + 64];
+
+        snprintf(path, sizeof(path), "%s/logs/%lld.%d.log", d.state, (long long)id, run);
+        return file_text(path);
+}
+
+/* log -f goes on across a restart from the byte it had printed: the lines its job wrote while no
+ * daemon answered come once, after the ones before. */
+START_TEST(log_follow_outlives_a_restart_printing_each_line_once)
+{
+        int64_t id = submit_lines();
+        char buf[64] = "", *rest, *file;
+        size_t have = 0;
+        pid_t pid;
+        int fd;
+
+        pid = ctl_spawn(&fd, "log", "-f", idstr(id), NULL);
+        read_until(fd, buf, sizeof(buf), &have, "one\n");
+        stop_answering();
+        gate_open("go1"); /* "two" and "three" while slowctl cannot read them */
+        gate_open("go2");
+        stopped();
+        daemon_start_again(&d, SETUP_ARGS, NULL);
+        rest = read_all(fd);
+        ck_assert_int_eq(ctl_reap(pid), 0);
+        ck_assert_str_eq(buf, "one\n");
+        ck_assert_str_eq(rest, "two\nthree\n");
+        file = run_log(id, 1);
+        ck_assert_str_eq(file, "one\ntwo\nthree\n");
+        free(file);
+        free(rest);
+}
+END_TEST
+
+/* A run that a restart interrupts: log -f prints the rest of it, then the run after it (the job
+ * runs again) from its start, each line once: what the two log files hold. */
+START_TEST(log_follow_goes_on_with_the_run_after_one_a_restart_cut)
+{
+        int64_t id = submit_lines();
+        char buf[64] = "", *rest, *one, *two, want[256], printed[256];
+        size_t have = 0;
+        pid_t pid;
+        int fd;
+
+        free(ctl_ok("set", "--runtime", "stop-timeout", "0", NULL));
+        pid = ctl_spawn(&fd, "log", "-f", idstr(id), NULL);
+        read_until(fd, buf, sizeof(buf), &have, "one\n");
+        daemon_stop_clean(&d);
+        daemon_start_again(&d, SETUP_ARGS, NULL);
+        gate_open("go1");
+        gate_open("go2");
+        rest = read_all(fd);
+        ck_assert_int_eq(ctl_reap(pid), 0);
+        one = run_log(id, 1);
+        two = run_log(id, 2);
+        ck_assert_str_eq(two, "one\ntwo\nthree\n");
+        snprintf(want, sizeof(want), "%s%s", one, two);
+        snprintf(printed, sizeof(printed), "%s%s", buf, rest);
+        ck_assert_str_eq(printed, want);
+        ck_assert_str_eq(printed, "one\none\ntwo\nthree\n");
+        free(one);
+        free(two);
+        free(rest);
+}
+END_TEST
+
 /* Runs slowctl (argv) with its stdin and stdout on a terminal (a pty) and NO_COLOR set to
  * no_color (NULL: unset); what it wrote there, with the terminal's \r\n as \n. With stop_at, a
  * live view (top) is sent q once its output holds that text. */
@@ -2959,6 +3221,12 @@ int main(void)
         tcase_add_test(tc, list_shows_aligned_columns_with_a_header);
         tcase_add_test(tc, log_prints_the_output_and_follows_a_running_job);
         tcase_add_test(tc, log_run_and_lines_pick_a_run_and_its_last_lines);
+        tcase_add_test(tc, wait_outlives_a_restart_and_hears_of_jobs_that_ended_in_the_gap);
+        tcase_add_test(tc, wait_all_of_a_job_cut_by_a_restart_ends_with_its_next_runs_code);
+        tcase_add_test(tc, submit_wait_outlives_a_restart_without_submitting_again);
+        tcase_add_test(tc, wait_without_a_daemon_coming_back_exits_69);
+        tcase_add_test(tc, log_follow_outlives_a_restart_printing_each_line_once);
+        tcase_add_test(tc, log_follow_goes_on_with_the_run_after_one_a_restart_cut);
         tcase_add_test(tc, cancel_of_a_running_sleep_makes_wait_say_cancelled);
         tcase_add_test(tc, wait_for_several_reports_each_and_exits_with_the_last);
         tcase_add_test(tc,
