@@ -1801,6 +1801,38 @@ START_TEST(log_follow_outlives_a_restart_printing_each_line_once)
 }
 END_TEST
 
+/* slowctl reexec: the daemon runs its program again, and a wait and a log -f begun before carry on
+ * with the same run, to its end: its lines once each, its exit code. */
+START_TEST(reexec_keeps_the_run_that_wait_and_log_follow_see_to_its_end)
+{
+        int64_t id = submit_lines();
+        char buf[64] = "", *rest, *out, want[64];
+        size_t have = 0;
+        pid_t log_pid, wait_pid;
+        int log_fd, wait_fd;
+
+        log_pid = ctl_spawn(&log_fd, "log", "-f", idstr(id), NULL);
+        wait_pid = ctl_spawn(&wait_fd, "wait", idstr(id), NULL);
+        read_until(log_fd, buf, sizeof(buf), &have, "one\n");
+        out = ctl_ok("reexec", NULL);
+        snprintf(want, sizeof(want), "slowworkd runs its program again (pid %d, version ",
+                 (int)d.pid);
+        ck_assert_msg(strncmp(out, want, strlen(want)) == 0, "%s", out);
+        free(out);
+        gate_open("go1");
+        gate_open("go2");
+        rest = read_all(log_fd);
+        ck_assert_int_eq(ctl_reap(log_pid), 0);
+        ck_assert_str_eq(rest, "two\nthree\n");
+        free(rest);
+        free(read_all(wait_fd));
+        ck_assert_int_eq(ctl_reap(wait_pid), 0);
+        rest = run_log(id, 1);
+        ck_assert_str_eq(rest, "one\ntwo\nthree\n");
+        free(rest);
+}
+END_TEST
+
 /* A run that a restart interrupts: log -f prints the rest of it, then the run after it (the job
  * runs again) from its start, each line once: what the two log files hold. */
 START_TEST(log_follow_goes_on_with_the_run_after_one_a_restart_cut)
@@ -3227,6 +3259,7 @@ int main(void)
         tcase_add_test(tc, wait_without_a_daemon_coming_back_exits_69);
         tcase_add_test(tc, log_follow_outlives_a_restart_printing_each_line_once);
         tcase_add_test(tc, log_follow_goes_on_with_the_run_after_one_a_restart_cut);
+        tcase_add_test(tc, reexec_keeps_the_run_that_wait_and_log_follow_see_to_its_end);
         tcase_add_test(tc, cancel_of_a_running_sleep_makes_wait_say_cancelled);
         tcase_add_test(tc, wait_for_several_reports_each_and_exits_with_the_last);
         tcase_add_test(tc,
