@@ -85,6 +85,12 @@ static pid_t spawn(char **argv, bool quiet)
 }
 
 static bool without_cgroups;
+static const char *daemon_program = SLOWWORKD;
+
+void daemons_from(const char *path)
+{
+        daemon_program = path;
+}
 
 void daemons_without_cgroups(void)
 {
@@ -203,7 +209,7 @@ static void close_clock(struct daemon *d)
 
 static void start(struct daemon *d, bool with_socket, va_list ap)
 {
-        char *argv[32] = {(char *)SLOWWORKD}, mount[512];
+        char *argv[32] = {(char *)daemon_program}, mount[512];
         int n = state_args(d, argv, 1), sv[2];
 
         if (with_socket) {

@@ -138,6 +138,8 @@ void cgroup2_mount(char *buf, size_t len);
 /* Daemons started from now on (in this test) see no cgroup2 mount: they run in a mount namespace
  * of their own without it. Root only. */
 void daemons_without_cgroups(void);
+/* Daemons started from now on (in this test) are the program at path, not the build's. */
+void daemons_from(const char *path);
 /* Daemons started from now on (in this test) run as uid (its gid too, no other groups), each
  * with its folder made uid's: a user instance that is not root. Root only. */
 void daemons_as_user(uid_t uid);

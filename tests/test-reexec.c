@@ -200,6 +200,67 @@ START_TEST(a_program_that_cannot_start_leaves_the_daemon_serving)
 }
 END_TEST
 
+/* A copy of the build's daemon at path. */
+static void copy_program(const char *path)
+{
+        char cmd[2 * PATH_MAX + 16];
+
+        snprintf(cmd, sizeof(cmd), "cp %s %s", SLOWWORKD, path);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+/* What /proc says the daemon runs. */
+static void daemon_exe(char *buf, size_t len)
+{
+        char link[64];
+        ssize_t n;
+
+        snprintf(link, sizeof(link), "/proc/%d/exe", (int)d.pid);
+        n = readlink(link, buf, len - 1);
+        ck_assert_int_gt(n, 0);
+        buf[n] = '\0';
+}
+
+/* The program at the daemon's path now is the one a reexec runs, as after an upgrade that put a
+ * new file there; a file there that is no program is refused, and the daemon goes on. */
+START_TEST(a_reexec_runs_the_program_at_its_path_now_and_refuses_one_that_is_none)
+{
+        char dir[] = "/tmp/slowwork-reexec-XXXXXX", path[PATH_MAX], next[PATH_MAX], exe[PATH_MAX];
+        char msg[512], want[PATH_MAX + 16];
+        int fd;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/slowworkd", dir);
+        snprintf(next, sizeof(next), "%s/slowworkd.next", dir);
+        copy_program(path);
+        daemons_from(path);
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        /* An upgrade: a new file in its place, the one running deleted. */
+        copy_program(next);
+        ck_assert_int_eq(rename(next, path), 0);
+        daemon_exe(exe, sizeof(exe));
+        snprintf(want, sizeof(want), "%s (deleted)", path);
+        ck_assert_str_eq(exe, want);
+        reexec(fd);
+        close(fd);
+        daemon_exe(exe, sizeof(exe));
+        ck_assert_str_eq(exe, path);
+        /* Then a file that is no program. */
+        fd = open(next, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+        ck_assert_int_eq(write(fd, "garbage\n", 8), 8);
+        close(fd);
+        ck_assert_int_eq(rename(next, path), 0);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(call_error(fd, "reexec", NULL, msg, sizeof(msg)), -32603);
+        ck_assert_msg(strstr(msg, "cannot start") && strstr(msg, path), "%s", msg);
+        json_object_put(call_ok(fd, "ping", NULL));
+        close(fd);
+        unlink(path);
+        rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("reexec");
@@ -211,6 +272,7 @@ int main(void)
         tcase_add_test(tc, runs_in_process_groups_go_on_across_a_reexec);
         tcase_add_test(tc, two_reexecs_keep_a_persist_job_and_the_pause);
         tcase_add_test(tc, a_program_that_cannot_start_leaves_the_daemon_serving);
+        tcase_add_test(tc, a_reexec_runs_the_program_at_its_path_now_and_refuses_one_that_is_none);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
