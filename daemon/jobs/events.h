@@ -24,14 +24,14 @@ struct event {
         struct event *next;
         enum event_type type;
         struct job *job; /* a reference, dropped after the handler */
-        struct run_record *rec;
+        struct run_record *rec; /* the handler's: it takes the record over */
 };
 
 struct events {
         pthread_mutex_t lock;
         struct event *head, *tail;
         uv_async_t async;
-        /* On the loop, once per event, in order; it may take the record over (NULL it). */
+        /* On the loop, once per event, in order; the event's record is its own. */
         void (*handle)(void *data, struct event *e);
         void *data;
 };
