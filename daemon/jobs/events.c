@@ -17,7 +17,8 @@ void events_flush(struct events *ev)
         for (; e; e = next) {
                 next = e->next;
                 ev->handle(ev->data, e);
-                job_unref(e->job);
+                if (e->type == EVENT_RELEASED)
+                        job_unref(e->job);
                 free(e);
         }
 }

@@ -23,7 +23,10 @@ enum event_type {
 struct event {
         struct event *next;
         enum event_type type;
-        struct job *job; /* a reference, dropped after the handler */
+        /* EVENT_RELEASED's: the pool's reference, dropped after the handler. The others are
+         * posted while the pool runs the job, and borrow that reference: their EVENT_RELEASED
+         * is posted after them. */
+        struct job *job;
         struct run_record *rec; /* the handler's: it takes the record over */
 };
 

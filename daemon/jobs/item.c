@@ -2,7 +2,8 @@
 /*
  * get_ref takes a job reference for each queue entry; put_ref hands it to the loop (which looks
  * whether the job went idle); execute runs the job on the pool thread with its runner and posts
- * the run's record.
+ * the run's record. What execute posts needs no reference of its own: the pool holds the job
+ * until put_ref, whose EVENT_RELEASED comes after, from the same thread.
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,7 +43,7 @@ static bool must_go(struct job *job)
 static void hold(struct job *job, enum event_type why)
 {
         __atomic_store_n(&job->held, true, __ATOMIC_RELEASE);
-        events_post(job->shared->run.events, why, job_ref(job), NULL);
+        events_post(job->shared->run.events, why, job, NULL);
 }
 
 /* A keyed run of a shared database stops waiting for its start to be committed once it is to go
@@ -69,7 +70,7 @@ static void run_started(const struct run_job *rj, struct run_record *rec)
         struct job *job = rj->data;
 
         record_start(job, rec);
-        events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
+        events_post(job->shared->run.events, EVENT_STARTED, job, NULL);
 }
 
 /* Counts one more run of the job, makes its record and runs it with its runner: NULL only when
@@ -147,7 +148,7 @@ static void item_execute(struct slow_work *work)
                 if (!stopping && (r < 0 || again))
                         __atomic_store_n(&job->key_again, true, __ATOMIC_RELEASE);
         }
-        events_post(ctx->events, EVENT_ENDED, job_ref(job), rec);
+        events_post(ctx->events, EVENT_ENDED, job, rec);
 }
 
 /* "ID: NAME or COMMAND", cut at the buffer's end, never inside a character. */
