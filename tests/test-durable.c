@@ -675,6 +675,70 @@ START_TEST(a_payload_is_kept_exactly_through_a_crash)
 }
 END_TEST
 
+/* A job's payload keeps only the limits that ask for something, and one left out reads back as
+ * 0 (none): a job with none writes no "limits" and still shows all of them as 0 after a crash.
+ * A row written before, with every limit, loads as it was. */
+START_TEST(a_payload_keeps_only_the_limits_that_ask_for_something)
+{
+        static const char *const old_limits =
+            "\"limits\":{\"memory_max\":0,\"tasks_max\":0,\"cpu_weight\":0,\"nice\":5,"
+            "\"open_files\":0,\"cpu_time\":0}";
+        char sql[512];
+        json_object *before, *after, *limits;
+        sqlite3 *db;
+        int fd;
+
+        SKIP_UNLESS_SQLITE("it reads and rewrites the SQLite file's payloads");
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\",\"delay\":3600}"), 1);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\",\"delay\":3600,"
+                                        "\"limits\":{\"nice\":3,\"open_files\":0}}"),
+                         2);
+        before = job_status(fd, 1);
+        close(fd);
+        daemon_kill_hard(&d);
+
+        ck_assert_int_eq(rows("SELECT count(*) FROM jobs WHERE id = 1 AND "
+                              "payload NOT LIKE '%limits%'"),
+                         1);
+        ck_assert_int_eq(rows("SELECT count(*) FROM jobs WHERE id = 2 AND "
+                              "payload LIKE '%\"limits\":{\"nice\":3}%'"),
+                         1);
+        /* Job 2's row as the daemon wrote it before: every limit, those of none as 0. */
+        db = lock_database();
+        snprintf(sql, sizeof(sql),
+                 "UPDATE jobs SET payload = replace(payload, '\"limits\":{\"nice\":3}', '%s') "
+                 "WHERE id = 2",
+                 old_limits);
+        ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+        ck_assert_int_eq(sqlite3_changes(db), 1);
+        unlock_database(db);
+
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        after = job_status(fd, 1);
+        json_object_object_del(before, "refs");
+        json_object_object_del(after, "refs");
+        ck_assert_msg(json_object_equal(before, after), "%s\nbecame\n%s",
+                      json_object_to_json_string(before), json_object_to_json_string(after));
+        limits = json_object_object_get(after, "limits");
+        ck_assert_int_eq(json_object_object_length(limits), 6);
+        ck_assert_int_eq(int_member(limits, "nice"), 0);
+        json_object_put(before);
+        json_object_put(after);
+        after = job_status(fd, 2);
+        limits = json_object_object_get(after, "limits");
+        ck_assert_msg(json_object_object_length(limits) == 6 && int_member(limits, "nice") == 5 &&
+                          int_member(limits, "open_files") == 0 &&
+                          int_member(limits, "memory_max") == 0,
+                      "status: %s", json_object_to_json_string(after));
+        json_object_put(after);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 /* A job's on_end is in its payload: a crash keeps it, and its next run runs it. */
 START_TEST(on_end_is_kept_through_a_crash)
 {
@@ -1362,6 +1426,7 @@ int main(void)
         tcase_add_test(tc, a_job_that_ends_before_its_write_commits_is_kept_only_as_its_run);
         tcase_add_test(tc, jobs_submitted_after_env_set_keep_its_environment_through_a_crash);
         tcase_add_test(tc, a_payload_is_kept_exactly_through_a_crash);
+        tcase_add_test(tc, a_payload_keeps_only_the_limits_that_ask_for_something);
         tcase_add_test(tc, on_end_is_kept_through_a_crash);
         tcase_add_test(tc, a_full_state_folder_refuses_submits_and_loses_nothing_accepted);
         tcase_add_test(tc, settings_set_is_kept_unless_runtime_and_flags_still_win);

@@ -3,7 +3,6 @@
 
 #include "jobs/events.h"
 #include "jobs/job.h"
-#include "store/run-record.h"
 #include "util/log.h"
 
 void events_flush(struct events *ev)
@@ -18,8 +17,8 @@ void events_flush(struct events *ev)
         for (; e; e = next) {
                 next = e->next;
                 ev->handle(ev->data, e);
-                run_record_free(e->rec);
-                job_unref(e->job);
+                if (e->type == EVENT_RELEASED)
+                        job_unref(e->job);
                 free(e);
         }
 }

@@ -24,15 +24,18 @@ enum event_type {
 struct event {
         struct event *next;
         enum event_type type;
-        struct job *job; /* a reference, dropped after the handler */
-        struct run_record *rec;
+        /* EVENT_RELEASED's: the pool's reference, dropped after the handler. The others are
+         * posted while the pool runs the job, and borrow that reference: their EVENT_RELEASED
+         * is posted after them. */
+        struct job *job;
+        struct run_record *rec; /* the handler's: it takes the record over */
 };
 
 struct events {
         pthread_mutex_t lock;
         struct event *head, *tail;
         uv_async_t async;
-        /* On the loop, once per event, in order; it may take the record over (NULL it). */
+        /* On the loop, once per event, in order; the event's record is its own. */
         void (*handle)(void *data, struct event *e);
         void *data;
 };

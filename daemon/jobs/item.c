@@ -2,7 +2,8 @@
 /*
  * get_ref takes a job reference for each queue entry; put_ref hands it to the loop (which looks
  * whether the job went idle); execute runs the job on the pool thread with its runner and posts
- * the run's record.
+ * the run's record. What execute posts needs no reference of its own: the pool holds the job
+ * until put_ref, whose EVENT_RELEASED comes after, from the same thread.
  */
 #include <stdio.h>
 #include <string.h>
@@ -43,7 +44,7 @@ static bool must_go(struct job *job)
 static void hold(struct job *job, enum event_type why)
 {
         __atomic_store_n(&job->held, true, __ATOMIC_RELEASE);
-        events_post(job->shared->run.events, why, job_ref(job), NULL);
+        events_post(job->shared->run.events, why, job, NULL);
 }
 
 /* A keyed run of a shared database stops waiting for its start to be committed once it is to go
@@ -70,7 +71,7 @@ static void run_started(const struct run_job *rj, struct run_record *rec)
         struct job *job = rj->data;
 
         record_start(job, rec);
-        events_post(job->shared->run.events, EVENT_STARTED, job_ref(job), NULL);
+        events_post(job->shared->run.events, EVENT_STARTED, job, NULL);
 }
 
 /* Runs the job with its runner, rec the run's record (made by record_new_run(), which counts the
@@ -115,10 +116,10 @@ static void post_end(struct job *job, struct run_record *rec)
 
         if (job->handed) {
                 run_record_free(rec);
-                events_post(ev, EVENT_HANDED_OVER, job_ref(job), NULL);
+                events_post(ev, EVENT_HANDED_OVER, job, NULL);
                 return;
         }
-        events_post(ev, EVENT_ENDED, job_ref(job), rec);
+        events_post(ev, EVENT_ENDED, job, rec);
 }
 
 /* The run handed over by the daemon's last program, taken up: it is past every gate already. */

@@ -80,14 +80,33 @@ static const char *arg_text(json_object *arg)
                    : "null";
 }
 
-/* The members of limits that are set. */
+/* Whether a limit asks for something: set, and not 0 (none). */
+static bool limit_asks(int64_t v)
+{
+        return v != SW_LIMIT_UNSET && v != 0;
+}
+
+static int64_t limit_of(const struct sw_limits *limits, const struct sw_param *p)
+{
+        return *(const int64_t *)((const char *)limits + p->offset);
+}
+
+static bool any_limit_asks(const struct sw_limits *limits)
+{
+        for (const struct sw_param *p = sw_limits_params; p->name; p++)
+                if (limit_asks(limit_of(limits, p)))
+                        return true;
+        return false;
+}
+
+/* The members of limits that ask for something. */
 static void limits_text(struct json_text *t, const struct sw_limits *limits)
 {
         json_text_open(t, '{');
         for (const struct sw_param *p = sw_limits_params; p->name; p++) {
-                int64_t v = *(const int64_t *)((const char *)limits + p->offset);
+                int64_t v = limit_of(limits, p);
 
-                if (v != SW_LIMIT_UNSET) {
+                if (limit_asks(v)) {
                         json_text_name(t, p->name);
                         json_text_int(t, v);
                 }
@@ -124,8 +143,9 @@ static char *payload_json(const struct sw_submit_params *p, const struct sw_limi
                 json_text_name(&t, "timeout");
                 json_text_double(&t, p->timeout);
         }
-        /* Every limit, defaults included: a restart must not give the job other ones. */
-        if (!p->plugin) {
+        /* Every limit, defaults included: a restart must not give the job other ones. One left
+         * out is 0, none (as jobs/restore.c reads it back): a job with no limits writes none. */
+        if (!p->plugin && any_limit_asks(limits)) {
                 json_text_name(&t, "limits");
                 limits_text(&t, limits);
         }

@@ -124,22 +124,29 @@ static json_object *last_record(struct daemon *d, struct job *job)
 /* A planned retry is queued once the pool has let go of the run before it. */
 static void start_retry(struct daemon *d, struct job *job)
 {
-        double now = run_wall_now();
+        double now;
 
         /* At a stop the row keeps the retry (pending, due): the next start queues it. */
         if (!job->retry_due || slow_work_is_executing(&job->dw.work) ||
             __atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
                 return;
         job->retry_due = false;
+        now = run_wall_now();
         if (daemon_queue_run(d, job, job->due > now ? job->due - now : 0) < 0)
                 log_warning("Job %lld: cannot queue its retry", (long long)job->id);
 }
 
 void lifecycle_check_idle(struct daemon *d, struct job *job)
 {
+        const char *state;
+
+        /* One that left the tables was counted out as it left (daemon_retire_job). */
+        if (!job->live)
+                return;
         start_retry(d, job);
-        metrics_job_recount(&d->metrics, job);
-        if (!job->live || !job_idle(job))
+        state = job_state(job);
+        metrics_job_count(&d->metrics, job, state);
+        if (strcmp(state, "idle") != 0)
                 return;
         job_ref(job);
         answer(&job->waiters, job, last_record, d);
@@ -261,7 +268,6 @@ void lifecycle_on_event(void *data, struct event *e)
                 cut = e->rec && strcmp(e->rec->outcome, "interrupted") == 0 &&
                       !__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE);
                 lifecycle_run_ended(d, job, e->rec);
-                e->rec = NULL;
                 if (cut)
                         daemon_queue_run(d, job, 0);
                 /* Another node's submit of its key came while it ran: it runs once more. */

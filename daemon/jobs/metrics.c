@@ -122,8 +122,13 @@ static int state_index(const char *state)
 
 void metrics_job_recount(struct metrics *m, struct job *job)
 {
+        metrics_job_count(m, job, job->live ? job_state(job) : NULL);
+}
+
+void metrics_job_count(struct metrics *m, struct job *job, const char *state_now)
+{
         struct metrics_queue *q = job->counted_in;
-        int state = job->live ? state_index(job_state(job)) : -1;
+        int state = state_now ? state_index(state_now) : -1;
 
         if (q && job->counted_state == state)
                 return;

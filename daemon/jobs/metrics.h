@@ -59,5 +59,7 @@ void metrics_run_started(struct metrics *m, struct job *job);
 void metrics_run_ended(struct metrics *m, struct job *job, const struct run_record *rec);
 /* The job is counted under its state now (a job that is not live, under none). */
 void metrics_job_recount(struct metrics *m, struct job *job);
+/* The same, with the state its caller has just read (job_state()'s; NULL: none). */
+void metrics_job_count(struct metrics *m, struct job *job, const char *state);
 
 #endif

@@ -125,8 +125,9 @@ static void parse_payload(struct restoring *rs, const char *payload)
         rs->parsed = !rs->payload ? -ENOMEM
                      : o ? sw_params_parse(o, sw_submit_params, &rs->p, rs->err, sizeof(rs->err))
                          : -EBADMSG;
-        /* As the submit resolved them; a job from before limits has none. */
-        sw_limits_unset(&rs->limits);
+        /* As the submit resolved them: a limit left out (all of them, where the job has none)
+         * is 0, no limit (jobs/job.c writes only those that ask for something). */
+        rs->limits = (struct sw_limits){0};
         if (rs->parsed == 0 && rs->p.limits)
                 rs->parsed = sw_limits_parse(rs->p.limits, &rs->limits, rs->err, sizeof(rs->err));
         json_object_put(o);

@@ -16,10 +16,9 @@ static const char *command_of(char **argv)
 }
 
 /* The argv and cwd the job's strings hold, as submit's params. */
-static void add_payload(json_object *o, const struct job *job)
+static void add_payload(json_object *o, char **argv, const char *cwd)
 {
-        char **argv = job_argv(job);
-        const char *command = command_of(argv), *cwd = job_cwd(job);
+        const char *command = command_of(argv);
 
         if (command) {
                 json_object_object_add(o, "command", json_object_new_string(command));
@@ -55,12 +54,13 @@ static void add_extra(json_object *o, const struct job_extra *x)
 
 char *job_spec(const struct job *job)
 {
+        char **argv = job->x->plugin ? NULL : job_argv(job);
         json_object *o;
         char *text;
 
-        if (job->x->plugin || !job_argv(job) || !(o = json_object_new_object()))
+        if (!argv || !(o = json_object_new_object()))
                 return NULL;
-        add_payload(o, job);
+        add_payload(o, argv, job_cwd(job));
         if (job->env)
                 json_object_object_add(o, "env", envs_to_json(job->env));
         json_object_object_add(o, "class",

@@ -88,7 +88,7 @@ static void call(struct daemon *d, struct conn *c, const struct method *method, 
                  struct reply *r)
 {
         union params p;
-        uint64_t queued;
+        uint64_t queued, after;
         int code;
 
         memset(&p, 0, sizeof(p));
@@ -102,8 +102,9 @@ static void call(struct daemon *d, struct conn *c, const struct method *method, 
         r->params = params;
         queued = store_queued(d->store);
         method->handle(d, c, &p, r);
-        if (store_queued(d->store) != queued)
-                conn_wait_for_store(c);
+        after = store_queued(d->store);
+        if (after != queued)
+                conn_wait_for(c, after);
         sw_params_clear(method->params, &p);
 }
 

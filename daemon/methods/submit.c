@@ -69,9 +69,12 @@ static bool queued_room(struct daemon *d, struct queue *queue, uid_t owner, stru
 static bool jobs_room(struct daemon *d, struct conn *c, uid_t owner, struct reply *r)
 {
         int64_t max = d->settings.max_jobs_per_user;
-        size_t n = users_count(&d->users, owner);
+        size_t n;
 
-        if (max == 0 || conn_is_admin(c) || n < (size_t)max)
+        if (max == 0 || conn_is_admin(c))
+                return true; /* no limit: the jobs are not counted */
+        n = users_count(&d->users, owner);
+        if (n < (size_t)max)
                 return true;
         reply_error(r, SW_E_BUSY, "user %u has %zu live job%s: max-jobs-per-user is %lld",
                     (unsigned)owner, n, n == 1 ? "" : "s", (long long)max);
@@ -80,9 +83,12 @@ static bool jobs_room(struct daemon *d, struct conn *c, uid_t owner, struct repl
 
 bool submit_bytes_room(struct daemon *d, struct conn *c, uid_t owner, int64_t more, struct reply *r)
 {
-        int64_t max = d->settings.max_job_bytes_per_user, kept = users_bytes(&d->users, owner);
+        int64_t max = d->settings.max_job_bytes_per_user, kept;
 
-        if (max == 0 || more <= 0 || conn_is_admin(c) || kept + more <= max)
+        if (max == 0 || more <= 0 || conn_is_admin(c))
+                return true; /* no limit, or no more: the bytes kept are not counted */
+        kept = users_bytes(&d->users, owner);
+        if (kept + more <= max)
                 return true;
         reply_error(r, SW_E_BUSY,
                     "user %u's live jobs keep %lld bytes, and this would add %lld: "
@@ -101,8 +107,11 @@ static bool deps_ok(struct daemon *d, struct conn *c, const struct job *job,
                     const struct sw_submit_params *p, struct reply *r)
 {
         char err[256];
-        int e = waits_check(d, c->uid, job, "after", p->after, err, sizeof(err));
+        int e;
 
+        if (!p->after && !p->after_any)
+                return true; /* it waits for none */
+        e = waits_check(d, c->uid, job, "after", p->after, err, sizeof(err));
         if (e == 0)
                 e = waits_check(d, c->uid, job, "after_any", p->after_any, err, sizeof(err));
         if (e < 0)
@@ -144,7 +153,7 @@ static void submit_again(struct daemon *d, struct conn *c, struct job *job,
                             (long long)job->id, p->key, job_state(job));
                 return;
         }
-        if (deps && !deps_ok(d, c, job, p, r))
+        if (!deps_ok(d, c, job, p, r))
                 return;
         if (!job_same_payload(job, p)) {
                 reply_error(r, SW_E_CONFLICT,
@@ -217,15 +226,15 @@ static void fresh(struct daemon *d, struct conn *c, struct job *job,
 {
         if (p->hold && requests_hold(c, job) < 0)
                 reply_error(r, SW_E_INTERNAL, "out of memory");
-        else if (job_recurs(job) && daemon_schedule(d, job) < 0)
-                reply_error(r, SW_E_INTERNAL, "out of memory");
-        else if (job_recurs(job))
-                r->result = job_state_result(job, NULL); /* it runs at its ticks */
-        else if (job->stashed) {
+        else if (job_recurs(job)) {
+                if (daemon_schedule(d, job) < 0)
+                        reply_error(r, SW_E_INTERNAL, "out of memory");
+                else
+                        r->result = job_state_result(job, NULL); /* it runs at its ticks */
+        } else if (job->stashed) {
                 r->result = job_state_result(job, NULL); /* it runs once enqueued */
                 daemon_notify(d, job, "stashed", NULL);
-        }
-        else if (p->after || p->after_any)
+        } else if (p->after || p->after_any)
                 wait_reply(d, c, job, p, r);
         else
                 enqueue_reply(d, c, job, p->delay, r);
@@ -238,8 +247,10 @@ static void fresh(struct daemon *d, struct conn *c, struct job *job,
                 daemon_save_job(d, job);
         else
                 daemon_save_state(d, job, NULL);
-        /* One that ended at once (an after job had failed) goes, unless held. */
-        lifecycle_check_idle(d, job);
+        /* One that ended at once (an after job had failed) goes, unless held; one in its pool's
+         * queue has not ended, and daemon_queue_run counted it so. */
+        if (!slow_work_is_pending(&job->dw.work))
+                lifecycle_check_idle(d, job);
 }
 
 void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool restart,

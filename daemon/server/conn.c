@@ -154,14 +154,16 @@ static void maybe_finish(struct conn *c);
 
 void conn_flush(struct conn *c)
 {
-        uint64_t committed = store_committed(c->clients->store);
         struct write_req *w;
         uv_buf_t *bufs;
         size_t i, n, len = 0, events = 0;
+        uint64_t committed;
         int r;
 
         if (c->closing || c->batching)
                 return;
+        /* The store is asked only when a reply waits for it. */
+        committed = c->nheld > 0 ? store_committed(c->clients->store) : 0;
         for (n = 0; n < c->nheld && c->held[n].seq <= committed; n++) {
                 size_t l = strlen(c->held[n].line);
 
@@ -477,11 +479,6 @@ void conn_send_reply(struct conn *c, json_object *id, json_object *result, int c
         } else {
                 conn_send(c, sw_result_line(id, result ? result : json_object_new_object()));
         }
-}
-
-void conn_wait_for_store(struct conn *c)
-{
-        conn_wait_for(c, store_queued(c->clients->store));
 }
 
 void conn_wait_for(struct conn *c, uint64_t seq)

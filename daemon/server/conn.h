@@ -91,8 +91,7 @@ void conn_send(struct conn *c, char *line);
 /* Queues one event notification (taken over); drops the client when it leaves more than
  * CONN_EVENTS_MAX of them unread. */
 void conn_notify(struct conn *c, char *line);
-/* Later replies wait for every state database write made so far, or up to seq. */
-void conn_wait_for_store(struct conn *c);
+/* Later replies wait for the state database's writes up to seq. */
 void conn_wait_for(struct conn *c, uint64_t seq);
 /* Writes the replies the state database has caught up with. */
 void conn_flush(struct conn *c);
