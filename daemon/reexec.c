@@ -193,7 +193,8 @@ static int write_handover(struct reexec_ctx *m, int socket_fd, int reply_fd)
 
 /* Every run handed over, nothing else running: the program is executed. Past the supervisor's
  * let-go and the database's close there is no way back: an exec that fails ends the daemon
- * (its service restarts it, and the next start stops what the runs left). */
+ * (its service restarts it, and the next start stops what the runs left). Returns only when
+ * the handover cannot be written, before anything is let go. */
 static void go(struct reexec_ctx *m)
 {
         int socket_fd = -1, reply_fd = -1, fd, r = 0;
@@ -214,10 +215,6 @@ static void go(struct reexec_ctx *m)
         if (fd < 0) {
                 log_error("Cannot hand over to the next program: %s: going on as before",
                           strerror(-fd));
-                if (rx.c)
-                        conn_reply(rx.c, rx.id, NULL, SW_E_INTERNAL,
-                                   "cannot hand the runs over: the daemon goes on as before");
-                daemon_take_back(m->daemon);
                 return;
         }
         snprintf(text, sizeof(text), "%d", fd);
@@ -232,13 +229,14 @@ static void go(struct reexec_ctx *m)
         _exit(EXIT_FAILURE);
 }
 
+/* The reexec given up: everything goes on as before, and the request is answered. */
 static void finish(int code, const char *message)
 {
         if (rx.c) {
-                conn_reply(rx.c, rx.id, NULL, code, message);
+                conn_reply(rx.c, rx.id, NULL, code, message); /* which takes the id over */
                 conn_unref(rx.c);
-        }
-        json_object_put(rx.id);
+        } else
+                json_object_put(rx.id);
         rx.c = NULL;
         rx.id = NULL;
         rx.under_way = false;
@@ -251,8 +249,9 @@ static void on_timer(uv_timer_t *timer)
         char message[160];
 
         if (daemon_handed_over(m->daemon)) {
-                go(m);
-                finish(0, NULL); /* reached only when the handover could not be written */
+                go(m); /* returns only when the handover could not be written */
+                daemon_take_back(m->daemon);
+                finish(SW_E_INTERNAL, "cannot hand the runs over: the daemon goes on as before");
                 return;
         }
         if (mono_now() < rx.given_up_at)

@@ -200,6 +200,114 @@ START_TEST(a_program_that_cannot_start_leaves_the_daemon_serving)
 }
 END_TEST
 
+static json_object *id_call(int fd, const char *method, int64_t id)
+{
+        char params[64];
+
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        return call_ok(fd, method, params);
+}
+
+static bool suspended(int fd, int64_t id)
+{
+        json_object *st = job_status(fd, id);
+        bool on = json_object_get_boolean(json_object_object_get(st, "suspended"));
+
+        json_object_put(st);
+        return on;
+}
+
+/* Whether the job's run has its process in hand. */
+static bool has_pid(int fd, int64_t id)
+{
+        json_object *st = job_status(fd, id);
+        bool has = json_object_object_get(st, "pid") != NULL;
+
+        json_object_put(st);
+        return has;
+}
+
+/* A suspended run is still suspended after a reexec, and goes on at continue. */
+START_TEST(a_suspended_run_stays_suspended_across_a_reexec)
+{
+        char *gate;
+        json_object *rec;
+        int64_t id;
+        int fd;
+
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        gate = fifo_make(d.dir, "gate");
+        {
+                char params[PATH_MAX + 64];
+
+                snprintf(params, sizeof(params), "{\"command\":\"cat %s; echo through\"}", gate);
+                id = job_submit(fd, params);
+        }
+        job_wait_process(fd, id);
+        json_object_put(id_call(fd, "suspend", id));
+        reexec(fd);
+        close(fd);
+        fd = client_connect(d.sock);
+        ck_assert(suspended(fd, id));
+        json_object_put(id_call(fd, "continue", id));
+        ck_assert(!suspended(fd, id));
+        fifo_release(gate);
+        rec = job_wait(fd, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_int_eq(int_member(rec, "run"), 1);
+        json_object_put(rec);
+        free(gate);
+        close(fd);
+}
+END_TEST
+
+/* A plugin's run cannot be handed over: a reexec waits for it up to stop-timeout, then is given
+ * up (-32004) and everything goes on: the shell run handed over meanwhile is taken up again here,
+ * and a job queued meanwhile starts. Once the plugin's run is gone, a reexec goes through. */
+START_TEST(a_reexec_that_a_plugin_run_outlasts_is_given_up_and_everything_goes_on)
+{
+        char msg[512], *gate, *line;
+        json_object *rec, *reply;
+        int64_t plugin, shell, queued;
+        int fd, fd2;
+
+        daemon_start(&d, "--plugin-dir", PLUGINS_BUILT, "--stop-timeout", "1", NULL);
+        fd = client_connect(d.sock);
+        plugin = job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"until_stopped\"}");
+        job_wait_state(fd, plugin, "running");
+        gate = fifo_make(d.dir, "gate");
+        snprintf(msg, sizeof(msg), "{\"command\":\"cat %s; echo through\"}", gate);
+        shell = job_submit(fd, msg);
+        job_wait_process(fd, shell);
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"reexec\"}");
+        /* Once the shell run is handed over (no process in hand), a job queued then waits. */
+        fd2 = client_connect(d.sock);
+        while (has_pid(fd2, shell))
+                usleep(1000);
+        queued = job_submit(fd2, "{\"command\":\"echo queued\"}");
+        line = client_read_line(fd);
+        reply = json_tokener_parse(line);
+        ck_assert_msg(reply_code(reply) == -32004 && strstr(line, "stop-timeout"), "%s", line);
+        json_object_put(reply);
+        free(line);
+        rec = job_wait(fd, queued);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        fifo_release(gate);
+        rec = job_wait(fd, shell);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_int_eq(int_member(rec, "run"), 1);
+        json_object_put(rec);
+        json_object_put(id_call(fd, "cancel", plugin));
+        json_object_put(job_wait(fd, plugin));
+        reexec(fd);
+        free(gate);
+        close(fd);
+        close(fd2);
+}
+END_TEST
+
 /* A copy of the build's daemon at path. */
 static void copy_program(const char *path)
 {
@@ -272,6 +380,8 @@ int main(void)
         tcase_add_test(tc, runs_in_process_groups_go_on_across_a_reexec);
         tcase_add_test(tc, two_reexecs_keep_a_persist_job_and_the_pause);
         tcase_add_test(tc, a_program_that_cannot_start_leaves_the_daemon_serving);
+        tcase_add_test(tc, a_suspended_run_stays_suspended_across_a_reexec);
+        tcase_add_test(tc, a_reexec_that_a_plugin_run_outlasts_is_given_up_and_everything_goes_on);
         tcase_add_test(tc, a_reexec_runs_the_program_at_its_path_now_and_refuses_one_that_is_none);
         suite_add_tcase(s, tc);
         return run_suite(s);
