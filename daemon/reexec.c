@@ -219,6 +219,7 @@ static void go(struct reexec_ctx *m)
         }
         snprintf(text, sizeof(text), "%d", fd);
         setenv(REEXEC_ENV, text, 1);
+        notify_hand_on(m->notify);
         supervisor_let_go(&m->daemon->supervisor);
         store_stop(m->store);
         log_info("Executing %s, with %zu run%s in progress", program, runs,

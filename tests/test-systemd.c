@@ -301,6 +301,24 @@ START_TEST(sighup_sends_reloading_then_ready)
 }
 END_TEST
 
+/* SIGUSR2's reexec: RELOADING=1, then READY=1 from the new program, which has the notify socket
+ * and feeds the watchdog as the old one did. */
+START_TEST(sigusr2_reexec_sends_reloading_then_ready_and_keeps_the_watchdog)
+{
+        char *message;
+
+        spawn_notified("5000000", true);
+        free(notify_wait(notify_fd, "READY=1"));
+        ck_assert_int_eq(kill(d.pid, SIGUSR2), 0);
+        free(notify_wait(notify_fd, "RELOADING=1"));
+        message = notify_wait(notify_fd, "READY=1");
+        free(message);
+        free(notify_wait(notify_fd, "WATCHDOG=1"));
+        ck_assert(daemon_alive(&d));
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(the_watchdog_is_fed_from_the_loop)
 {
         char *env;
@@ -358,6 +376,7 @@ static Suite *systemd_suite(void)
         tcase_add_test(notify, status_follows_the_jobs);
         tcase_add_test(notify, sigterm_sends_stopping);
         tcase_add_test(notify, sighup_sends_reloading_then_ready);
+        tcase_add_test(notify, sigusr2_reexec_sends_reloading_then_ready_and_keeps_the_watchdog);
         tcase_add_test(notify, the_watchdog_is_fed_from_the_loop);
         tcase_add_test(notify, a_watchdog_for_another_pid_is_not_fed);
         suite_add_tcase(s, notify);

@@ -56,6 +56,7 @@ int notify_init(struct notify *n)
                 return 0;
         }
         unsetenv("NOTIFY_SOCKET");
+        snprintf(n->where, sizeof(n->where), "%s", where);
         n->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (n->fd < 0)
                 return log_error_errno(-errno, "Failed to create the notify socket: %m");
@@ -153,6 +154,21 @@ void notify_stopping(struct notify *n)
         if (n->timers)
                 uv_timer_stop(&n->status_timer);
         send_state(n, "STOPPING=1\nSTATUS=Stopping: waiting for the running jobs");
+}
+
+void notify_hand_on(struct notify *n)
+{
+        char text[32];
+
+        if (n->fd < 0)
+                return;
+        setenv("NOTIFY_SOCKET", n->where, 1);
+        if (n->watchdog_usec == 0)
+                return;
+        snprintf(text, sizeof(text), "%llu", (unsigned long long)n->watchdog_usec);
+        setenv("WATCHDOG_USEC", text, 1);
+        snprintf(text, sizeof(text), "%ld", (long)getpid());
+        setenv("WATCHDOG_PID", text, 1);
 }
 
 void notify_close(struct notify *n)

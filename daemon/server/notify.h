@@ -17,6 +17,7 @@ struct notify {
         void (*stats)(void *data, struct slow_work_stats *ret);
         void *stats_data;
         int fd; /* -1 without NOTIFY_SOCKET: every notify_* call is then a no-op */
+        char where[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* NOTIFY_SOCKET as it was */
         struct sockaddr_un addr;
         socklen_t addr_len;
         uint64_t watchdog_usec; /* 0: no watchdog */
@@ -34,5 +35,8 @@ void notify_reloading(struct notify *n);
 /* STOPPING=1; the status stops following the pool, which is going away. */
 void notify_stopping(struct notify *n);
 void notify_close(struct notify *n);
+/* Before a reexec: NOTIFY_SOCKET (and the watchdog's variables) back in the environment, for
+ * the next program. */
+void notify_hand_on(struct notify *n);
 
 #endif
