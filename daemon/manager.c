@@ -530,6 +530,7 @@ static void manager_stop(struct manager *m)
 {
         if (m->stopping)
                 return;
+        reexec_give_up(&m->reexec, "the daemon is stopping");
         m->stopping = true;
         daemon_stop_starting(&m->daemon);
         notify_stopping(&m->notify);

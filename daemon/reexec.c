@@ -230,9 +230,11 @@ static void go(struct reexec_ctx *m)
         _exit(EXIT_FAILURE);
 }
 
-/* The reexec given up: everything goes on as before, and the request is answered. */
-static void finish(int code, const char *message)
+/* The reexec given up: everything goes on as before (systemd told so), and the request is
+ * answered. */
+static void finish(struct reexec_ctx *m, int code, const char *message)
 {
+        notify_ready(m->notify);
         if (rx.c) {
                 conn_reply(rx.c, rx.id, NULL, code, message); /* which takes the id over */
                 conn_unref(rx.c);
@@ -244,6 +246,15 @@ static void finish(int code, const char *message)
         uv_close((uv_handle_t *)&rx.timer, NULL);
 }
 
+void reexec_give_up(struct reexec_ctx *m, const char *why)
+{
+        if (!rx.under_way)
+                return;
+        log_warning("Reexec given up: %s", why);
+        daemon_take_back(m->daemon);
+        finish(m, SW_E_BUSY, why);
+}
+
 static void on_timer(uv_timer_t *timer)
 {
         struct reexec_ctx *m = timer->data;
@@ -252,7 +263,7 @@ static void on_timer(uv_timer_t *timer)
         if (daemon_handed_over(m->daemon)) {
                 go(m); /* returns only when the handover could not be written */
                 daemon_take_back(m->daemon);
-                finish(SW_E_INTERNAL, "cannot hand the runs over: the daemon goes on as before");
+                finish(m, SW_E_INTERNAL, "cannot hand the runs over: the daemon goes on as before");
                 return;
         }
         if (mono_now() < rx.given_up_at)
@@ -261,9 +272,7 @@ static void on_timer(uv_timer_t *timer)
                  "runs still in progress after stop-timeout (%g s): a plugin's or an on-end "
                  "command's; the daemon goes on as before",
                  m->daemon->settings.stop_timeout);
-        log_warning("Reexec given up: %s", message);
-        daemon_take_back(m->daemon);
-        finish(SW_E_BUSY, message);
+        reexec_give_up(m, message);
 }
 
 int reexec_begin(struct reexec_ctx *m, struct conn *c, json_object *id, char *err, size_t len)

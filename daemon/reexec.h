@@ -42,6 +42,10 @@ void reexec_set_program(const char *path, char **argv);
  * SIGUSR2 (c NULL). 0 once under way; -errno when it cannot begin, with why in err. */
 int reexec_begin(struct reexec_ctx *m, struct conn *c, json_object *id, char *err, size_t len);
 
+/* The reexec under way, if any, given up (why, for the log and the reply): the runs handed over
+ * are taken up again here. Before a stop. */
+void reexec_give_up(struct reexec_ctx *m, const char *why);
+
 /* What the last program handed over, read at start. */
 struct reexec_taken {
         int socket_fd;     /* the listening socket */

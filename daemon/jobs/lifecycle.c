@@ -307,6 +307,9 @@ void lifecycle_on_event(void *data, struct event *e)
                 users_run_ended(&d->users, job);
                 users_run_ended(&job->queue->users, job);
                 run_done(d, job);
+                /* Handed over after the reexec was given up: taken up again at once. */
+                if (!__atomic_load_n(&d->shared.run.handing_over, __ATOMIC_ACQUIRE))
+                        daemon_take_back(d);
                 break;
         case EVENT_RELEASED:
                 break;
