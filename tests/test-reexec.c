@@ -128,20 +128,39 @@ START_TEST(runs_in_process_groups_go_on_across_a_reexec)
 }
 END_TEST
 
-/* A persist job and the pause stay through two reexecs, the second by SIGUSR2, which closes
- * the connections as the method does. */
-START_TEST(two_reexecs_keep_a_persist_job_and_the_pause)
+/* A job's state and when it runs next, as status says: "state next_run". */
+static void state_of(int fd, int64_t id, char *buf, size_t len)
 {
-        char *line;
+        json_object *st = job_status(fd, id), *next = json_object_object_get(st, "next_run");
+
+        snprintf(buf, len, "%s %.3f", str_member(st, "state"), next ? json_object_get_double(next) : 0);
+        json_object_put(st);
+}
+
+/* A persist job, a delayed one, a recurring one, one waiting for another and the pause stay as
+ * they were through two reexecs, the second by SIGUSR2, which closes the connections as the
+ * method does. */
+START_TEST(two_reexecs_keep_what_waits_and_the_pause)
+{
+        char before[4][64], after[64], params[64], *line;
+        int64_t ids[4], id;
         json_object *r;
-        int64_t id;
         int fd;
 
         daemon_start(&d, NULL);
         fd = client_connect(d.sock);
         id = job_submit(fd, "{\"command\":\"true\",\"persist\":true}");
         json_object_put(job_wait(fd, id));
+        ids[0] = id;
+        ids[1] = job_submit(fd, "{\"command\":\"true\",\"delay\":3600}");
+        ids[2] = job_submit(fd, "{\"command\":\"true\",\"every\":3600}");
+        snprintf(params, sizeof(params), "{\"command\":\"true\",\"after\":[%lld]}",
+                 (long long)ids[1]);
+        ids[3] = job_submit(fd, params);
         json_object_put(call_ok(fd, "pause", NULL));
+        for (int i = 0; i < 4; i++)
+                state_of(fd, ids[i], before[i], sizeof(before[i]));
+        ck_assert_str_eq(before[3], "waiting 0.000");
         reexec(fd);
         close(fd);
         fd = client_connect(d.sock);
@@ -152,6 +171,10 @@ START_TEST(two_reexecs_keep_a_persist_job_and_the_pause)
         fd = client_connect(d.sock);
         ck_assert_int_ge(fd, 0);
         ck_assert_str_eq(job_state_of(fd, id), "idle");
+        for (int i = 0; i < 4; i++) {
+                state_of(fd, ids[i], after, sizeof(after));
+                ck_assert_str_eq(after, before[i]);
+        }
         r = call_ok(fd, "resume", NULL);
         ck_assert(!json_object_get_boolean(json_object_object_get(r, "paused")));
         json_object_put(r);
@@ -378,7 +401,7 @@ int main(void)
         tcase_add_checked_fixture(tc, NULL, teardown);
         tcase_add_test(tc, runs_in_their_cgroups_go_on_across_a_reexec);
         tcase_add_test(tc, runs_in_process_groups_go_on_across_a_reexec);
-        tcase_add_test(tc, two_reexecs_keep_a_persist_job_and_the_pause);
+        tcase_add_test(tc, two_reexecs_keep_what_waits_and_the_pause);
         tcase_add_test(tc, a_program_that_cannot_start_leaves_the_daemon_serving);
         tcase_add_test(tc, a_suspended_run_stays_suspended_across_a_reexec);
         tcase_add_test(tc, a_reexec_that_a_plugin_run_outlasts_is_given_up_and_everything_goes_on);

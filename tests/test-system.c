@@ -769,6 +769,27 @@ START_TEST(only_admins_reload_the_configuration)
 }
 END_TEST
 
+START_TEST(only_admins_reexec_the_daemon)
+{
+        int b = connect_as(user_b);
+        json_object *reply = client_call(b, "reexec", NULL);
+
+        ck_assert_int_eq(reply_code(reply), -32002);
+        ck_assert_str_eq(str_member(json_object_object_get(reply, "error"), "message"),
+                         "permission denied: only admins re-execute the daemon");
+        json_object_put(reply);
+        /* Root may: the new program checks the file the daemon started with, which is gone, so
+         * it is not executed and the daemon goes on. */
+        reply = client_call(root_fd, "reexec", NULL);
+        ck_assert_int_eq(reply_code(reply), -32603);
+        ck_assert_ptr_nonnull(strstr(str_member(json_object_object_get(reply, "error"), "message"),
+                                     "cannot start"));
+        json_object_put(reply);
+        json_object_put(call_ok(root_fd, "ping", NULL));
+        close(b);
+}
+END_TEST
+
 /* A plugin runs inside the daemon, as root: the admin group's members are not root. */
 START_TEST(only_root_runs_plugin_jobs)
 {
@@ -2174,6 +2195,7 @@ int main(void)
         tcase_add_test(tc, only_admins_add_remove_change_or_pause_queues_and_users_use_them);
         tcase_add_test(tc, a_user_suspends_their_own_job_but_not_anothers);
         tcase_add_test(tc, only_admins_reload_the_configuration);
+        tcase_add_test(tc, only_admins_reexec_the_daemon);
         tcase_add_test(tc, only_root_runs_plugin_jobs);
         tcase_add_test(tc, a_users_job_stays_under_the_ceilings_and_gets_them_when_it_asks_none);
         tcase_add_test(tc, a_queues_own_ceiling_overrides_the_daemons);
