@@ -154,8 +154,12 @@ void ctl_replied(struct ctl *x)
         x->lost_at = 0;
 }
 
-int ctl_ask(struct ctl *x, const char *what, const char *method, json_object *params,
-            json_object **ret_result, struct sw_client_error *err)
+/* The call, connected first: 0 once the daemon replied (*ret_replied: sw_client_call()'s 0 for a
+ * result, 1 for an error in err), else an exit status; with reconnect, a lost connection is made
+ * again and CTL_RECONNECTED returned. */
+static int call(struct ctl *x, const char *what, const char *method, json_object *params,
+                json_object **ret_result, struct sw_client_error *err, bool reconnect,
+                int *ret_replied)
 {
         int r;
 
@@ -166,14 +170,25 @@ int ctl_ask(struct ctl *x, const char *what, const char *method, json_object *pa
                 return r;
         }
         r = sw_client_call(x->client, method, params, ret_result, err);
-        if (ctl_lost(r)) {
+        if (reconnect && ctl_lost(r)) {
                 r = ctl_reconnect(x);
                 return r ? r : CTL_RECONNECTED;
         }
         if (r < 0)
                 return ctl_transport_error(x, what, r);
+        *ret_replied = r;
+        return 0;
+}
+
+int ctl_ask(struct ctl *x, const char *what, const char *method, json_object *params,
+            json_object **ret_result, struct sw_client_error *err)
+{
+        int replied = 0, r = call(x, what, method, params, ret_result, err, true, &replied);
+
+        if (r)
+                return r;
         ctl_replied(x);
-        if (r == 0 && !*ret_result)
+        if (replied == 0 && !*ret_result)
                 *ret_result = json_object_new_object(); /* a null result: nothing to say */
         return 0;
 }
@@ -222,20 +237,9 @@ int ctl_transport_error(struct ctl *x, const char *what, int r)
 int ctl_try(struct ctl *x, const char *what, const char *method, json_object *params,
             json_object **ret_result, struct sw_client_error *err)
 {
-        int r;
+        int replied = 0;
 
-        *ret_result = NULL;
-        r = ctl_connect(x);
-        if (r) {
-                json_object_put(params);
-                return r;
-        }
-        r = sw_client_call(x->client, method, params, ret_result, err);
-        if (r < 0)
-                return ctl_transport_error(x, what, r);
-        if (r == 0 && !*ret_result)
-                *ret_result = json_object_new_object(); /* a null result: nothing to say */
-        return 0;
+        return call(x, what, method, params, ret_result, err, false, &replied);
 }
 
 int ctl_call(struct ctl *x, const char *what, const char *method, json_object *params,

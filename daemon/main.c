@@ -20,6 +20,7 @@
 #include "server/listener.h"
 #include "store/db.h"
 #include "util/config-load.h"
+#include "util/env-fd.h"
 #include "util/log.h"
 #include "util/mac.h"
 
@@ -155,20 +156,12 @@ static void blank(char *secret)
  * from the jobs, the programs the daemon starts and a start again; 0: none, -1: not a socket. */
 static int test_clock_fd(void)
 {
-        const char *value = getenv("SLOWWORKD_TEST_CLOCK_FD");
+        int fd = env_fd("SLOWWORKD_TEST_CLOCK_FD");
         struct stat st;
-        char *end;
-        long fd;
 
-        if (!value)
-                return 0;
-        errno = 0;
-        fd = strtol(value, &end, 10);
-        if (errno || end == value || *end || fd < 3 || fd > INT_MAX || fstat((int)fd, &st) < 0 ||
-            !S_ISSOCK(st.st_mode) || fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+        if (fd > 0 && (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode)))
                 return -1;
-        unsetenv("SLOWWORKD_TEST_CLOCK_FD");
-        return (int)fd;
+        return fd < 0 ? -1 : fd;
 }
 
 /* As the daemon's own lines: named, but where the journal names them already (ExecReload=). */

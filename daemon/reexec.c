@@ -21,6 +21,7 @@
 #include "reexec.h"
 #include "run/run.h"
 #include "store/store.h"
+#include "util/env-fd.h"
 #include "util/log.h"
 #include "util/write-all.h"
 
@@ -315,22 +316,6 @@ int reexec_begin(struct reexec_ctx *m, struct conn *c, json_object *id, char *er
         return 0;
 }
 
-/* The handover's descriptor from the environment: it, 0 when there is none, or -EINVAL. */
-static int handover_fd(void)
-{
-        const char *value = getenv(REEXEC_ENV);
-        char *end;
-        long fd;
-
-        if (!value)
-                return 0;
-        errno = 0;
-        fd = strtol(value, &end, 10);
-        unsetenv(REEXEC_ENV);
-        if (errno || end == value || *end || fd < 3 || fd > 65535)
-                return -EINVAL;
-        return (int)fd;
-}
 
 static int close_on_exec(int fd)
 {
@@ -339,7 +324,7 @@ static int close_on_exec(int fd)
 
 int reexec_take(struct reexec_taken *t)
 {
-        int fd = handover_fd(), r;
+        int fd = env_fd(REEXEC_ENV), r;
         json_object *o;
         char *text = NULL;
         size_t len = 0;

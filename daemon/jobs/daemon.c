@@ -385,6 +385,7 @@ void daemon_take_back(struct daemon *d)
                 h->next = NULL;
                 if (job && !job->resume) {
                         job->resume = h;
+                        suspend_expect(&job->suspend, h->suspended, h->since, h->total);
                         if (slow_work_pool_enqueue(job->queue->pool, &job->dw.work) == 0)
                                 continue;
                         job->resume = NULL;

@@ -223,6 +223,7 @@ static bool take_up(struct daemon *d, struct job *job)
                 return false;
         *job->resume = *h;
         job->resume->next = NULL;
+        suspend_expect(&job->suspend, h->suspended, h->since, h->total);
         job->runs_ended--; /* its run is in progress */
         log_info("Job %lld: run %lld goes on", (long long)job->id, (long long)h->run);
         if (slow_work_pool_enqueue(job->queue->pool, &job->dw.work) < 0) {

@@ -525,7 +525,6 @@ void shell_resume(const struct run_context *ctx, const struct run_job *job,
         int kick_fd, slot, r;
         char note[512];
 
-        suspend_begin(job->suspend);
         run_log_init(&run.log, ctx, rec->log);
         run.log.fd = h->log_fd;
         run.log.logged = h->logged;
@@ -546,7 +545,7 @@ void shell_resume(const struct run_context *ctx, const struct run_job *job,
                             "stands for it",
                             (long long)job->id, (long long)rec->run, strerror(-r));
         slot = run.cgroup ? -1 : mark_inflight(ctx, job, rec->run, h->pid);
-        suspend_take_up(job->suspend, run.cgroup, h->pid, h->suspended, h->since, h->total);
+        suspend_attach(job->suspend, run.cgroup, h->pid); /* as suspend_expect() left it */
         __atomic_store_n(job->pid, h->pid, __ATOMIC_RELEASE);
         if (stop_reason(ctx, job))
                 stop(&run, h->pid, stop_reason(ctx, job));

@@ -10,7 +10,8 @@ struct run_record;
 /* Runs the job once, its output into the run's log, and writes how it went into its record. */
 void shell_run(const struct run_context *ctx, const struct run_job *job, struct run_record *rec);
 /* Takes up the run job->resume that the daemon's last program handed over (reexec), rec its
- * record (with its number and log), and watches it to its end as shell_run() would. */
+ * record (with its number and log), and watches it to its end as shell_run() would; its
+ * suspension is as suspend_expect() set it. */
 void shell_resume(const struct run_context *ctx, const struct run_job *job,
                   struct run_record *rec);
 /* Whether a run's process can be watched with a pidfd here (pidfd_open(2), Linux 5.3): 0, or

@@ -104,15 +104,15 @@ void suspend_hand_over(struct suspend *s, bool *ret_on, double *ret_since, doubl
         pthread_mutex_unlock(lock_of(s));
 }
 
-void suspend_take_up(struct suspend *s, struct cgroup_run *cgroup, pid_t pid, bool on,
-                     double since, double total)
+void suspend_expect(struct suspend *s, bool on, double since, double total)
 {
         pthread_mutex_lock(lock_of(s));
+        s->starting = true;
         s->on = on;
         s->since = since;
         s->total = total;
+        s->signals = 0;
         pthread_mutex_unlock(lock_of(s));
-        suspend_attach(s, cgroup, pid);
 }
 
 double suspend_deadline(struct suspend *s, double deadline)

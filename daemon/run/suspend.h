@@ -36,9 +36,10 @@ void suspend_detach(struct suspend *s);
 /* Runner: lets go of the run's processes as they are, suspended or not (a handover), saying how
  * it stands. */
 void suspend_hand_over(struct suspend *s, bool *ret_on, double *ret_since, double *ret_total);
-/* Runner: a run handed over, taken up: its processes in hand as they were. */
-void suspend_take_up(struct suspend *s, struct cgroup_run *cgroup, pid_t pid, bool on,
-                     double since, double total);
+/* A run handed over, to be taken up (the loop, before its runner starts): as it stood, and
+ * starting, so that a suspend, continue or signal asked meanwhile applies once its processes
+ * are in hand again (suspend_attach). */
+void suspend_expect(struct suspend *s, bool on, double since, double total);
 /* Runner: a deadline (monotonic seconds, 0: none) moved by the time spent suspended; 0 while
  * suspended. */
 double suspend_deadline(struct suspend *s, double deadline);
