@@ -199,41 +199,60 @@ int cmd_reexec(struct ctl *x, const struct opts *o, int argc, char **argv)
         return r;
 }
 
+/* nodes forget NAME: an expired node's row removed. */
+static int nodes_forget(struct ctl *x, const char *name)
+{
+        json_object *p = json_object_new_object();
+        int r;
+
+        json_object_object_add(p, "name", json_object_new_string(name));
+        r = ctl_call(x, NULL, "nodes.forget", p, NULL);
+        if (r == 0 && !x->json)
+                escape_linef(stdout, "node %s forgotten", name);
+        return r;
+}
+
 int cmd_nodes(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         json_object *result, *list;
         struct table t;
         size_t i, n;
-        int r = ctl_call(x, NULL, "nodes", NULL, &result);
+        int r;
 
+        if (argc == 2 && strcmp(argv[0], "forget") == 0)
+                return nodes_forget(x, argv[1]);
+        if (argc != 0)
+                return ctl_usage_error(x, "nodes takes nothing, or forget NAME");
+        r = ctl_call(x, NULL, "nodes", NULL, &result);
         if (r || x->json) {
                 json_object_put(result);
                 return r;
         }
         list = json_object_object_get(result, "nodes");
         n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
-        table_init(&t, 7, 0x7cu);
-        r = table_add(&t, "NODE", "HOST", "PID", "RUNNING", "MIN", "MAX", "LEASE-AGE");
+        table_init(&t, 8, 0xf8u);
+        r = table_add(&t, "NODE", "HOST", "STATE", "PID", "RUNNING", "MIN", "MAX", "LEASE-AGE");
         for (i = 0; i < n && r == 0; i++) {
                 json_object *node = json_object_array_get_idx(list, i);
                 static const char *const counts[] = {"pid", "running", "min_threads",
                                                      "max_threads"};
                 char name[80], cells[5][24];
-                const char *row[7];
+                const char *row[8];
 
                 snprintf(name, sizeof(name), "%s%s", json_str(node, "name", "?"),
                          json_object_get_boolean(json_object_object_get(node, "self")) ? " *"
                                                                                        : "");
                 row[0] = name;
                 row[1] = json_str(node, "host", "?");
+                row[2] = json_str(node, "state", "?");
                 for (size_t c = 0; c < 4; c++) {
                         snprintf(cells[c], sizeof(cells[c]), "%lld",
                                  (long long)json_int(node, counts[c], 0));
-                        row[c + 2] = cells[c];
+                        row[c + 3] = cells[c];
                 }
                 snprintf(cells[4], sizeof(cells[4]), "%.1fs",
                          json_object_get_double(json_object_object_get(node, "lease_age")));
-                row[6] = cells[4];
+                row[7] = cells[4];
                 r = table_add_row(&t, row);
         }
         if (r == 0)

@@ -159,6 +159,13 @@ _slowctl()
                         COMPREPLY=($(compgen -W "$(_slowctl_jobs)" -- "$cur"))
                 fi
                 ;;
+        nodes)
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--help" -- "$cur"))
+                elif ((cword == command_index + 1)); then
+                        COMPREPLY=($(compgen -W "forget" -- "$cur"))
+                fi
+                ;;
         suspend | continue)
                 if [[ $cur == -* ]]; then
                         COMPREPLY=($(compgen -W "--help" -- "$cur"))

@@ -13,7 +13,7 @@ const char *const sw_methods[] = {
     "log",     "settings.get", "settings.set", "stats",   "subscribe", "ping",   "version",
     "history", "pause",        "resume",       "suspend", "continue",  "queue.add",
     "queue.remove", "queue.list", "metrics", "env.set", "nodes", "edit", "signal", "restart",
-    NULL,
+    "nodes.forget", NULL,
 };
 
 const struct sw_param sw_no_params[] = {
@@ -317,6 +317,11 @@ int sw_queue_name_check(const char *param, const char *name, char *errbuf, size_
 
 const struct sw_param sw_queue_name_params[] = {
     {"name", SW_P_STRING, QUEUE(name), true, 0, SW_QUEUE_NAME_MAX},
+    {.name = NULL},
+};
+
+const struct sw_param sw_node_name_params[] = {
+    {"name", SW_P_STRING, offsetof(struct sw_node_params, name), true, 0, SW_NODE_NAME_MAX},
     {.name = NULL},
 };
 

@@ -247,4 +247,12 @@ struct sw_queue_opt_params {
 };
 extern const struct sw_param sw_queue_opt_params[];
 
+/* nodes.forget: a node's name, as the database has it (at most 63 bytes, as a node's setting
+ * node-name). */
+#define SW_NODE_NAME_MAX 63
+struct sw_node_params {
+        char *name;
+};
+extern const struct sw_param sw_node_name_params[];
+
 #endif

@@ -176,8 +176,10 @@ void cluster_start(struct cluster *c)
 {
         for (int k = 1; k <= c->n; k++)
                 cluster_start_node(c, k);
-        /* A node's list is as of its last renewal. */
         wait_for(settled(c), c->lease_renew + 10, "the nodes do not list each other");
+        /* `nodes` reads the database; what a node does by its renewals' view (mail to a node's
+         * epoch, adoption) waits for a renewal that saw them all. */
+        cluster_wait_renewals(c, 0, 1);
 }
 
 void cluster_kill(struct cluster *c, int k)
@@ -420,11 +422,14 @@ int cluster_holder(struct cluster *c, int64_t id)
         return 0;
 }
 
+long cluster_nodes_asked;
+
 json_object *cluster_nodes(struct cluster *c, int k)
 {
         int fd = cluster_connect(c, k);
         json_object *result = call_ok(fd, "nodes", NULL);
 
+        cluster_nodes_asked++;
         close(fd);
         return result;
 }
@@ -436,9 +441,12 @@ bool cluster_lists(struct cluster *c, int k, const char *name)
 
         ck_assert_msg(json_object_is_type(nodes, json_type_array), "nodes: %s",
                       json_object_to_json_string(result));
-        for (size_t i = 0; i < json_object_array_length(nodes); i++)
-                found = found ||
-                        strcmp(str_member(json_object_array_get_idx(nodes, i), "name"), name) == 0;
+        for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+                json_object *node = json_object_array_get_idx(nodes, i);
+
+                found = found || (strcmp(str_member(node, "name"), name) == 0 &&
+                                  strcmp(str_member(node, "state"), "live") == 0);
+        }
         json_object_put(result);
         return found;
 }

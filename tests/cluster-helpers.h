@@ -87,9 +87,12 @@ void cluster_touch(struct cluster *c, const char *name);
 json_object *cluster_call(struct cluster *c, int k, const char *method, const char *params);
 /* The node (1..n) whose `status` knows the job, among the running ones; 0 when none does. */
 int cluster_holder(struct cluster *c, int64_t id);
-/* Node k's `nodes` result, which must succeed (the caller puts it). */
+/* Node k's `nodes` result, which must succeed (the caller puts it). On a shared database each
+ * is a read of it, a transaction: cluster_nodes_asked counts them (cluster_wait_renewals() and
+ * cluster_lists() ask too). */
 json_object *cluster_nodes(struct cluster *c, int k);
-/* Whether node k's `nodes` lists the node named name. */
+extern long cluster_nodes_asked;
+/* Whether node k's `nodes` lists the node named name live. */
 bool cluster_lists(struct cluster *c, int k, const char *name);
 /* How many of the live items node k's `list` has are node k's. */
 int cluster_live_items(struct cluster *c, int k);

@@ -308,10 +308,10 @@ START_TEST(a_schema_from_before_signing_is_signed_once_by_its_migration)
                  "ALTER TABLE mail DROP COLUMN to_epoch, DROP COLUMN n, DROP COLUMN uid,"
                  " DROP COLUMN user_name, DROP COLUMN mac;"
                  "ALTER TABLE runs DROP COLUMN spec, DROP COLUMN spec_mac;"
-                 "DROP INDEX runs_by_owner;"
+                 "DROP INDEX runs_by_owner; ALTER TABLE nodes DROP COLUMN taken;"
                  "UPDATE meta SET value = 9 WHERE key = 'schema'"));
         cluster_start_node(&c, 1);
-        ck_assert_int_eq(sql_int("SELECT value FROM meta WHERE key = '%s'", "schema"), 12);
+        ck_assert_int_eq(sql_int("SELECT value FROM meta WHERE key = '%s'", "schema"), 13);
         ck_assert_int_eq(
             sql_int("SELECT count(*) FROM jobs WHERE %s", "mac IS NULL OR user_name IS NULL"), 0);
         ck_assert_int_eq(sql_int("SELECT count(*) FROM settings WHERE mac IS NULL%s", ""), 0);

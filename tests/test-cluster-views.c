@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cluster-helpers.h"
@@ -815,7 +816,8 @@ static long long transactions(void)
  * node's lease, not once a commit (each read's own commit started the next: thousands of
  * transactions a second). In three renewals (a second apart) of each node, the three nodes renew
  * (a transaction a renewal) and the waiting job's node reads the ends thrice, and each psql
- * counts twice: about 17, fewer than 30. A backend idle since the submits may tell PostgreSQL its
+ * counts twice: about 17, fewer than 30 (the `nodes` that the test asks to see the renewals
+ * read the database, a transaction each: not counted). A backend idle since the submits may tell PostgreSQL its
  * counts up to 10 s late, into a span: spans follow each other until one is under 30, five at
  * most.
  */
@@ -845,9 +847,12 @@ START_TEST(a_job_waiting_for_two_other_nodes_costs_a_read_a_renewal)
         free(params);
         json_object_put(status_once(1, job, "waiting"));
         for (int span = 0; span < 5 && least >= 30; span++) {
+                long asked = cluster_nodes_asked;
+
                 before = transactions();
                 cluster_wait_renewals(&c, 1, 3);
-                spent = transactions() - before;
+                /* Less the test's own reads: each `nodes` it asked to see the renewals. */
+                spent = transactions() - before - (cluster_nodes_asked - asked);
                 if (spent < least)
                         least = spent;
         }
@@ -932,6 +937,184 @@ START_TEST(a_batch_and_an_id_null_about_another_nodes_job_are_answered_by_it)
 }
 END_TEST
 
+/* The state node k's `nodes` gives the node named name ("" when it does not list it), in buf. */
+static const char *node_state(int k, const char *name, char *buf, size_t len)
+{
+        json_object *result = cluster_nodes(&c, k),
+                    *nodes = json_object_object_get(result, "nodes");
+
+        snprintf(buf, len, "%s", "");
+        for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+                json_object *node = json_object_array_get_idx(nodes, i);
+
+                if (strcmp(str_member(node, "name"), name) == 0)
+                        snprintf(buf, len, "%s", str_member(node, "state"));
+        }
+        json_object_put(result);
+        return buf;
+}
+
+static bool state_is(int k, const char *name, const char *want)
+{
+        char buf[32];
+
+        return strcmp(node_state(k, name, buf, sizeof(buf)), want) == 0;
+}
+
+/* slowctl's output (stdout and stderr) and exit status for the arguments, on node k. */
+static int slowctl_on(int k, char *out, size_t len, const char *args)
+{
+        char *cmd;
+        size_t n;
+        FILE *f;
+        int status;
+
+        ck_assert_int_ge(asprintf(&cmd, "%s --socket %s %s 2>&1", SLOWCTL,
+                                  cluster_node(&c, k)->sock, args),
+                         0);
+        f = popen(cmd, "r");
+        ck_assert_ptr_nonnull(f);
+        n = fread(out, 1, len - 1, f);
+        out[n] = '\0';
+        status = pclose(f);
+        free(cmd);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Whether the line of slowctl nodes on node k for the node named name has that state. */
+static bool slowctl_shows(int k, const char *name, const char *state)
+{
+        size_t len = strlen(name);
+        char out[4096];
+
+        ck_assert_int_eq(slowctl_on(k, out, sizeof(out), "nodes"), 0);
+        ck_assert_msg(strncmp(out, "NODE ", 5) == 0 && strstr(out, " STATE "),
+                      "slowctl nodes printed %s", out);
+        for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+                if (strncmp(line, name, len) == 0 && line[len] == ' ')
+                        return strstr(line, state) != NULL;
+        return false;
+}
+
+START_TEST(nodes_lists_every_node_from_the_database_live_or_expired_until_forgotten)
+{
+        char buf[32], msg[256], out[4096];
+        json_object *result, *nodes;
+        int64_t id;
+        int fd;
+
+        cluster_init(&c, 3);
+        for (int k = 1; k <= 3; k++)
+                cluster_start_node(&c, k);
+        /* No wait for a renewal: the first node lists the three as the database has them. */
+        result = cluster_nodes(&c, 1);
+        nodes = json_object_object_get(result, "nodes");
+        ck_assert_msg(json_object_array_length(nodes) == 3, "n1 lists %s",
+                      json_object_to_json_string(result));
+        for (int i = 0; i < 3; i++) {
+                json_object *node = json_object_array_get_idx(nodes, (size_t)i);
+
+                ck_assert_str_eq(str_member(node, "name"), c.name[i]);
+                ck_assert_str_eq(str_member(node, "state"), "live");
+                ck_assert_int_eq(int_member(node, "pid"), cluster_node(&c, i + 1)->pid);
+                ck_assert(json_object_get_boolean(json_object_object_get(node, "self")) ==
+                          (i == 0));
+        }
+        json_object_put(result);
+        ck_assert(slowctl_shows(1, "n3", "live"));
+
+        /* A job of n3's, which another node takes once n3 is dead. */
+        id = cluster_submit(&c, 3, "{\"command\":\"sleep 600\"}");
+        fd = cluster_connect(&c, 3);
+        job_wait_state(fd, id, "running");
+        close(fd);
+        cluster_kill(&c, 3);
+        wait_for(state_is(1, "n3", "expired"), c.lease_time + 10, "n1 lists n3 as %s",
+                 node_state(1, "n3", buf, sizeof(buf)));
+        wait_for(cluster_holder(&c, id) != 0, c.lease_time + 10, "no node took n3's job");
+        cluster_wait_renewals(&c, 0, 2);
+        for (int k = 1; k <= 2; k++)
+                ck_assert_msg(state_is(k, "n3", "expired"), "%s lists n3 as '%s' once its job "
+                              "was taken", c.name[k - 1], node_state(k, "n3", buf, sizeof(buf)));
+        ck_assert(slowctl_shows(2, "n3", "expired"));
+
+        /* It starts again: its row is its own again, live; then it dies again. */
+        cluster_start_node(&c, 3);
+        ck_assert(state_is(1, "n3", "live"));
+        cluster_kill(&c, 3);
+        wait_for(state_is(2, "n3", "expired"), c.lease_time + 10, "n2 lists n3 as %s",
+                 node_state(2, "n3", buf, sizeof(buf)));
+
+        /* nodes.forget: bad params, a live node, a name the schema does not know. */
+        fd = cluster_connect(&c, 1);
+        ck_assert_int_eq(call_error(fd, "nodes.forget", "{\"name\":3}", msg, sizeof(msg)),
+                         -32602);
+        ck_assert_int_eq(call_error(fd, "nodes.forget", NULL, msg, sizeof(msg)), -32602);
+        ck_assert_int_eq(call_error(fd, "nodes.forget", "{\"name\":\"n2\"}", msg, sizeof(msg)),
+                         -32003);
+        ck_assert_msg(strstr(msg, "n2 is live"), "forget of live n2: %s", msg);
+        ck_assert_int_eq(call_error(fd, "nodes.forget", "{\"name\":\"n9\"}", msg, sizeof(msg)),
+                         -32001);
+        close(fd);
+        ck_assert(state_is(1, "n2", "live") && state_is(1, "n3", "expired"));
+        ck_assert_int_eq(slowctl_on(1, out, sizeof(out), "nodes forget n1"), 1);
+        ck_assert_msg(strstr(out, "n1 is live"), "slowctl nodes forget n1: %s", out);
+
+        /* Once its job is another's, the expired n3 is forgotten, through slowctl. */
+        wait_for(cluster_holder(&c, id) != 0, c.lease_time + 10, "no node holds n3's job");
+        cluster_wait_renewals(&c, 0, 1);
+        ck_assert_msg(slowctl_on(1, out, sizeof(out), "nodes forget n3") == 0,
+                      "slowctl nodes forget n3: %s", out);
+        ck_assert_str_eq(out, "node n3 forgotten\n");
+        for (int k = 1; k <= 2; k++)
+                ck_assert_msg(state_is(k, "n3", ""), "%s still lists n3 (%s)", c.name[k - 1],
+                              node_state(k, "n3", buf, sizeof(buf)));
+        fd = cluster_connect(&c, 2);
+        ck_assert_int_eq(call_error(fd, "nodes.forget", "{\"name\":\"n3\"}", msg, sizeof(msg)),
+                         -32001);
+        close(fd);
+        /* The job n3 had runs on. */
+        ck_assert_int_ne(cluster_holder(&c, id), 0);
+}
+END_TEST
+
+/* A node that just started holds a job; the first node, whose renewals (every 30 s here) have
+ * not seen it yet, passes a request about that job to it rather than call it not live. */
+START_TEST(a_request_about_a_job_of_a_node_that_just_started_goes_to_it)
+{
+        json_object *st, *rec;
+        char *p;
+        int64_t id;
+        int fd;
+
+        cluster_init(&c, 2);
+        c.lease_time = 90;
+        c.lease_renew = 30;
+        cluster_start_node(&c, 1);
+        cluster_start_node(&c, 2);
+        /* n1 renewed once, at its start, when n2 had not joined. */
+        ck_assert(cluster_lists(&c, 1, "n2"));
+        id = cluster_submit(&c, 2, "{\"command\":\"sleep 600\"}");
+        p = id_params(id);
+        fd = cluster_connect(&c, 1);
+        st = call_ok(fd, "status", p);
+        ck_assert_int_eq(int_member(st, "id"), id);
+        json_object_put(st);
+        /* Cancelled through n1 too: its wait, pending there, answered by n2. */
+        json_object_put(call_ok(fd, "cancel", p));
+        rec = call_ok(fd, "wait", p);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        json_object_put(rec);
+        /* All the while n1's renewals saw itself alone. */
+        rec = call_ok(fd, "metrics", NULL);
+        ck_assert_msg(strstr(str_member(rec, "text"), "\nslowwork_nodes 1\n"),
+                      "n1 has renewed since n2 started: the test is void");
+        json_object_put(rec);
+        close(fd);
+        free(p);
+}
+END_TEST
+
 static int run(void)
 {
         Suite *s = suite_create("cluster-views");
@@ -954,6 +1137,8 @@ static int run(void)
         tcase_add_test(tc, a_submit_after_live_jobs_of_two_other_nodes_waits_for_both);
         tcase_add_test(tc, a_job_waiting_for_two_other_nodes_costs_a_read_a_renewal);
         tcase_add_test(tc, a_batch_and_an_id_null_about_another_nodes_job_are_answered_by_it);
+        tcase_add_test(tc, nodes_lists_every_node_from_the_database_live_or_expired_until_forgotten);
+        tcase_add_test(tc, a_request_about_a_job_of_a_node_that_just_started_goes_to_it);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

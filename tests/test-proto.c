@@ -2071,7 +2071,7 @@ START_TEST(methods_table_lists_every_method)
             "ping",      "version",      "settings.get", "settings.set", "history",
             "pause",     "resume",       "suspend",    "continue",     "queue.add",
             "queue.remove", "queue.list",   "metrics",    "env.set",      "nodes",
-            "edit",      "signal",       "restart",
+            "edit",      "signal",       "restart",    "nodes.forget",
         };
         const size_t nwant = sizeof(want) / sizeof(want[0]);
         size_t i, j, n = 0;

@@ -2639,6 +2639,33 @@ static void write_text(const char *path, const char *text)
         ck_assert_int_eq(fclose(f), 0);
 }
 
+/* Alone on its SQLite database the daemon lists itself, live; forget names no other node. */
+START_TEST(nodes_shows_the_state_and_forget_refuses_a_live_or_unknown_node)
+{
+        char host[256] = "", *out, *self;
+        struct run r;
+
+        ck_assert_int_eq(gethostname(host, sizeof(host) - 1), 0);
+        out = ctl_ok("nodes", NULL);
+        ck_assert_msg(strncmp(out, "NODE", 4) == 0 && strstr(out, " STATE ") &&
+                          strstr(out, " live "),
+                      "slowctl nodes printed %s", out);
+        free(out);
+        ctl(&r, NULL, "nodes", "forget", "elsewhere", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, "slowctl: nodes: no node is named elsewhere\n");
+        run_free(&r);
+        self = host;
+        ctl(&r, NULL, "nodes", "forget", self, NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_msg(strstr(r.err, " is live"), "stderr \"%s\"", r.err);
+        run_free(&r);
+        ctl(&r, NULL, "nodes", "drop", "x", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+}
+END_TEST
+
 START_TEST(reload_says_it_reloaded_or_fails_with_the_files_error)
 {
         char conf[PATH_MAX], want[PATH_MAX + 160], *out;
@@ -3280,6 +3307,7 @@ int main(void)
         tcase_add_test(tc, missing_daemon_exits_69_and_names_the_path);
         tcase_add_test(tc, ping_and_version);
         tcase_add_test(tc, reload_says_it_reloaded_or_fails_with_the_files_error);
+        tcase_add_test(tc, nodes_shows_the_state_and_forget_refuses_a_live_or_unknown_node);
         tcase_add_test(tc, library_call_gives_results_and_daemon_errors);
         tcase_add_test(tc, pause_queues_jobs_and_resume_runs_them);
         tcase_add_test(tc, pause_wait_returns_once_the_running_job_ended);

@@ -790,6 +790,36 @@ START_TEST(only_admins_reexec_the_daemon)
 }
 END_TEST
 
+/* nodes.forget is admins' alone; without a shared database the node knows only itself. */
+START_TEST(only_admins_forget_nodes)
+{
+        int b = connect_as(user_b);
+        json_object *reply = client_call(b, "nodes.forget", "{\"name\":\"gone\"}"), *nodes;
+        const char *self;
+        char params[128], msg[256];
+
+        ck_assert_int_eq(reply_code(reply), -32002);
+        ck_assert_str_eq(str_member(json_object_object_get(reply, "error"), "message"),
+                         "permission denied: only admins forget nodes");
+        json_object_put(reply);
+        close(b);
+        nodes = call_ok(root_fd, "nodes", NULL);
+        self = str_member(json_object_array_get_idx(json_object_object_get(nodes, "nodes"), 0),
+                          "name");
+        ck_assert_str_eq(str_member(json_object_array_get_idx(json_object_object_get(nodes, "nodes"),
+                                                               0),
+                                    "state"),
+                         "live");
+        snprintf(params, sizeof(params), "{\"name\":\"%s\"}", self);
+        ck_assert_int_eq(call_error(root_fd, "nodes.forget", params, msg, sizeof(msg)), -32003);
+        ck_assert_int_eq(call_error(root_fd, "nodes.forget", "{\"name\":\"gone\"}", msg,
+                                    sizeof(msg)),
+                         -32001);
+        ck_assert_str_eq(msg, "no node is named gone");
+        json_object_put(nodes);
+}
+END_TEST
+
 /* A plugin runs inside the daemon, as root: the admin group's members are not root. */
 START_TEST(only_root_runs_plugin_jobs)
 {
@@ -2196,6 +2226,7 @@ int main(void)
         tcase_add_test(tc, a_user_suspends_their_own_job_but_not_anothers);
         tcase_add_test(tc, only_admins_reload_the_configuration);
         tcase_add_test(tc, only_admins_reexec_the_daemon);
+        tcase_add_test(tc, only_admins_forget_nodes);
         tcase_add_test(tc, only_root_runs_plugin_jobs);
         tcase_add_test(tc, a_users_job_stays_under_the_ceilings_and_gets_them_when_it_asks_none);
         tcase_add_test(tc, a_queues_own_ceiling_overrides_the_daemons);

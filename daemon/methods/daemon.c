@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The daemon-level methods: ping, version, settings.get, settings.set and reload (admins
- * only), stats, nodes. */
+ * only), stats. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -272,39 +272,6 @@ static void handle_stats(struct daemon *d, struct conn *c, union params *p, stru
         r->result = o;
 }
 
-/* The nodes of the job database, this one with what it has now. */
-static void handle_nodes(struct daemon *d, struct conn *c, union params *p, struct reply *r)
-{
-        struct db_node *nodes;
-        json_object *list;
-        size_t n;
-
-        daemon_report_node(d);
-        if (store_nodes(d->store, &nodes, &n) < 0 || !(list = json_object_new_array())) {
-                reply_error(r, SW_E_INTERNAL, "out of memory");
-                return;
-        }
-        for (size_t i = 0; i < n; i++) {
-                json_object *o = json_object_new_object();
-                bool self = strcmp(nodes[i].name, store_node(d->store)) == 0;
-
-                json_object_object_add(o, "name", json_object_new_string(nodes[i].name));
-                json_object_object_add(o, "host", json_object_new_string(nodes[i].host));
-                json_object_object_add(o, "pid", json_object_new_int64(nodes[i].pid));
-                json_object_object_add(o, "running", json_object_new_int64(nodes[i].running));
-                json_object_object_add(o, "min_threads",
-                                       json_object_new_int64(nodes[i].min_threads));
-                json_object_object_add(o, "max_threads",
-                                       json_object_new_int64(nodes[i].max_threads));
-                json_object_object_add(o, "lease_age", json_object_new_double(nodes[i].lease_age));
-                json_object_object_add(o, "self", json_object_new_boolean(self));
-                json_object_array_add(list, o);
-        }
-        free(nodes);
-        r->result = json_object_new_object();
-        json_object_object_add(r->result, "nodes", list);
-}
-
 const struct method daemon_methods[] = {
     {"ping", sw_no_params, NULL, handle_ping, false},
     {"version", sw_no_params, NULL, handle_version, false},
@@ -313,6 +280,5 @@ const struct method daemon_methods[] = {
     {"stats", sw_queue_opt_params, NULL, handle_stats, false},
     {"reload", sw_no_params, NULL, handle_reload, false},
     {"reexec", sw_no_params, NULL, handle_reexec, false},
-    {"nodes", sw_no_params, NULL, handle_nodes, false},
     {NULL, NULL, NULL, NULL, false},
 };

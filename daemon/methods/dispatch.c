@@ -19,6 +19,7 @@
 static const struct method *const tables[] = {
     daemon_methods, submit_methods, control_methods, query_methods,
     log_methods,    flow_methods,   queue_methods,   metrics_methods, edit_methods,
+    nodes_methods,
     restart_methods,
 };
 

@@ -36,6 +36,7 @@ struct lookup {
         struct live_elsewhere *live; /* a submit's live jobs of other nodes, nlive of them */
         size_t nlive;
         bool to_runner; /* a finished job's request too goes to the node that ran it */
+        char node[64];  /* the job's node, which the last renewal did not see live */
 };
 
 static void lookup_free(struct lookup *lk)
@@ -182,6 +183,54 @@ static bool key_here(struct lookup *lk)
         return q && registry_find_key(&lk->d->registry, lk->c->uid, q, json_object_get_string(key));
 }
 
+/* The epoch of the node named so if the database's rows (DB_LIST_NODES' text) say it is live;
+ * -1 else. */
+static int64_t live_epoch(const char *text, const char *node)
+{
+        json_object *rows = text ? json_tokener_parse(text) : NULL;
+        int64_t epoch = -1;
+
+        for (size_t i = 0;
+             json_object_is_type(rows, json_type_array) && i < json_object_array_length(rows);
+             i++) {
+                json_object *o = json_object_array_get_idx(rows, i);
+                const char *name = json_object_get_string(json_object_object_get(o, "name"));
+                const char *state = json_object_get_string(json_object_object_get(o, "state"));
+
+                if (name && state && strcmp(name, node) == 0 && strcmp(state, "live") == 0)
+                        epoch = json_object_get_int64(json_object_object_get(o, "epoch"));
+        }
+        json_object_put(rows);
+        return epoch > 0 ? epoch : -1;
+}
+
+/* The nodes as the database has them now: the job's node, which the last renewal did not see,
+ * may have started since. */
+static void nodes_read(void *data, const struct db_result *res)
+{
+        struct lookup *lk = data;
+        int64_t epoch = res && res->got ? live_epoch(res->text, lk->node) : -1;
+        char why[192];
+
+        if (!res || lk->c->closing) {
+                lookup_free(lk);
+                return;
+        }
+        if (epoch > 0) {
+                char *line = with_env(lk);
+
+                relay_forward_read(lk->d->relay, lk->c, lk->node, epoch, line ? line : lk->line,
+                                   line ? strlen(line) : lk->len);
+                free(line);
+        } else {
+                /* A live job of a node whose lease ran out: the next node to renew takes it. */
+                snprintf(why, sizeof(why),
+                         "the job's node %s is not live: another node takes its jobs", lk->node);
+                conn_reply_line(lk->c, sw_error_line(json_object_get(lk->id), SW_E_BUSY, why));
+        }
+        lookup_free(lk);
+}
+
 static void holder_found(void *data, const struct db_result *res)
 {
         struct lookup *lk = data;
@@ -226,10 +275,10 @@ static void holder_found(void *data, const struct db_result *res)
                 lookup_free(lk);
                 return;
         } else {
-                /* A live job of a node whose lease ran out: the next node to renew takes it. */
-                code = SW_E_BUSY;
-                snprintf(why, sizeof(why),
-                         "the job's node %s is not live: another node takes its jobs", node);
+                /* Not live as the last renewal saw: the database says whether it is now. */
+                snprintf(lk->node, sizeof(lk->node), "%s", node);
+                store_list_nodes(lk->d->store, nodes_read, lk);
+                return;
         }
         conn_reply_line(c, sw_error_line(json_object_get(lk->id), code, why));
         lookup_free(lk);

@@ -31,6 +31,7 @@ union params {
         struct sw_edit_params edit;
         struct sw_signal_params signal;
         struct sw_restart_params restart;
+        struct sw_node_params node;
 };
 
 /* What a handler returns: a result, or an error code and message. */
@@ -56,7 +57,8 @@ struct method {
         bool by_id;
 };
 
-extern const struct method daemon_methods[]; /* ping, version, settings.*, stats, reload, nodes */
+extern const struct method daemon_methods[]; /* ping, version, settings.*, stats, reload */
+extern const struct method nodes_methods[];  /* nodes, nodes.forget */
 extern const struct method submit_methods[]; /* submit, enqueue, env.set */
 extern const struct method control_methods[]; /* wait, cancel, release */
 extern const struct method query_methods[];  /* status, list, subscribe, history */

@@ -35,6 +35,10 @@ struct relay_out {
         bool subscribing; /* its subscribe's reply, not the client's, is still to come */
         int64_t epoch; /* the other node's: as last seen at the opening (0: none seen yet),
                         * then its mail's */
+        /* When the database was read that found the other node live, which the renewals had
+         * not seen yet (0: they had): until a renewal begun after it, the session is not
+         * ended for a node the renewals do not list. */
+        double read_at;
 };
 
 /* A session another node opened here: the connection that serves it, through a socket pair. */
@@ -154,6 +158,17 @@ static bool over(const struct db_node *nodes, size_t n, const char *node, int64_
         return now < 0 || now > *epoch;
 }
 
+/* Whether the session's node, found live in the database, is not yet in the renewals' list. */
+static bool unseen(struct relay *r, struct relay_out *o, const struct db_node *nodes, size_t n)
+{
+        if (o->read_at == 0)
+                return false;
+        if (epoch_of(nodes, n, o->node) < 0 && store_nodes_since(r->store) <= o->read_at)
+                return true;
+        o->read_at = 0;
+        return false;
+}
+
 /* The sessions with nodes that are gone, or started again, end. */
 static void on_timer(uv_timer_t *timer)
 {
@@ -171,7 +186,9 @@ static void on_timer(uv_timer_t *timer)
         for (;;) {
                 char why[128];
 
-                for (o = r->outs; o && !over(nodes, n, o->node, &o->epoch); o = o->next)
+                for (o = r->outs;
+                     o && (unseen(r, o, nodes, n) || !over(nodes, n, o->node, &o->epoch));
+                     o = o->next)
                         ;
                 if (!o)
                         break;
@@ -259,29 +276,44 @@ static int64_t epoch_now(struct relay *r, const char *node)
         return store_nodes_known(r->store) ? epoch : 0;
 }
 
-bool relay_forward(struct relay *r, struct conn *c, const char *node, const char *line,
-                   size_t len)
+/* Passes the line in the client's session with node, whose epoch is known (read_at: when the
+ * database said so, 0 when the renewals did). */
+static void send_line(struct relay *r, struct conn *c, const char *node, int64_t epoch,
+                      double read_at, const char *line, size_t len)
 {
-        int64_t epoch = epoch_now(r, node);
-        struct relay_out *o;
-        char *copy;
+        char *copy = strndup(line, len);
+        struct relay_out *o = copy ? session(r, c, node, epoch) : NULL;
 
-        if (epoch < 0)
-                return false;
-        copy = strndup(line, len);
-        o = copy ? session(r, c, node, epoch) : NULL;
         if (!o) {
                 free(copy);
                 conn_reply_line(c, sw_error_line(NULL, SW_E_INTERNAL, "out of memory"));
-                return true;
+                return;
         }
+        if (read_at > o->read_at && epoch_now(r, node) < 0)
+                o->read_at = read_at;
         free(o->pending);
         o->pending = request_id(copy);
         store_send_mail(r->store, node, o->epoch, o->id, "line", copy);
         free(copy);
         if (!o->pending)
                 conn_resume(c); /* a notification: nothing comes back */
+}
+
+bool relay_forward(struct relay *r, struct conn *c, const char *node, const char *line,
+                   size_t len)
+{
+        int64_t epoch = epoch_now(r, node);
+
+        if (epoch < 0)
+                return false;
+        send_line(r, c, node, epoch, 0, line, len);
         return true;
+}
+
+void relay_forward_read(struct relay *r, struct conn *c, const char *node, int64_t epoch,
+                        const char *line, size_t len)
+{
+        send_line(r, c, node, epoch, store_mono_now(), line, len);
 }
 
 #define SUBSCRIBE "{\"jsonrpc\":\"2.0\",\"id\":\"relay-subscribe\",\"method\":\"subscribe\"}"

@@ -38,6 +38,10 @@ void relay_close(struct relay *r);
  * as last seen. */
 bool relay_forward(struct relay *r, struct conn *c, const char *node, const char *line,
                    size_t len);
+/* The same to a node that the database, read just now, says is live with that epoch, though
+ * the last lease renewal did not see it (a node that just started). */
+void relay_forward_read(struct relay *r, struct conn *c, const char *node, int64_t epoch,
+                        const char *line, size_t len);
 /* The client subscribed here: it gets the events of every other live node too (of the nodes
  * live now). */
 void relay_subscribe(struct relay *r, struct conn *c);

@@ -159,7 +159,7 @@ int pg_node_join(struct pg_db *p, const struct db_node *me)
                                 " started = excluded.started, renewed = excluded.renewed,"
                                 " lease_until = excluded.lease_until, running = 0,"
                                 " min_threads = excluded.min_threads,"
-                                " max_threads = excluded.max_threads"
+                                " max_threads = excluded.max_threads, taken = false"
                                 " WHERE nodes.lease_until < now() RETURNING epoch",
                                 7, values, &res);
         if (r == 0 && PQntuples(res) == 1)
@@ -173,7 +173,7 @@ int pg_node_join(struct pg_db *p, const struct db_node *me)
                               "(SELECT value FROM meta WHERE key = 'used_id'),"
                               " (SELECT max(used_id) FROM nodes), (SELECT max(id) FROM jobs),"
                               " (SELECT max(id) FROM runs), 0) WHERE key = 'next_id' AND"
-                              " NOT EXISTS (SELECT 1 FROM nodes WHERE name <> $1)",
+                              " NOT EXISTS (SELECT 1 FROM nodes WHERE name <> $1 AND NOT taken)",
                               1, values);
         /* The rows of the time before nodes go to the first node that joins; no run of this
          * node's is under way. */
@@ -222,7 +222,8 @@ int pg_reserve_ids(struct db *db, int64_t n, int64_t *ret_last)
         return r;
 }
 
-/* The live nodes (the others whose lease ran out only noted, in lapsed_seen). A lease's age is
+/* The live nodes (the others whose lease ran out and whose jobs are still to take only noted,
+ * in lapsed_seen: a row marked taken with jobs of its name is taken again). A lease's age is
  * taken against the clock, not now(): this runs in the renewal's transaction, and another node's
  * renewal committed since that began carries a later now() than ours. */
 static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
@@ -236,7 +237,9 @@ static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
                         "SELECT name, host, pid, running, min_threads, max_threads,"
                         " extract(epoch FROM clock_timestamp() - renewed), epoch,"
                         " lease_until >= now()"
-                        " FROM nodes WHERE lease_until >= now() OR name <> $1 ORDER BY name",
+                        " FROM nodes WHERE lease_until >= now() OR (name <> $1 AND (NOT taken"
+                        " OR EXISTS (SELECT 1 FROM jobs WHERE jobs.node = nodes.name)))"
+                        " ORDER BY name",
                         1, values, &res);
         if (r < 0)
                 return r;
@@ -333,6 +336,8 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
         if (r == 0)
                 r = params_exec(p,
                                 "SELECT name FROM nodes WHERE lease_until < now() AND name <> $1"
+                                " AND (NOT taken OR EXISTS (SELECT 1 FROM jobs"
+                                " WHERE jobs.node = nodes.name))"
                                 " ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED",
                                 1, values, &res);
         if (r < 0 || PQntuples(res) == 0) {
@@ -360,8 +365,11 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
                               1, values + 1);
         if (r == 0)
                 r = params_do(p, "DELETE FROM mail WHERE to_node = $1", 1, values + 1);
+        /* Its row stays, for `nodes`, with a new epoch: its daemon, should it live on, is
+         * fenced as if the row were gone. */
         if (r == 0)
-                r = params_do(p, "DELETE FROM nodes WHERE name = $1", 1, values + 1);
+                r = params_do(p, "UPDATE nodes SET taken = true, epoch = epoch + 1 WHERE name = $1",
+                              1, values + 1);
         if (r == 0)
                 r = pg_exec(p, "COMMIT");
         if (r < 0 && p->conn)

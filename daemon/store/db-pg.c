@@ -117,6 +117,9 @@ static const char *const migrations[DB_SCHEMA] = {
     "ALTER TABLE runs ADD COLUMN spec text, ADD COLUMN spec_mac text;",
     /* 12: history-limit counts each owner's runs (of each node) */
     "CREATE INDEX runs_by_owner ON runs (node, owner, seq);",
+    /* 13: a node whose lease ran out keeps its row once another node took its jobs, marked
+     * taken (pg_adopt), for `nodes`, until nodes.forget removes it or it starts again. */
+    "ALTER TABLE nodes ADD COLUMN taken boolean NOT NULL DEFAULT false;",
 };
 
 enum { PRUNE = DB_STMT_SHARED_MAX, FENCE, STMTS };
@@ -218,6 +221,27 @@ static const char *const stmt_sql[STMTS] = {
                            " ORDER BY seq), '[]')::text FROM settings WHERE node = '*'",
     [DB_COUNT_QUEUE_JOBS] = "SELECT count(*), 0, 0, NULL FROM jobs WHERE node <> $2"
                             " AND coalesce(payload::json->>'queue', 'default') = $1",
+    /* lease_age against the clock, as the renewal's list takes it (pg_renew). */
+    [DB_LIST_NODES] = "SELECT count(*), 0, 0, coalesce(json_agg(json_build_object('name', name,"
+                      " 'host', host, 'pid', pid, 'epoch', epoch, 'running', running,"
+                      " 'min_threads', min_threads, 'max_threads', max_threads, 'lease_age',"
+                      " extract(epoch FROM clock_timestamp() - renewed)::float8, 'state',"
+                      " CASE WHEN lease_until >= now() THEN 'live' ELSE 'expired' END,"
+                      " 'taken', taken) ORDER BY name), '[]')::text FROM nodes",
+    /* Only once no job has its name: not by its mark `taken`, which is not signed (a writer of
+     * the database who sets it strands no job). Its ids are kept used, as pg_adopt keeps
+     * them. */
+    [DB_FORGET_NODE] = "WITH n AS (SELECT name, lease_until >= now() AS live, NOT EXISTS"
+                       " (SELECT 1 FROM jobs WHERE node = $1) AS free FROM nodes"
+                       " WHERE name = $1 FOR UPDATE),"
+                       " d AS (DELETE FROM nodes WHERE name = $1 AND name IN (SELECT name FROM n"
+                       " WHERE NOT live AND free) RETURNING used_id),"
+                       " u AS (UPDATE meta SET value = greatest(value, (SELECT used_id FROM d))"
+                       " WHERE key = 'used_id' AND EXISTS (SELECT 1 FROM d)),"
+                       " m AS (DELETE FROM mail WHERE to_node = $1 AND EXISTS (SELECT 1 FROM d))"
+                       " SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM n) THEN 0"
+                       " WHEN EXISTS (SELECT 1 FROM d) THEN 1 WHEN (SELECT live FROM n) THEN 2"
+                       " ELSE 3 END, 0, 0, NULL",
     /* A node's own runs beyond the limit, with their kept logs: the files are its to remove. */
     [PRUNE] = "WITH d AS (DELETE FROM runs WHERE seq IN (SELECT seq FROM (SELECT seq,"
               " row_number() OVER (PARTITION BY owner ORDER BY seq DESC) AS k FROM runs"

@@ -57,6 +57,8 @@ static const char *const migrations[DB_SCHEMA] = {
     "ALTER TABLE runs ADD COLUMN spec TEXT;",
     /* 12: history-limit counts each owner's runs */
     "CREATE INDEX runs_by_owner ON runs (owner, seq);",
+    /* 13: expired nodes' rows kept, PostgreSQL's alone: nothing here */
+    "SELECT 1;",
 };
 
 static const char *const stmt_sql[DB_STMT_MAX] = {

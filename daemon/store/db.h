@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DB_SCHEMA 12 /* the schema version of the databases this daemon writes */
+#define DB_SCHEMA 13 /* the schema version of the databases this daemon writes */
 
 struct store_job_row;
 struct run_record;
@@ -92,6 +92,15 @@ enum db_stmt {
         /* How many live jobs of the other nodes are in a queue (its name): a row however it
          * is. */
         DB_COUNT_QUEUE_JOBS,
+        /* Every node the schema knows, by name, as the database has them now: how many, and
+         * their rows (JSON: name, host, pid, epoch, running, min_threads, max_threads,
+         * lease_age, state "live" or "expired", taken). A row however it is. */
+        DB_LIST_NODES,
+        /* The row of an expired node whose jobs another node took (or that had none) removed
+         * (its name): 1 when removed, 0 when no row has the name, 2 when the node is live, 3
+         * when its jobs are not taken yet. A row however it is, answered as reads are: its
+         * change is made only with the batch it is in. */
+        DB_FORGET_NODE,
         DB_STMT_SHARED_MAX
 };
 

@@ -164,6 +164,21 @@ void store_count_queue_jobs(struct store *s, const char *queue,
         read_op(s, op, done, data);
 }
 
+void store_list_nodes(struct store *s, void (*done)(void *data, const struct db_result *res),
+                      void *data)
+{
+        read_op(s, store_op_new(s, DB_LIST_NODES), done, data);
+}
+
+void store_forget_node(struct store *s, const char *name,
+                       void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct op *op = store_op_new(s, DB_FORGET_NODE);
+
+        store_op_text(op, name);
+        read_op(s, op, done, data);
+}
+
 static void waiter_unref(struct waiter *w)
 {
         bool last;

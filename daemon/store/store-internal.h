@@ -95,6 +95,7 @@ struct store {
         struct db_node *nodes;  /* under lock: the live nodes as last seen */
         size_t nnodes;
         double nodes_at;        /* under lock: when they were seen (monotonic) */
+        double nodes_since;     /* under lock: when the renewal that saw them began */
         struct adopted *adopted, **adopted_tail; /* under lock: taken, for the loop */
 };
 

@@ -199,6 +199,7 @@ void store_node_duties(struct store *s)
                 s->nodes = nodes;
                 s->nnodes = n;
                 s->nodes_at = store_mono_now();
+                s->nodes_since = sent;
                 adopt(s);
                 take_again(s);
         } else if (r == -ESTALE) {
@@ -288,6 +289,16 @@ int store_nodes(struct store *s, struct db_node **ret, size_t *ret_n)
         pthread_mutex_unlock(&s->lock);
         *ret_n = n;
         return *ret ? 0 : -ENOMEM;
+}
+
+double store_nodes_since(struct store *s)
+{
+        double since;
+
+        pthread_mutex_lock(&s->lock);
+        since = s->nodes_since;
+        pthread_mutex_unlock(&s->lock);
+        return since;
 }
 
 bool store_lease(struct store *s, double *ret_until)

@@ -90,21 +90,28 @@ int store_open(const struct store_config *config, struct store **ret)
         /* The join was sent after opened: the lease holds at least this long. The live nodes
          * are known before the daemon serves: mail goes to the epoch of a node. */
         if (s->db->driver->renew) {
+                double since = store_mono_now();
+
                 s->lease_until = opened + s->lease_time;
-                if (s->db->driver->renew(s->db, &s->me, &s->nodes, &s->nnodes) == 0)
+                if (s->db->driver->renew(s->db, &s->me, &s->nodes, &s->nnodes) == 0) {
                         s->nodes_at = store_mono_now();
+                        s->nodes_since = since;
+                }
         }
         s->renew_at = opened + s->lease_renew;
         *ret = s;
         return 0;
 }
 
-/* The statements that only read: they wait for no commit, and none waits for them. */
+/* The statements that only read: they wait for no commit, and none waits for them. A node's
+ * row forgotten is answered as they are (no row when its batch failed): its asker is told, and
+ * asks again, rather than have it tried again. */
 static bool is_read(enum db_stmt stmt)
 {
         return stmt == DB_FIND_JOB || stmt == DB_LIST_JOBS || stmt == DB_FIND_RUN ||
                stmt == DB_READ_LOG || stmt == DB_LIST_RUNS || stmt == DB_SHARED_SETTINGS ||
-               stmt == DB_COUNT_QUEUE_JOBS || stmt == DB_ENDED_JOBS;
+               stmt == DB_COUNT_QUEUE_JOBS || stmt == DB_ENDED_JOBS || stmt == DB_LIST_NODES ||
+               stmt == DB_FORGET_NODE;
 }
 
 #define LOG_KEPT_MAX (64 * 1024 * 1024) /* a shared database keeps a log's first bytes */

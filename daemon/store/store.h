@@ -206,6 +206,19 @@ void store_read_shared_settings(struct store *s,
 void store_count_queue_jobs(struct store *s, const char *queue,
                             void (*done)(void *data, const struct db_result *res), void *data);
 
+/* Every node a shared database knows, as it has them now: done(data, res) on the loop, res->i[0]
+ * how many, res->text their rows (a JSON array by name of objects: name, host, pid, epoch,
+ * running, min_threads, max_threads, lease_age, state "live" or "expired", taken); no row: the
+ * database could not be read; NULL res: never known. */
+void store_list_nodes(struct store *s, void (*done)(void *data, const struct db_result *res),
+                      void *data);
+/* The row of the expired node name removed once no job is its: done(data, res) on the loop,
+ * res->i[0] 1 when removed, 0 when the database knows no such node, 2 when it is live, 3 when
+ * its jobs are still to be taken by another node (no row: the database could not be written;
+ * NULL res: never known). */
+void store_forget_node(struct store *s, const char *name,
+                       void (*done)(void *data, const struct db_result *res), void *data);
+
 /* This daemon's node name, as run records hold it. */
 const char *store_node(const struct store *s);
 /* A new job's id (loop thread): unique among the nodes of the database, rising on each. > 0, or
@@ -223,6 +236,11 @@ int store_nodes(struct store *s, struct db_node **ret, size_t *ret_n);
  * until when (CLOCK_MONOTONIC seconds) the lease surely holds in *ret_until (INFINITY without
  * one). */
 bool store_lease(struct store *s, double *ret_until);
+/* When (CLOCK_MONOTONIC seconds) the renewal whose list store_nodes() gives began: a node the
+ * database had before then is in it, if live (0 before the first). */
+double store_nodes_since(struct store *s);
+/* CLOCK_MONOTONIC in seconds: the clock of store_nodes_since() and store_lease(). */
+double store_mono_now(void);
 /* The jobs this node took from nodes whose lease ran out since the last call, and its own jobs
  * other nodes asked to run again (row->again) (loop thread): cb once per row, in order. */
 void store_take_adopted(struct store *s, void (*cb)(void *data, const struct store_job_row *row),
