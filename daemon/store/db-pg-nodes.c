@@ -121,7 +121,7 @@ static int take_own(struct pg_db *p, const char *const *values)
         r = params_exec(p,
                         "UPDATE nodes SET epoch = epoch + $8, host = $2, pid = $3, started = now(),"
                         " renewed = now(), lease_until = now() + $4 * interval '1 second',"
-                        " running = 0, min_threads = $5, max_threads = $6"
+                        " running = 0, min_threads = $5, max_threads = $6, taken = false"
                         " WHERE name = $1 AND epoch = $7 RETURNING epoch",
                         8, take, &now);
         PQclear(res);
