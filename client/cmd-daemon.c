@@ -199,12 +199,21 @@ int cmd_reexec(struct ctl *x, const struct opts *o, int argc, char **argv)
         return r;
 }
 
-/* nodes forget NAME: an expired node's row removed. */
+/* nodes forget NAME: an expired node's row removed. `nodes` only looks (ctl_changes()); this
+ * changes something, so a fall back to the system instance is told, as for other changes. */
 static int nodes_forget(struct ctl *x, const char *name)
 {
-        json_object *p = json_object_new_object();
-        int r;
+        json_object *p;
+        int r = ctl_connect(x);
 
+        if (r)
+                return r;
+        if (sw_client_fell_back(x->client))
+                fprintf(stderr,
+                        "slowctl: no user instance of slowworkd answered: nodes forget goes to the "
+                        "system instance on %s\n",
+                        sw_client_socket(x->client));
+        p = json_object_new_object();
         json_object_object_add(p, "name", json_object_new_string(name));
         r = ctl_call(x, NULL, "nodes.forget", p, NULL);
         if (r == 0 && !x->json)
