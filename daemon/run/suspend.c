@@ -75,6 +75,16 @@ void suspend_attach(struct suspend *s, struct cgroup_run *cgroup, pid_t pid)
         pthread_mutex_unlock(lock_of(s));
 }
 
+/* Under the lock: no run's processes in hand any more, whatever they are doing. */
+static void let_go(struct suspend *s)
+{
+        s->on = false;
+        s->starting = false;
+        s->signals = 0;
+        s->pid = 0;
+        s->cgroup = cgroup_run_unref(s->cgroup);
+}
+
 void suspend_detach(struct suspend *s)
 {
         pthread_mutex_lock(lock_of(s));
@@ -82,11 +92,7 @@ void suspend_detach(struct suspend *s)
                 set_stopped(s, false);
                 s->total += run_mono_now() - s->since;
         }
-        s->on = false;
-        s->starting = false;
-        s->signals = 0;
-        s->pid = 0;
-        s->cgroup = cgroup_run_unref(s->cgroup);
+        let_go(s);
         pthread_mutex_unlock(lock_of(s));
 }
 
@@ -96,11 +102,7 @@ void suspend_hand_over(struct suspend *s, bool *ret_on, double *ret_since, doubl
         *ret_on = s->on;
         *ret_since = s->since;
         *ret_total = s->total;
-        s->on = false;
-        s->starting = false;
-        s->signals = 0;
-        s->pid = 0;
-        s->cgroup = cgroup_run_unref(s->cgroup);
+        let_go(s);
         pthread_mutex_unlock(lock_of(s));
 }
 
