@@ -331,6 +331,68 @@ START_TEST(a_reexec_that_a_plugin_run_outlasts_is_given_up_and_everything_goes_o
 }
 END_TEST
 
+static void write_conf(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "w");
+
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+/* With fewer threads after the reexec than runs handed over, a run waits for a thread to be taken
+ * up: meanwhile it is running to status and log, and a cancel stops it once it is taken up. */
+START_TEST(a_run_that_waits_for_a_thread_after_a_reexec_is_still_running)
+{
+        char conf[PATH_MAX], params[PATH_MAX + 96], *gate_a, *gate_b, *log;
+        json_object *r, *rec;
+        int64_t a, b;
+        int fd;
+
+        snprintf(conf, sizeof(conf), "/tmp/slowwork-reexec-%d.conf", (int)getpid());
+        write_conf(conf, "min-threads = 1\nmax-threads = 2\n");
+        daemon_start(&d, "--config", conf, NULL);
+        fd = client_connect(d.sock);
+        gate_a = fifo_make(d.dir, "a");
+        gate_b = fifo_make(d.dir, "b");
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s; echo a\"}", gate_a);
+        a = job_submit(fd, params);
+        snprintf(params, sizeof(params), "{\"command\":\"echo b-start; cat %s; echo b-end\"}",
+                 gate_b);
+        b = job_submit(fd, params);
+        job_wait_process(fd, a);
+        job_wait_process(fd, b);
+        write_conf(conf, "min-threads = 1\nmax-threads = 1\n");
+        reexec(fd);
+        close(fd);
+        fd = client_connect(d.sock);
+        /* a has the one thread; b waits for it, and is running all the same. */
+        ck_assert_str_eq(job_state_of(fd, b), "running");
+        log = job_log(fd, b);
+        ck_assert_str_eq(log, "b-start\n");
+        free(log);
+        snprintf(params, sizeof(params),
+                 "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"cancel\",\"params\":{\"id\":%lld}}",
+                 (long long)b);
+        client_send(fd, params);
+        fifo_release(gate_a);
+        r = json_tokener_parse(client_read_line(fd));
+        ck_assert_msg(r && reply_code(r) == 0, "cancel of b failed");
+        json_object_put(r);
+        rec = job_wait(fd, b);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        ck_assert_int_eq(int_member(rec, "run"), 1);
+        json_object_put(rec);
+        rec = job_wait(fd, a);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        unlink(conf);
+        free(gate_a);
+        free(gate_b);
+        close(fd);
+}
+END_TEST
+
 /* A copy of the build's daemon at path. */
 static void copy_program(const char *path)
 {
@@ -404,6 +466,7 @@ int main(void)
         tcase_add_test(tc, two_reexecs_keep_what_waits_and_the_pause);
         tcase_add_test(tc, a_program_that_cannot_start_leaves_the_daemon_serving);
         tcase_add_test(tc, a_suspended_run_stays_suspended_across_a_reexec);
+        tcase_add_test(tc, a_run_that_waits_for_a_thread_after_a_reexec_is_still_running);
         tcase_add_test(tc, a_reexec_that_a_plugin_run_outlasts_is_given_up_and_everything_goes_on);
         tcase_add_test(tc, a_reexec_runs_the_program_at_its_path_now_and_refuses_one_that_is_none);
         suite_add_tcase(s, tc);

@@ -181,7 +181,7 @@ void daemon_clock_moved(struct daemon *d, struct job *job, double before)
         double left;
 
         if (job->due <= before || !slow_work_is_pending(&job->dw.work) ||
-            slow_work_is_executing(&job->dw.work) ||
+            job_executing(job) ||
             __atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
                 return;
         /* The pool's timer counts the real clock: the delay goes again, as much as is left. */
@@ -195,7 +195,7 @@ void daemon_clock_moved(struct daemon *d, struct job *job, double before)
 int daemon_enqueue(struct daemon *d, struct job *job, double delay, const char **ret_extra)
 {
         bool pending = slow_work_is_pending(&job->dw.work);
-        bool running = slow_work_is_executing(&job->dw.work);
+        bool running = job_executing(job);
         int r;
 
         /* Its run is held back (free space, a pause, its owner's turn), waits for other jobs or
@@ -209,6 +209,12 @@ int daemon_enqueue(struct daemon *d, struct job *job, double delay, const char *
          * attempt. */
         if (job_idle(job) || running)
                 __atomic_store_n(&job->attempt, 1, __ATOMIC_RELEASE);
+        /* Its queued item is the run handed over: it is queued again once that has started. */
+        if (job->resuming) {
+                job->enqueued_resuming = true;
+                *ret_extra = "deferred";
+                return 0;
+        }
         r = daemon_queue_run(d, job, delay);
         *ret_extra = r < 0 ? NULL : pending ? "coalesced" : running ? "deferred" : NULL;
         return r;
@@ -385,10 +391,12 @@ void daemon_take_back(struct daemon *d)
                 h->next = NULL;
                 if (job && !job->resume) {
                         job->resume = h;
+                        job->resuming = true;
                         suspend_expect(&job->suspend, h->suspended, h->since, h->total);
                         if (slow_work_pool_enqueue(job->queue->pool, &job->dw.work) == 0)
                                 continue;
                         job->resume = NULL;
+                        job->resuming = false;
                 }
                 log_error("Job %lld: cannot take up run %lld again: it goes on unwatched until "
                           "the next start stops it",

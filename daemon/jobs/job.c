@@ -586,9 +586,14 @@ bool job_idle(struct job *job)
                !__atomic_load_n(&job->held, __ATOMIC_ACQUIRE);
 }
 
+bool job_executing(struct job *job)
+{
+        return job->resuming || slow_work_is_executing(&job->dw.work);
+}
+
 const char *job_state(struct job *job)
 {
-        if (slow_work_is_executing(&job->dw.work))
+        if (job_executing(job))
                 return "running";
         if (slow_work_is_pending(&job->dw.work) || job->retry_due || job->claim ||
             __atomic_load_n(&job->held, __ATOMIC_ACQUIRE))

@@ -134,6 +134,9 @@ struct job {
         bool live;        /* loop: in the registry's tables */
         bool waiting;     /* loop: out of the pool until what it waits for has ended */
         bool retry_due;   /* loop: a retry is queued once the pool lets go of the run */
+        bool resuming;    /* loop: a run handed over (reexec) is queued to be taken up: in
+                           * progress for the loop (job_executing), until it starts */
+        bool enqueued_resuming; /* loop: enqueued meanwhile: queued once it is taken up */
         bool held;        /* atomic: its run waits, on the gate or for its owner's turn
                            * (pending, not queued) */
         bool gate_listed; /* loop: on the daemon's gate */
@@ -206,6 +209,9 @@ int64_t job_bytes(const struct job *job);
 /* Wakes the job's run, if one is in progress, to look at why it should stop. */
 void job_kick(struct job *job);
 const char *job_state(struct job *job); /* pending, running, waiting, stashed or idle */
+/* Whether a run of it is in progress: its item executes, or a run handed over waits for it to
+ * (loop thread). */
+bool job_executing(struct job *job);
 /* Neither pending, running, waiting, stashed nor due to retry, and the loop has seen the end of
  * every run (loop thread). */
 bool job_idle(struct job *job);

@@ -127,7 +127,7 @@ static void start_retry(struct daemon *d, struct job *job)
         double now;
 
         /* At a stop the row keeps the retry (pending, due): the next start queues it. */
-        if (!job->retry_due || slow_work_is_executing(&job->dw.work) ||
+        if (!job->retry_due || job_executing(job) ||
             __atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
                 return;
         job->retry_due = false;
@@ -195,7 +195,7 @@ static bool drop_held(struct daemon *d, struct job *job)
 /* The job's cancels that waited for its run are through once the pool is done with the run. */
 static void finish_cancels(struct daemon *d, struct job *job)
 {
-        if (!job->cancels || slow_work_is_executing(&job->dw.work))
+        if (!job->cancels || job_executing(job))
                 return;
         for (struct answer *a = job->cancels; a; a = a->next)
                 __atomic_sub_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
@@ -212,14 +212,14 @@ int lifecycle_cancel(struct daemon *d, struct job *job, struct answer *a, json_o
 {
         int64_t runs_before = __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE);
         bool was_queued =
-            slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work);
+            slow_work_is_pending(&job->dw.work) && !job_executing(job);
         bool dropped;
 
         /* A run in progress, or one that starts before the cancel is through, stops. */
         __atomic_add_fetch(&job->cancelling, 1, __ATOMIC_ACQ_REL);
         job_kick(job);
-        dropped = slow_work_cancel_pending(&job->dw.work);
-        if (slow_work_is_executing(&job->dw.work)) {
+        dropped = !job->resuming && slow_work_cancel_pending(&job->dw.work);
+        if (job_executing(job)) {
                 a->next = job->cancels;
                 job->cancels = a;
                 return 1;
@@ -252,6 +252,13 @@ void lifecycle_on_event(void *data, struct event *e)
         struct job *job = e->job;
         bool cut;
 
+        /* A run taken up has started (or could not): what the loop sees of it is its item's. */
+        if (job->resuming && e->type != EVENT_RELEASED) {
+                job->resuming = false;
+                if (job->enqueued_resuming)
+                        daemon_queue_run(d, job, 0);
+                job->enqueued_resuming = false;
+        }
         switch (e->type) {
         case EVENT_STARTED:
                 metrics_run_started(&d->metrics, job);

@@ -225,6 +225,7 @@ static bool take_up(struct daemon *d, struct job *job)
         job->resume->next = NULL;
         suspend_expect(&job->suspend, h->suspended, h->since, h->total);
         job->runs_ended--; /* its run is in progress */
+        job->resuming = true;
         log_info("Job %lld: run %lld goes on", (long long)job->id, (long long)h->run);
         if (slow_work_pool_enqueue(job->queue->pool, &job->dw.work) < 0) {
                 /* Its pool refuses it: nothing watches its processes, which the next start
@@ -233,6 +234,7 @@ static bool take_up(struct daemon *d, struct job *job)
                           (long long)h->run);
                 free(job->resume);
                 job->resume = NULL;
+                job->resuming = false;
                 job->runs_ended++;
         }
         return true;

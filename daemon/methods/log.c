@@ -275,7 +275,7 @@ static void log_of_run(struct daemon *d, struct conn *c, const struct sw_log_par
         const struct run_record *rec;
         char *path;
 
-        if (job && slow_work_is_executing(&job->dw.work) && p->run == started) {
+        if (job && job_executing(job) && p->run == started) {
                 path = record_log_path(d->shared.run.log_dir, p->id, p->run);
                 if (!path)
                         reply_error(r, SW_E_INTERNAL, "out of memory");
@@ -315,7 +315,7 @@ static void handle_log(struct daemon *d, struct conn *c, union params *params, s
         struct job *job = registry_find(&d->registry, p->id);
         const struct run_record *rec = job ? job->last : daemon_last_run(d, p->id);
         char *path = NULL;
-        bool running = job && slow_work_is_executing(&job->dw.work);
+        bool running = job && job_executing(job);
 
         if (!rec && !job) {
                 reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)p->id);

@@ -44,7 +44,7 @@ static bool held(struct daemon *d, struct job *job)
 {
         if (__atomic_load_n(&job->held, __ATOMIC_ACQUIRE))
                 return true;
-        return slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
+        return slow_work_is_pending(&job->dw.work) && !job_executing(job) &&
                (pause_is_on(&d->pause) || pause_is_on(&job->queue->pause));
 }
 
@@ -69,7 +69,7 @@ static json_object *live_status(struct daemon *d, struct job *job)
         json_object_object_add(o, "held", json_object_new_boolean(held(d, job)));
         json_object_object_add(o, "deferred",
                                json_object_new_boolean(
-                                   slow_work_is_executing(&job->dw.work) &&
+                                   job_executing(job) &&
                                    (slow_work_is_pending(&job->dw.work) ||
                                     __atomic_load_n(&job->key_again, __ATOMIC_ACQUIRE))));
         return o;
