@@ -393,6 +393,64 @@ START_TEST(a_run_that_waits_for_a_thread_after_a_reexec_is_still_running)
 }
 END_TEST
 
+/* An enqueue of a run that waits for a thread after a reexec is deferred, as for any running
+ * job: the run once taken up ends, and the job runs once more. */
+START_TEST(an_enqueue_of_a_run_waiting_to_be_taken_up_runs_it_once_more)
+{
+        char conf[PATH_MAX], params[3 * PATH_MAX + 96], done[PATH_MAX], *gate_a, *gate_b;
+        json_object *r, *rec;
+        int64_t a, b;
+        int fd;
+
+        snprintf(conf, sizeof(conf), "/tmp/slowwork-reexec-%d.conf", (int)getpid());
+        write_conf(conf, "min-threads = 1\nmax-threads = 2\n");
+        daemon_start(&d, "--config", conf, NULL);
+        fd = client_connect(d.sock);
+        gate_a = fifo_make(d.dir, "a");
+        gate_b = fifo_make(d.dir, "b");
+        snprintf(done, sizeof(done), "%s/done", d.dir);
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate_a);
+        a = job_submit(fd, params);
+        /* Its first run waits for its gate, the next not. */
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"[ -e %s ] || cat %s; touch %s\",\"persist\":true}", done,
+                 gate_b, done);
+        b = job_submit(fd, params);
+        job_wait_process(fd, a);
+        job_wait_process(fd, b);
+        write_conf(conf, "min-threads = 1\nmax-threads = 1\n");
+        reexec(fd);
+        close(fd);
+        fd = client_connect(d.sock);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)b);
+        r = call_ok(fd, "enqueue", params);
+        ck_assert_msg(json_object_get_boolean(json_object_object_get(r, "deferred")),
+                      "enqueue of b: %s", json_object_to_json_string(r));
+        json_object_put(r);
+        fifo_release(gate_a);
+        fifo_release(gate_b);
+        for (;;) {
+                json_object *st = job_status(fd, b);
+                int64_t runs = int_member(st, "runs");
+                bool idle = strcmp(str_member(st, "state"), "idle") == 0;
+
+                json_object_put(st);
+                if (runs == 2 && idle)
+                        break;
+                ck_assert_int_le(runs, 2);
+                usleep(10000);
+        }
+        rec = job_wait(fd, b);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_int_eq(int_member(rec, "run"), 2);
+        json_object_put(rec);
+        unlink(conf);
+        free(gate_a);
+        free(gate_b);
+        close(fd);
+}
+END_TEST
+
 /* A copy of the build's daemon at path. */
 static void copy_program(const char *path)
 {
@@ -467,6 +525,7 @@ int main(void)
         tcase_add_test(tc, a_program_that_cannot_start_leaves_the_daemon_serving);
         tcase_add_test(tc, a_suspended_run_stays_suspended_across_a_reexec);
         tcase_add_test(tc, a_run_that_waits_for_a_thread_after_a_reexec_is_still_running);
+        tcase_add_test(tc, an_enqueue_of_a_run_waiting_to_be_taken_up_runs_it_once_more);
         tcase_add_test(tc, a_reexec_that_a_plugin_run_outlasts_is_given_up_and_everything_goes_on);
         tcase_add_test(tc, a_reexec_runs_the_program_at_its_path_now_and_refuses_one_that_is_none);
         suite_add_tcase(s, tc);
