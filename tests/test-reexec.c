@@ -340,32 +340,46 @@ static void write_conf(const char *path, const char *text)
         fclose(f);
 }
 
+/* Runs a (waiting for its gate, the FIFO *ret_gate_a) and b (b_command, in the daemon's folder,
+ * where the FIFO *ret_gate_b is "b") in progress on two threads, then a reexec into one (the
+ * configuration at conf changed): a is taken up, b waits for the thread. Returns the connection
+ * to the new program. */
+static int reexec_into_one_thread(const char *conf, const char *b_command, int64_t *ret_a,
+                                  int64_t *ret_b, char **ret_gate_a, char **ret_gate_b)
+{
+        char params[2 * PATH_MAX + 96];
+        int fd;
+
+        write_conf(conf, "min-threads = 1\nmax-threads = 2\n");
+        daemon_start(&d, "--config", conf, NULL);
+        fd = client_connect(d.sock);
+        *ret_gate_a = fifo_make(d.dir, "a");
+        *ret_gate_b = fifo_make(d.dir, "b");
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s; echo a\"}", *ret_gate_a);
+        *ret_a = job_submit(fd, params);
+        snprintf(params, sizeof(params), "{\"command\":\"%s\",\"cwd\":\"%s\",\"persist\":true}",
+                 b_command, d.dir);
+        *ret_b = job_submit(fd, params);
+        job_wait_process(fd, *ret_a);
+        job_wait_process(fd, *ret_b);
+        write_conf(conf, "min-threads = 1\nmax-threads = 1\n");
+        reexec(fd);
+        close(fd);
+        return client_connect(d.sock);
+}
+
 /* With fewer threads after the reexec than runs handed over, a run waits for a thread to be taken
  * up: meanwhile it is running to status and log, and a cancel stops it once it is taken up. */
 START_TEST(a_run_that_waits_for_a_thread_after_a_reexec_is_still_running)
 {
-        char conf[PATH_MAX], params[PATH_MAX + 96], *gate_a, *gate_b, *log;
+        char conf[PATH_MAX], params[160], *gate_a, *gate_b, *log;
         json_object *r, *rec;
         int64_t a, b;
         int fd;
 
         snprintf(conf, sizeof(conf), "/tmp/slowwork-reexec-%d.conf", (int)getpid());
-        write_conf(conf, "min-threads = 1\nmax-threads = 2\n");
-        daemon_start(&d, "--config", conf, NULL);
-        fd = client_connect(d.sock);
-        gate_a = fifo_make(d.dir, "a");
-        gate_b = fifo_make(d.dir, "b");
-        snprintf(params, sizeof(params), "{\"command\":\"cat %s; echo a\"}", gate_a);
-        a = job_submit(fd, params);
-        snprintf(params, sizeof(params), "{\"command\":\"echo b-start; cat %s; echo b-end\"}",
-                 gate_b);
-        b = job_submit(fd, params);
-        job_wait_process(fd, a);
-        job_wait_process(fd, b);
-        write_conf(conf, "min-threads = 1\nmax-threads = 1\n");
-        reexec(fd);
-        close(fd);
-        fd = client_connect(d.sock);
+        fd = reexec_into_one_thread(conf, "echo b-start; cat b; echo b-end", &a, &b, &gate_a,
+                                    &gate_b);
         /* a has the one thread; b waits for it, and is running all the same. */
         ck_assert_str_eq(job_state_of(fd, b), "running");
         log = job_log(fd, b);
@@ -397,31 +411,15 @@ END_TEST
  * job: the run once taken up ends, and the job runs once more. */
 START_TEST(an_enqueue_of_a_run_waiting_to_be_taken_up_runs_it_once_more)
 {
-        char conf[PATH_MAX], params[3 * PATH_MAX + 96], done[PATH_MAX], *gate_a, *gate_b;
+        char conf[PATH_MAX], params[64], *gate_a, *gate_b;
         json_object *r, *rec;
         int64_t a, b;
         int fd;
 
         snprintf(conf, sizeof(conf), "/tmp/slowwork-reexec-%d.conf", (int)getpid());
-        write_conf(conf, "min-threads = 1\nmax-threads = 2\n");
-        daemon_start(&d, "--config", conf, NULL);
-        fd = client_connect(d.sock);
-        gate_a = fifo_make(d.dir, "a");
-        gate_b = fifo_make(d.dir, "b");
-        snprintf(done, sizeof(done), "%s/done", d.dir);
-        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate_a);
-        a = job_submit(fd, params);
         /* Its first run waits for its gate, the next not. */
-        snprintf(params, sizeof(params),
-                 "{\"command\":\"[ -e %s ] || cat %s; touch %s\",\"persist\":true}", done,
-                 gate_b, done);
-        b = job_submit(fd, params);
-        job_wait_process(fd, a);
-        job_wait_process(fd, b);
-        write_conf(conf, "min-threads = 1\nmax-threads = 1\n");
-        reexec(fd);
-        close(fd);
-        fd = client_connect(d.sock);
+        fd = reexec_into_one_thread(conf, "[ -e done ] || cat b; touch done", &a, &b, &gate_a,
+                                    &gate_b);
         snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)b);
         r = call_ok(fd, "enqueue", params);
         ck_assert_msg(json_object_get_boolean(json_object_object_get(r, "deferred")),
