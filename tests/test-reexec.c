@@ -372,7 +372,7 @@ static int reexec_into_one_thread(const char *conf, const char *b_command, int64
  * up: meanwhile it is running to status and log, and a cancel stops it once it is taken up. */
 START_TEST(a_run_that_waits_for_a_thread_after_a_reexec_is_still_running)
 {
-        char conf[PATH_MAX], params[160], *gate_a, *gate_b, *log;
+        char conf[PATH_MAX], params[160], *gate_a, *gate_b, *log, *line;
         json_object *r, *rec;
         int64_t a, b;
         int fd;
@@ -390,9 +390,11 @@ START_TEST(a_run_that_waits_for_a_thread_after_a_reexec_is_still_running)
                  (long long)b);
         client_send(fd, params);
         fifo_release(gate_a);
-        r = json_tokener_parse(client_read_line(fd));
-        ck_assert_msg(r && reply_code(r) == 0, "cancel of b failed");
+        line = client_read_line(fd);
+        r = json_tokener_parse(line);
+        ck_assert_msg(r && reply_code(r) == 0, "cancel of b: %s", line);
         json_object_put(r);
+        free(line);
         rec = job_wait(fd, b);
         ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
         ck_assert_int_eq(int_member(rec, "run"), 1);
