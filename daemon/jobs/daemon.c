@@ -380,6 +380,21 @@ bool daemon_handed_over(struct daemon *d)
         return __atomic_load_n(&d->pause.runs, __ATOMIC_ACQUIRE) == 0 && !on_end_busy(&d->on_end);
 }
 
+int daemon_take_up(struct job *job, struct run_handover *h)
+{
+        if (job->resume)
+                return -EBUSY;
+        h->next = NULL;
+        job->resume = h;
+        job->resuming = true;
+        suspend_expect(&job->suspend, h->suspended, h->since, h->total);
+        if (slow_work_pool_enqueue(job->queue->pool, &job->dw.work) == 0)
+                return 0;
+        job->resume = NULL;
+        job->resuming = false;
+        return -ENOMEM;
+}
+
 void daemon_take_back(struct daemon *d)
 {
         __atomic_store_n(&d->shared.run.handing_over, false, __ATOMIC_RELEASE);
@@ -388,16 +403,8 @@ void daemon_take_back(struct daemon *d)
                 struct job *job = registry_find(&d->registry, h->id);
 
                 d->handed = h->next;
-                h->next = NULL;
-                if (job && !job->resume) {
-                        job->resume = h;
-                        job->resuming = true;
-                        suspend_expect(&job->suspend, h->suspended, h->since, h->total);
-                        if (slow_work_pool_enqueue(job->queue->pool, &job->dw.work) == 0)
-                                continue;
-                        job->resume = NULL;
-                        job->resuming = false;
-                }
+                if (job && daemon_take_up(job, h) == 0)
+                        continue;
                 log_error("Job %lld: cannot take up run %lld again: it goes on unwatched until "
                           "the next start stops it",
                           (long long)h->id, (long long)h->run);

@@ -110,6 +110,9 @@ int daemon_init(struct daemon *d, const struct daemon_config *config);
 void daemon_hand_over(struct daemon *d);
 /* Whether every run has been handed over or has ended, and no on-end command runs or waits. */
 bool daemon_handed_over(struct daemon *d);
+/* A run handed over (h, taken over on success) taken up by the job's item, queued now and in
+ * progress for the loop until it starts: 0, or -errno (h then stays the caller's). */
+int daemon_take_up(struct job *job, struct run_handover *h);
 /* A reexec given up: the runs handed over are taken up again here, and held runs start. */
 void daemon_take_back(struct daemon *d);
 /* Shutdown: queued runs do not start; running ones go on, but suspended ones stop. */

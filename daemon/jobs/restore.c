@@ -218,25 +218,20 @@ static bool take_up(struct daemon *d, struct job *job)
 {
         struct run_handover *h =
             run_handover_find(d->contain.taken_up, job->id, job->runs_started);
+        struct run_handover *copy;
 
-        if (!h || job->x->plugin_entry || !(job->resume = malloc(sizeof(*h))))
+        if (!h || job->x->plugin_entry || !(copy = malloc(sizeof(*copy))))
                 return false;
-        *job->resume = *h;
-        job->resume->next = NULL;
-        suspend_expect(&job->suspend, h->suspended, h->since, h->total);
-        job->runs_ended--; /* its run is in progress */
-        job->resuming = true;
+        *copy = *h; /* the list goes once all are back */
         log_info("Job %lld: run %lld goes on", (long long)job->id, (long long)h->run);
-        if (slow_work_pool_enqueue(job->queue->pool, &job->dw.work) < 0) {
-                /* Its pool refuses it: nothing watches its processes, which the next start
-                 * stops (a leftover). */
-                log_error("Job %lld: cannot take up run %lld", (long long)job->id,
-                          (long long)h->run);
-                free(job->resume);
-                job->resume = NULL;
-                job->resuming = false;
-                job->runs_ended++;
+        if (daemon_take_up(job, copy) == 0) {
+                job->runs_ended--; /* its run is in progress */
+                return true;
         }
+        /* Its pool refuses it: nothing watches its processes, which the next start stops (a
+         * leftover). */
+        log_error("Job %lld: cannot take up run %lld", (long long)job->id, (long long)h->run);
+        free(copy);
         return true;
 }
 
