@@ -23,6 +23,17 @@ static void teardown(void)
         daemon_stop(&d);
 }
 
+/* Job id's wait answers with its run number run (0: any) ended with outcome. */
+static void ends_as(int fd, int64_t id, const char *outcome, int64_t run)
+{
+        json_object *rec = job_wait(fd, id);
+
+        ck_assert_str_eq(str_member(rec, "outcome"), outcome);
+        if (run)
+                ck_assert_int_eq(int_member(rec, "run"), run);
+        json_object_put(rec);
+}
+
 /* reexec over fd, answered by the new program: its pid is the daemon's. */
 static void reexec(int fd)
 {
@@ -69,7 +80,7 @@ static void runs_go_on(bool in_cgroup)
 {
         char ready[PATH_MAX], stop[PATH_MAX], lock[PATH_MAX], *r, *log;
         int64_t printer, timed, queued;
-        json_object *rec, *st;
+        json_object *st;
         int fd;
 
         if (!in_cgroup && has_cgroups())
@@ -99,20 +110,13 @@ static void runs_go_on(bool in_cgroup)
         ck_assert_int_eq(int_member(st, "runs"), 1);
         json_object_put(st);
         /* The timeout set before fires after. */
-        rec = job_wait(fd, timed);
-        ck_assert_str_eq(str_member(rec, "outcome"), "timed-out");
-        json_object_put(rec);
+        ends_as(fd, timed, "timed-out", 0);
         close(open(stop, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
-        rec = job_wait(fd, printer);
-        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
-        ck_assert_int_eq(int_member(rec, "run"), 1);
-        json_object_put(rec);
+        ends_as(fd, printer, "succeeded", 1);
         log = job_log(fd, printer);
         check_unbroken(log, 1);
         free(log);
-        rec = job_wait(fd, queued);
-        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
-        json_object_put(rec);
+        ends_as(fd, queued, "succeeded", 0);
         close(fd);
 }
 
@@ -190,7 +194,6 @@ END_TEST
 START_TEST(a_program_that_cannot_start_leaves_the_daemon_serving)
 {
         char conf[PATH_MAX], msg[512], *gate;
-        json_object *rec;
         int64_t id;
         FILE *f;
         int fd;
@@ -214,9 +217,7 @@ START_TEST(a_program_that_cannot_start_leaves_the_daemon_serving)
         ck_assert_msg(strstr(msg, "cannot start") && strstr(msg, "max-threads"), "%s", msg);
         json_object_put(call_ok(fd, "ping", NULL));
         fifo_release(gate);
-        rec = job_wait(fd, id);
-        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
-        json_object_put(rec);
+        ends_as(fd, id, "succeeded", 0);
         unlink(conf);
         free(gate);
         close(fd);
@@ -254,7 +255,6 @@ static bool has_pid(int fd, int64_t id)
 START_TEST(a_suspended_run_stays_suspended_across_a_reexec)
 {
         char *gate;
-        json_object *rec;
         int64_t id;
         int fd;
 
@@ -276,10 +276,7 @@ START_TEST(a_suspended_run_stays_suspended_across_a_reexec)
         json_object_put(id_call(fd, "continue", id));
         ck_assert(!suspended(fd, id));
         fifo_release(gate);
-        rec = job_wait(fd, id);
-        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
-        ck_assert_int_eq(int_member(rec, "run"), 1);
-        json_object_put(rec);
+        ends_as(fd, id, "succeeded", 1);
         free(gate);
         close(fd);
 }
@@ -291,7 +288,7 @@ END_TEST
 START_TEST(a_reexec_that_a_plugin_run_outlasts_is_given_up_and_everything_goes_on)
 {
         char msg[512], *gate, *line;
-        json_object *rec, *reply;
+        json_object *reply;
         int64_t plugin, shell, queued;
         int fd, fd2;
 
@@ -314,14 +311,9 @@ START_TEST(a_reexec_that_a_plugin_run_outlasts_is_given_up_and_everything_goes_o
         ck_assert_msg(reply_code(reply) == -32004 && strstr(line, "stop-timeout"), "%s", line);
         json_object_put(reply);
         free(line);
-        rec = job_wait(fd, queued);
-        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
-        json_object_put(rec);
+        ends_as(fd, queued, "succeeded", 0);
         fifo_release(gate);
-        rec = job_wait(fd, shell);
-        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
-        ck_assert_int_eq(int_member(rec, "run"), 1);
-        json_object_put(rec);
+        ends_as(fd, shell, "succeeded", 1);
         json_object_put(id_call(fd, "cancel", plugin));
         json_object_put(job_wait(fd, plugin));
         reexec(fd);
@@ -373,7 +365,7 @@ static int reexec_into_one_thread(const char *conf, const char *b_command, int64
 START_TEST(a_run_that_waits_for_a_thread_after_a_reexec_is_still_running)
 {
         char conf[PATH_MAX], params[160], *gate_a, *gate_b, *log, *line;
-        json_object *r, *rec;
+        json_object *r;
         int64_t a, b;
         int fd;
 
@@ -395,13 +387,8 @@ START_TEST(a_run_that_waits_for_a_thread_after_a_reexec_is_still_running)
         ck_assert_msg(r && reply_code(r) == 0, "cancel of b: %s", line);
         json_object_put(r);
         free(line);
-        rec = job_wait(fd, b);
-        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
-        ck_assert_int_eq(int_member(rec, "run"), 1);
-        json_object_put(rec);
-        rec = job_wait(fd, a);
-        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
-        json_object_put(rec);
+        ends_as(fd, b, "cancelled", 1);
+        ends_as(fd, a, "succeeded", 0);
         unlink(conf);
         free(gate_a);
         free(gate_b);
@@ -414,7 +401,7 @@ END_TEST
 START_TEST(an_enqueue_of_a_run_waiting_to_be_taken_up_runs_it_once_more)
 {
         char conf[PATH_MAX], params[64], *gate_a, *gate_b;
-        json_object *r, *rec;
+        json_object *r;
         int64_t a, b;
         int fd;
 
@@ -440,10 +427,7 @@ START_TEST(an_enqueue_of_a_run_waiting_to_be_taken_up_runs_it_once_more)
                 ck_assert_int_le(runs, 2);
                 usleep(10000);
         }
-        rec = job_wait(fd, b);
-        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
-        ck_assert_int_eq(int_member(rec, "run"), 2);
-        json_object_put(rec);
+        ends_as(fd, b, "succeeded", 2);
         unlink(conf);
         free(gate_a);
         free(gate_b);
