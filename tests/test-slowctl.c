@@ -1650,23 +1650,29 @@ END_TEST
  * again: wait --all, begun before, ends with the code of that run, after the restart. */
 START_TEST(wait_all_of_a_job_cut_by_a_restart_ends_with_its_next_runs_code)
 {
-        int64_t a = submit_gated("go", 5, NULL);
-        char want[64], *out;
+        int64_t a = submit_gated("go", 5, NULL), b = submit_gated("go", 0, NULL);
+        char want[128], *out;
         json_object *st;
         pid_t pid;
-        int fd, cfd;
+        int fd, tty, cfd;
 
         wait_running(a);
+        wait_running(b);
         free(ctl_ok("set", "--runtime", "stop-timeout", "0", NULL));
-        pid = ctl_spawn(&fd, "wait", "--all", NULL);
-        wait_connections(1);
+        /* its progress line comes once its list was answered: the jobs it waits for are known
+         * before the restart (a list asked again after it would find none once they end) */
+        pid = ctl_spawn_tty(&fd, &tty, "wait", "--all", NULL);
+        tty_wait_for(tty, "waiting: 0 of 2 done");
         daemon_stop_clean(&d);
         daemon_start_again(&d, SETUP_ARGS, NULL);
         wait_running(a); /* run 2: the gate is still shut */
+        wait_running(b);
         gate_open("go");
         out = read_all(fd);
         ck_assert_int_eq(ctl_reap(pid), 5);
-        snprintf(want, sizeof(want), "job %lld: failed (exit code 5)\n", (long long)a);
+        close(tty);
+        snprintf(want, sizeof(want), "job %lld: failed (exit code 5)\njob %lld: succeeded\n",
+                 (long long)a, (long long)b);
         ck_assert_str_eq(out, want);
         free(out);
         cfd = client_connect(d.sock);
