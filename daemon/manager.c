@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jobs/claims.h"
 #include "jobs/drain.h"
 #include "jobs/lifecycle.h"
 #include "jobs/queues.h"
@@ -142,6 +143,10 @@ static void on_store_wake(void *data, unsigned what)
 
         if ((what & STORE_RENEWED) && m->lease_open)
                 lease_renewed(&m->lease);
+        if ((what & STORE_CLAIMED) && m->claims_open) {
+                restore_adopted(&m->daemon);
+                claims_claimed(&m->daemon);
+        }
         if (!(what & STORE_COMMITTED))
                 return;
         daemon_report_node(&m->daemon);
@@ -173,6 +178,9 @@ static void on_mail(void *data, const struct db_mail *mail)
                 shared_settings_read(&m->daemon, NULL, NULL);
         else if (strcmp(mail->kind, DRAIN_MAIL) == 0 || strcmp(mail->kind, DRAINED_MAIL) == 0)
                 drain_mail(&m->daemon, mail);
+        else if (strcmp(mail->kind, CLAIMS_OFFERED_MAIL) == 0 ||
+                 strcmp(mail->kind, CLAIMS_TAKEN_MAIL) == 0)
+                claims_mail(&m->daemon, mail);
         else if (m->relay_open)
                 relay_on_mail(&m->relay, mail);
 }
@@ -186,6 +194,17 @@ static void close_relay(struct manager *m)
         relay_close(&m->relay);
         m->daemon.relay = NULL;
         m->relay_open = false;
+}
+
+/* Nothing more is offered or claimed (the daemon stops). */
+static void close_claims(struct manager *m)
+{
+        if (!m->claims_open)
+                return;
+        claims_close(&m->claims);
+        m->daemon.claims = NULL;
+        m->daemon.on_queued = NULL;
+        m->claims_open = false;
 }
 
 static void close_lease(struct manager *m)
@@ -444,6 +463,10 @@ static int start(struct manager *m)
                 return r;
         }
         r = settings_load_kept(&m->daemon, &m->config);
+        if (r == 0 && store_shared(m->store)) {
+                r = claims_init(&m->claims, m->loop, &m->daemon);
+                m->claims_open = r == 0;
+        }
         /* Read on this thread before the store's own thread uses the connection. */
         if (r == 0)
                 r = restore(&m->daemon);
@@ -533,6 +556,7 @@ static void manager_stop(struct manager *m)
         reexec_give_up(&m->reexec, "the daemon is stopping");
         m->stopping = true;
         daemon_stop_starting(&m->daemon);
+        close_claims(m);
         notify_stopping(&m->notify);
         listener_close(&m->listener);
         conn_close_all(&m->clients);
@@ -560,6 +584,7 @@ struct manager *manager_free(struct manager *m)
         daemon_free_pool(&m->daemon);
         daemon_close_events(&m->daemon);
         drain_close_all(&m->daemon);
+        close_claims(m);
         close_lease(m);
         close_relay(m);
         test_clock_close(m->test_clock);

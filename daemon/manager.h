@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "jobs/claims.h"
 #include "jobs/daemon.h"
 #include "jobs/lease.h"
 #include "reexec.h"
@@ -39,6 +40,8 @@ struct manager {
         bool lease_open;
         struct relay relay; /* requests about other nodes' jobs (a shared database) */
         bool relay_open;
+        struct claims claims; /* jobs offered to and claimed from other nodes (the same) */
+        bool claims_open;
         double lease_renew;
         /* Another node took this one's place: main() starts the daemon afresh once it stopped
          * (the activated socket, when there is one, kept in this descriptor). */

@@ -123,6 +123,11 @@ void slow_work_set_priority(struct slow_work *work, int priority);
 int slow_work_call_unless_executing(struct slow_work *work,
                                     void (*fn)(struct slow_work *work, void *data), void *data);
 
+/* Not the kernel's: the same, only while the item waits in its queue for a thread (not
+ * executing, no delay left, not being cancelled); -EBUSY without calling fn otherwise. */
+int slow_work_call_if_queued(struct slow_work *work,
+                             void (*fn)(struct slow_work *work, void *data), void *data);
+
 /* A snapshot of what the pool does with an item: pending means queued, waiting for its delay, or
  * due to run again; executing means execute() is running. */
 bool slow_work_is_pending(struct slow_work *work);

@@ -667,6 +667,23 @@ int slow_work_call_unless_executing(struct slow_work *work,
         return r;
 }
 
+int slow_work_call_if_queued(struct slow_work *work,
+                             void (*fn)(struct slow_work *work, void *data), void *data)
+{
+        struct slow_work_pool *pool = lock_owner(work);
+        unsigned long f = pool ? flags_get(work) : 0;
+        int r = -EBUSY;
+
+        if ((f & SLOW_WORK_PENDING) &&
+            !(f & (SLOW_WORK_EXECUTING | SLOW_WORK_DELAYED | SLOW_WORK_CANCELLING))) {
+                fn(work, data);
+                r = 0;
+        }
+        if (pool)
+                pthread_mutex_unlock(&pool->lock);
+        return r;
+}
+
 void slow_work_cancel(struct slow_work *work)
 {
         cancel(work, true);

@@ -194,6 +194,8 @@ START_TEST(altered_job_rows_are_not_run_by_the_node_that_takes_them)
         cluster_start(&c);
         ran = cluster_path(&c, "ran");
         block_node_1();
+        /* Paused, n2 claims none of the jobs n1 cannot start: they stay n1's. */
+        json_object_put(cluster_call_ok(&c, 2, "pause", NULL));
         ids[0] = named_job("kept", "");
         ids[1] = named_job("owner", "");
         ids[2] = named_job("payload", "");
@@ -210,6 +212,7 @@ START_TEST(altered_job_rows_are_not_run_by_the_node_that_takes_them)
                   " WHERE id = %lld",
                   (long long)ids[1], (long long)ids[2], (long long)ids[3], (long long)ids[4]);
         free(out);
+        json_object_put(cluster_call_ok(&c, 2, "resume", NULL));
         /* n2 takes n1's jobs once its lease ran out: the unaltered ones run there once. */
         wait_for(count_line(ran, "kept") == 1, 30, "job %lld did not run on n2", (long long)ids[0]);
         wait_for(rejected(2, "jobs") >= 3 && rejected(2, "envs") >= 1, 10,
@@ -309,9 +312,12 @@ START_TEST(a_schema_from_before_signing_is_signed_once_by_its_migration)
                  " DROP COLUMN user_name, DROP COLUMN mac;"
                  "ALTER TABLE runs DROP COLUMN spec, DROP COLUMN spec_mac;"
                  "DROP INDEX runs_by_owner; ALTER TABLE nodes DROP COLUMN taken;"
+                 "ALTER TABLE jobs DROP COLUMN offered, DROP COLUMN priority,"
+                 " DROP COLUMN queued_at;"
+                 "ALTER TABLE nodes DROP COLUMN paused, DROP COLUMN node_queues;"
                  "UPDATE meta SET value = 9 WHERE key = 'schema'"));
         cluster_start_node(&c, 1);
-        ck_assert_int_eq(sql_int("SELECT value FROM meta WHERE key = '%s'", "schema"), 13);
+        ck_assert_int_eq(sql_int("SELECT value FROM meta WHERE key = '%s'", "schema"), 14);
         ck_assert_int_eq(
             sql_int("SELECT count(*) FROM jobs WHERE %s", "mac IS NULL OR user_name IS NULL"), 0);
         ck_assert_int_eq(sql_int("SELECT count(*) FROM settings WHERE mac IS NULL%s", ""), 0);

@@ -317,6 +317,34 @@ START_TEST(rule13_call_unless_executing_refuses_a_running_item)
 }
 END_TEST
 
+/* Rule 13 too: slow_work_call_if_queued() calls only while the item waits for a thread: not
+ * running, not idle, not on its delay. */
+START_TEST(rule13_call_if_queued_refuses_an_item_that_is_not_waiting_for_a_thread)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem blocker, queued, idle, later;
+        bool called = false;
+
+        run_gated(pool, &blocker, 100, false, &gate);
+        titem_init(&queued, 1, false, pool);
+        titem_init(&idle, 2, false, pool);
+        titem_init(&later, 3, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&queued)), 0);
+        ck_assert_int_eq(slow_work_pool_enqueue_delayed(pool, &later.dw, 60000), 0);
+        ck_assert_int_eq(slow_work_call_if_queued(W(&blocker), mark_called, &called), -EBUSY);
+        ck_assert_int_eq(slow_work_call_if_queued(W(&idle), mark_called, &called), -EBUSY);
+        ck_assert_int_eq(slow_work_call_if_queued(W(&later), mark_called, &called), -EBUSY);
+        ck_assert(!called);
+        ck_assert_int_eq(slow_work_call_if_queued(W(&queued), mark_called, &called), 0);
+        ck_assert(called);
+        ck_assert(slow_work_cancel_pending(W(&later)));
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        ck_assert_int_eq(queued.runs, 1);
+}
+END_TEST
+
 /* Rule 7: very slow preferred, up to floor(max * pct / 100), at least 1, at most max - 1. */
 START_TEST(rule7_cap_formula)
 {
@@ -1346,6 +1374,7 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule13_higher_priority_first_then_fifo);
         tcase_add_test(tc, rule13_a_changed_priority_moves_a_queued_item_by_its_age);
         tcase_add_test(tc, rule13_call_unless_executing_refuses_a_running_item);
+        tcase_add_test(tc, rule13_call_if_queued_refuses_an_item_that_is_not_waiting_for_a_thread);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -2,7 +2,7 @@
 /*
  * A request the jobs answer later (a wait when its job goes idle, a cancel when its run has
  * ended, a drain when the runs are over): made by the layer that holds the request's
- * connection, which answers it in done, or only frees it in drop.
+ * connection, which answers it in done, only frees it in drop, or asks again in moved.
  */
 #ifndef SLOWWORKD_ANSWER_H
 #define SLOWWORKD_ANSWER_H
@@ -17,6 +17,9 @@ struct answer {
         void (*done)(struct answer *a, uint64_t seq, json_object *result);
         /* Never answered (the daemon stops): frees it. */
         void (*drop)(struct answer *a);
+        /* Not answered here: its job left for another node (jobs/claims.c), where the request
+         * is made again. Frees it. NULL: dropped. */
+        void (*moved)(struct answer *a);
 };
 
 #endif

@@ -48,13 +48,25 @@ static void keep_spec(struct daemon *d, struct job *job)
         history_set_spec(&d->history, job->id, job->last->run, spec);
 }
 
-void daemon_retire_job(struct daemon *d, struct job *job)
+/* The job leaves the tables, keeping the tables' reference for the caller to drop. */
+static void leave(struct daemon *d, struct job *job)
 {
         registry_retire(&d->registry, job);
         metrics_job_recount(&d->metrics, job);
         users_remove(&d->users, job);
         users_remove(&job->queue->users, job);
         schedule_remove(&d->schedule, job);
+}
+
+void daemon_let_go(struct daemon *d, struct job *job)
+{
+        leave(d, job);
+        job_unref(job);
+}
+
+void daemon_retire_job(struct daemon *d, struct job *job)
+{
+        leave(d, job);
         /* At shutdown what leaves the tables is not done: queued and delayed jobs stay on disk.
          * A keyed row that another node's ask keeps says it is idle (pg_take_again). */
         if (!__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE)) {
@@ -148,6 +160,8 @@ int daemon_queue_run(struct daemon *d, struct job *job, double delay)
         if (__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
                 return -ESHUTDOWN;
         r = pool_enqueue(d, job, delay);
+        if (r == 0 && delay <= 0 && d->on_queued)
+                d->on_queued(d, job);
         if (r == 0 && !pending) {
                 bool saved = job->qorder != 0; /* a new job's row is written after this */
 
@@ -172,6 +186,8 @@ int daemon_restore_run(struct daemon *d, struct job *job, double due)
                 job->due = due > now ? due : 0;
                 job->queued_at = due > now ? due : now;
         }
+        if (r == 0 && due <= now && d->on_queued)
+                d->on_queued(d, job);
         metrics_job_recount(&d->metrics, job);
         return r;
 }

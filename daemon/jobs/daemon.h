@@ -33,6 +33,7 @@
 #include "store/history.h"
 
 struct answer;
+struct claims;
 struct conn;
 struct drain_wait;
 struct live_elsewhere {
@@ -88,6 +89,10 @@ struct daemon {
          * request answered later), or -errno with why in err. */
         int (*reexec)(void *data, struct conn *c, json_object *id, char *err, size_t len);
         void *reload_data;
+        /* A shared database's: what this node offers to and claims from the others
+         * (jobs/claims.c), which hears of each run queued now (NULL: none). */
+        struct claims *claims;
+        void (*on_queued)(struct daemon *d, struct job *job);
 };
 
 /* What the daemon starts from; the strings must outlive it. */
@@ -137,6 +142,8 @@ void daemon_free(struct daemon *d);
  * persist's handle) and its owner's counts; retired, it leaves them, and its row is deleted. */
 void daemon_add_job(struct daemon *d, struct job *job);
 void daemon_retire_job(struct daemon *d, struct job *job);
+/* The same for a job that another node claimed: its rows are that node's, none is written. */
+void daemon_let_go(struct daemon *d, struct job *job);
 /* A live job's strings changed (an edit): its owner's counts take its bytes as they are now. */
 void daemon_job_resized(struct daemon *d, struct job *job);
 /* Enqueues now or after the delay (seconds); says whether a pending run took it in ("coalesced")

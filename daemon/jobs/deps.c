@@ -155,6 +155,22 @@ void deps_ended(struct deps *d, struct job *job)
         tell(d);
 }
 
+static bool ids_have(const int64_t *ids, int64_t id)
+{
+        for (; ids && *ids; ids++)
+                if (*ids == id)
+                        return true;
+        return false;
+}
+
+bool deps_waits_for(const struct deps *d, int64_t id)
+{
+        for (size_t i = 0; i < d->n; i++)
+                if (ids_have(d->waiting[i]->after, id) || ids_have(d->waiting[i]->after_any, id))
+                        return true;
+        return false;
+}
+
 void deps_ended_elsewhere(struct deps *d, int64_t id, bool succeeded)
 {
         if (d->telling) /* not from a callback of this module's */

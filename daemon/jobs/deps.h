@@ -36,6 +36,8 @@ int deps_wait(struct deps *d, struct job *job);
 bool deps_drop(struct deps *d, struct job *job);
 /* The job ended (went idle; its last run says how): each job waiting for it hears of it. */
 void deps_ended(struct deps *d, struct job *job);
+/* Whether a waiting job waits for the job of that id. */
+bool deps_waits_for(const struct deps *d, int64_t id);
 /* The same of a job of another node, by its id. */
 void deps_ended_elsewhere(struct deps *d, int64_t id, bool succeeded);
 /* Whether waiting for ids would close a circle through job (which waits for them, or would):

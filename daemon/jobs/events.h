@@ -19,6 +19,8 @@ enum event_type {
         EVENT_HANDED_OVER, /* a run was handed over (reexec): job->handed; it goes on */
         EVENT_HELD_KEY, /* a keyed run's start was not committed before the node was fenced (it
                          * took a slot of both limits; held is set) */
+        EVENT_CLAIMED,  /* an offered run did not start: another node claimed the job first (it
+                         * took a slot of both limits) */
 };
 
 struct event {

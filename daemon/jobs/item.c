@@ -167,6 +167,21 @@ static void item_execute(struct slow_work *work)
                 hold(job, EVENT_HELD_QUEUE_USER);
                 return;
         }
+        /* Offered to the other nodes: taken back before it starts here, unless one claimed
+         * it first (it is theirs then); when that cannot be known before the fence, it waits,
+         * as a keyed start does. */
+        if (__atomic_load_n(&job->offered, __ATOMIC_ACQUIRE) && !must_go(job)) {
+                r = store_reclaim_job(job->shared->store, job->id, start_give_up, job);
+                if (r == 0) {
+                        events_post(job->shared->run.events, EVENT_CLAIMED, job, NULL);
+                        return;
+                }
+                if (r < 0 && !must_go(job)) {
+                        hold(job, EVENT_HELD_KEY);
+                        return;
+                }
+                __atomic_store_n(&job->offered, false, __ATOMIC_RELEASE);
+        }
         if (job->key_shared && !must_go(job) &&
             store_key_start(job->shared->store, job->id, &job->key_starts, start_give_up, job) <
                 0 &&

@@ -579,7 +579,7 @@ bool job_recurs(const struct job *job)
 
 bool job_idle(struct job *job)
 {
-        return !job->claim && !job->waiting && !job->stashed && !job->retry_due &&
+        return !job->claim && !job->waiting && !job->stashed && !job->retry_due && !job->lost &&
                !slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
                job->runs_ended == __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) &&
                !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
@@ -595,7 +595,8 @@ const char *job_state(struct job *job)
 {
         if (job_executing(job))
                 return "running";
-        if (slow_work_is_pending(&job->dw.work) || job->retry_due || job->claim ||
+        /* Lost: claimed by another node, it leaves in a moment (claims.c); queued there. */
+        if (slow_work_is_pending(&job->dw.work) || job->retry_due || job->claim || job->lost ||
             __atomic_load_n(&job->held, __ATOMIC_ACQUIRE))
                 return "pending";
         if (job->waiting)

@@ -145,6 +145,9 @@ struct job {
         bool key_shared;  /* fixed while live: keyed, its key held among the nodes' jobs */
         bool key_again;   /* atomic: asked by another node to run once more, told at its end */
         bool stashed;     /* loop: kept out of the pool until enqueue releases it */
+        bool offered;     /* atomic: offered to the other nodes (jobs/claims.c): its start here
+                           * takes it back first */
+        bool lost;        /* loop: another node claimed it: it leaves once that node is known */
         bool shell_command; /* a "command" for /bin/sh -c, not an "argv" */
 
         /* A shell job's argv (the array, then its strings) and cwd; its summary (unless that

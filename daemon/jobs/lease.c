@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <math.h>
 
+#include "jobs/claims.h"
 #include "jobs/daemon.h"
 #include "jobs/deps-elsewhere.h"
 #include "jobs/drain.h"
@@ -74,6 +75,7 @@ void lease_renewed(struct lease *l)
         if (!store_shared(d->store))
                 return;
         restore_adopted(d);
+        claims_renewed(d);
         drain_check(d);
         deps_elsewhere_read(d);
         check(l);

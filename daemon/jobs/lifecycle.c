@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jobs/answer.h"
+#include "jobs/claims.h"
 #include "jobs/daemon.h"
 #include "jobs/deps.h"
 #include "jobs/lifecycle.h"
@@ -140,8 +141,9 @@ void lifecycle_check_idle(struct daemon *d, struct job *job)
 {
         const char *state;
 
-        /* One that left the tables was counted out as it left (daemon_retire_job). */
-        if (!job->live)
+        /* One that left the tables was counted out as it left (daemon_retire_job); one that
+         * another node claimed leaves without ending here. */
+        if (!job->live || job->lost)
                 return;
         start_retry(d, job);
         state = job_state(job);
@@ -285,6 +287,7 @@ void lifecycle_on_event(void *data, struct event *e)
                 users_run_ended(&d->users, job);
                 users_run_ended(&job->queue->users, job);
                 run_done(d, job);
+                claims_look(d); /* a thread is free */
                 break;
         case EVENT_HELD:
                 users_return_grant(&job->queue->users, job);
@@ -306,6 +309,16 @@ void lifecycle_on_event(void *data, struct event *e)
                 users_run_ended(&job->queue->users, job);
                 gate_hold(&d->gate, job);
                 run_done(d, job);
+                break;
+        case EVENT_CLAIMED:
+                users_run_ended(&d->users, job);
+                users_run_ended(&job->queue->users, job);
+                run_done(d, job);
+                /* Not idle: it leaves for the node that claimed it, once that is known. */
+                if (job->live && !job->lost) {
+                        job->lost = true;
+                        claims_lost(d, job, NULL, NULL);
+                }
                 break;
         case EVENT_HANDED_OVER:
                 job->handed->next = d->handed;

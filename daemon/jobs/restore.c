@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jobs/claims.h"
 #include "jobs/daemon.h"
 #include "jobs/lifecycle.h"
 #include "jobs/record.h"
@@ -343,8 +344,14 @@ static void restore_job(void *data, const struct store_job_row *row)
                         daemon_run_again(d, job, "run asked for by another node");
                 return;
         }
+        /* Claimed back from a node that had claimed it from here: what is left of it here
+         * goes first (claims.c). */
+        if (row->claimed && (job = registry_find(&d->registry, row->id)))
+                claims_let_go(d, job);
         if (job_from_row(rs, row, &job) < 0)
                 return;
+        if (row->claimed)
+                claims_adopted(d, row);
         job->id = row->id;
         if (job->env && !job->env->store_id)
                 job->env->store_id = row->env_id;

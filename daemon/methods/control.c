@@ -3,9 +3,12 @@
  * wait, cancel and release. A wait or a cancel of a running job is answered later, from the
  * job's own end (lifecycle.c), so that no thread is ever parked on a request.
  */
+#include <stdio.h>
+
 #include "jobs/answer.h"
 #include "jobs/daemon.h"
 #include "jobs/lifecycle.h"
+#include "methods/dispatch.h"
 #include "methods/method.h"
 #include "methods/requests.h"
 #include "server/conn.h"
@@ -24,6 +27,23 @@ static const struct run_record *gone_job(struct daemon *d, struct conn *c, int64
         else
                 return rec;
         return NULL;
+}
+
+/* A wait whose job left for another node (jobs/claims.c) is made again: it goes there. */
+static void wait_again(void *data, struct conn *c, json_object *id, int64_t job)
+{
+        char line[160];
+        int n = snprintf(line, sizeof(line),
+                         "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"wait\","
+                         "\"params\":{\"id\":%lld}}",
+                         json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN),
+                         (long long)job);
+
+        if (n < 0 || (size_t)n >= sizeof(line)) {
+                conn_reply(c, json_object_get(id), NULL, SW_E_INTERNAL, "request id too long");
+                return;
+        }
+        dispatch_again(data, c, line, (size_t)n);
 }
 
 static void handle_wait(struct daemon *d, struct conn *c, union params *params, struct reply *r)
@@ -53,6 +73,7 @@ static void handle_wait(struct daemon *d, struct conn *c, union params *params, 
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
+        requests_answer_again(a, wait_again, d, id);
         lifecycle_add_waiter(job, a);
         r->deferred = true;
 }

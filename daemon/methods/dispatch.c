@@ -121,8 +121,14 @@ void method_call_again(struct daemon *d, struct conn *c, const char *name, json_
 }
 
 static void dispatch_here(struct daemon *d, struct conn *c, const char *line, size_t len);
+static void dispatch_moved(struct daemon *d, struct conn *c, const char *line, size_t len);
 
-static void dispatch(struct daemon *d, struct conn *c, const char *line, size_t len, bool may_relay)
+/* Where a request may be answered: here alone, here or on the node that holds its job, or the
+ * same once more for a request made again (dispatch_again), whatever connection it came on. */
+enum reach { HERE, ELSEWHERE, ELSEWHERE_AGAIN };
+
+static void dispatch(struct daemon *d, struct conn *c, const char *line, size_t len,
+                     enum reach reach)
 {
         struct sw_request req = {0};
         struct reply r = {0};
@@ -149,7 +155,10 @@ static void dispatch(struct daemon *d, struct conn *c, const char *line, size_t 
                 reply_error(&r, SW_E_NO_METHOD, "no method \"%.64s\"", req.method);
                 goto done;
         }
-        if (may_relay && elsewhere_ask(d, c, method, id, req.params, line, len, dispatch_here)) {
+        if (reach != HERE &&
+            (elsewhere_take_back(d, c, method, req.params, line, len, dispatch_moved) ||
+             elsewhere_ask(d, c, method, id, req.params, line, len, dispatch_here,
+                           reach == ELSEWHERE_AGAIN))) {
                 json_object_put(id);
                 sw_request_clear(&req);
                 return;
@@ -169,11 +178,25 @@ done:
 
 void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
 {
-        dispatch(data, c, line, len, true);
+        dispatch(data, c, line, len, ELSEWHERE);
+}
+
+/* Made again: here, or where its job went. */
+static void dispatch_moved(struct daemon *d, struct conn *c, const char *line, size_t len)
+{
+        dispatch(d, c, line, len, ELSEWHERE_AGAIN);
+}
+
+void dispatch_again(void *data, struct conn *c, const char *line, size_t len)
+{
+        c->busy = false;
+        dispatch_moved(data, c, line, len);
+        if (!c->busy)
+                conn_resume(c);
 }
 
 /* The same, answered by this node whatever job it names (once elsewhere.c knows). */
 static void dispatch_here(struct daemon *d, struct conn *c, const char *line, size_t len)
 {
-        dispatch(d, c, line, len, false);
+        dispatch(d, c, line, len, HERE);
 }

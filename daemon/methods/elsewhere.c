@@ -4,14 +4,18 @@
  * which this node neither holds nor last ran, and a submit that waits for such jobs, wait while
  * the database says where the job is. A live job's request goes to its node (relay.c); a
  * finished job's last run is read from the database and learned, and the request is answered
- * here; but a restart goes to the node that ran it, which keeps its spec.
+ * here; but a restart goes to the node that ran it, which keeps its spec. A request that changes
+ * a job this node offered to the others waits while it takes the job back, and goes where the
+ * job went when another node claimed it first.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs/claims.h"
 #include "jobs/daemon.h"
+#include "jobs/job.h"
 #include "jobs/queues.h"
 #include "methods/elsewhere.h"
 #include "methods/method.h"
@@ -284,8 +288,90 @@ static void holder_found(void *data, const struct db_result *res)
         lookup_free(lk);
 }
 
+/* A request that changes a job this node offered, waiting while the node takes it back. */
+struct take_back {
+        struct daemon *d;
+        struct conn *c;
+        struct job *job;
+        char *line;
+        size_t len;
+        elsewhere_here_fn *again;
+};
+
+static void take_back_free(struct take_back *tb)
+{
+        job_unref(tb->job);
+        conn_unref(tb->c);
+        free(tb->line);
+        free(tb);
+}
+
+/* The request made now: here, or where its job went. */
+static void take_back_done(void *data)
+{
+        struct take_back *tb = data;
+        struct conn *c = tb->c;
+
+        if (!c->closing) {
+                c->busy = false;
+                tb->again(tb->d, c, tb->line, tb->len);
+                if (!c->busy)
+                        conn_resume(c);
+        }
+        take_back_free(tb);
+}
+
+static void taken_back(void *data, const struct db_result *res)
+{
+        struct take_back *tb = data;
+
+        if (!res) { /* the store's end: the daemon stops */
+                take_back_free(tb);
+                return;
+        }
+        if (res->i[0] == 1 || !tb->job->live) {
+                __atomic_store_n(&tb->job->offered, false, __ATOMIC_RELEASE);
+                take_back_done(tb);
+                return;
+        }
+        claims_lost(tb->d, tb->job, take_back_done, tb);
+}
+
+bool elsewhere_take_back(struct daemon *d, struct conn *c, const struct method *method,
+                         json_object *params, const char *line, size_t len,
+                         elsewhere_here_fn *again)
+{
+        static const char *const reads[] = {"status", "wait", "log"};
+        struct take_back *tb;
+        struct job *job;
+        json_object *v;
+
+        if (!method->by_id || !json_object_object_get_ex(params, "id", &v) ||
+            !json_object_is_type(v, json_type_int) ||
+            !(job = registry_find(&d->registry, json_object_get_int64(v))) ||
+            !__atomic_load_n(&job->offered, __ATOMIC_ACQUIRE))
+                return false;
+        for (size_t i = 0; i < sizeof(reads) / sizeof(*reads); i++)
+                if (strcmp(method->name, reads[i]) == 0)
+                        return false;
+        tb = calloc(1, sizeof(*tb));
+        if (!tb || !(tb->line = strndup(line, len))) {
+                free(tb);
+                return false;
+        }
+        tb->d = d;
+        tb->c = conn_ref(c);
+        tb->job = job_ref(job);
+        tb->len = len;
+        tb->again = again;
+        c->busy = true;
+        store_reclaim_job_then(d->store, job->id, taken_back, tb);
+        return true;
+}
+
 bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method, json_object *id,
-                   json_object *params, const char *line, size_t len, elsewhere_here_fn *here)
+                   json_object *params, const char *line, size_t len, elsewhere_here_fn *here,
+                   bool again)
 {
         bool submit = strcmp(method->name, "submit") == 0;
         struct lookup *lk;
@@ -294,7 +380,7 @@ bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method
         int64_t job = 0;
 
         /* A node serving another node's client asks no further, but learns finished jobs. */
-        if (!d->relay || !store_shared(d->store) || (c->relayed && !submit))
+        if (!d->relay || !store_shared(d->store) || (c->relayed && !submit && !again))
                 return false;
         if (submit)
                 job = unknown_dep(d, params, &dep);

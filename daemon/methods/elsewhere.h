@@ -17,6 +17,14 @@ typedef void elsewhere_here_fn(struct daemon *d, struct conn *c, const char *lin
 /* Whether a request of a shared database's node waits to learn where a job it names is, and is
  * then passed to that node or answered here (by here); id and params are the request's. */
 bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method, json_object *id,
-                   json_object *params, const char *line, size_t len, elsewhere_here_fn *here);
+                   json_object *params, const char *line, size_t len, elsewhere_here_fn *here,
+                   bool again);
+/* Whether a request that changes a job this node offered to the others (anything by id but
+ * status, wait and log) waits while the node takes the job back; it is then made by again(),
+ * here, or where the job went when another node claimed it first. Requests made again (again)
+ * are passed on even from another node's client. */
+bool elsewhere_take_back(struct daemon *d, struct conn *c, const struct method *method,
+                         json_object *params, const char *line, size_t len,
+                         elsewhere_here_fn *again);
 
 #endif

@@ -21,6 +21,10 @@ struct request {
         struct answer answer;
         struct conn *c;
         json_object *id;
+        /* Made again where the job went (requests_answer_again()'s). */
+        void (*again)(void *data, struct conn *c, json_object *id, int64_t job);
+        void *data;
+        int64_t job;
 };
 
 bool requests_may_touch(const struct conn *c, uid_t owner)
@@ -56,6 +60,26 @@ static void answer_done(struct answer *a, uint64_t seq, json_object *result)
         conn_reply(q->c, q->id, result, 0, NULL); /* which takes the id */
         q->id = NULL;
         requests_answer_free(a);
+}
+
+static void answer_moved(struct answer *a)
+{
+        struct request *q = (struct request *)a;
+
+        q->again(q->data, q->c, q->id, q->job);
+        requests_answer_free(a);
+}
+
+void requests_answer_again(struct answer *a,
+                           void (*again)(void *data, struct conn *c, json_object *id, int64_t job),
+                           void *data, int64_t job)
+{
+        struct request *q = (struct request *)a;
+
+        q->again = again;
+        q->data = data;
+        q->job = job;
+        a->moved = answer_moved;
 }
 
 struct answer *requests_answer_new(struct conn *c, json_object *id)

@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct answer;
@@ -29,6 +30,11 @@ bool requests_may_see_rq_entry(struct daemon *d, const struct conn *c,
  * (or requests_answer_free, when the jobs did not keep it). */
 struct answer *requests_answer_new(struct conn *c, json_object *id);
 void requests_answer_free(struct answer *a);
+/* Should its job leave for another node, again(data, c, id, job) makes the request again (with
+ * the connection still waiting for its reply). */
+void requests_answer_again(struct answer *a,
+                           void (*again)(void *data, struct conn *c, json_object *id, int64_t job),
+                           void *data, int64_t job);
 
 /* Handles: 0 or -ENOMEM; unhold says whether the connection had one on the job. */
 int requests_hold(struct conn *c, struct job *job);

@@ -85,7 +85,7 @@ struct jobs_ctx {
         void *data;
         struct db_env_rows envs;
         const char *node;
-        bool again;
+        enum pg_read how;
         bool env_held; /* the environment of the last row held */
 };
 
@@ -109,7 +109,8 @@ static void job_row(void *ctx, const PGresult *res)
             .started = col_real(res, 14),
             .key_starts = col_int(res, 15),
             .node = c->node,
-            .again = c->again,
+            .again = c->how == PG_READ_AGAIN,
+            .claimed = c->how == PG_READ_CLAIMED,
         };
         struct pg_job_signs signs = {col_text(res, 12), col_text(res, 16), col_text(res, 17),
                                      col_text(res, 18), col_text(res, 4),  col_text(res, 19)};
@@ -121,10 +122,10 @@ static void job_row(void *ctx, const PGresult *res)
         c->cb(c->data, &row);
 }
 
-int pg_read_jobs(struct pg_db *p, const char *node, const char *ids,
+int pg_read_jobs(struct pg_db *p, const char *node, const char *ids, enum pg_read how,
                  void (*cb)(void *data, const struct store_job_row *row), void *data)
 {
-        struct jobs_ctx c = {p, cb, data, {0, NULL}, node, ids != NULL, false};
+        struct jobs_ctx c = {p, cb, data, {0, NULL}, node, how, false};
         const char *values[] = {node, ids};
         int r =
             pg_query_rows(p,
@@ -144,7 +145,7 @@ int pg_load_jobs(struct db *db, void (*cb)(void *data, const struct store_job_ro
 {
         struct pg_db *p = (struct pg_db *)db;
 
-        return pg_read_jobs(p, p->node, NULL, cb, data);
+        return pg_read_jobs(p, p->node, NULL, PG_READ_TAKEN, cb, data);
 }
 
 struct runs_ctx {

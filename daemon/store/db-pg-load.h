@@ -11,9 +11,13 @@ struct pg_db;
 struct run_record;
 struct store_job_row;
 
-/* The jobs of node (ids: only those of the array, "{1,2}", taken as asked to run again), in
- * their order: rows as the store's loaders give them (node set, again when ids). */
-int pg_read_jobs(struct pg_db *p, const char *node, const char *ids,
+/* What rows read back are to the node that reads them: its own or a dead node's, its own
+ * asked to run again (row->again), or claimed from another node (row->claimed). */
+enum pg_read { PG_READ_TAKEN, PG_READ_AGAIN, PG_READ_CLAIMED };
+
+/* The jobs of node (ids: only those of the array, "{1,2}"), in their order: rows as the
+ * store's loaders give them (node set, and as how says). */
+int pg_read_jobs(struct pg_db *p, const char *node, const char *ids, enum pg_read how,
                  void (*cb)(void *data, const struct store_job_row *row), void *data);
 
 /* The loaders, as struct db_driver says. */

@@ -19,41 +19,12 @@
 #include "store/db-pg-nodes.h"
 #include "util/log.h"
 
-/* One statement with parameters, its rows in *ret (the caller clears it): 0, or -EIO. */
-static int params_exec(struct pg_db *p, const char *sql, int n, const char *const *values,
-                       PGresult **ret)
-{
-        PGresult *res;
-
-        if (pg_connect(p) < 0)
-                return -EIO;
-        res = PQexecParams(p->conn, sql, n, NULL, values, NULL, NULL, 0);
-        if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK) {
-                int r = pg_failed(p, res);
-
-                PQclear(res);
-                return r;
-        }
-        *ret = res;
-        return 0;
-}
-
-/* The same for a statement whose rows do not matter: 0, or -EIO. */
-static int params_do(struct pg_db *p, const char *sql, int n, const char *const *values)
-{
-        PGresult *res = NULL;
-        int r = params_exec(p, sql, n, values, &res);
-
-        PQclear(res);
-        return r;
-}
-
 /* What the live node of that name is, for the refusal. */
 static void refuse(struct pg_db *p, const char *const *values)
 {
         PGresult *res = NULL;
 
-        if (params_exec(p,
+        if (pg_params_exec(p,
                         "SELECT host, pid, extract(epoch FROM lease_until - now()) FROM nodes"
                         " WHERE name = $1",
                         1, values, &res) == 0 &&
@@ -103,7 +74,7 @@ static void epoch_step(char buf[32])
 static int take_own(struct pg_db *p, const char *const *values)
 {
         PGresult *res = NULL, *now = NULL;
-        int r = params_exec(p, "SELECT host, pid, epoch FROM nodes WHERE name = $1 FOR UPDATE", 1,
+        int r = pg_params_exec(p, "SELECT host, pid, epoch FROM nodes WHERE name = $1 FOR UPDATE", 1,
                             values, &res);
         const char *take[] = {values[0], values[1], values[2], values[3],
                               values[4], values[5], NULL,      values[6]};
@@ -118,7 +89,7 @@ static int take_own(struct pg_db *p, const char *const *values)
                 return -EBUSY;
         }
         take[6] = PQgetvalue(res, 0, 2);
-        r = params_exec(p,
+        r = pg_params_exec(p,
                         "UPDATE nodes SET epoch = epoch + $8, host = $2, pid = $3, started = now(),"
                         " renewed = now(), lease_until = now() + $4 * interval '1 second',"
                         " running = 0, min_threads = $5, max_threads = $6, taken = false"
@@ -150,7 +121,7 @@ int pg_node_join(struct pg_db *p, const struct db_node *me)
         if (r == 0)
                 r = pg_exec(p, "LOCK TABLE nodes IN EXCLUSIVE MODE");
         if (r == 0)
-                r = params_exec(p,
+                r = pg_params_exec(p,
                                 "INSERT INTO nodes (name, epoch, host, pid, started, renewed,"
                                 " lease_until, min_threads, max_threads) VALUES ($1, $7, $2, $3,"
                                 " now(), now(), now() + $4 * interval '1 second', $5, $6)"
@@ -168,7 +139,7 @@ int pg_node_join(struct pg_db *p, const struct db_node *me)
                 r = take_own(p, values);
         PQclear(res);
         if (r == 0)
-                r = params_do(p,
+                r = pg_params_do(p,
                               "UPDATE meta SET value = greatest("
                               "(SELECT value FROM meta WHERE key = 'used_id'),"
                               " (SELECT max(used_id) FROM nodes), (SELECT max(id) FROM jobs),"
@@ -178,17 +149,21 @@ int pg_node_join(struct pg_db *p, const struct db_node *me)
         /* The rows of the time before nodes go to the first node that joins; no run of this
          * node's is under way. */
         if (r == 0)
-                r = params_do(p, "UPDATE jobs SET node = $1 WHERE node = ''", 1, values);
+                r = pg_params_do(p, "UPDATE jobs SET node = $1 WHERE node = ''", 1, values);
         if (r == 0)
-                r = params_do(p, "UPDATE jobs SET running = false WHERE node = $1 AND running", 1,
+                r = pg_params_do(p, "UPDATE jobs SET running = false WHERE node = $1 AND running", 1,
+                              values);
+        /* What it offered before is its own again: it starts knowing of no offer. */
+        if (r == 0)
+                r = pg_params_do(p, "UPDATE jobs SET offered = false WHERE node = $1 AND offered", 1,
                               values);
         /* Mail to a node of that name before is for sessions that ended with it. */
         if (r == 0)
-                r = params_do(p, "DELETE FROM mail WHERE to_node = $1", 1, values);
+                r = pg_params_do(p, "DELETE FROM mail WHERE to_node = $1", 1, values);
         if (r == 0)
-                r = params_do(p, "UPDATE envs SET node = $1 WHERE node = ''", 1, values);
+                r = pg_params_do(p, "UPDATE envs SET node = $1 WHERE node = ''", 1, values);
         if (r == 0)
-                r = params_do(p,
+                r = pg_params_do(p,
                               "UPDATE settings SET node = $1 WHERE node = '' AND NOT EXISTS"
                               " (SELECT 1 FROM settings s WHERE s.node = $1)",
                               1, values);
@@ -210,7 +185,7 @@ int pg_reserve_ids(struct db *db, int64_t n, int64_t *ret_last)
         int r;
 
         snprintf(text, sizeof(text), "%" PRId64, n);
-        r = params_exec(p, "UPDATE meta SET value = value + $1 WHERE key = 'next_id' RETURNING value",
+        r = pg_params_exec(p, "UPDATE meta SET value = value + $1 WHERE key = 'next_id' RETURNING value",
                         1, values, &res);
         if (r == 0 && PQntuples(res) != 1) {
                 pg_set_error(p, "the job database has no id counter");
@@ -233,10 +208,11 @@ static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
         const char *values[] = {p->node};
         int r, i, n, live = 0;
 
-        r = params_exec(p,
+        r = pg_params_exec(p,
                         "SELECT name, host, pid, running, min_threads, max_threads,"
                         " extract(epoch FROM clock_timestamp() - renewed), epoch,"
-                        " lease_until >= now()"
+                        " lease_until >= now(), (SELECT count(*) FROM jobs"
+                        " WHERE jobs.node = nodes.name AND offered)"
                         " FROM nodes WHERE lease_until >= now() OR (name <> $1 AND (NOT taken"
                         " OR EXISTS (SELECT 1 FROM jobs WHERE jobs.node = nodes.name)))"
                         " ORDER BY name",
@@ -261,6 +237,7 @@ static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
                 node->max_threads = strtoll(PQgetvalue(res, i, 5), NULL, 10);
                 node->lease_age = strtod(PQgetvalue(res, i, 6), NULL);
                 node->epoch = strtoll(PQgetvalue(res, i, 7), NULL, 10);
+                node->offered = strtoll(PQgetvalue(res, i, 9), NULL, 10);
                 live++;
         }
         PQclear(res);
@@ -291,7 +268,7 @@ int pg_renew(struct db *db, const struct db_node *me, struct db_node **ret, size
         snprintf(max, sizeof(max), "%" PRId64, me->max_threads);
         r = pg_connect(p) < 0 ? -EIO : pg_exec(p, "BEGIN");
         if (r == 0)
-                r = params_exec(p,
+                r = pg_params_exec(p,
                                 "UPDATE nodes SET renewed = now(),"
                                 " lease_until = now() + $3 * interval '1 second', running = $4,"
                                 " min_threads = $5, max_threads = $6"
@@ -302,7 +279,7 @@ int pg_renew(struct db *db, const struct db_node *me, struct db_node **ret, size
         PQclear(res);
         res = NULL;
         if (r == 0)
-                r = params_exec(p,
+                r = pg_params_exec(p,
                                 "SELECT count(*) FROM (SELECT 1 FROM jobs WHERE node = $1 AND"
                                 " again AND NOT running AND state = 'idle' LIMIT 1) t",
                                 1, values, &res);
@@ -334,7 +311,7 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
                 return 0;
         r = pg_exec(p, "BEGIN");
         if (r == 0)
-                r = params_exec(p,
+                r = pg_params_exec(p,
                                 "SELECT name FROM nodes WHERE lease_until < now() AND name <> $1"
                                 " AND (NOT taken OR EXISTS (SELECT 1 FROM jobs"
                                 " WHERE jobs.node = nodes.name))"
@@ -354,21 +331,23 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
                 r = -EIO;
         }
         if (r == 0)
-                r = pg_read_jobs(p, gone, NULL, cb, data);
+                r = pg_read_jobs(p, gone, NULL, PG_READ_TAKEN, cb, data);
         if (r == 0)
-                r = params_do(p, "UPDATE jobs SET node = $1, running = false WHERE node = $2", 2,
-                              values);
+                r = pg_params_do(p,
+                              "UPDATE jobs SET node = $1, running = false, offered = false"
+                              " WHERE node = $2",
+                              2, values);
         if (r == 0)
-                r = params_do(p,
+                r = pg_params_do(p,
                               "UPDATE meta SET value = greatest(value, (SELECT used_id FROM nodes"
                               " WHERE name = $1)) WHERE key = 'used_id'",
                               1, values + 1);
         if (r == 0)
-                r = params_do(p, "DELETE FROM mail WHERE to_node = $1", 1, values + 1);
+                r = pg_params_do(p, "DELETE FROM mail WHERE to_node = $1", 1, values + 1);
         /* Its row stays, for `nodes`, with a new epoch: its daemon, should it live on, is
          * fenced as if the row were gone. */
         if (r == 0)
-                r = params_do(p, "UPDATE nodes SET taken = true, epoch = epoch + 1 WHERE name = $1",
+                r = pg_params_do(p, "UPDATE nodes SET taken = true, epoch = epoch + 1 WHERE name = $1",
                               1, values + 1);
         if (r == 0)
                 r = pg_exec(p, "COMMIT");
@@ -396,18 +375,18 @@ int pg_take_again(struct db *db, void (*cb)(void *data, const struct store_job_r
         snprintf(epoch, sizeof(epoch), "%" PRId64, p->epoch);
         r = pg_exec(p, "BEGIN");
         if (r == 0)
-                r = params_do(p, "SELECT fence($1, $2)", 2, values);
+                r = pg_params_do(p, "SELECT fence($1, $2)", 2, values);
         /* One statement picks the rows and clears their asks: an ask that comes after is
          * another's. Only an idle job's: one that is queued, held or waiting runs, and its
          * start answers the ask. */
         if (r == 0)
-                r = params_exec(p,
+                r = pg_params_exec(p,
                                 "WITH t AS (UPDATE jobs SET again = false WHERE node = $1 AND"
                                 " again AND NOT running AND state = 'idle' RETURNING id)"
                                 " SELECT array_agg(id)::text FROM t",
                                 1, values, &res);
         if (r == 0 && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
-                r = pg_read_jobs(p, p->node, PQgetvalue(res, 0, 0), cb, data);
+                r = pg_read_jobs(p, p->node, PQgetvalue(res, 0, 0), PG_READ_AGAIN, cb, data);
         PQclear(res);
         if (r == 0)
                 r = pg_exec(p, "COMMIT");

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "store/db-pg.h"
+#include "store/db-pg-claim.h"
 #include "store/db-pg-load.h"
 #include "store/db-pg-mail.h"
 #include "store/db-pg-nodes.h"
@@ -120,9 +121,24 @@ static const char *const migrations[DB_SCHEMA] = {
     /* 13: a node whose lease ran out keeps its row once another node took its jobs, marked
      * taken (pg_adopt), for `nodes`, until nodes.forget removes it or it starts again. */
     "ALTER TABLE nodes ADD COLUMN taken boolean NOT NULL DEFAULT false;",
+    /* 14: a queued job that its node cannot start now is offered to the others (offered, with
+     * its queue, priority and the time it was queued at, in the order claims take them: any
+     * node with a free thread claims it, pg_claim); a node's own pause and the queues it
+     * serves. */
+    "ALTER TABLE jobs ADD COLUMN offered boolean NOT NULL DEFAULT false,"
+    " ADD COLUMN priority bigint NOT NULL DEFAULT 0,"
+    " ADD COLUMN queued_at double precision NOT NULL DEFAULT 0;"
+    "CREATE INDEX jobs_offered ON jobs (queue, very_slow, priority DESC, queued_at, id)"
+    " WHERE offered;"
+    "ALTER TABLE nodes ADD COLUMN paused boolean NOT NULL DEFAULT false,"
+    " ADD COLUMN node_queues text NOT NULL DEFAULT '*';",
 };
 
 enum { PRUNE = DB_STMT_SHARED_MAX, FENCE, STMTS };
+
+/* This node's name, as every session of it sets it (connect_schema()). */
+#define PG_ME "current_setting('slowwork.node')"
+
 
 #define DB_SCHEMA_SIGNED 10 /* the first version whose rows are signed */
 
@@ -130,11 +146,14 @@ static const char *const stmt_sql[STMTS] = {
     [DB_PUT_JOB] = "INSERT INTO jobs (" DB_JOB_COLUMNS ", node, user_name, mac, state_mac)"
                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
                    " $16, $17, $18)" DB_PUT_JOB_AGAIN ", user_name = excluded.user_name,"
-                   " mac = excluded.mac, state_mac = excluded.state_mac",
+                   " mac = excluded.mac, state_mac = excluded.state_mac"
+                   " WHERE jobs.node = excluded.node",
     [DB_PUT_JOB_STATE] = "UPDATE jobs SET persist = $2, state = $3, qorder = $4, due = $5,"
-                         " runs = $6, flow = $7, started = $8, state_mac = $9 WHERE id = $1",
-    /* One asked to run again by another node stays: this node takes it back (take_again). */
-    [DB_DELETE_JOB] = "DELETE FROM jobs WHERE id = $1 AND NOT again",
+                         " runs = $6, flow = $7, started = $8, state_mac = $9 WHERE id = $1"
+                         " AND node = " PG_ME,
+    /* One asked to run again by another node stays: this node takes it back (take_again). A
+     * row another node claimed is no more this node's to write (PG_ME). */
+    [DB_DELETE_JOB] = "DELETE FROM jobs WHERE id = $1 AND NOT again AND node = " PG_ME,
     [DB_PUT_ENV] = "INSERT INTO envs (id, vars, node, mac) VALUES ($1, $2, $3, $4)"
                    " ON CONFLICT (id) DO NOTHING",
     [DB_ADD_RUN] = "INSERT INTO runs (" DB_RUN_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
@@ -249,6 +268,11 @@ static const char *const stmt_sql[STMTS] = {
               " r WHERE k > $1) RETURNING id, run, log),"
               " l AS (DELETE FROM logs USING d WHERE logs.id = d.id AND logs.run = d.run)"
               " SELECT log FROM d",
+    /* The other live nodes are told once a loop iteration (claims.c), not here. */
+    [DB_OFFER_JOB] = "UPDATE jobs SET offered = true, queue = $2, priority = $3, queued_at = $4"
+                     " WHERE id = $1 AND node = " PG_ME,
+    [DB_RECLAIM_JOB] = "WITH u AS (UPDATE jobs SET offered = false WHERE id = $1 AND node = "
+                       PG_ME " RETURNING 1) SELECT count(*), 0, 0, NULL FROM u",
     [FENCE] = "SELECT fence($1, $2)",
 };
 
@@ -299,7 +323,35 @@ int pg_exec(struct pg_db *p, const char *sql)
         return r;
 }
 
-/* The first column of the first row of a query as a number (fallback when NULL or none). */
+/* One statement with parameters, its rows in *ret (the caller clears it): 0, or -EIO. */
+int pg_params_exec(struct pg_db *p, const char *sql, int n, const char *const *values,
+                       PGresult **ret)
+{
+        PGresult *res;
+
+        if (pg_connect(p) < 0)
+                return -EIO;
+        res = PQexecParams(p->conn, sql, n, NULL, values, NULL, NULL, 0);
+        if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK) {
+                int r = pg_failed(p, res);
+
+                PQclear(res);
+                return r;
+        }
+        *ret = res;
+        return 0;
+}
+
+/* The same for a statement whose rows do not matter: 0, or -EIO. */
+int pg_params_do(struct pg_db *p, const char *sql, int n, const char *const *values)
+{
+        PGresult *res = NULL;
+        int r = pg_params_exec(p, sql, n, values, &res);
+
+        PQclear(res);
+        return r;
+}
+
 /* The first column of the first row of a query as a number (fallback when NULL or none). */
 static int pg_query_int(struct pg_db *p, const char *sql, int64_t fallback, int64_t *ret)
 {
@@ -431,6 +483,15 @@ static int connect_schema(struct pg_db *p, bool first)
                 snprintf(sql, sizeof(sql), "SET idle_in_transaction_session_timeout = %.0f",
                          p->lease_time * 1000);
                 r = pg_exec(p, sql);
+        }
+        if (r == 0) {
+                const char *values[] = {p->node};
+                PGresult *res = PQexecParams(p->conn,
+                                             "SELECT set_config('slowwork.node', $1, false)", 1,
+                                             NULL, values, NULL, NULL, 0);
+
+                r = PQresultStatus(res) == PGRES_TUPLES_OK ? 0 : pg_failed(p, res);
+                PQclear(res);
         }
         if (r == 0 && first)
                 r = migrate(p);
@@ -769,6 +830,7 @@ static const struct db_driver pg_driver = {
     .renew = pg_renew,
     .adopt = pg_adopt,
     .take_again = pg_take_again,
+    .claim = pg_claim,
     .mail_start = pg_mail_start,
     .mail_take = pg_mail_take,
     .mail_stop = pg_mail_stop,

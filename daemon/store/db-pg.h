@@ -69,6 +69,11 @@ PGconn *pg_connect_to(const struct pg_db *p);
 int pg_connect(struct pg_db *p);
 /* A statement without rows: 0, or -EIO. */
 int pg_exec(struct pg_db *p, const char *sql);
+/* One statement with parameters (connected again first when the connection was lost), its rows
+ * in *ret (the caller clears it); or one whose rows do not matter. 0, or -EIO. */
+int pg_params_exec(struct pg_db *p, const char *sql, int n, const char *const *values,
+                   PGresult **ret);
+int pg_params_do(struct pg_db *p, const char *sql, int n, const char *const *values);
 /* A query read a row at a time: row() gets each as the only row of its result. 0, or -EIO
  * logged as failing to read what. */
 int pg_query_rows(struct pg_db *p, const char *sql, int n, const char *const *values,

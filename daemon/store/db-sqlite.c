@@ -59,6 +59,8 @@ static const char *const migrations[DB_SCHEMA] = {
     "CREATE INDEX runs_by_owner ON runs (owner, seq);",
     /* 13: expired nodes' rows kept, PostgreSQL's alone: nothing here */
     "SELECT 1;",
+    /* 14: jobs offered to other nodes, and a node's own pause, PostgreSQL's alone */
+    "SELECT 1;",
 };
 
 static const char *const stmt_sql[DB_STMT_MAX] = {

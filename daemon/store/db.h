@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define DB_SCHEMA 13 /* the schema version of the databases this daemon writes */
+#define DB_SCHEMA 14 /* the schema version of the databases this daemon writes */
 
 struct store_job_row;
 struct run_record;
@@ -101,6 +101,12 @@ enum db_stmt {
          * when its jobs are not taken yet. A row however it is, answered as reads are: its
          * change is made only with the batch it is in. */
         DB_FORGET_NODE,
+        /* A queued job this node cannot start now, offered to the other nodes (id, queue,
+         * priority, the wall clock it was queued at): any node with a free thread may claim it
+         * (the driver's claim). Taken back by this node's start of it (id): 1 while it is still
+         * this node's, 0 once another node claimed it. */
+        DB_OFFER_JOB,
+        DB_RECLAIM_JOB,
         DB_STMT_SHARED_MAX
 };
 
@@ -145,6 +151,14 @@ struct db_node {
         int64_t epoch; /* its daemon's: a node that started again has a new one */
         int64_t pid, running, min_threads, max_threads;
         double lease_age; /* seconds since it last renewed its lease */
+        int64_t offered;  /* its queued jobs that it offers to the others (DB_OFFER_JOB) */
+};
+
+/* What a node claims of one queue's offered jobs: at most want, of which at most want_very_slow
+ * very slow ones (preferred, as the pool prefers them, up to its cap). */
+struct db_claim {
+        const char *queue;
+        int64_t want, want_very_slow;
 };
 
 struct db_driver {
@@ -201,6 +215,11 @@ struct db_driver {
          * runs was under way (row->again set), clearing the ask, each to cb before the commit. */
         int (*take_again)(struct db *db,
                           void (*cb)(void *data, const struct store_job_row *row), void *data);
+        /* Claims other nodes' offered jobs, in one transaction: of each queue of wants, the
+         * first by priority, then age, that no other claim holds, each to cb (row->node names
+         * the node it was claimed from, row->claimed is set) before the commit. */
+        int (*claim)(struct db *db, const struct db_claim *wants, size_t n,
+                     void (*cb)(void *data, const struct store_job_row *row), void *data);
 
         /* The mail to this node, read by a thread of the driver's: arrived(data) (on that
          * thread) whenever some came; mail_take() (any thread) hands it over in order. 0, or

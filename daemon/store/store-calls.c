@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Ops whose rows matter: a keyed run's start and end (waited for on a pool
- * thread), mail between nodes, reads of other nodes' jobs. */
+/* Ops whose rows matter: a keyed run's start and end, and an offered job taken back (waited for
+ * on a pool thread), mail between nodes, reads of other nodes' jobs, offers. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -256,6 +256,37 @@ static int call_wait(struct store *s, enum db_stmt stmt, int64_t id, int64_t arg
         pthread_mutex_unlock(&w->lock);
         waiter_unref(w);
         return r;
+}
+
+void store_offer_job(struct store *s, int64_t id, const char *queue, int priority,
+                     double queued_at)
+{
+        struct op *op = store_op_new(s, DB_OFFER_JOB);
+
+        store_op_int(op, id);
+        store_op_text(op, queue);
+        store_op_int(op, priority);
+        store_op_real(op, queued_at);
+        store_op_queue(s, op);
+}
+
+int store_reclaim_job(struct store *s, int64_t id, bool (*give_up)(void *arg), void *arg)
+{
+        int64_t mine = 0;
+        int r = call_wait(s, DB_RECLAIM_JOB, id, 0, NULL, give_up, arg, &mine);
+
+        return r < 0 ? r : mine > 0;
+}
+
+void store_reclaim_job_then(struct store *s, int64_t id,
+                            void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct op *op = store_op_new(s, DB_RECLAIM_JOB);
+
+        store_op_int(op, id);
+        op->done = done;
+        op->data = data;
+        store_op_queue(s, op);
 }
 
 int store_key_start(struct store *s, int64_t id, int64_t *starts, bool (*give_up)(void *arg),

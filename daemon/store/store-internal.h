@@ -97,6 +97,10 @@ struct store {
         double nodes_at;        /* under lock: when they were seen (monotonic) */
         double nodes_since;     /* under lock: when the renewal that saw them began */
         struct adopted *adopted, **adopted_tail; /* under lock: taken, for the loop */
+        struct db_claim *claims; /* under lock: what the loop asks to claim (queues copied) */
+        size_t nclaims;
+        bool claiming;           /* under lock: from store_claim() until the loop is told */
+        bool claim_failing;      /* store thread: the last claim failed */
 };
 
 /* store.c. An op (loop, or a pool thread; out of memory is fatal: an accepted job must not be

@@ -144,11 +144,92 @@ static void take_again(struct store *s)
                 s->adopted_tail = tail;
 }
 
+static void claims_free(struct db_claim *claims, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free((char *)claims[i].queue);
+        free(claims);
+}
+
+bool store_claim(struct store *s, const struct db_claim *wants, size_t n)
+{
+        struct db_claim *copy = calloc(n ? n : 1, sizeof(*copy));
+        size_t i;
+
+        for (i = 0; copy && i < n; i++) {
+                copy[i] = wants[i];
+                if (!(copy[i].queue = strdup(wants[i].queue)))
+                        break;
+        }
+        if (!copy || i < n) {
+                claims_free(copy, i);
+                return false;
+        }
+        pthread_mutex_lock(&s->lock);
+        if (s->claiming) {
+                pthread_mutex_unlock(&s->lock);
+                claims_free(copy, n);
+                return false;
+        }
+        s->claiming = true;
+        s->claims = copy;
+        s->nclaims = n;
+        pthread_cond_signal(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+        return true;
+}
+
+/* Store thread, under lock (let go meanwhile): the claim the loop asked for, its jobs with the
+ * adopted ones; the loop is told even when it failed (it may ask again). */
+static void claim(struct store *s)
+{
+        struct adopted *taken = NULL, **tail = &taken;
+        struct db_claim *claims = s->claims;
+        size_t n = s->nclaims;
+        int r;
+
+        s->claims = NULL;
+        s->nclaims = 0;
+        pthread_mutex_unlock(&s->lock);
+        r = s->db->driver->claim(s->db, claims, n, collect, &tail);
+        claims_free(claims, n);
+        if (r < 0 && !s->claim_failing) {
+                char *why = s->db->driver->why(s->db);
+
+                log_error("%s: node %s cannot claim the jobs other nodes offer: %s (trying "
+                          "again when more are offered)",
+                          s->db->name, s->node, why ? why : "error");
+                free(why);
+        }
+        s->claim_failing = r < 0;
+        pthread_mutex_lock(&s->lock);
+        if (r <= 0) {
+                store_adopted_free(taken); /* rolled back: not this node's */
+        } else {
+                *s->adopted_tail = taken;
+                s->adopted_tail = tail;
+        }
+        s->claiming = false;
+        store_wake_loop(s, STORE_CLAIMED);
+}
+
 /* Store thread, under lock: whether store_node_duties() has something to do now. */
 bool store_duties_due(const struct store *s)
 {
         return s->db->driver->renew && !s->lease_lost &&
-               (store_mono_now() >= s->renew_at || (s->ids_wanted && !s->spare_id && !s->ids_failing));
+               (store_mono_now() >= s->renew_at || s->claims ||
+                (s->ids_wanted && !s->spare_id && !s->ids_failing));
+}
+
+bool store_offers_seen(struct store *s)
+{
+        bool seen = false;
+
+        pthread_mutex_lock(&s->lock);
+        for (size_t i = 0; i < s->nnodes && !seen; i++)
+                seen = s->nodes[i].offered > 0 && strcmp(s->nodes[i].name, s->me.name) != 0;
+        pthread_mutex_unlock(&s->lock);
+        return seen;
 }
 
 /* Store thread, under lock (let go meanwhile): a block of ids when the loop took the last one
@@ -166,6 +247,8 @@ void store_node_duties(struct store *s)
 
         if (!d->renew || s->lease_lost)
                 return;
+        if (s->claims)
+                claim(s);
         if (s->ids_wanted && !s->spare_id && (!s->ids_failing || renew)) {
                 pthread_mutex_unlock(&s->lock);
                 r = d->reserve_ids(s->db, ID_BLOCK, &last);

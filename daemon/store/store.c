@@ -601,6 +601,9 @@ void store_free(struct store *s)
         free(s->nodes);
         free(s->pruned);
         store_adopted_free(s->adopted);
+        for (size_t i = 0; i < s->nclaims; i++)
+                free((char *)s->claims[i].queue);
+        free(s->claims);
         free(s->failure);
         free(s);
 }

@@ -29,6 +29,7 @@ struct store_config {
         int64_t min_threads, max_threads; /* what the node reports until store_report() */
 };
 
+struct db_claim;
 struct db_node;
 struct mac_key;
 
@@ -40,6 +41,7 @@ enum store_wake {
         STORE_COMMITTED = 1 << 0,
         STORE_RENEWED = 1 << 1,
         STORE_MAIL = 1 << 2,
+        STORE_CLAIMED = 1 << 3, /* a claim (store_claim) was made: its jobs are adopted */
 };
 
 /* Starts the committing thread; on_wake runs on the loop with what happened since it last ran. */
@@ -79,6 +81,7 @@ struct store_job_row {
         double started;   /* wall clock its run in progress started at, else 0 */
         const char *node; /* the node that held it (reading back; NULL: this one) */
         bool again;       /* another node asked it to run again (reading back) */
+        bool claimed;     /* claimed from the node it names (reading back) */
         int64_t key_starts; /* its runs whose start was committed (keyed, shared database) */
 };
 
@@ -229,6 +232,24 @@ int64_t store_new_id(struct store *s);
  * every lease_renew seconds by the store's thread and valid for lease_time. */
 /* What this node tells the others at its next renewal (loop thread). */
 void store_report(struct store *s, int64_t running, int64_t min_threads, int64_t max_threads);
+/* Claims other nodes' offered jobs (a shared database): wants, one per queue, copied. The store's
+ * thread claims them, adds them to what store_take_adopted() hands over and tells the loop
+ * (STORE_CLAIMED); one claim at a time: false, and nothing done, while one is under way. */
+bool store_claim(struct store *s, const struct db_claim *wants, size_t n);
+/* Offers the queued job to the other nodes (a shared database): its queue, its priority, and
+ * when it was queued (wall clock), which order their claims. */
+void store_offer_job(struct store *s, int64_t id, const char *queue, int priority,
+                     double queued_at);
+/* Any thread but the store's and the loop: takes back the job offered, waiting until that is
+ * committed, or until give_up(arg) says so (looked at every 50 ms): 1 while it is still this
+ * node's, 0 once another node claimed it, -ECANCELED when given up. */
+int store_reclaim_job(struct store *s, int64_t id, bool (*give_up)(void *arg), void *arg);
+/* The same from the loop: done(data, res) with res->i[0] 1 or 0 (res NULL at the store's end). */
+void store_reclaim_job_then(struct store *s, int64_t id,
+                            void (*done)(void *data, const struct db_result *res), void *data);
+/* Whether the last renewal saw another live node offer jobs. */
+bool store_offers_seen(struct store *s);
+
 /* The live nodes as last seen, by name, their lease ages brought up to now (a new array, the
  * caller's to free); on SQLite this daemon alone, as reported. 0, or -ENOMEM. */
 int store_nodes(struct store *s, struct db_node **ret, size_t *ret_n);

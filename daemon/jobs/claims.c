@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/answer.h"
+#include "jobs/claims.h"
+#include "jobs/daemon.h"
+#include "jobs/job.h"
+#include "store/db.h"
+#include "store/store.h"
+#include "util/log.h"
+
+/* What the pool does with a job offered: its start here takes it back first. */
+static void set_offered(struct slow_work *work, void *data)
+{
+        (void)data;
+        __atomic_store_n(&((struct job *)work)->offered, true, __ATOMIC_RELEASE);
+}
+
+/* Whether the job's queued run may go to another node: queued now, nothing of this node's
+ * waits for it but requests that can be made again there (wait), and no run of it is held. */
+static bool offerable(struct daemon *d, struct job *job)
+{
+        return job->live && !job->lost && !__atomic_load_n(&job->offered, __ATOMIC_ACQUIRE) &&
+               job->handles == 0 && !job->resuming && !job->waiting && !job->stashed &&
+               !job->retry_due && !job->claim && !job->cancels &&
+               !__atomic_load_n(&job->held, __ATOMIC_ACQUIRE) &&
+               !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) && job->due == 0 &&
+               slow_work_is_pending(&job->dw.work) && !job_executing(job) &&
+               !deps_waits_for(&d->deps, job->id);
+}
+
+/* A queue's runs beyond what its threads can start now: how many of them to offer. */
+struct excess {
+        struct queue *queue;
+        int64_t n;
+};
+
+static int64_t *excess_of(struct excess *e, size_t *ne, struct queue *q)
+{
+        struct slow_work_stats st;
+        size_t i;
+
+        for (i = 0; i < *ne; i++)
+                if (e[i].queue == q)
+                        return &e[i].n;
+        slow_work_pool_stats(q->pool, &st);
+        e[i] = (struct excess){q, (int64_t)st.busy + st.queued_slow + st.queued_very_slow -
+                                      q->settings.max_threads};
+        (*ne)++;
+        return &e[i].n;
+}
+
+/* The loop is about to wait: of the runs queued since, those beyond what this node can start
+ * now (the last queued first) are offered to the others, which are told once. */
+static void offer(uv_prepare_t *h)
+{
+        struct daemon *d = h->data;
+        struct claims *c = d->claims;
+        struct excess *e = calloc(c->n, sizeof(*e));
+        size_t ne = 0;
+        bool any = false;
+
+        uv_prepare_stop(h);
+        if (e && !store_alone(d->store) && !daemon_stopping(d) && !run_fenced(&d->shared.run))
+                for (size_t i = c->n; i-- > 0;) {
+                        struct job *job = c->queued[i];
+                        int64_t *n;
+
+                        if (!offerable(d, job) || *(n = excess_of(e, &ne, job->queue)) <= 0 ||
+                            slow_work_call_if_queued(&job->dw.work, set_offered, NULL) < 0)
+                                continue;
+                        (*n)--;
+                        store_offer_job(d->store, job->id, job->queue->name, job->priority,
+                                        job->queued_at);
+                        any = true;
+                }
+        free(e);
+        for (size_t i = 0; i < c->n; i++)
+                job_unref(c->queued[i]);
+        c->n = 0;
+        if (any)
+                store_send_mail_all(d->store, CLAIMS_OFFERED_MAIL, "");
+}
+
+static void on_queued(struct daemon *d, struct job *job)
+{
+        struct claims *c = d->claims;
+
+        if (__atomic_load_n(&job->offered, __ATOMIC_ACQUIRE))
+                return;
+        if (c->n == c->size) {
+                size_t size = c->size ? 2 * c->size : 64;
+                struct job **more = realloc(c->queued, size * sizeof(*more));
+
+                if (!more)
+                        return; /* it runs here */
+                c->queued = more;
+                c->size = size;
+        }
+        if (c->n == 0)
+                uv_prepare_start(&c->prepare, offer);
+        c->queued[c->n++] = job_ref(job);
+}
+
+int claims_init(struct claims *c, uv_loop_t *loop, struct daemon *d)
+{
+        int r;
+
+        *c = (struct claims){0};
+        r = uv_prepare_init(loop, &c->prepare);
+        if (r < 0)
+                return r;
+        c->prepare.data = d;
+        d->claims = c;
+        d->on_queued = on_queued;
+        return 0;
+}
+
+void claims_close(struct claims *c)
+{
+        for (size_t i = 0; i < c->n; i++)
+                job_unref(c->queued[i]);
+        free(c->queued);
+        free(c->taken);
+        c->queued = NULL;
+        c->taken = NULL;
+        c->n = c->size = 0;
+        uv_close((uv_handle_t *)&c->prepare, NULL);
+}
+
+void claims_look(struct daemon *d)
+{
+        struct claims *c = d->claims;
+        struct db_claim *wants;
+        size_t n = 0, nq = 0;
+        int64_t total = 0;
+
+        if (!c || !c->offers_seen || c->claiming || daemon_stopping(d) ||
+            run_fenced(&d->shared.run) || pause_is_on(&d->pause))
+                return;
+        for (struct queue *q = d->queues; q; q = q->next)
+                nq++;
+        wants = calloc(nq ? nq : 1, sizeof(*wants));
+        if (!wants)
+                return;
+        for (struct queue *q = d->queues; q; q = q->next) {
+                struct slow_work_stats st;
+                int64_t free_threads, very_slow;
+
+                if (pause_is_on(&q->pause))
+                        continue;
+                slow_work_pool_stats(q->pool, &st);
+                free_threads = q->settings.max_threads - (int64_t)st.busy - st.queued_slow -
+                               st.queued_very_slow;
+                very_slow = (int64_t)st.very_slow_cap - st.busy_very_slow - st.queued_very_slow;
+                if (free_threads <= 0)
+                        continue;
+                wants[n++] = (struct db_claim){q->name, free_threads,
+                                               very_slow < 0               ? 0
+                                               : very_slow > free_threads ? free_threads
+                                                                          : very_slow};
+                total += free_threads;
+        }
+        if (n > 0 && store_claim(d->store, wants, n)) {
+                c->claiming = true;
+                c->wanted = total;
+                c->got = 0;
+        }
+        free(wants);
+}
+
+void claims_renewed(struct daemon *d)
+{
+        if (!d->claims || !store_offers_seen(d->store))
+                return;
+        d->claims->offers_seen = true;
+        claims_look(d);
+}
+
+void claims_adopted(struct daemon *d, const struct store_job_row *row)
+{
+        struct claims *c = d->claims;
+        char num[32];
+        int k;
+        char *more;
+
+        if (!c)
+                return;
+        c->got++;
+        k = snprintf(num, sizeof(num), "%c%" PRId64, c->taken ? ',' : '[', row->id);
+        more = realloc(c->taken, c->taken_len + (size_t)k + 2);
+        if (!more)
+                return; /* its node finds out when it would start it */
+        memcpy(more + c->taken_len, num, (size_t)k + 1);
+        c->taken = more;
+        c->taken_len += (size_t)k;
+}
+
+void claims_claimed(struct daemon *d)
+{
+        struct claims *c = d->claims;
+
+        if (!c)
+                return;
+        if (c->taken) {
+                memcpy(c->taken + c->taken_len, "]", 2);
+                store_send_mail_all(d->store, CLAIMS_TAKEN_MAIL, c->taken);
+                free(c->taken);
+                c->taken = NULL;
+                c->taken_len = 0;
+        }
+        c->claiming = false;
+        /* Fewer than it asked for: none is left to claim, until told of more. */
+        if (c->got < c->wanted)
+                c->offers_seen = false;
+        else
+                claims_look(d);
+}
+
+void claims_let_go(struct daemon *d, struct job *job)
+{
+        struct answer *waiters = job->waiters, *cancels = job->cancels, *a;
+
+        job->waiters = job->cancels = NULL;
+        job_ref(job);
+        slow_work_cancel_pending(&job->dw.work);
+        gate_drop(&d->gate, job);
+        users_drop(&job->queue->users, job);
+        users_drop(&d->users, job);
+        daemon_let_go(d, job);
+        while ((a = waiters)) {
+                waiters = a->next;
+                if (a->moved)
+                        a->moved(a);
+                else
+                        a->drop(a);
+        }
+        while ((a = cancels)) {
+                cancels = a->next;
+                a->drop(a);
+        }
+        job_unref(job);
+}
+
+struct lost {
+        struct daemon *d;
+        struct job *job;
+        void (*done)(void *data);
+        void *data;
+};
+
+static void found(void *data, const struct db_result *res)
+{
+        struct lost *l = data;
+        struct daemon *d = l->d;
+        struct job *job = l->job;
+
+        if (res) {
+                /* Still this node's (a mail of before): it stays. */
+                bool mine = res->got && res->i[0] == 0 && res->text &&
+                            strcmp(res->text, store_node(d->store)) == 0;
+
+                if (!mine && job->live)
+                        claims_let_go(d, job);
+                if (l->done)
+                        l->done(l->data);
+        }
+        job_unref(job);
+        free(l);
+}
+
+void claims_lost(struct daemon *d, struct job *job, void (*done)(void *data), void *data)
+{
+        struct lost *l = malloc(sizeof(*l));
+
+        if (!l) {
+                log_error("Job %lld: out of memory while it leaves for another node",
+                          (long long)job->id);
+                return;
+        }
+        *l = (struct lost){d, job_ref(job), done, data};
+        store_find_job(d->store, job->id, found, l);
+}
+
+void claims_mail(struct daemon *d, const struct db_mail *m)
+{
+        json_object *ids;
+
+        if (!d->claims)
+                return;
+        if (strcmp(m->kind, CLAIMS_OFFERED_MAIL) == 0) {
+                d->claims->offers_seen = true;
+                claims_look(d);
+                return;
+        }
+        ids = json_tokener_parse(m->body);
+        for (size_t i = 0;
+             json_object_is_type(ids, json_type_array) && i < json_object_array_length(ids); i++) {
+                struct job *job =
+                    registry_find(&d->registry, json_object_get_int64(json_object_array_get_idx(ids, i)));
+
+                if (job && __atomic_load_n(&job->offered, __ATOMIC_ACQUIRE) && !job->lost)
+                        claims_lost(d, job, NULL, NULL);
+        }
+        json_object_put(ids);
+}
