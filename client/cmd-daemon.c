@@ -138,7 +138,7 @@ static enum sw_ptype setting_type(const char *name)
  * no (true, false) as a boolean, else a number; NULL when it is not one. */
 static json_object *setting_value(enum sw_ptype type, const char *value)
 {
-        if (type == SW_P_PATH || type == SW_P_TEXT)
+        if (sw_ptype_in_place(type))
                 return json_object_new_string(value);
         if (type != SW_P_BOOL)
                 return ctl_parse_number(value);

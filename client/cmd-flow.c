@@ -20,11 +20,14 @@ static int flow_call(struct ctl *x, const char *method, json_object *params)
                 return r;
         if (!x->json) {
                 const char *queue = json_str(result, "queue", NULL);
+                const char *node = json_str(result, "node", NULL);
                 bool paused = json_object_get_boolean(json_object_object_get(result, "paused"));
 
                 running = json_int(result, "running", 0);
-                escape_linef(stdout, "%s%s%s%s; %lld job%s running", queue ? "queue " : "",
-                             queue ? queue : "", queue ? " " : "", paused ? "paused" : "not paused",
+                escape_linef(stdout, "%s%s%s%s; %lld job%s running",
+                             queue ? "queue " : node ? "node " : "",
+                             queue ? queue : node ? node : "", queue || node ? " " : "",
+                             paused ? "paused" : "not paused",
                              (long long)running, running == 1 ? "" : "s");
         }
         json_object_put(result);
@@ -41,12 +44,22 @@ int cmd_pause(struct ctl *x, const struct opts *o, int argc, char **argv)
                 json_object_object_add(p, "drain", json_object_new_boolean(1));
         if (o->queue)
                 json_object_object_add(p, "queue", json_object_new_string(o->queue));
+        if (o->node)
+                json_object_object_add(p, "node", json_object_new_string(o->node));
         return flow_call(x, "pause", p);
 }
 
 int cmd_resume(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
-        return flow_call(x, "resume", ctl_queue_params(o));
+        json_object *p = json_object_new_object();
+
+        if (!p)
+                return ctl_error(x, "out of memory");
+        if (o->queue)
+                json_object_object_add(p, "queue", json_object_new_string(o->queue));
+        if (o->node)
+                json_object_object_add(p, "node", json_object_new_string(o->node));
+        return flow_call(x, "resume", p);
 }
 
 /* suspend and continue: what the job's processes are now, and whether that changed. */

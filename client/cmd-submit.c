@@ -116,6 +116,8 @@ static int common_params(struct ctl *x, const struct opts *o, bool shell, json_o
                 r = add(p, "stashed", json_object_new_boolean(1));
         if (r == 0 && o->on_end)
                 r = add(p, "on_end", json_object_new_string(o->on_end));
+        if (r == 0 && o->node)
+                r = add(p, "node", json_object_new_string(o->node));
         if (r == 0 && shell) {
                 cwd = job_cwd(o->cwd);
                 if (!cwd) {

@@ -71,6 +71,8 @@ enum {
         OPT_PRIORITY,
         OPT_STASHED,
         OPT_RAW,
+        OPT_NODE,
+        OPT_NODE_PAUSE,
 };
 
 struct option_def {
@@ -140,6 +142,9 @@ static const struct option_def option_defs[] = {
     {OPT_PRIORITY, "priority", "N", "run before the jobs of a lower priority (-100..100, "
                                     "default 0)"},
     {OPT_STASHED, "stashed", NULL, "keep the job, not queued, until enqueue ID"},
+    {OPT_NODE, "node", "NAME", "run it on this node of the cluster alone"},
+    {OPT_NODE_PAUSE, "node", "NAME", "this node of the cluster alone: its queued jobs run on the "
+                                     "others"},
     {OPT_COMMAND, "command", "CMD", "the shell command (for /bin/sh -c) to run instead of the "
                                     "job's own"},
 };
@@ -163,7 +168,7 @@ static const int submit_options[] = {
     OPT_ENTRY,      OPT_ARG,      OPT_STDIN,      OPT_MEMORY_MAX, OPT_TASKS_MAX,
     OPT_CPU_WEIGHT, OPT_NICE,     OPT_OPEN_FILES, OPT_CPU_TIME, OPT_AFTER,
     OPT_AFTER_ANY,  OPT_RETRIES,  OPT_RETRY_DELAY, OPT_EVERY,   OPT_CRON,     OPT_QUEUE,
-    OPT_PRIORITY,   OPT_STASHED,  OPT_ON_END,     0,
+    OPT_PRIORITY,   OPT_STASHED,  OPT_ON_END,     OPT_NODE,     0,
 };
 static const int edit_options[] = {OPT_COMMAND, OPT_NAME, OPT_PRIORITY, OPT_CWD, 0};
 static const int enqueue_options[] = {OPT_KEY, OPT_QUEUE, 0};
@@ -175,7 +180,8 @@ static const int queue_options[] = {OPT_MIN_THREADS,         OPT_MAX_THREADS,
                                     OPT_MAX_QUEUED_PER_USER, OPT_MAX_RUNNING_PER_USER, 0};
 static const int history_options[] = {OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
 static const int list_options[] = {OPT_ALL, OPT_FAILED, OPT_OUTCOME, OPT_SINCE, OPT_LIMIT, 0};
-static const int pause_options[] = {OPT_DRAIN, OPT_QUEUE, 0};
+static const int pause_options[] = {OPT_DRAIN, OPT_QUEUE, OPT_NODE_PAUSE, 0};
+static const int resume_options[] = {OPT_QUEUE, OPT_NODE_PAUSE, 0};
 static const int restart_options[] = {OPT_COMMAND, 0};
 static const int wait_options[] = {OPT_WAIT_ALL, OPT_WAIT_QUEUE, 0};
 static const int no_options[] = {0};
@@ -226,9 +232,9 @@ static const struct command commands[] = {
      "show the run queue as the kernel's /proc/slow_work_rq"},
     {"metrics", 0, 0, no_options, false, cmd_metrics, "",
      "print the metrics in Prometheus' text format"},
-    {"pause", 0, 0, pause_options, false, cmd_pause, "[--queue Q] [--wait]",
-     "start no new job (of a queue) until resume (running ones go on)"},
-    {"resume", 0, 0, queue_only_options, false, cmd_resume, "[--queue Q]",
+    {"pause", 0, 0, pause_options, false, cmd_pause, "[--queue Q | --node NAME] [--wait]",
+     "start no new job (of a queue, or on a node) until resume (running ones go on)"},
+    {"resume", 0, 0, resume_options, false, cmd_resume, "[--queue Q | --node NAME]",
      "start jobs again after pause"},
     {"suspend", 1, 1, no_options, false, cmd_suspend, "ID",
      "stop a running job's processes where they are"},
@@ -578,6 +584,10 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
                 return 0;
         case OPT_RUNTIME:
                 o->runtime = true;
+                return 0;
+        case OPT_NODE:
+        case OPT_NODE_PAUSE:
+                o->node = arg;
                 return 0;
         case OPT_QUEUE:
                 o->queue = arg;

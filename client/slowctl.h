@@ -44,6 +44,7 @@ struct opts {
         int64_t lines;               /* log --lines, when lines_given */
         bool lines_given;
         const char *queue;           /* --queue */
+        const char *node;            /* --node */
         int64_t priority;            /* --priority */
         bool priority_given, stashed;
         const char *command;         /* edit's and restart's --command */

@@ -103,7 +103,7 @@ _slowctl()
                         --hold --persist --cwd --plugin --entry --arg --stdin --memory-max
                         --tasks-max --cpu-weight --nice --open-files --cpu-time --after
                         --after-any --retries --retry-delay --every --cron --queue --priority
-                        --stashed --on-end --help --" \
+                        --stashed --on-end --node --help --" \
                         -- "$cur"))
                 ;;
         edit)
@@ -189,10 +189,14 @@ _slowctl()
                 fi
                 ;;
         pause)
-                [[ $prev == --queue ]] && return
-                COMPREPLY=($(compgen -W "--wait --queue --help" -- "$cur"))
+                [[ $prev == --queue || $prev == --node ]] && return
+                COMPREPLY=($(compgen -W "--wait --queue --node --help" -- "$cur"))
                 ;;
-        resume | stats | rq)
+        resume)
+                [[ $prev == --queue || $prev == --node ]] && return
+                COMPREPLY=($(compgen -W "--queue --node --help" -- "$cur"))
+                ;;
+        stats | rq)
                 [[ $prev == --queue ]] && return
                 COMPREPLY=($(compgen -W "--queue --help" -- "$cur"))
                 ;;

@@ -108,6 +108,7 @@ complete -c slowctl -n $submit -l cron -x -d "run at the times of a cron express
 complete -c slowctl -n $submit -l queue -x -a "(__slowctl_queues)" -d "the named queue"
 complete -c slowctl -n $submit -l priority -x -d "run before jobs of a lower priority (-100..100)"
 complete -c slowctl -n $submit -l stashed -d "keep the job, not queued, until enqueue"
+complete -c slowctl -n $submit -l node -x -d "run it on this node of the cluster alone"
 complete -c slowctl -n $submit -l on-end -x -d "run this shell command after each run"
 set -l edit "__fish_seen_subcommand_from edit; and not contains -- -- (commandline -opc)"
 complete -c slowctl -n $edit -l command -x -d "the command the job runs instead"
@@ -124,6 +125,7 @@ complete -c slowctl -n "__fish_seen_subcommand_from list history" -s n -l limit 
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue" -l key -x -d "the live job of this key"
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue edit wait cancel release status log suspend continue signal" -a "(__slowctl_jobs)" -d "job"
 complete -c slowctl -n "__fish_seen_subcommand_from pause" -l wait -d "answer once no job is running any more (drain)"
+complete -c slowctl -n "__fish_seen_subcommand_from pause resume" -l node -x -d "this node of the cluster only"
 complete -c slowctl -n "__fish_seen_subcommand_from enqueue get set stats rq pause resume" -l queue -x -a "(__slowctl_queues)" -d "the named queue"
 complete -c slowctl -n "__fish_seen_subcommand_from queue; and __fish_seen_subcommand_from rm" -a "(__slowctl_queues)" -d queue
 complete -c slowctl -n "__fish_seen_subcommand_from queue; and test (__slowctl_args_after queue) -eq 0" -a "add rm ls"

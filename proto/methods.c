@@ -47,6 +47,7 @@ const struct sw_param sw_submit_params[] = {
     {"priority", SW_P_INT, SUBMIT(priority), false, SW_PRIORITY_MIN, SW_PRIORITY_MAX},
     {"stashed", SW_P_BOOL, SUBMIT(stashed), false, 0, 0},
     {"on_end", SW_P_STRING, SUBMIT(on_end), false, 0, SW_COMMAND_MAX},
+    {"node", SW_P_STRING, SUBMIT(node), false, 0, 63},
     {.name = NULL},
 };
 
@@ -82,6 +83,13 @@ const struct sw_param sw_limits_params[] = {
 const struct sw_param sw_pause_params[] = {
     {"drain", SW_P_BOOL, offsetof(struct sw_pause_params, drain), false, 0, 0},
     {"queue", SW_P_STRING, offsetof(struct sw_pause_params, queue), false, 0, SW_QUEUE_NAME_MAX},
+    {"node", SW_P_STRING, offsetof(struct sw_pause_params, node), false, 0, SW_NODE_NAME_MAX},
+    {.name = NULL},
+};
+
+const struct sw_param sw_resume_params[] = {
+    {"queue", SW_P_STRING, offsetof(struct sw_pause_params, queue), false, 0, SW_QUEUE_NAME_MAX},
+    {"node", SW_P_STRING, offsetof(struct sw_pause_params, node), false, 0, SW_NODE_NAME_MAX},
     {.name = NULL},
 };
 
@@ -252,6 +260,7 @@ const struct sw_param sw_settings_params[] = {
     {"metrics-interval", SW_P_SECONDS, SETTING(metrics_interval), false, 1, 86400},
     {"on-end", SW_P_TEXT, SETTING(on_end), false, 0, SW_SETTING_COMMAND_MAX},
     {"fair-share", SW_P_BOOL, SETTING(fair_share), false, 0, 0},
+    {"node-queues", SW_P_QUEUES, SETTING(node_queues), false, 0, SW_SETTING_PATH_MAX},
     {"runtime", SW_P_BOOL, SETTING(runtime), false, 0, 0},
     {"queue", SW_P_STRING, SETTING(queue), false, 0, SW_QUEUE_NAME_MAX},
     {.name = NULL},
@@ -363,7 +372,7 @@ static json_object *row_json(const struct sw_param *p, const void *base)
 
         if (p->type == SW_P_SECONDS)
                 return json_object_new_double(*(const double *)field);
-        if (p->type == SW_P_PATH || p->type == SW_P_TEXT)
+        if (sw_ptype_in_place(p->type))
                 return json_object_new_string(field);
         if (p->type == SW_P_BOOL)
                 return json_object_new_boolean(*(const bool *)field);

@@ -43,6 +43,7 @@ struct sw_submit_params {
         int64_t priority;    /* within its queue and class: higher runs first */
         bool stashed;        /* kept, not queued, until enqueue releases it */
         char *on_end;        /* a shell command run after each run (non-empty: the daemon's) */
+        char *node;          /* the node of a shared database it runs on alone (NULL: any) */
 };
 #define SW_PRIORITY_MIN (-100)
 #define SW_PRIORITY_MAX 100
@@ -89,12 +90,15 @@ int sw_limits_parse(json_object *obj, struct sw_limits *l, char *errbuf, size_t 
 /* The members that are set, by name; NULL on ENOMEM. */
 json_object *sw_limits_to_json(const struct sw_limits *l);
 
-/* pause: drain optional (false when absent); queue optional (NULL: the whole daemon). */
+/* pause: drain optional (false when absent); queue optional (NULL: the whole daemon); node
+ * optional (a node of a shared database alone). resume: queue and node, as pause's. */
 struct sw_pause_params {
         bool drain;
         char *queue;
+        char *node;
 };
 extern const struct sw_param sw_pause_params[];
+extern const struct sw_param sw_resume_params[];
 
 /* wait, cancel, release, suspend, continue: id required; status: id optional (0 when absent). */
 struct sw_id_params {
@@ -203,12 +207,13 @@ struct sw_settings {
         double metrics_interval;                    /* seconds */
         char on_end[SW_SETTING_COMMAND_MAX + 1]; /* run after each run of a job without its own */
         bool fair_share; /* a freed thread takes the next job of the user running fewest */
+        char node_queues[SW_SETTING_PATH_MAX + 1]; /* the queues whose jobs this node runs: "*" */
         bool runtime;                     /* settings.set only: do not persist the change */
         char *queue;                      /* settings.set only: the queue whose settings change */
 };
 /* The settings, then "runtime"; SW_SETTINGS_COUNT rows before it. */
 extern const struct sw_param sw_settings_params[];
-#define SW_SETTINGS_COUNT (23 + SW_LIMITS_COUNT)
+#define SW_SETTINGS_COUNT (24 + SW_LIMITS_COUNT)
 
 /* The settings.get result: every setting by its name (not "runtime"); NULL on ENOMEM. */
 json_object *sw_settings_to_json(const struct sw_settings *s);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "error-internal.h"
+#include "methods.h"
 #include "proto.h"
 
 union value {
@@ -80,6 +81,7 @@ static void field_clear(const struct sw_param *p, void *field)
                 break;
         case SW_P_PATH:
         case SW_P_TEXT:
+        case SW_P_QUEUES:
                 *(char *)field = '\0';
                 break;
         }
@@ -88,7 +90,7 @@ static void field_clear(const struct sw_param *p, void *field)
 /* Frees what a staged value holds: a field's, but a path's or a text's is its JSON string. */
 static void staged_clear(const struct sw_param *p, union value *v)
 {
-        if (p->type == SW_P_PATH || p->type == SW_P_TEXT) {
+        if (sw_ptype_in_place(p->type)) {
                 json_object_put(v->j);
                 v->j = NULL;
         } else
@@ -160,6 +162,27 @@ static int convert_string(const struct sw_param *p, json_object *val, union valu
         return 0;
 }
 
+/* Whether text is "*" or queue names joined by commas. */
+static bool queue_list(const char *text)
+{
+        if (strcmp(text, "*") == 0)
+                return true;
+        for (;;) {
+                size_t n = strcspn(text, ",");
+                char name[SW_QUEUE_NAME_MAX + 1], err[8];
+
+                if (n == 0 || n > SW_QUEUE_NAME_MAX)
+                        return false;
+                memcpy(name, text, n);
+                name[n] = '\0';
+                if (sw_queue_name_check("", name, err, sizeof(err)))
+                        return false;
+                if (!text[n])
+                        return true;
+                text += n + 1;
+        }
+}
+
 /* A path's or a text's string, kept in place once every row is parsed. */
 static int convert_path(const struct sw_param *p, json_object *val, union value *v, char *errbuf,
                         size_t errlen)
@@ -175,6 +198,11 @@ static int convert_path(const struct sw_param *p, json_object *val, union value 
                 return invalid(errbuf, errlen,
                                "parameter \"%s\" must be an absolute path, or \"\" for none",
                                p->name);
+        if (p->type == SW_P_QUEUES && (!is_plain_string(val) || !queue_list(path)))
+                return invalid(errbuf, errlen,
+                               "parameter \"%s\" must be \"*\" or queue names (1 to %d of A-Z "
+                               "a-z 0-9 . _ -) joined by commas",
+                               p->name, SW_QUEUE_NAME_MAX);
         if ((double)json_object_get_string_len(val) > p->max)
                 return invalid(errbuf, errlen, "parameter \"%s\" must be at most %.0f bytes long",
                                p->name, p->max);
@@ -335,6 +363,7 @@ static int convert(const struct sw_param *p, json_object *val, union value *v, c
                 return convert_ids(p, val, v, errbuf, errlen);
         case SW_P_PATH:
         case SW_P_TEXT:
+        case SW_P_QUEUES:
                 return convert_path(p, val, v, errbuf, errlen);
         }
         return invalid(errbuf, errlen, "parameter \"%s\" has an unknown type", p->name);
@@ -408,6 +437,7 @@ static void store(const struct sw_param *p, void *out, union value *v)
                 break;
         case SW_P_PATH:
         case SW_P_TEXT:
+        case SW_P_QUEUES:
                 memcpy(field, json_object_get_string(v->j),
                        (size_t)json_object_get_string_len(v->j) + 1);
                 json_object_put(v->j);

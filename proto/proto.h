@@ -157,7 +157,14 @@ enum sw_ptype {
         SW_P_IDS,      /* int64_t *, an array of job ids (each >= 1), 0-terminated; max = most */
         SW_P_PATH,     /* char[max + 1] in place: an absolute path of at most max bytes, or "" */
         SW_P_TEXT,     /* char[max + 1] in place: any string of at most max bytes, "" for none */
+        SW_P_QUEUES,   /* char[max + 1] in place: "*", or queue names joined by commas */
 };
+
+/* Whether values of the type are strings kept in place (char[max + 1]). */
+static inline bool sw_ptype_in_place(enum sw_ptype type)
+{
+        return type == SW_P_PATH || type == SW_P_TEXT || type == SW_P_QUEUES;
+}
 
 struct sw_param {
         const char *name;

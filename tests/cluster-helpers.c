@@ -434,6 +434,25 @@ json_object *cluster_nodes(struct cluster *c, int k)
         return result;
 }
 
+int cluster_slowctl(struct cluster *c, int k, char *out, size_t len, const char *args)
+{
+        char *cmd;
+        size_t n;
+        FILE *f;
+        int status;
+
+        ck_assert_int_ge(asprintf(&cmd, "%s --socket %s %s 2>&1", SLOWCTL,
+                                  cluster_node(c, k)->sock, args),
+                         0);
+        f = popen(cmd, "r");
+        ck_assert_ptr_nonnull(f);
+        n = fread(out, 1, len - 1, f);
+        out[n] = '\0';
+        status = pclose(f);
+        free(cmd);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 bool cluster_lists(struct cluster *c, int k, const char *name)
 {
         json_object *result = cluster_nodes(c, k), *nodes = json_object_object_get(result, "nodes");

@@ -87,6 +87,8 @@ void cluster_touch(struct cluster *c, const char *name);
 json_object *cluster_call(struct cluster *c, int k, const char *method, const char *params);
 /* The node (1..n) whose `status` knows the job, among the running ones; 0 when none does. */
 int cluster_holder(struct cluster *c, int64_t id);
+/* slowctl --socket (node k's) ARGS, its output and errors in out: its exit status. */
+int cluster_slowctl(struct cluster *c, int k, char *out, size_t len, const char *args);
 /* Node k's `nodes` result, which must succeed (the caller puts it). On a shared database each
  * is a read of it, a transaction: cluster_nodes_asked counts them (cluster_wait_renewals() and
  * cluster_lists() ask too). */

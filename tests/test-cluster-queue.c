@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include "cluster-helpers.h"
@@ -96,6 +97,237 @@ START_TEST(a_burst_on_one_node_runs_on_every_node_once_each)
 }
 END_TEST
 
+/* Waits for the job on node k and returns its record (the caller puts it). */
+static json_object *waited(int k, int64_t id)
+{
+        char params[64];
+
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        return cluster_call_ok(&c, k, "wait", params);
+}
+
+/* A job submitted to node k that runs true, with more params (",..."): its id. */
+static int64_t submit_true(int k, const char *more)
+{
+        char params[256];
+
+        snprintf(params, sizeof(params), "{\"command\":\"true\"%s}", more);
+        return cluster_submit(&c, k, params);
+}
+
+/* Node k's status of the job (the caller puts it). */
+static json_object *status_of(int k, int64_t id)
+{
+        char params[64];
+
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)id);
+        return cluster_call_ok(&c, k, "status", params);
+}
+
+/* submit's node: the job runs there alone, whichever node took the submit; a name no node has
+ * had is refused. */
+START_TEST(a_job_placed_on_a_node_runs_there_alone)
+{
+        int64_t ids[6];
+        json_object *rec;
+        char msg[256];
+        int fd;
+
+        cluster_init(&c, 3);
+        cluster_start(&c);
+        for (int i = 0; i < 6; i++)
+                ids[i] = submit_true(i % 2 + 1, ",\"node\":\"n3\"");
+        for (int i = 0; i < 6; i++) {
+                rec = waited(i % 2 + 1, ids[i]);
+                ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+                ck_assert_str_eq(str_member(rec, "node"), "n3");
+                json_object_put(rec);
+        }
+        rec = waited(3, submit_true(3, ",\"node\":\"n1\""));
+        ck_assert_str_eq(str_member(rec, "node"), "n1");
+        json_object_put(rec);
+        fd = cluster_connect(&c, 2);
+        ck_assert_int_eq(call_error(fd, "submit", "{\"command\":\"true\",\"node\":\"n9\"}",
+                                    msg, sizeof(msg)),
+                         -32602);
+        ck_assert_str_eq(msg, "parameter \"node\": no node is named n9");
+        close(fd);
+}
+END_TEST
+
+/* node-queues: a node runs the jobs of the queues it serves alone; a job of a queue that no
+ * live node serves stays queued, and its status says why, until a node serves it. */
+START_TEST(node_queues_choose_the_nodes_that_run_a_queue)
+{
+        json_object *rec, *st;
+        int64_t ids[4], id;
+
+        cluster_init(&c, 3);
+        cluster_start(&c);
+        json_object_put(cluster_call_ok(&c, 1, "queue.add", "{\"name\":\"gpu\"}"));
+        json_object_put(
+            cluster_call_ok(&c, 1, "settings.set", "{\"node-queues\":\"default\"}"));
+        json_object_put(cluster_call_ok(&c, 2, "settings.set", "{\"node-queues\":\"gpu\"}"));
+        json_object_put(
+            cluster_call_ok(&c, 3, "settings.set", "{\"node-queues\":\"default,q2\"}"));
+        st = cluster_call_ok(&c, 1, "settings.get", NULL);
+        ck_assert_str_eq(str_member(st, "node-queues"), "default");
+        json_object_put(st);
+        for (int i = 0; i < 4; i++)
+                ids[i] = submit_true(1, ",\"queue\":\"gpu\"");
+        for (int i = 0; i < 4; i++) {
+                rec = waited(1, ids[i]);
+                ck_assert_str_eq(str_member(rec, "node"), "n2");
+                json_object_put(rec);
+        }
+        /* n2 leaves gpu too: none serves it. */
+        json_object_put(
+            cluster_call_ok(&c, 2, "settings.set", "{\"node-queues\":\"default\"}"));
+        id = submit_true(1, ",\"queue\":\"gpu\"");
+        cluster_wait_renewals(&c, 0, 2);
+        st = status_of(1, id);
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        ck_assert_str_eq(str_member(st, "why"), "queue gpu is served by no live node "
+                                                "(node-queues)");
+        json_object_put(st);
+        json_object_put(cluster_call_ok(&c, 3, "settings.set", "{\"node-queues\":\"*\"}"));
+        rec = waited(1, id);
+        ck_assert_str_eq(str_member(rec, "node"), "n3");
+        json_object_put(rec);
+        /* Not a list of queue names: refused, nothing changed. */
+        st = cluster_call(&c, 3, "settings.set", "{\"node-queues\":\"a,,b\"}");
+        ck_assert_int_eq(int_member(json_object_object_get(st, "error"), "code"), -32602);
+        json_object_put(st);
+}
+END_TEST
+
+/* Whether node k's status of the job says the state. */
+static bool in_state(int k, int64_t id, const char *state)
+{
+        json_object *st = status_of(k, id);
+        bool yes = strcmp(str_member(st, "state"), state) == 0;
+
+        json_object_put(st);
+        return yes;
+}
+
+/* Node k's `nodes` item of the node named name (the caller puts it). */
+static json_object *node_item(int k, const char *name)
+{
+        json_object *result = cluster_nodes(&c, k), *nodes = json_object_object_get(result, "nodes");
+        json_object *item = NULL;
+
+        for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+                json_object *node = json_object_array_get_idx(nodes, i);
+
+                if (strcmp(str_member(node, "name"), name) == 0)
+                        item = json_object_get(node);
+        }
+        json_object_put(result);
+        ck_assert_msg(item != NULL, "node n%d does not list %s", k, name);
+        return item;
+}
+
+static bool listed_paused(int k, const char *name)
+{
+        json_object *item = node_item(k, name);
+        bool paused = json_object_get_boolean(json_object_object_get(item, "paused"));
+
+        json_object_put(item);
+        return paused;
+}
+
+/* A node's own pause, asked on another node: it starts nothing and its queued jobs run on the
+ * others; it outlasts the node's restart; resumed, it runs jobs again. A node that is not live
+ * has its pause kept for its next start; a name no node has is refused. */
+START_TEST(a_node_paused_alone_sends_its_jobs_to_the_others_and_stays_paused_after_a_restart)
+{
+        json_object *result, *rec;
+        char msg[256], out[256];
+        int64_t ids[4];
+        int fd;
+
+        cluster_init(&c, 3);
+        cluster_start(&c);
+        ck_assert_int_eq(cluster_slowctl(&c, 2, out, sizeof(out), "pause --node n1"), 0);
+        ck_assert_str_eq(out, "node n1 paused; 0 jobs running\n");
+        ck_assert(listed_paused(3, "n1"));
+        ck_assert(!listed_paused(3, "n2"));
+        for (int i = 0; i < 4; i++)
+                ids[i] = submit_true(1, "");
+        for (int i = 0; i < 4; i++) {
+                rec = waited(1, ids[i]);
+                ck_assert_str_ne(str_member(rec, "node"), "n1");
+                json_object_put(rec);
+        }
+        /* Stopped and started again: still paused, as its row keeps it. */
+        daemon_stop_clean(cluster_node(&c, 1));
+        cluster_start_node(&c, 1);
+        ck_assert(listed_paused(1, "n1"));
+        rec = waited(1, submit_true(1, ""));
+        ck_assert_str_ne(str_member(rec, "node"), "n1");
+        json_object_put(rec);
+        json_object_put(cluster_call_ok(&c, 3, "resume", "{\"node\":\"n1\"}"));
+        ck_assert(!listed_paused(2, "n1"));
+        rec = waited(2, submit_true(2, ",\"node\":\"n1\""));
+        ck_assert_str_eq(str_member(rec, "node"), "n1");
+        json_object_put(rec);
+        ck_assert_int_eq(cluster_slowctl(&c, 2, out, sizeof(out), "submit --node n1 --wait -- "
+                                                                  "'exit 3'"),
+                         3);
+        /* Not live: its row keeps the pause for its next start. */
+        cluster_kill(&c, 3);
+        wait_for(!cluster_lists(&c, 1, "n3"), 30, "n3 is still live after its lease");
+        result = cluster_call_ok(&c, 1, "pause", "{\"node\":\"n3\"}");
+        ck_assert(json_object_get_boolean(json_object_object_get(result, "paused")));
+        json_object_put(result);
+        ck_assert(listed_paused(1, "n3"));
+        fd = cluster_connect(&c, 1);
+        ck_assert_int_eq(call_error(fd, "pause", "{\"node\":\"n9\"}", msg, sizeof(msg)), -32602);
+        ck_assert_str_eq(msg, "parameter \"node\": no node is named n9");
+        close(fd);
+}
+END_TEST
+
+/* pause with node and drain is answered once the node's runs have ended. */
+START_TEST(a_node_paused_with_drain_answers_once_its_runs_end)
+{
+        char *gate, params[512], line[256], *got;
+        struct pollfd p;
+        json_object *reply, *rec;
+        int64_t id;
+        int fd;
+
+        cluster_init(&c, 2);
+        cluster_start(&c);
+        gate = cluster_path(&c, "gate");
+        unlink(gate);
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"until [ -e %s ]; do sleep 0.05; done\",\"node\":\"n1\"}",
+                 gate);
+        id = cluster_submit(&c, 1, params);
+        wait_for(in_state(1, id, "running"), 20, "job %lld did not start", (long long)id);
+        fd = cluster_connect(&c, 2);
+        snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pause\","
+                                     "\"params\":{\"node\":\"n1\",\"drain\":true}}\n");
+        ck_assert_int_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+        p = (struct pollfd){.fd = fd, .events = POLLIN};
+        ck_assert_int_eq(poll(&p, 1, 300), 0); /* its run goes on: no answer yet */
+        cluster_touch(&c, "gate");
+        got = client_read_line(fd);
+        ck_assert_ptr_nonnull(got);
+        reply = json_tokener_parse(got);
+        ck_assert_int_eq(int_member(reply_result(reply), "running"), 0);
+        json_object_put(reply);
+        free(got);
+        rec = waited(1, id);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        json_object_put(rec);
+        close(fd);
+        free(gate);
+}
+END_TEST
+
 static int run(void)
 {
         Suite *s = suite_create("cluster-queue");
@@ -104,6 +336,11 @@ static int run(void)
         tcase_set_timeout(tc, 120);
         tcase_add_checked_fixture(tc, NULL, teardown);
         tcase_add_test(tc, a_burst_on_one_node_runs_on_every_node_once_each);
+        tcase_add_test(tc, a_job_placed_on_a_node_runs_there_alone);
+        tcase_add_test(tc, node_queues_choose_the_nodes_that_run_a_queue);
+        tcase_add_test(tc,
+                       a_node_paused_alone_sends_its_jobs_to_the_others_and_stays_paused_after_a_restart);
+        tcase_add_test(tc, a_node_paused_with_drain_answers_once_its_runs_end);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -313,7 +313,7 @@ START_TEST(a_schema_from_before_signing_is_signed_once_by_its_migration)
                  "ALTER TABLE runs DROP COLUMN spec, DROP COLUMN spec_mac;"
                  "DROP INDEX runs_by_owner; ALTER TABLE nodes DROP COLUMN taken;"
                  "ALTER TABLE jobs DROP COLUMN offered, DROP COLUMN priority,"
-                 " DROP COLUMN queued_at;"
+                 " DROP COLUMN queued_at, DROP COLUMN pin;"
                  "ALTER TABLE nodes DROP COLUMN paused, DROP COLUMN node_queues;"
                  "UPDATE meta SET value = 9 WHERE key = 'schema'"));
         cluster_start_node(&c, 1);

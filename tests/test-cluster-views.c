@@ -962,32 +962,13 @@ static bool state_is(int k, const char *name, const char *want)
 }
 
 /* slowctl's output (stdout and stderr) and exit status for the arguments, on node k. */
-static int slowctl_on(int k, char *out, size_t len, const char *args)
-{
-        char *cmd;
-        size_t n;
-        FILE *f;
-        int status;
-
-        ck_assert_int_ge(asprintf(&cmd, "%s --socket %s %s 2>&1", SLOWCTL,
-                                  cluster_node(&c, k)->sock, args),
-                         0);
-        f = popen(cmd, "r");
-        ck_assert_ptr_nonnull(f);
-        n = fread(out, 1, len - 1, f);
-        out[n] = '\0';
-        status = pclose(f);
-        free(cmd);
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* Whether the line of slowctl nodes on node k for the node named name has that state. */
 static bool slowctl_shows(int k, const char *name, const char *state)
 {
         size_t len = strlen(name);
         char out[4096];
 
-        ck_assert_int_eq(slowctl_on(k, out, sizeof(out), "nodes"), 0);
+        ck_assert_int_eq(cluster_slowctl(&c, k, out, sizeof(out), "nodes"), 0);
         ck_assert_msg(strncmp(out, "NODE ", 5) == 0 && strstr(out, " STATE "),
                       "slowctl nodes printed %s", out);
         for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
@@ -1057,13 +1038,13 @@ START_TEST(nodes_lists_every_node_from_the_database_live_or_expired_until_forgot
                          -32001);
         close(fd);
         ck_assert(state_is(1, "n2", "live") && state_is(1, "n3", "expired"));
-        ck_assert_int_eq(slowctl_on(1, out, sizeof(out), "nodes forget n1"), 1);
+        ck_assert_int_eq(cluster_slowctl(&c, 1, out, sizeof(out), "nodes forget n1"), 1);
         ck_assert_msg(strstr(out, "n1 is live"), "slowctl nodes forget n1: %s", out);
 
         /* Once its job is another's, the expired n3 is forgotten, through slowctl. */
         wait_for(cluster_holder(&c, id) != 0, c.lease_time + 10, "no node holds n3's job");
         cluster_wait_renewals(&c, 0, 1);
-        ck_assert_msg(slowctl_on(1, out, sizeof(out), "nodes forget n3") == 0,
+        ck_assert_msg(cluster_slowctl(&c, 1, out, sizeof(out), "nodes forget n3") == 0,
                       "slowctl nodes forget n3: %s", out);
         ck_assert_str_eq(out, "node n3 forgotten\n");
         for (int k = 1; k <= 2; k++)

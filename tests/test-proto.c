@@ -1821,6 +1821,7 @@ static struct sw_settings current(void)
             .max_log_bytes_per_user = 1073741824,
             .min_free_space = 5,
             .metrics_interval = 15,
+            .node_queues = "*",
         };
         return s;
 }
@@ -1840,6 +1841,7 @@ static bool settings_eq(const struct sw_settings *a, const struct sw_settings *b
                a->max_job_bytes_per_user == b->max_job_bytes_per_user &&
                strcmp(a->metrics_file, b->metrics_file) == 0 &&
                strcmp(a->on_end, b->on_end) == 0 &&
+               strcmp(a->node_queues, b->node_queues) == 0 &&
                a->metrics_interval == b->metrics_interval && a->runtime == b->runtime;
 }
 
@@ -2046,7 +2048,8 @@ START_TEST(settings_to_json_has_every_name)
                                "\"default-cpu-time\":0,\"max-job-memory\":0,\"max-job-tasks\":0,"
                                "\"max-job-open-files\":0,\"max-job-cpu-time\":0,"
                                "\"metrics-file\":\"\","
-                               "\"metrics-interval\":15.0,\"on-end\":\"\",\"fair-share\":false}}\n");
+                               "\"metrics-interval\":15.0,\"on-end\":\"\",\"fair-share\":false,"
+                               "\"node-queues\":\"*\"}}\n");
         free(line);
 }
 END_TEST

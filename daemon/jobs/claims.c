@@ -13,6 +13,7 @@
 #include "store/db.h"
 #include "store/store.h"
 #include "util/log.h"
+#include "util/settings.h"
 
 /* What the pool does with a job offered: its start here takes it back first. */
 static void set_offered(struct slow_work *work, void *data)
@@ -21,16 +22,26 @@ static void set_offered(struct slow_work *work, void *data)
         __atomic_store_n(&((struct job *)work)->offered, true, __ATOMIC_RELEASE);
 }
 
-/* Whether the job's queued run may go to another node: queued now, nothing of this node's
- * waits for it but requests that can be made again there (wait), and no run of it is held. */
-static bool offerable(struct daemon *d, struct job *job)
+static size_t away_index(const struct claims *c, const struct job *job)
+{
+        size_t i;
+
+        for (i = 0; i < c->naway && c->away[i] != job; i++)
+                ;
+        return i;
+}
+
+/* Whether the job's run may go to another node: queued now (or held here for another node),
+ * nothing of this node's waits for it but requests that can be made again there (wait). */
+static bool offerable(struct daemon *d, struct job *job, bool away)
 {
         return job->live && !job->lost && !__atomic_load_n(&job->offered, __ATOMIC_ACQUIRE) &&
                job->handles == 0 && !job->resuming && !job->waiting && !job->stashed &&
                !job->retry_due && !job->claim && !job->cancels &&
-               !__atomic_load_n(&job->held, __ATOMIC_ACQUIRE) &&
-               !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) && job->due == 0 &&
-               slow_work_is_pending(&job->dw.work) && !job_executing(job) &&
+               !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
+               job->due <= run_wall_now() && !job_executing(job) &&
+               (away || (slow_work_is_pending(&job->dw.work) &&
+                         !__atomic_load_n(&job->held, __ATOMIC_ACQUIRE))) &&
                !deps_waits_for(&d->deps, job->id);
 }
 
@@ -62,21 +73,30 @@ static void offer(uv_prepare_t *h)
         struct daemon *d = h->data;
         struct claims *c = d->claims;
         struct excess *e = calloc(c->n, sizeof(*e));
+        bool any = false, paused = pause_is_on(&d->node_pause);
         size_t ne = 0;
-        bool any = false;
 
         uv_prepare_stop(h);
         if (e && !store_alone(d->store) && !daemon_stopping(d) && !run_fenced(&d->shared.run))
                 for (size_t i = c->n; i-- > 0;) {
                         struct job *job = c->queued[i];
-                        int64_t *n;
+                        /* Held here for another node, or on the gate of a paused node. */
+                        bool away = away_index(c, job) < c->naway ||
+                                    (paused && job->gate_listed);
+                        int64_t *n = NULL;
 
-                        if (!offerable(d, job) || *(n = excess_of(e, &ne, job->queue)) <= 0 ||
-                            slow_work_call_if_queued(&job->dw.work, set_offered, NULL) < 0)
+                        if (!offerable(d, job, away))
                                 continue;
-                        (*n)--;
+                        /* Held for another node: no thread of this one takes it. */
+                        if (away)
+                                set_offered(&job->dw.work, NULL);
+                        else if ((!paused && *(n = excess_of(e, &ne, job->queue)) <= 0) ||
+                                 slow_work_call_if_queued(&job->dw.work, set_offered, NULL) < 0)
+                                continue;
+                        if (n)
+                                (*n)--;
                         store_offer_job(d->store, job->id, job->queue->name, job->priority,
-                                        job->queued_at);
+                                        job->queued_at, job->x->node);
                         any = true;
                 }
         free(e);
@@ -118,6 +138,9 @@ int claims_init(struct claims *c, uv_loop_t *loop, struct daemon *d)
         c->prepare.data = d;
         d->claims = c;
         d->on_queued = on_queued;
+        /* Its own pause as its row kept it, from before its restart. */
+        if (store_node_paused(d->store))
+                pause_restore(&d->node_pause, true, PAUSE_AT_START);
         return 0;
 }
 
@@ -125,12 +148,151 @@ void claims_close(struct claims *c)
 {
         for (size_t i = 0; i < c->n; i++)
                 job_unref(c->queued[i]);
+        for (size_t i = 0; i < c->naway; i++)
+                job_unref(c->away[i]);
         free(c->queued);
+        free(c->away);
+        c->away = NULL;
+        c->naway = c->away_size = 0;
         free(c->taken);
         c->queued = NULL;
         c->taken = NULL;
         c->n = c->size = 0;
         uv_close((uv_handle_t *)&c->prepare, NULL);
+}
+
+void claims_hold_away(struct daemon *d, struct job *job)
+{
+        struct claims *c = d->claims;
+
+        if (!c) {
+                /* The daemon stops: it stays queued on disk. */
+                __atomic_store_n(&job->held, false, __ATOMIC_RELEASE);
+                return;
+        }
+        if (c->naway == c->away_size) {
+                size_t size = c->away_size ? 2 * c->away_size : 16;
+                struct job **more = realloc(c->away, size * sizeof(*more));
+
+                if (!more) {
+                        log_error("Job %lld: out of memory while it waits for another node",
+                                  (long long)job->id);
+                        __atomic_store_n(&job->held, false, __ATOMIC_RELEASE);
+                        return;
+                }
+                c->away = more;
+                c->away_size = size;
+        }
+        c->away[c->naway++] = job_ref(job);
+        on_queued(d, job);
+}
+
+bool claims_drop_away(struct daemon *d, struct job *job)
+{
+        struct claims *c = d->claims;
+        size_t i = c ? away_index(c, job) : 0;
+
+        if (!c || i == c->naway)
+                return false;
+        c->away[i] = c->away[--c->naway];
+        __atomic_store_n(&job->held, false, __ATOMIC_RELEASE);
+        job_unref(job);
+        return true;
+}
+
+bool claims_node_known(struct daemon *d, const char *name)
+{
+        struct db_node *nodes = NULL;
+        size_t n = 0;
+        bool known = strcmp(name, store_node(d->store)) == 0 ||
+                     (d->node_listed && strcmp(name, d->node_listed) == 0);
+
+        if (known || !store_shared(d->store) || store_nodes(d->store, &nodes, &n) < 0)
+                return known;
+        for (size_t i = 0; i < n && !known; i++)
+                known = strcmp(nodes[i].name, name) == 0;
+        free(nodes);
+        return known;
+}
+
+void claims_held(struct daemon *d, struct job *job)
+{
+        if (d->claims && pause_is_on(&d->node_pause))
+                on_queued(d, job);
+}
+
+void claims_pause_node(struct daemon *d, bool paused)
+{
+        struct job *job;
+
+        pause_set(&d->node_pause, paused);
+        if (!d->claims)
+                return;
+        store_pause_node(d->store, store_node(d->store), paused, NULL, NULL);
+        if (!paused) {
+                gate_open(&d->gate);
+                claims_look(d);
+                return;
+        }
+        for (job = d->registry.first; job; job = job->onext)
+                on_queued(d, job);
+}
+
+void claims_taken_back(struct daemon *d, struct job *job)
+{
+        __atomic_store_n(&job->offered, false, __ATOMIC_RELEASE);
+        if (d->claims && job->live && away_index(d->claims, job) < d->claims->naway)
+                on_queued(d, job);
+}
+
+void claims_settings_changed(struct daemon *d)
+{
+        struct claims *c = d->claims;
+
+        /* Queued again: a run still away is held again, one offered taken back as it starts. */
+        for (size_t i = c ? c->naway : 0; i-- > 0;) {
+                struct job *job = c->away[i];
+
+                if (job->x->node || __atomic_load_n(&job->queue->away, __ATOMIC_ACQUIRE))
+                        continue;
+                job_ref(job);
+                claims_drop_away(d, job);
+                if (daemon_queue_run(d, job, 0) < 0)
+                        log_warning("Job %lld: cannot queue it again", (long long)job->id);
+                job_unref(job);
+        }
+        claims_look(d);
+}
+
+char *claims_why_away(struct daemon *d, const struct job *job)
+{
+        struct claims *c = d->claims;
+        struct db_node *nodes = NULL;
+        size_t n = 0, live = 0;
+        char *why = NULL;
+        int r = -1;
+
+        if (!c || away_index(c, job) == c->naway || store_nodes(d->store, &nodes, &n) < 0)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                struct sw_settings s = {0};
+
+                snprintf(s.node_queues, sizeof(s.node_queues), "%s", nodes[i].queues);
+                live += job->x->node ? strcmp(nodes[i].name, job->x->node) == 0
+                                     : settings_serves(&s, job->queue->name);
+        }
+        free(nodes);
+        if (job->x->node)
+                r = asprintf(&why, live ? "placed on node %s, which claims it once it has a free "
+                                          "thread"
+                                        : "placed on node %s, which is not live",
+                             job->x->node);
+        else
+                r = asprintf(&why, live ? "queue %s is not served here: a node that serves it "
+                                          "claims it once it has a free thread"
+                                        : "queue %s is served by no live node (node-queues)",
+                             job->queue->name);
+        return r < 0 ? NULL : why;
 }
 
 void claims_look(struct daemon *d)
@@ -141,7 +303,7 @@ void claims_look(struct daemon *d)
         int64_t total = 0;
 
         if (!c || !c->offers_seen || c->claiming || daemon_stopping(d) ||
-            run_fenced(&d->shared.run) || pause_is_on(&d->pause))
+            run_fenced(&d->shared.run) || pause_is_on(&d->pause) || pause_is_on(&d->node_pause))
                 return;
         for (struct queue *q = d->queues; q; q = q->next)
                 nq++;
@@ -152,7 +314,7 @@ void claims_look(struct daemon *d)
                 struct slow_work_stats st;
                 int64_t free_threads, very_slow;
 
-                if (pause_is_on(&q->pause))
+                if (pause_is_on(&q->pause) || __atomic_load_n(&q->away, __ATOMIC_ACQUIRE))
                         continue;
                 slow_work_pool_stats(q->pool, &st);
                 free_threads = q->settings.max_threads - (int64_t)st.busy - st.queued_slow -
@@ -228,6 +390,7 @@ void claims_let_go(struct daemon *d, struct job *job)
 
         job->waiters = job->cancels = NULL;
         job_ref(job);
+        claims_drop_away(d, job);
         slow_work_cancel_pending(&job->dw.work);
         gate_drop(&d->gate, job);
         users_drop(&job->queue->users, job);

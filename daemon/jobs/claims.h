@@ -6,7 +6,9 @@
  * free threads claims offered jobs of its queues (store_claim: one transaction, FOR UPDATE SKIP
  * LOCKED), woken by the offering node's mail or seeing offers at a renewal; a job claimed
  * elsewhere leaves this node without a write, and the requests that wait for it go where it
- * went. Loop thread only.
+ * went. A job placed on another node (submit's node), or of a queue that this node's
+ * node-queues leaves out, is never started here: it is held and offered until a node that may
+ * run it claims it. Loop thread only.
  */
 #ifndef SLOWWORKD_CLAIMS_H
 #define SLOWWORKD_CLAIMS_H
@@ -33,12 +35,34 @@ struct claims {
         int64_t wanted, got;   /* what it asked for, and what it got */
         char *taken;           /* the ids it got, for the mail: "[1,2" (NULL: none) */
         size_t taken_len;
+        struct job **away;     /* runs held here for another node (EVENT_HELD_AWAY): references */
+        size_t naway, away_size;
 };
 
 int claims_init(struct claims *c, uv_loop_t *loop, struct daemon *d);
 void claims_close(struct claims *c);
 /* The job's run was queued now (not delayed): it may be offered at the iteration's end. */
 void claims_queued(struct daemon *d, struct job *job);
+/* The job's run did not start: it runs on another node (EVENT_HELD_AWAY). It is held here,
+ * offered, until a node that may run it claims it. */
+void claims_hold_away(struct daemon *d, struct job *job);
+/* It is held no more (a cancel): whether it was. */
+bool claims_drop_away(struct daemon *d, struct job *job);
+/* node-queues changed: the runs held for a queue this node serves now are queued again. */
+void claims_settings_changed(struct daemon *d);
+/* Why the job waits for another node (a new string), or NULL when it runs here. */
+char *claims_why_away(struct daemon *d, const struct job *job);
+/* The job, offered, was taken back (DB_RECLAIM_JOB said it is still this node's): one held
+ * here for another node is offered again at the iteration's end. */
+void claims_taken_back(struct daemon *d, struct job *job);
+/* The run was held on the gate (EVENT_HELD): a paused node offers it. */
+void claims_held(struct daemon *d, struct job *job);
+/* This node's own pause (pause with node), kept in its row of nodes: paused, it starts nothing,
+ * claims nothing and offers every queued run; resumed, the gate lets its runs go. */
+void claims_pause_node(struct daemon *d, bool paused);
+/* Whether a node of that name is this one, is live as the last renewal saw, or is the one the
+ * database had for the submit being served (d->node_listed). */
+bool claims_node_known(struct daemon *d, const char *name);
 /* Threads may be free: a claim is made if another node may offer jobs. */
 void claims_look(struct daemon *d);
 /* Mail of CLAIMS_OFFERED_MAIL or CLAIMS_TAKEN_MAIL from another node. */

@@ -303,6 +303,7 @@ int daemon_init(struct daemon *d, const struct daemon_config *config)
             .uid = config->uid,
             .jobs_nofile = config->jobs_nofile,
             .pause = &d->pause,
+            .node_pause = &d->node_pause,
             .events = &d->events,
             .contain = &d->contain,
             .inflight = &d->inflight,
@@ -332,6 +333,7 @@ int daemon_init(struct daemon *d, const struct daemon_config *config)
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
         pause_init(&d->pause, NULL, d->store);
+        pause_init_node(&d->node_pause, store_node(d->store));
         users_init(&d->users, offsetof(struct job, user_link), offsetof(struct job, user_listed),
                    &d->shared.run.stopping, daemon_release_held, d);
         users_set_limits(&d->users, config->settings->max_queued_per_user,
@@ -359,7 +361,7 @@ int daemon_init(struct daemon *d, const struct daemon_config *config)
 void daemon_report_node(struct daemon *d)
 {
         store_report(d->store, __atomic_load_n(&d->pause.runs, __ATOMIC_RELAXED),
-                     d->settings.min_threads, d->settings.max_threads);
+                     d->settings.min_threads, d->settings.max_threads, d->settings.node_queues);
 }
 
 bool daemon_stopping(struct daemon *d)
@@ -471,6 +473,7 @@ void daemon_close_events(struct daemon *d)
         gate_close(&d->gate);
         users_close(&d->users);
         pause_close(&d->pause);
+        pause_close(&d->node_pause);
         for (struct queue *q = d->queues; q; q = q->next) {
                 pause_close(&q->pause);
                 users_close(&q->users);

@@ -60,6 +60,7 @@ struct daemon {
         struct relay *relay;    /* requests about other nodes' jobs go there (NULL: none) */
         struct gate gate;       /* runs held back: for free space, or paused */
         struct pause pause;
+        struct pause node_pause; /* this node's own (a shared database's: pause with node) */
         uint64_t shared_changes;        /* this node's changes of the rows all nodes share */
         struct drain_wait *drain_waits; /* pauses with drain not answered yet (jobs/drain.c) */
         int64_t last_drain;             /* their numbers, from a random start */
@@ -70,6 +71,9 @@ struct daemon {
          * database said (methods/elsewhere.c), each of its owner (NULL: none). */
         const struct live_elsewhere *live_elsewhere;
         size_t nlive_elsewhere;
+        /* While a submit is served: the node it places its job on, which the database has
+         * though the last renewal did not see it live (methods/elsewhere.c), or NULL. */
+        const char *node_listed;
         bool reading_deps; /* the ends of other nodes' jobs are being read (deps-elsewhere.c) */
         struct schedule schedule; /* recurring jobs */
         struct metrics metrics;

@@ -21,6 +21,8 @@ enum event_type {
                          * took a slot of both limits; held is set) */
         EVENT_CLAIMED,  /* an offered run did not start: another node claimed the job first (it
                          * took a slot of both limits) */
+        EVENT_HELD_AWAY, /* a run did not start: it runs on another node (placed there, or of a
+                          * queue this one does not serve; held is set) */
 };
 
 struct event {

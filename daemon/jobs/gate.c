@@ -26,7 +26,7 @@ static double free_percent(const struct run_context *ctx)
 /* The daemon's pause, its fence, or its reexec: nothing starts until it ends. */
 static bool paused(const struct gate *g)
 {
-        return pause_is_on(g->ctx->pause) || run_fenced(g->ctx) ||
+        return pause_is_on(g->ctx->pause) || pause_is_on(g->ctx->node_pause) || run_fenced(g->ctx) ||
                __atomic_load_n(&g->ctx->handing_over, __ATOMIC_ACQUIRE);
 }
 
@@ -38,7 +38,8 @@ static bool space_low(const struct run_context *ctx)
 
 bool gate_holds_back(const struct run_context *ctx, const struct job *job)
 {
-        return pause_is_on(ctx->pause) || run_fenced(ctx) || pause_is_on(&job->queue->pause) ||
+        return pause_is_on(ctx->pause) || pause_is_on(ctx->node_pause) || run_fenced(ctx) ||
+               pause_is_on(&job->queue->pause) ||
                __atomic_load_n(&ctx->handing_over, __ATOMIC_ACQUIRE) ||
                (job->owner != 0 && space_low(ctx));
 }

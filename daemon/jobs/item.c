@@ -65,6 +65,13 @@ static bool end_give_up(void *arg)
                run_fenced(&job->shared->run);
 }
 
+/* Whether the job runs on another node: placed there, or of a queue this node does not serve. */
+static bool runs_away(const struct job *job)
+{
+        return (job->x->node && strcmp(job->x->node, job->shared->node) != 0) ||
+               __atomic_load_n(&job->queue->away, __ATOMIC_ACQUIRE);
+}
+
 /* The run starts now: its record's start, and the loop told. */
 static void run_started(const struct run_job *rj, struct run_record *rec)
 {
@@ -150,9 +157,14 @@ static void item_execute(struct slow_work *work)
         int r;
 
         pause_run_started(ctx->pause);
+        pause_run_started(ctx->node_pause);
         pause_run_started(&job->queue->pause);
         if (job->resume) {
                 resume_run(job);
+                return;
+        }
+        if (!must_go(job) && runs_away(job)) {
+                hold(job, EVENT_HELD_AWAY);
                 return;
         }
         if (!must_go(job) && gate_holds_back(ctx, job)) {

@@ -64,6 +64,7 @@ static void extra_free(struct job_shared *shared, const struct job_extra *shared
         free(x->cron);
         free(x->cron_expr);
         free(x->on_end);
+        free(x->node);
         free((struct job_extra *)x);
 }
 
@@ -78,7 +79,7 @@ static int make_extra(struct job_shared *shared, const struct sw_submit_params *
 
         *ret = &job_no_extra;
         if (!p->plugin && p->timeout <= 0 && p->retries <= 0 && p->every <= 0 && !p->cron &&
-            !p->on_end) {
+            !p->on_end && !p->node) {
                 if (!limits || memcmp(limits, &job_no_extra.limits, sizeof(*limits)) == 0)
                         return 0;
                 *ret = limits_alone(shared, limits);
@@ -93,7 +94,8 @@ static int make_extra(struct job_shared *shared, const struct sw_submit_params *
         x->retries = p->retries;
         x->retry_delay = p->retry_delay;
         x->every = p->every;
-        if (p->on_end && !(x->on_end = strdup(p->on_end)))
+        if ((p->on_end && !(x->on_end = strdup(p->on_end))) ||
+            (p->node && !(x->node = strdup(p->node))))
                 return -ENOMEM;
         if (p->plugin) {
                 r = plugins_get(&shared->plugins, p->plugin, p->entry, &x->plugin,
@@ -382,6 +384,7 @@ static void params_of(const struct job *job, const char *queue, struct sw_submit
             .queue = (char *)queue,
             .priority = job->priority,
             .on_end = job->x->on_end,
+            .node = job->x->node,
         };
         if (job->x->plugin) {
                 p->plugin = (char *)job->x->plugin->name;
@@ -649,6 +652,8 @@ static void flow_to_json(struct job *job, json_object *o, bool for_status)
                 add(o, "cron", json_object_new_string(job->x->cron_expr));
         if (for_status && job->x->on_end)
                 add(o, "on_end", json_object_new_string(job->x->on_end));
+        if (for_status && job->x->node)
+                add(o, "pinned_to", json_object_new_string(job->x->node));
 }
 
 /* Its flow as its row keeps it: NULL when there is nothing to keep. */

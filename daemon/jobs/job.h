@@ -68,6 +68,7 @@ struct job_extra {
         json_object *arg; /* loop: compared by later submits with its key */
         char *arg_text;   /* what the entry point gets */
         char *on_end;     /* a shell command run after each of its runs (jobs/on-end.c) */
+        char *node;       /* the node it runs on alone (jobs/claims.c), or NULL: any */
         unsigned refs;    /* loop: the jobs that share it, one with limits alone; else 0 */
         struct job_extra *next; /* loop: the shared ones (job_shared) */
 };

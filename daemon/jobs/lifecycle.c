@@ -190,8 +190,9 @@ void lifecycle_ended_before_start(struct daemon *d, struct job *job, const char 
 static bool drop_held(struct daemon *d, struct job *job)
 {
         bool gated = gate_drop(&d->gate, job), queue_held = users_drop(&job->queue->users, job);
+        bool away = claims_drop_away(d, job);
 
-        return users_drop(&d->users, job) || gated || queue_held;
+        return users_drop(&d->users, job) || gated || queue_held || away;
 }
 
 /* The job's cancels that waited for its run are through once the pool is done with the run. */
@@ -245,6 +246,7 @@ int lifecycle_cancel(struct daemon *d, struct job *job, struct answer *a, json_o
 static void run_done(struct daemon *d, struct job *job)
 {
         pause_run_done(&d->pause);
+        pause_run_done(&d->node_pause);
         pause_run_done(&job->queue->pause);
 }
 
@@ -293,6 +295,7 @@ void lifecycle_on_event(void *data, struct event *e)
                 users_return_grant(&job->queue->users, job);
                 gate_hold(&d->gate, job);
                 run_done(d, job);
+                claims_held(d, job); /* a paused node's go to the others */
                 break;
         case EVENT_HELD_USER:
                 users_hold(&d->users, job);
@@ -309,6 +312,10 @@ void lifecycle_on_event(void *data, struct event *e)
                 users_run_ended(&job->queue->users, job);
                 gate_hold(&d->gate, job);
                 run_done(d, job);
+                break;
+        case EVENT_HELD_AWAY:
+                run_done(d, job);
+                claims_hold_away(d, job);
                 break;
         case EVENT_CLAIMED:
                 users_run_ended(&d->users, job);

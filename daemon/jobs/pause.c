@@ -22,10 +22,17 @@ void pause_init(struct pause *p, const char *queue, struct store *store)
                 snprintf(p->kept_name, sizeof(p->kept_name), "%s", PAUSE_KEPT_NAME);
 }
 
-/* "Paused", "Queue gpu paused", for the log. */
+void pause_init_node(struct pause *p, const char *node)
+{
+        *p = (struct pause){.node = node};
+}
+
+/* "Paused", "Queue gpu paused", "Node n1 paused", for the log. */
 static void log_change(const struct pause *p, const char *what, const char *rest)
 {
-        if (p->queue)
+        if (p->node)
+                log_info("Node %s %s%s", p->node, what, rest);
+        else if (p->queue)
                 log_info("Queue %s %s%s", p->queue, what, rest);
         else
                 log_info("%c%s%s", what[0] - 'a' + 'A', what + 1, rest);
@@ -52,6 +59,8 @@ json_object *pause_result(const struct pause *p)
 
         if (p->queue)
                 json_object_object_add(o, "queue", json_object_new_string(p->queue));
+        if (p->node)
+                json_object_object_add(o, "node", json_object_new_string(p->node));
         json_object_object_add(o, "paused", json_object_new_boolean(pause_is_on(p)));
         json_object_object_add(o, "running", json_object_new_int64(running(p)));
         return o;
@@ -81,7 +90,7 @@ static void change(struct pause *p, bool paused, const char *how)
                 log_change(p, paused ? "paused" : "resumed", rest);
         }
         __atomic_store_n(&p->paused, paused, __ATOMIC_SEQ_CST);
-        if (!how)
+        if (!how && p->store)
                 store_put_setting(p->store, p->kept_name, paused ? 1 : 0);
         if (!paused)
                 end_drains(p, true);

@@ -23,12 +23,15 @@ struct pause {
         int64_t runs;         /* atomic: runs past their start, until the loop saw them end */
         char kept_name[96];   /* its row among the kept settings */
         const char *queue;    /* NULL: the daemon's pause */
+        const char *node;     /* a node's own pause (its row of nodes keeps it: claims.c) */
         struct store *store;
         struct drain *drains; /* pause requests with drain, answered when no run is in progress */
 };
 
 /* The pause of the queue (its name must outlive p), or of the daemon (NULL). */
 void pause_init(struct pause *p, const char *queue, struct store *store);
+/* A node's own pause (its name must outlive p), which the caller keeps. */
+void pause_init_node(struct pause *p, const char *node);
 /* A run of its jobs is past its start (any thread). */
 void pause_run_started(struct pause *p);
 /* The state the database keeps, as read at start or after another node changed it (how: " before

@@ -37,6 +37,10 @@ int payload_check(const struct sw_submit_params *p, bool *ret_very_slow, char *e
                 snprintf(err, errlen, "\"cwd\" must be an absolute path");
                 return -EINVAL;
         }
+        if (p->node && !p->node[0]) {
+                snprintf(err, errlen, "\"node\" must not be empty");
+                return -EINVAL;
+        }
         if (p->on_end && !p->on_end[0]) {
                 snprintf(err, errlen, "\"on_end\" must not be empty");
                 return -EINVAL;
@@ -168,6 +172,10 @@ char *payload_json(const struct sw_submit_params *p, const struct sw_limits *lim
         if (p->on_end) {
                 json_text_name(&t, "on_end");
                 json_text_string(&t, p->on_end);
+        }
+        if (p->node) {
+                json_text_name(&t, "node");
+                json_text_string(&t, p->node);
         }
         json_text_close(&t, '}');
         return json_text_end(&t);

@@ -27,6 +27,7 @@ struct queue {
         struct pause pause;
         struct users users; /* its per-user limits, over its own jobs */
         size_t njobs;       /* its live jobs */
+        bool away;          /* atomic: node-queues leaves it out: its runs go to other nodes */
 };
 
 /* Starts its pool: 0, or -errno. stopping and release are its per-user limits' (users_init). */

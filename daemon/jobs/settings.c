@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <string.h>
 
+#include "jobs/claims.h"
 #include "jobs/queues.h"
 #include "jobs/settings.h"
 #include "store/store.h"
@@ -25,8 +26,12 @@ int settings_apply(struct daemon *d, const struct sw_settings *s)
         __atomic_store_n(&d->shared.run.min_free_space, s->min_free_space, __ATOMIC_RELAXED);
         __atomic_store(&d->shared.run.kill_grace, &s->kill_grace, __ATOMIC_RELAXED);
         users_set_limits(&d->users, s->max_queued_per_user, s->max_running_per_user);
-        for (struct queue *q = d->queues; q; q = q->next)
+        for (struct queue *q = d->queues; q; q = q->next) {
                 queue_set_fair(q, s->fair_share);
+                __atomic_store_n(&q->away, store_shared(d->store) && !settings_serves(s, q->name),
+                                 __ATOMIC_RELEASE);
+        }
+        claims_settings_changed(d);
         return 0;
 }
 

@@ -50,6 +50,8 @@ static void add_extra(json_object *o, const struct job_extra *x)
                 json_object_object_add(o, "cron", json_object_new_string(x->cron_expr));
         if (x->on_end)
                 json_object_object_add(o, "on_end", json_object_new_string(x->on_end));
+        if (x->node)
+                json_object_object_add(o, "node", json_object_new_string(x->node));
 }
 
 char *job_spec(const struct job *job)

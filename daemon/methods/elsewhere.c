@@ -40,6 +40,8 @@ struct lookup {
         struct live_elsewhere *live; /* a submit's live jobs of other nodes, nlive of them */
         size_t nlive;
         bool to_runner; /* a finished job's request too goes to the node that ran it */
+        char *placed;   /* a submit's node, which the database has though the last renewal
+                         * did not see it live (the submit is served with d->node_listed) */
         char node[64];  /* the job's node, which the last renewal did not see live */
 };
 
@@ -50,6 +52,7 @@ static void lookup_free(struct lookup *lk)
         conn_unref(lk->c);
         free(lk->line);
         free(lk->live);
+        free(lk->placed);
         free(lk);
 }
 
@@ -105,9 +108,11 @@ static void next_or_answer(struct lookup *lk)
         c->busy = false;
         lk->d->live_elsewhere = lk->live;
         lk->d->nlive_elsewhere = lk->nlive;
+        lk->d->node_listed = lk->placed;
         lk->here(lk->d, c, lk->line, lk->len);
         lk->d->live_elsewhere = NULL;
         lk->d->nlive_elsewhere = 0;
+        lk->d->node_listed = NULL;
         if (!c->busy)
                 conn_resume(c);
         lookup_free(lk);
@@ -235,6 +240,46 @@ static void nodes_read(void *data, const struct db_result *res)
         lookup_free(lk);
 }
 
+/* The nodes the database has, for a submit placed on a node the last renewal did not see live:
+ * one it never had is refused. */
+static void placed_listed(void *data, const struct db_result *res)
+{
+        struct lookup *lk = data;
+        json_object *rows = res && res->got && res->text ? json_tokener_parse(res->text) : NULL;
+        bool listed = false;
+
+        for (size_t i = 0;
+             json_object_is_type(rows, json_type_array) && i < json_object_array_length(rows);
+             i++) {
+                const char *name = json_object_get_string(
+                    json_object_object_get(json_object_array_get_idx(rows, i), "name"));
+
+                listed = listed || (name && strcmp(name, lk->placed) == 0);
+        }
+        json_object_put(rows);
+        if (!res || lk->c->closing) {
+                lookup_free(lk);
+                return;
+        }
+        if (!res->got) {
+                conn_reply_line(lk->c, sw_error_line(json_object_get(lk->id), SW_E_INTERNAL,
+                                                     "cannot read the job database"));
+                lookup_free(lk);
+                return;
+        }
+        if (!listed) {
+                char why[160];
+
+                snprintf(why, sizeof(why), "parameter \"node\": no node is named %.64s",
+                         lk->placed);
+                conn_reply_line(lk->c,
+                                sw_error_line(json_object_get(lk->id), SW_E_INVALID_PARAMS, why));
+                lookup_free(lk);
+                return;
+        }
+        next_or_answer(lk);
+}
+
 static void holder_found(void *data, const struct db_result *res)
 {
         struct lookup *lk = data;
@@ -275,6 +320,16 @@ static void holder_found(void *data, const struct db_result *res)
                 }
                 code = SW_E_INTERNAL;
                 snprintf(why, sizeof(why), "out of memory");
+        } else if (res->i[2] > 0) {
+                /* Live at its epoch now, which the last renewal may not have seen yet (it just
+                 * started again). */
+                char *line = with_env(lk);
+
+                relay_forward_read(lk->d->relay, c, node, res->i[2], line ? line : lk->line,
+                                   line ? strlen(line) : lk->len);
+                free(line);
+                lookup_free(lk);
+                return;
         } else if (forward(lk, node)) {
                 lookup_free(lk);
                 return;
@@ -330,7 +385,7 @@ static void taken_back(void *data, const struct db_result *res)
                 return;
         }
         if (res->i[0] == 1 || !tb->job->live) {
-                __atomic_store_n(&tb->job->offered, false, __ATOMIC_RELEASE);
+                claims_taken_back(tb->d, tb->job);
                 take_back_done(tb);
                 return;
         }
@@ -374,6 +429,7 @@ bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method
                    bool again)
 {
         bool submit = strcmp(method->name, "submit") == 0;
+        const char *placed = NULL;
         struct lookup *lk;
         json_object *v;
         size_t dep = 0;
@@ -382,16 +438,25 @@ bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method
         /* A node serving another node's client asks no further, but learns finished jobs. */
         if (!d->relay || !store_shared(d->store) || (c->relayed && !submit && !again))
                 return false;
-        if (submit)
-                job = unknown_dep(d, params, &dep);
-        else if (method->by_id && json_object_object_get_ex(params, "id", &v) &&
-                 json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0 &&
-                 !known_here(d, json_object_get_int64(v)))
+        if (submit && json_object_object_get_ex(params, "node", &v) &&
+            json_object_is_type(v, json_type_string) &&
+            !claims_node_known(d, json_object_get_string(v)))
+                placed = json_object_get_string(v);
+        if (submit) {
+                /* A placed one's jobs are looked up once its node is (next_or_answer()). */
+                if (!placed)
+                        job = unknown_dep(d, params, &dep);
+        } else if (method->by_id && json_object_object_get_ex(params, "id", &v) &&
+                   json_object_is_type(v, json_type_int) && json_object_get_int64(v) > 0 &&
+                   !known_here(d, json_object_get_int64(v))) {
                 job = json_object_get_int64(v);
-        if (!job)
+        }
+        if (!job && !placed)
                 return false;
         lk = calloc(1, sizeof(*lk));
-        if (!lk || !(lk->line = strndup(line, len))) {
+        if (!lk || !(lk->line = strndup(line, len)) || (placed && !(lk->placed = strdup(placed)))) {
+                if (lk)
+                        free(lk->line);
                 free(lk);
                 return false;
         }
@@ -406,8 +471,12 @@ bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method
             .len = len,
             .here = here,
             .to_runner = strcmp(method->name, "restart") == 0,
+            .placed = lk->placed,
         };
         c->busy = true;
-        store_find_job(d->store, job, holder_found, lk);
+        if (placed)
+                store_list_nodes(d->store, placed_listed, lk);
+        else
+                store_find_job(d->store, job, holder_found, lk);
         return true;
 }

@@ -5,10 +5,13 @@
  * answered once no run is in progress (jobs/pause.c).
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 
 #include "jobs/answer.h"
+#include "jobs/claims.h"
 #include "jobs/daemon.h"
 #include "jobs/drain.h"
 #include "jobs/pause.h"
@@ -19,6 +22,9 @@
 #include "methods/requests.h"
 #include "run/run.h"
 #include "server/conn.h"
+#include "server/relay.h"
+#include "store/store.h"
+#include "store/db.h"
 #include "store/run-record.h"
 #include "util/signal-name.h"
 
@@ -41,11 +47,174 @@ static struct pause *pause_of(struct daemon *d, const char *queue, struct reply 
         return q ? &q->pause : NULL;
 }
 
+/* A request answered once the database has: its connection, id and node; the request line for
+ * the node when it is live. */
+struct node_wait {
+        struct daemon *d;
+        struct conn *c;
+        json_object *id;
+        struct answer *answer; /* this node's drain */
+        bool paused;
+        char *line;
+        char node[SW_NODE_NAME_MAX + 1];
+};
+
+static void node_wait_free(struct node_wait *w)
+{
+        conn_unref(w->c);
+        free(w->line);
+        free(w);
+}
+
+/* This node's own pause drained: no run of it is in progress. */
+static void node_drained(void *data, bool drained)
+{
+        struct node_wait *w = data;
+        json_object *result = json_object_new_object();
+
+        json_object_object_add(result, "node", json_object_new_string(w->node));
+        json_object_object_add(result, "paused", json_object_new_boolean(true));
+        json_object_object_add(result, "running", json_object_new_int64(0));
+        if (drained)
+                w->answer->done(w->answer, 0, result);
+        else {
+                json_object_put(result);
+                w->answer->drop(w->answer);
+        }
+        node_wait_free(w);
+}
+
+/* The row of a node that is not live changed (its pause kept for its next start). */
+static void node_row_paused(void *data, const struct db_result *res)
+{
+        struct node_wait *w = data;
+        json_object *result;
+
+        if (!res) {
+                json_object_put(w->id); /* the daemon stops */
+        } else if (!res->got || res->i[0] == 0) {
+                conn_reply(w->c, w->id, NULL, SW_E_INTERNAL,
+                           res->got ? "the node's row is gone" : "cannot reach the job database");
+        } else {
+                result = json_object_new_object();
+                json_object_object_add(result, "node", json_object_new_string(w->node));
+                json_object_object_add(result, "paused", json_object_new_boolean(w->paused));
+                json_object_object_add(result, "running", json_object_new_int64(0));
+                conn_reply(w->c, w->id, result, 0, NULL);
+        }
+        node_wait_free(w);
+}
+
+/* The nodes as the database has them now: a live node gets the request (at its epoch now, which
+ * may be newer than the last renewal saw), a node that is not live has its row changed, and a
+ * name no node has is refused. */
+static void node_listed(void *data, const struct db_result *res)
+{
+        struct node_wait *w = data;
+        json_object *rows = res && res->got && res->text ? json_tokener_parse(res->text) : NULL;
+        json_object *row = NULL;
+        char why[128];
+
+        for (size_t i = 0;
+             json_object_is_type(rows, json_type_array) && i < json_object_array_length(rows);
+             i++) {
+                json_object *o = json_object_array_get_idx(rows, i);
+                const char *name = json_object_get_string(json_object_object_get(o, "name"));
+
+                if (name && strcmp(name, w->node) == 0)
+                        row = o;
+        }
+        if (!res || w->c->closing) {
+                json_object_put(w->id);
+                node_wait_free(w);
+        } else if (!res->got) {
+                conn_reply(w->c, w->id, NULL, SW_E_INTERNAL, "cannot reach the job database");
+                node_wait_free(w);
+        } else if (!row) {
+                snprintf(why, sizeof(why), "parameter \"node\": no node is named %s", w->node);
+                conn_reply(w->c, w->id, NULL, SW_E_INVALID_PARAMS, why);
+                node_wait_free(w);
+        } else if (strcmp(json_object_get_string(json_object_object_get(row, "state")), "live") ==
+                   0) {
+                relay_forward_read(w->d->relay, w->c, w->node,
+                                   json_object_get_int64(json_object_object_get(row, "epoch")),
+                                   w->line, strlen(w->line));
+                json_object_put(w->id);
+                node_wait_free(w);
+        } else {
+                store_pause_node(w->d->store, w->node, w->paused, node_row_paused, w);
+        }
+        json_object_put(rows);
+}
+
+/* pause and resume of one node of a shared database: this one's here; another node's is passed
+ * to it, where it is its own; a node that is not live has its row changed, which it reads at
+ * its next start. */
+static void pause_node(struct daemon *d, struct conn *c, const char *method, bool paused,
+                       bool drain, const char *node, struct reply *r)
+{
+        struct node_wait *w;
+        json_object *req;
+
+        if (!store_shared(d->store) || !d->relay) {
+                reply_error(r, SW_E_INVALID_PARAMS,
+                            "parameter \"node\": a node's own pause is for the nodes of a shared "
+                            "database (pause the daemon instead)");
+                return;
+        }
+        w = calloc(1, sizeof(*w));
+        if (!w) {
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        *w = (struct node_wait){.d = d, .c = conn_ref(c), .paused = paused};
+        snprintf(w->node, sizeof(w->node), "%s", node);
+        if (strcmp(node, store_node(d->store)) == 0) {
+                claims_pause_node(d, paused);
+                r->result = pause_result(&d->node_pause);
+                if (paused && drain && (w->answer = requests_answer_new(c, r->id)) &&
+                    pause_add_drain(&d->node_pause, node_drained, w) > 0) {
+                        json_object_put(r->result);
+                        r->result = NULL;
+                        r->deferred = true;
+                        return;
+                }
+                if (w->answer)
+                        requests_answer_free(w->answer);
+                node_wait_free(w);
+                return;
+        }
+        req = json_object_new_object();
+        json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
+        json_object_object_add(req, "id", json_object_get(r->id));
+        json_object_object_add(req, "method", json_object_new_string(method));
+        json_object_object_add(req, "params", json_object_get(r->params));
+        w->line = strdup(json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
+        json_object_put(req);
+        if (!w->line) {
+                node_wait_free(w);
+                reply_error(r, SW_E_INTERNAL, "out of memory");
+                return;
+        }
+        w->id = json_object_get(r->id);
+        store_list_nodes(d->store, node_listed, w);
+        r->deferred = true;
+}
+
 static void handle_pause(struct daemon *d, struct conn *c, union params *p, struct reply *r)
 {
         struct pause *pause;
         int e = 0;
 
+        if (p->pause.node && p->pause.queue) {
+                reply_error(r, SW_E_INVALID_PARAMS, "give at most one of \"node\" and \"queue\"");
+                return;
+        }
+        if (p->pause.node) {
+                if (admin_only(c, "pause", r))
+                        pause_node(d, c, "pause", true, p->pause.drain, p->pause.node, r);
+                return;
+        }
         if (!admin_only(c, "pause", r) || !(pause = pause_of(d, p->pause.queue, r)))
                 return;
         pause_set(pause, true);
@@ -72,7 +241,16 @@ static void handle_resume(struct daemon *d, struct conn *c, union params *p, str
 {
         struct pause *pause;
 
-        if (!admin_only(c, "resume", r) || !(pause = pause_of(d, p->queue_opt.queue, r)))
+        if (p->pause.node && p->pause.queue) {
+                reply_error(r, SW_E_INVALID_PARAMS, "give at most one of \"node\" and \"queue\"");
+                return;
+        }
+        if (p->pause.node) {
+                if (admin_only(c, "resume", r))
+                        pause_node(d, c, "resume", false, false, p->pause.node, r);
+                return;
+        }
+        if (!admin_only(c, "resume", r) || !(pause = pause_of(d, p->pause.queue, r)))
                 return;
         pause_set(pause, false);
         shared_settings_changed(d);
@@ -212,7 +390,7 @@ static void handle_signal(struct daemon *d, struct conn *c, union params *p, str
 
 const struct method flow_methods[] = {
     {"pause", sw_pause_params, NULL, handle_pause, false},
-    {"resume", sw_queue_opt_params, NULL, handle_resume, false},
+    {"resume", sw_resume_params, NULL, handle_resume, false},
     {"suspend", sw_id_params, NULL, handle_suspend, true},
     {"continue", sw_id_params, NULL, handle_continue, true},
     {"signal", sw_signal_params, NULL, handle_signal, true},

@@ -56,6 +56,8 @@ static json_object *node_item(const struct db_node *node, bool self, bool live)
         json_object_object_add(o, "max_threads", json_object_new_int64(node->max_threads));
         json_object_object_add(o, "lease_age", json_object_new_double(node->lease_age));
         json_object_object_add(o, "state", json_object_new_string(live ? "live" : "expired"));
+        json_object_object_add(o, "paused", json_object_new_boolean(node->paused));
+        json_object_object_add(o, "node_queues", json_object_new_string(node->queues));
         json_object_object_add(o, "self", json_object_new_boolean(self));
         return o;
 }
@@ -89,6 +91,11 @@ static json_object *items_of(struct daemon *d, const char *text)
                                                        json_object_new_int64(mine[k].min_threads));
                                 json_object_object_add(o, "max_threads",
                                                        json_object_new_int64(mine[k].max_threads));
+                                json_object_object_add(o, "node_queues",
+                                                       json_object_new_string(mine[k].queues));
+                                json_object_object_add(
+                                    o, "paused",
+                                    json_object_new_boolean(pause_is_on(&d->node_pause)));
                         }
                 json_object_object_add(o, "self", json_object_new_boolean(self));
         }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "jobs/claims.h"
 #include "jobs/daemon.h"
 #include "jobs/queues.h"
 #include "jobs/record.h"
@@ -53,6 +54,7 @@ static bool held(struct daemon *d, struct job *job)
 static json_object *live_status(struct daemon *d, struct job *job)
 {
         json_object *o = job_to_json(job);
+        char *why;
 
         /* The log of the run in progress, once it has started. */
         if (json_object_object_get(o, "started")) {
@@ -67,6 +69,10 @@ static json_object *live_status(struct daemon *d, struct job *job)
         json_object_object_add(o, "suspended",
                                json_object_new_boolean(suspend_is_on(&job->suspend)));
         json_object_object_add(o, "held", json_object_new_boolean(held(d, job)));
+        why = claims_why_away(d, job);
+        if (why)
+                json_object_object_add(o, "why", json_object_new_string(why));
+        free(why);
         json_object_object_add(o, "deferred",
                                json_object_new_boolean(
                                    job_executing(job) &&

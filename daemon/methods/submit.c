@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "jobs/claims.h"
 #include "jobs/daemon.h"
 #include "jobs/lifecycle.h"
 #include "jobs/waits.h"
@@ -277,6 +278,11 @@ void submit_as(struct daemon *d, struct conn *c, uid_t owner, bool restart,
                             "this is the instance of uid %u, which runs only its own jobs: "
                             "submit to the system instance, or as uid %u",
                             (unsigned)d->shared.run.uid, (unsigned)d->shared.run.uid);
+                return;
+        }
+        if (p->node && !claims_node_known(d, p->node)) {
+                reply_error(r, SW_E_INVALID_PARAMS, "parameter \"node\": no node is named %s",
+                            p->node);
                 return;
         }
         /* A plugin runs inside the daemon, with its privileges: root's, which admin-group's

@@ -50,6 +50,7 @@ struct run_context {
         const struct fence_context *fence;
         /* The layer above's, kept here for it (jobs/item.c, jobs/gate.c); runners never look. */
         struct pause *pause;   /* the daemon's: whether new runs start, and those in progress */
+        struct pause *node_pause; /* this node's own, the same (jobs/claims.c) */
         struct events *events; /* where a run's start and end are posted to the loop */
 };
 

@@ -94,6 +94,7 @@ static int pick(struct pg_db *p, const char *queue, bool very_slow, int64_t limi
         return pg_params_exec(p,
                               "WITH c AS (SELECT id, node FROM jobs WHERE offered AND node <> $1"
                               " AND queue = $2 AND (very_slow <> 0) = ($3::int <> 0)"
+                              " AND (pin IS NULL OR pin = $1)"
                               " ORDER BY priority DESC, queued_at, id LIMIT $4"
                               " FOR UPDATE SKIP LOCKED)"
                               " SELECT node, array_agg(id ORDER BY id)::text FROM c GROUP BY node",

@@ -212,7 +212,7 @@ static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
                         "SELECT name, host, pid, running, min_threads, max_threads,"
                         " extract(epoch FROM clock_timestamp() - renewed), epoch,"
                         " lease_until >= now(), (SELECT count(*) FROM jobs"
-                        " WHERE jobs.node = nodes.name AND offered)"
+                        " WHERE jobs.node = nodes.name AND offered), node_queues, paused"
                         " FROM nodes WHERE lease_until >= now() OR (name <> $1 AND (NOT taken"
                         " OR EXISTS (SELECT 1 FROM jobs WHERE jobs.node = nodes.name)))"
                         " ORDER BY name",
@@ -238,6 +238,8 @@ static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
                 node->lease_age = strtod(PQgetvalue(res, i, 6), NULL);
                 node->epoch = strtoll(PQgetvalue(res, i, 7), NULL, 10);
                 node->offered = strtoll(PQgetvalue(res, i, 9), NULL, 10);
+                snprintf(node->queues, sizeof(node->queues), "%s", PQgetvalue(res, i, 10));
+                node->paused = strcmp(PQgetvalue(res, i, 11), "t") == 0;
                 live++;
         }
         PQclear(res);
@@ -256,9 +258,9 @@ int pg_renew(struct db *db, const struct db_node *me, struct db_node **ret, size
 {
         struct pg_db *p = (struct pg_db *)db;
         char epoch[32], lease[32], running[32], min[32], max[32];
-        const char *values[] = {p->node, epoch, lease, running, min, max};
+        const char *values[] = {p->node, epoch, lease, running, min, max, me->queues};
         PGresult *res = NULL;
-        int64_t again = 0;
+        int64_t again = 0, claimable = 0;
         int r;
 
         snprintf(epoch, sizeof(epoch), "%" PRId64, p->epoch);
@@ -271,9 +273,9 @@ int pg_renew(struct db *db, const struct db_node *me, struct db_node **ret, size
                 r = pg_params_exec(p,
                                 "UPDATE nodes SET renewed = now(),"
                                 " lease_until = now() + $3 * interval '1 second', running = $4,"
-                                " min_threads = $5, max_threads = $6"
+                                " min_threads = $5, max_threads = $6, node_queues = $7"
                                 " WHERE name = $1 AND epoch = $2",
-                                6, values, &res);
+                                7, values, &res);
         if (r == 0 && strcmp(PQcmdTuples(res), "1") != 0)
                 r = -ESTALE;
         PQclear(res);
@@ -286,8 +288,22 @@ int pg_renew(struct db *db, const struct db_node *me, struct db_node **ret, size
         if (r == 0)
                 again = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
         PQclear(res);
+        res = NULL;
+        /* Of its queues, placed on no other node: what a claim of its would find. */
+        if (r == 0)
+                r = pg_params_exec(p,
+                                   "SELECT count(*) FROM (SELECT 1 FROM jobs WHERE offered"
+                                   " AND node <> $1 AND (pin IS NULL OR pin = $1) AND ($2 = '*'"
+                                   " OR queue = ANY (string_to_array($2, ','))) LIMIT 1) t",
+                                   2, (const char *const[]){p->node, me->queues}, &res);
+        if (r == 0)
+                claimable = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+        PQclear(res);
         if (r == 0)
                 r = list_nodes(p, ret, ret_n);
+        for (size_t i = 0; r == 0 && i < *ret_n; i++)
+                if (strcmp((*ret)[i].name, p->node) == 0)
+                        (*ret)[i].claimable = claimable;
         if (r == 0) {
                 r = pg_exec(p, "COMMIT");
                 if (r < 0)
@@ -330,6 +346,11 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
                 pg_set_error(p, "out of memory");
                 r = -EIO;
         }
+        /* Its rows locked first: a claim under way (pg_claim) either took a row before, which
+         * is then no longer the dead node's, or skips it. */
+        if (r == 0)
+                r = pg_params_do(p, "SELECT 1 FROM jobs WHERE node = $1 FOR UPDATE", 1,
+                                 values + 1);
         if (r == 0)
                 r = pg_read_jobs(p, gone, NULL, PG_READ_TAKEN, cb, data);
         if (r == 0)

@@ -122,12 +122,12 @@ static const char *const migrations[DB_SCHEMA] = {
      * taken (pg_adopt), for `nodes`, until nodes.forget removes it or it starts again. */
     "ALTER TABLE nodes ADD COLUMN taken boolean NOT NULL DEFAULT false;",
     /* 14: a queued job that its node cannot start now is offered to the others (offered, with
-     * its queue, priority and the time it was queued at, in the order claims take them: any
-     * node with a free thread claims it, pg_claim); a node's own pause and the queues it
-     * serves. */
+     * its queue, priority and the time it was queued at, in the order claims take them, and the
+     * node it must run on: any node with a free thread claims it, or that one, pg_claim); a
+     * node's own pause and the queues it serves. */
     "ALTER TABLE jobs ADD COLUMN offered boolean NOT NULL DEFAULT false,"
     " ADD COLUMN priority bigint NOT NULL DEFAULT 0,"
-    " ADD COLUMN queued_at double precision NOT NULL DEFAULT 0;"
+    " ADD COLUMN queued_at double precision NOT NULL DEFAULT 0, ADD COLUMN pin text;"
     "CREATE INDEX jobs_offered ON jobs (queue, very_slow, priority DESC, queued_at, id)"
     " WHERE offered;"
     "ALTER TABLE nodes ADD COLUMN paused boolean NOT NULL DEFAULT false,"
@@ -195,9 +195,10 @@ static const char *const stmt_sql[STMTS] = {
                          " FROM nodes WHERE name <> $3 AND lease_until >= now()"
                          " RETURNING to_node) SELECT pg_notify('slowwork_mail',"
                          " current_schema() || '/' || to_node) FROM m",
-    [DB_FIND_JOB] = "SELECT o, owner, 0, node FROM (SELECT node, owner, 0 AS o, 0 AS seq"
-                    " FROM jobs WHERE id = $1 UNION ALL SELECT node, owner, 1, seq FROM runs"
-                    " WHERE id = $1) x ORDER BY o, seq DESC LIMIT 1",
+    [DB_FIND_JOB] = "SELECT o, owner, coalesce((SELECT epoch FROM nodes n WHERE n.name = x.node"
+                    " AND n.lease_until >= now()), 0), node FROM (SELECT node, owner, 0 AS o,"
+                    " 0 AS seq FROM jobs WHERE id = $1 UNION ALL SELECT node, owner, 1, seq"
+                    " FROM runs WHERE id = $1) x ORDER BY o, seq DESC LIMIT 1",
     [DB_ENDED_JOBS] = "SELECT 0, 0, 0, coalesce(json_agg(json_build_array(i, (SELECT outcome"
                       " FROM runs WHERE id = i ORDER BY seq DESC LIMIT 1))), '[]')::text"
                       " FROM unnest($1::bigint[]) i WHERE NOT EXISTS (SELECT 1 FROM jobs j"
@@ -246,7 +247,8 @@ static const char *const stmt_sql[STMTS] = {
                       " 'min_threads', min_threads, 'max_threads', max_threads, 'lease_age',"
                       " extract(epoch FROM clock_timestamp() - renewed)::float8, 'state',"
                       " CASE WHEN lease_until >= now() THEN 'live' ELSE 'expired' END,"
-                      " 'taken', taken) ORDER BY name), '[]')::text FROM nodes",
+                      " 'taken', taken, 'paused', paused, 'node_queues', node_queues)"
+                      " ORDER BY name), '[]')::text FROM nodes",
     /* Only once no job has its name: not by its mark `taken`, which is not signed (a writer of
      * the database who sets it strands no job). Its ids are kept used, as pg_adopt keeps
      * them. */
@@ -269,10 +271,12 @@ static const char *const stmt_sql[STMTS] = {
               " l AS (DELETE FROM logs USING d WHERE logs.id = d.id AND logs.run = d.run)"
               " SELECT log FROM d",
     /* The other live nodes are told once a loop iteration (claims.c), not here. */
-    [DB_OFFER_JOB] = "UPDATE jobs SET offered = true, queue = $2, priority = $3, queued_at = $4"
-                     " WHERE id = $1 AND node = " PG_ME,
+    [DB_OFFER_JOB] = "UPDATE jobs SET offered = true, queue = $2, priority = $3, queued_at = $4,"
+                     " pin = $5 WHERE id = $1 AND node = " PG_ME,
     [DB_RECLAIM_JOB] = "WITH u AS (UPDATE jobs SET offered = false WHERE id = $1 AND node = "
                        PG_ME " RETURNING 1) SELECT count(*), 0, 0, NULL FROM u",
+    [DB_PAUSE_NODE] = "WITH u AS (UPDATE nodes SET paused = $2::bigint <> 0 WHERE name = $1"
+                      " RETURNING 1) SELECT count(*), 0, 0, NULL FROM u",
     [FENCE] = "SELECT fence($1, $2)",
 };
 

@@ -59,8 +59,8 @@ enum db_stmt {
         DB_KEY_START,
         DB_KEY_END,
         /* Mail to another node (to, its epoch, session, kind, body, the uid of the user it
-         * speaks for or NULL), and the node that holds or last ran a job (its text; none when
-         * no row has the id). */
+         * speaks for or NULL), and the node that holds or last ran a job (its text, and its
+         * epoch now while it is live, else 0; none when no row has the id). */
         DB_SEND_MAIL,
         DB_FIND_JOB,
         /* Of a list of ids (an array's text), those that ended (no node holds them, or one
@@ -102,11 +102,14 @@ enum db_stmt {
          * change is made only with the batch it is in. */
         DB_FORGET_NODE,
         /* A queued job this node cannot start now, offered to the other nodes (id, queue,
-         * priority, the wall clock it was queued at): any node with a free thread may claim it
-         * (the driver's claim). Taken back by this node's start of it (id): 1 while it is still
+         * priority, the wall clock it was queued at, the node it must run on or NULL): any node
+         * with a free thread (or that node) may claim it (the driver's claim). Taken back by this node's start of it (id): 1 while it is still
          * this node's, 0 once another node claimed it. */
         DB_OFFER_JOB,
         DB_RECLAIM_JOB,
+        /* A node's own pause (its name, 1 or 0), kept in its row of nodes: how many rows have
+         * the name. A row however it is, answered as reads are. */
+        DB_PAUSE_NODE,
         DB_STMT_SHARED_MAX
 };
 
@@ -152,6 +155,11 @@ struct db_node {
         int64_t pid, running, min_threads, max_threads;
         double lease_age; /* seconds since it last renewed its lease */
         int64_t offered;  /* its queued jobs that it offers to the others (DB_OFFER_JOB) */
+        char queues[1025]; /* node-queues: the queues whose jobs it runs ("*": every one) */
+        bool paused;       /* its own pause (pause with node) */
+        /* In a node's own entry of its renewal's list: the jobs other nodes offer that it may
+         * claim (of its queues, placed on no other node). */
+        int64_t claimable;
 };
 
 /* What a node claims of one queue's offered jobs: at most want, of which at most want_very_slow

@@ -170,6 +170,16 @@ void store_list_nodes(struct store *s, void (*done)(void *data, const struct db_
         read_op(s, store_op_new(s, DB_LIST_NODES), done, data);
 }
 
+void store_pause_node(struct store *s, const char *name, bool paused,
+                      void (*done)(void *data, const struct db_result *res), void *data)
+{
+        struct op *op = store_op_new(s, DB_PAUSE_NODE);
+
+        store_op_text(op, name);
+        store_op_int(op, paused);
+        read_op(s, op, done, data);
+}
+
 void store_forget_node(struct store *s, const char *name,
                        void (*done)(void *data, const struct db_result *res), void *data)
 {
@@ -259,7 +269,7 @@ static int call_wait(struct store *s, enum db_stmt stmt, int64_t id, int64_t arg
 }
 
 void store_offer_job(struct store *s, int64_t id, const char *queue, int priority,
-                     double queued_at)
+                     double queued_at, const char *pin)
 {
         struct op *op = store_op_new(s, DB_OFFER_JOB);
 
@@ -267,6 +277,7 @@ void store_offer_job(struct store *s, int64_t id, const char *queue, int priorit
         store_op_text(op, queue);
         store_op_int(op, priority);
         store_op_real(op, queued_at);
+        store_op_text(op, pin);
         store_op_queue(s, op);
 }
 

@@ -221,13 +221,25 @@ bool store_duties_due(const struct store *s)
                 (s->ids_wanted && !s->spare_id && !s->ids_failing));
 }
 
+bool store_node_paused(struct store *s)
+{
+        bool paused = false;
+
+        pthread_mutex_lock(&s->lock);
+        for (size_t i = 0; i < s->nnodes; i++)
+                if (strcmp(s->nodes[i].name, s->me.name) == 0)
+                        paused = s->nodes[i].paused;
+        pthread_mutex_unlock(&s->lock);
+        return paused;
+}
+
 bool store_offers_seen(struct store *s)
 {
         bool seen = false;
 
         pthread_mutex_lock(&s->lock);
         for (size_t i = 0; i < s->nnodes && !seen; i++)
-                seen = s->nodes[i].offered > 0 && strcmp(s->nodes[i].name, s->me.name) != 0;
+                seen = s->nodes[i].claimable > 0 && strcmp(s->nodes[i].name, s->me.name) == 0;
         pthread_mutex_unlock(&s->lock);
         return seen;
 }
@@ -334,12 +346,14 @@ int64_t store_new_id(struct store *s)
         return id ? id : -EAGAIN;
 }
 
-void store_report(struct store *s, int64_t running, int64_t min_threads, int64_t max_threads)
+void store_report(struct store *s, int64_t running, int64_t min_threads, int64_t max_threads,
+                  const char *queues)
 {
         pthread_mutex_lock(&s->lock);
         s->me.running = running;
         s->me.min_threads = min_threads;
         s->me.max_threads = max_threads;
+        snprintf(s->me.queues, sizeof(s->me.queues), "%s", queues);
         pthread_mutex_unlock(&s->lock);
 }
 
@@ -363,6 +377,7 @@ int store_nodes(struct store *s, struct db_node **ret, size_t *ret_n)
                                 node->running = s->me.running;
                                 node->min_threads = s->me.min_threads;
                                 node->max_threads = s->me.max_threads;
+                                memcpy(node->queues, s->me.queues, sizeof(node->queues));
                         }
                 }
         } else if (*ret) {

@@ -74,6 +74,7 @@ int store_open(const struct store_config *config, struct store **ret)
         s->me.pid = getpid();
         s->me.min_threads = config->min_threads;
         s->me.max_threads = config->max_threads;
+        snprintf(s->me.queues, sizeof(s->me.queues), "*"); /* until store_report() */
         opened = store_mono_now();
         r = s->node ? take_folder(s, config->dir) : -ENOMEM;
         if (r == 0 && config->conninfo && *config->conninfo)
@@ -111,7 +112,7 @@ static bool is_read(enum db_stmt stmt)
         return stmt == DB_FIND_JOB || stmt == DB_LIST_JOBS || stmt == DB_FIND_RUN ||
                stmt == DB_READ_LOG || stmt == DB_LIST_RUNS || stmt == DB_SHARED_SETTINGS ||
                stmt == DB_COUNT_QUEUE_JOBS || stmt == DB_ENDED_JOBS || stmt == DB_LIST_NODES ||
-               stmt == DB_FORGET_NODE;
+               stmt == DB_FORGET_NODE || stmt == DB_PAUSE_NODE;
 }
 
 #define LOG_KEPT_MAX (64 * 1024 * 1024) /* a shared database keeps a log's first bytes */

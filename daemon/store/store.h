@@ -219,6 +219,12 @@ void store_list_nodes(struct store *s, void (*done)(void *data, const struct db_
  * res->i[0] 1 when removed, 0 when the database knows no such node, 2 when it is live, 3 when
  * its jobs are still to be taken by another node (no row: the database could not be written;
  * NULL res: never known). */
+/* A node's own pause kept in its row (done may be NULL): res->i[0] 1 when the row is there, 0
+ * when no node has the name. */
+void store_pause_node(struct store *s, const char *name, bool paused,
+                      void (*done)(void *data, const struct db_result *res), void *data);
+/* Whether the last renewal saw this node's own pause kept in its row. */
+bool store_node_paused(struct store *s);
 void store_forget_node(struct store *s, const char *name,
                        void (*done)(void *data, const struct db_result *res), void *data);
 
@@ -231,15 +237,17 @@ int64_t store_new_id(struct store *s);
 /* The nodes of a database that several daemons share (PostgreSQL): each holds a lease, renewed
  * every lease_renew seconds by the store's thread and valid for lease_time. */
 /* What this node tells the others at its next renewal (loop thread). */
-void store_report(struct store *s, int64_t running, int64_t min_threads, int64_t max_threads);
+void store_report(struct store *s, int64_t running, int64_t min_threads, int64_t max_threads,
+                  const char *queues);
 /* Claims other nodes' offered jobs (a shared database): wants, one per queue, copied. The store's
  * thread claims them, adds them to what store_take_adopted() hands over and tells the loop
  * (STORE_CLAIMED); one claim at a time: false, and nothing done, while one is under way. */
 bool store_claim(struct store *s, const struct db_claim *wants, size_t n);
 /* Offers the queued job to the other nodes (a shared database): its queue, its priority, and
- * when it was queued (wall clock), which order their claims. */
+ * when it was queued (wall clock), which order their claims; pin: the node it must run on (the
+ * only one that may claim it), or NULL. */
 void store_offer_job(struct store *s, int64_t id, const char *queue, int priority,
-                     double queued_at);
+                     double queued_at, const char *pin);
 /* Any thread but the store's and the loop: takes back the job offered, waiting until that is
  * committed, or until give_up(arg) says so (looked at every 50 ms): 1 while it is still this
  * node's, 0 once another node claimed it, -ECANCELED when given up. */

@@ -80,7 +80,7 @@ static int value_json(const struct sw_param *p, const char *value, json_object *
         json_tokener *tok;
         json_object *v;
 
-        if (p->type == SW_P_PATH || p->type == SW_P_TEXT) {
+        if (sw_ptype_in_place(p->type)) {
                 *ret = json_object_new_string(value);
                 return *ret ? 0 : fail(err, errlen, -ENOMEM, "out of memory");
         }

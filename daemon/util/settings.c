@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "util/settings.h"
 
@@ -19,6 +20,7 @@ void settings_default(struct sw_settings *s)
             .max_log_bytes_per_user = 1024 * 1024 * 1024,
             .min_free_space = 5,
             .metrics_interval = 15.0,
+            .node_queues = "*",
         };
 }
 
@@ -63,6 +65,22 @@ struct slow_work_settings settings_for_pool(const struct sw_queue_settings *q)
             .vslow_percentage = (unsigned)q->vslow_percentage,
             .idle_timeout_ms = ms < 1.0 ? 1u : (unsigned)ms,
         };
+}
+
+bool settings_serves(const struct sw_settings *s, const char *queue)
+{
+        size_t n = strlen(queue);
+
+        if (strcmp(s->node_queues, "*") == 0)
+                return true;
+        for (const char *p = s->node_queues; *p;) {
+                size_t k = strcspn(p, ",");
+
+                if (k == n && strncmp(p, queue, n) == 0)
+                        return true;
+                p += k + (p[k] == ',');
+        }
+        return false;
 }
 
 int settings_validate(const struct sw_settings *s)
