@@ -250,6 +250,7 @@ int main(int argc, char **argv)
             {"metrics-interval", required_argument, NULL, OPT_SETTING},
             {"on-end", required_argument, NULL, OPT_SETTING},
             {"node-queues", required_argument, NULL, OPT_SETTING},
+            {"store-timeout", required_argument, NULL, OPT_SETTING},
             {"help", no_argument, NULL, OPT_HELP},
             {"version", no_argument, NULL, OPT_VERSION},
             {NULL, 0, NULL, 0},

@@ -308,6 +308,7 @@ int manager_new(const struct manager_options *o, struct manager **ret)
                                               .node = o->file.node_name,
                                               .lease_renew = o->file.lease_renew,
                                               .lease_time = o->file.lease_time,
+                                              .timeout = o->file.settings.store_timeout,
                                               .min_threads = o->file.settings.min_threads,
                                               .max_threads = o->file.settings.max_threads},
                        &m->store);

@@ -261,6 +261,7 @@ const struct sw_param sw_settings_params[] = {
     {"on-end", SW_P_TEXT, SETTING(on_end), false, 0, SW_SETTING_COMMAND_MAX},
     {"fair-share", SW_P_BOOL, SETTING(fair_share), false, 0, 0},
     {"node-queues", SW_P_QUEUES, SETTING(node_queues), false, 0, SW_SETTING_PATH_MAX},
+    {"store-timeout", SW_P_SECONDS, SETTING(store_timeout), false, 0.1, 3600},
     {"runtime", SW_P_BOOL, SETTING(runtime), false, 0, 0},
     {"queue", SW_P_STRING, SETTING(queue), false, 0, SW_QUEUE_NAME_MAX},
     {.name = NULL},

@@ -208,12 +208,13 @@ struct sw_settings {
         char on_end[SW_SETTING_COMMAND_MAX + 1]; /* run after each run of a job without its own */
         bool fair_share; /* a freed thread takes the next job of the user running fewest */
         char node_queues[SW_SETTING_PATH_MAX + 1]; /* the queues whose jobs this node runs: "*" */
+        double store_timeout; /* seconds a reply waits for the job database's commit at most */
         bool runtime;                     /* settings.set only: do not persist the change */
         char *queue;                      /* settings.set only: the queue whose settings change */
 };
 /* The settings, then "runtime"; SW_SETTINGS_COUNT rows before it. */
 extern const struct sw_param sw_settings_params[];
-#define SW_SETTINGS_COUNT (24 + SW_LIMITS_COUNT)
+#define SW_SETTINGS_COUNT (25 + SW_LIMITS_COUNT)
 
 /* The settings.get result: every setting by its name (not "runtime"); NULL on ENOMEM. */
 json_object *sw_settings_to_json(const struct sw_settings *s);

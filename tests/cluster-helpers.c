@@ -155,7 +155,8 @@ void cluster_start_node(struct cluster *c, int k)
         snprintf(threads, sizeof(threads), "%d", c->max_threads[k - 1]);
         daemon_start_again(d, "--node-name", c->name[k - 1], "--lease-time", time, "--lease-renew",
                            renew, "--min-threads", "1", "--max-threads", threads, "--stop-timeout",
-                           "0.2", "--kill-grace", "0.2", NULL);
+                           "0.2", "--kill-grace", "0.2",
+                           c->store[k - 1][0] ? "--store" : NULL, c->store[k - 1], NULL);
         c->running[k - 1] = true;
         /* It takes connections before its loop runs: a reply says that it is under way. */
         wait_for(cluster_answers(c, k), 20, "node %s does not answer a ping", c->name[k - 1]);

@@ -4,6 +4,7 @@
 #define SLOWWORK_TESTS_CLUSTER_HELPERS_H
 
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -23,6 +24,9 @@ struct cluster {
          * CK_TIMEOUT_MULTIPLIER (3 and 0.6 at most) */
         double lease_time, lease_renew;
         bool running[CLUSTER_MAX]; /* started, and not killed since (a stopped one counts) */
+        /* The --store of node k at index k - 1 when not the suite's (a proxy's, pg-proxy.h);
+         * "": the suite's. */
+        char store[CLUSTER_MAX][PATH_MAX + 64];
         struct daemon node[CLUSTER_MAX];
 };
 

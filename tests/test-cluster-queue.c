@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cluster-helpers.h"
+#include "pg-proxy.h"
 #include "run-suite.h"
 
 static struct cluster c;
@@ -328,6 +329,55 @@ START_TEST(a_node_paused_with_drain_answers_once_its_runs_end)
 }
 END_TEST
 
+/* A partition longer than the lease: the cut node answers a submit within store-timeout; its
+ * run is stopped before the other node runs its job (a flock probe: no overlap); healed, it is
+ * live again and takes work. */
+START_TEST(a_partitioned_node_answers_stops_its_runs_in_time_and_rejoins)
+{
+        char *events, *lock, params[1024], msg[256];
+        struct pg_proxy proxy;
+        json_object *rec;
+        int64_t id;
+        int fd;
+
+        cluster_init(&c, 2);
+        pg_proxy_start(&proxy, &c.pg);
+        snprintf(c.store[0], sizeof(c.store[0]), "%s", proxy.conninfo);
+        cluster_start(&c);
+        json_object_put(cluster_call_ok(&c, 1, "settings.set", "{\"store-timeout\":1}"));
+        events = cluster_path(&c, "events");
+        lock = cluster_path(&c, "lock");
+        /* Its run on n1: each start takes the lock, in a session of its own, or notes that it
+         * could not (a run of the other node's overlapping it). */
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"setsid sh -c 'exec 9>>%s; flock -n 9 || echo overlap >>%s; "
+                 "echo start >>%s; exec sleep 600' </dev/null\"}",
+                 lock, events, events);
+        id = cluster_submit(&c, 1, params);
+        wait_for(count_line(events, "start") == 1, 20, "job %lld did not start on n1",
+                 (long long)id);
+        pg_proxy_cut(&proxy, true);
+        fd = cluster_connect(&c, 1);
+        ck_assert_int_eq(call_error(fd, "submit", "{\"command\":\"true\"}", msg, sizeof(msg)),
+                         -32603);
+        ck_assert_ptr_nonnull(strstr(msg, "cannot reach the job database"));
+        close(fd);
+        /* n2 takes n1's jobs once its lease ran out, and runs this one again: n1 stopped its
+         * run before (the probe took the lock). */
+        wait_for(count_line(events, "start") == 2, 30, "job %lld did not run again on n2",
+                 (long long)id);
+        ck_assert_int_eq(count_line(events, "overlap"), 0);
+        pg_proxy_cut(&proxy, false);
+        wait_for(cluster_lists(&c, 2, "n1"), 30, "n1 did not join again after the heal");
+        rec = waited(2, submit_true(2, ",\"node\":\"n1\""));
+        ck_assert_str_eq(str_member(rec, "node"), "n1");
+        json_object_put(rec);
+        pg_proxy_stop(&proxy);
+        free(events);
+        free(lock);
+}
+END_TEST
+
 static int run(void)
 {
         Suite *s = suite_create("cluster-queue");
@@ -341,6 +391,7 @@ static int run(void)
         tcase_add_test(tc,
                        a_node_paused_alone_sends_its_jobs_to_the_others_and_stays_paused_after_a_restart);
         tcase_add_test(tc, a_node_paused_with_drain_answers_once_its_runs_end);
+        tcase_add_test(tc, a_partitioned_node_answers_stops_its_runs_in_time_and_rejoins);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -92,7 +92,7 @@ START_TEST(settings_get_shows_defaults_and_flags)
         json_object *reply = client_call(fd, "settings.get", NULL);
         json_object *s = reply_result(reply);
 
-        ck_assert_int_eq(json_object_object_length(s), 30);
+        ck_assert_int_eq(json_object_object_length(s), 31);
         ck_assert_str_eq(json_object_get_string(json_object_object_get(s, "on-end")), "");
         ck_assert_str_eq(json_object_get_string(json_object_object_get(s, "node-queues")), "*");
         ck_assert(json_object_is_type(json_object_object_get(s, "fair-share"), json_type_boolean) &&

@@ -1822,6 +1822,7 @@ static struct sw_settings current(void)
             .min_free_space = 5,
             .metrics_interval = 15,
             .node_queues = "*",
+            .store_timeout = 5,
         };
         return s;
 }
@@ -1841,7 +1842,7 @@ static bool settings_eq(const struct sw_settings *a, const struct sw_settings *b
                a->max_job_bytes_per_user == b->max_job_bytes_per_user &&
                strcmp(a->metrics_file, b->metrics_file) == 0 &&
                strcmp(a->on_end, b->on_end) == 0 &&
-               strcmp(a->node_queues, b->node_queues) == 0 &&
+               strcmp(a->node_queues, b->node_queues) == 0 && a->store_timeout == b->store_timeout &&
                a->metrics_interval == b->metrics_interval && a->runtime == b->runtime;
 }
 
@@ -2049,7 +2050,7 @@ START_TEST(settings_to_json_has_every_name)
                                "\"max-job-open-files\":0,\"max-job-cpu-time\":0,"
                                "\"metrics-file\":\"\","
                                "\"metrics-interval\":15.0,\"on-end\":\"\",\"fair-share\":false,"
-                               "\"node-queues\":\"*\"}}\n");
+                               "\"node-queues\":\"*\",\"store-timeout\":5.0}}\n");
         free(line);
 }
 END_TEST

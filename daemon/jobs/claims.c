@@ -73,11 +73,13 @@ static void offer(uv_prepare_t *h)
         struct daemon *d = h->data;
         struct claims *c = d->claims;
         struct excess *e = calloc(c->n, sizeof(*e));
-        bool any = false, paused = pause_is_on(&d->node_pause);
+        bool any = false, paused = pause_is_on(&d->node_pause), alone = store_alone(d->store);
         size_t ne = 0;
 
         uv_prepare_stop(h);
-        if (e && !store_alone(d->store) && !daemon_stopping(d) && !run_fenced(&d->shared.run))
+        /* Alone, it offers only what it may not run itself: when another node joins, what it
+         * has queued is looked at again (claims_renewed()). */
+        if (e && !daemon_stopping(d) && !run_fenced(&d->shared.run))
                 for (size_t i = c->n; i-- > 0;) {
                         struct job *job = c->queued[i];
                         /* Held here for another node, or on the gate of a paused node. */
@@ -85,7 +87,7 @@ static void offer(uv_prepare_t *h)
                                     (paused && job->gate_listed);
                         int64_t *n = NULL;
 
-                        if (!offerable(d, job, away))
+                        if ((alone && !away) || !offerable(d, job, away))
                                 continue;
                         /* Held for another node: no thread of this one takes it. */
                         if (away)
@@ -338,7 +340,18 @@ void claims_look(struct daemon *d)
 
 void claims_renewed(struct daemon *d)
 {
-        if (!d->claims || !store_offers_seen(d->store))
+        struct db_node *nodes = NULL;
+        size_t n = 0;
+
+        if (!d->claims)
+                return;
+        /* More nodes than at the last renewal: what waits here may go to them. */
+        if (store_nodes(d->store, &nodes, &n) == 0 && n > d->claims->nodes_seen)
+                for (struct job *job = d->registry.first; job; job = job->onext)
+                        on_queued(d, job);
+        free(nodes);
+        d->claims->nodes_seen = n;
+        if (!store_offers_seen(d->store))
                 return;
         d->claims->offers_seen = true;
         claims_look(d);

@@ -35,6 +35,7 @@ struct claims {
         int64_t wanted, got;   /* what it asked for, and what it got */
         char *taken;           /* the ids it got, for the mail: "[1,2" (NULL: none) */
         size_t taken_len;
+        size_t nodes_seen;     /* the live nodes at the last renewal */
         struct job **away;     /* runs held here for another node (EVENT_HELD_AWAY): references */
         size_t naway, away_size;
 };

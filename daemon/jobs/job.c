@@ -583,6 +583,7 @@ bool job_recurs(const struct job *job)
 bool job_idle(struct job *job)
 {
         return !job->claim && !job->waiting && !job->stashed && !job->retry_due && !job->lost &&
+               !__atomic_load_n(&job->offered, __ATOMIC_ACQUIRE) &&
                !slow_work_is_pending(&job->dw.work) && !slow_work_is_executing(&job->dw.work) &&
                job->runs_ended == __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE) &&
                !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
@@ -598,8 +599,10 @@ const char *job_state(struct job *job)
 {
         if (job_executing(job))
                 return "running";
-        /* Lost: claimed by another node, it leaves in a moment (claims.c); queued there. */
+        /* Offered to the other nodes, or lost (claimed by one: it leaves in a moment,
+         * claims.c): queued, here or there. */
         if (slow_work_is_pending(&job->dw.work) || job->retry_due || job->claim || job->lost ||
+            __atomic_load_n(&job->offered, __ATOMIC_ACQUIRE) ||
             __atomic_load_n(&job->held, __ATOMIC_ACQUIRE))
                 return "pending";
         if (job->waiting)

@@ -205,6 +205,72 @@ void conn_flush(struct conn *c)
         maybe_finish(c);
 }
 
+/* A reply held too long: the same request's error, its id kept; 0 when it is no reply. */
+static char *expired_line(struct conn *c, const char *line)
+{
+        json_object *o = json_tokener_parse(line), *id;
+        char *error = NULL;
+
+        if (json_object_object_get_ex(o, "id", &id) &&
+            (json_object_object_get(o, "result") || json_object_object_get(o, "error")))
+                error = sw_error_line(json_object_get(id), SW_E_INTERNAL,
+                                      store_failing_means(c->clients->store));
+        json_object_put(o);
+        return error;
+}
+
+/* The replies held past store-timeout for writes not committed go out as errors, with the
+ * events behind them; the check comes again while some wait. */
+static void expire_held(uv_timer_t *timer)
+{
+        struct clients *clients = timer->data;
+        uint64_t now = uv_now(clients->loop), limit = (uint64_t)(clients->settings->store_timeout * 1000);
+        uint64_t committed = store_committed(clients->store), next = 0;
+
+        for (struct conn *c = clients->head, *after; c; c = after) {
+                after = c->next;
+                for (size_t i = 0; i < c->nheld; i++) {
+                        struct held_line *h = &c->held[i];
+                        char *error;
+
+                        if (h->seq <= committed)
+                                continue;
+                        if (now - h->at < limit) {
+                                next = next && next < h->at + limit ? next : h->at + limit;
+                                continue;
+                        }
+                        h->seq = 0;
+                        if (h->event || !(error = expired_line(c, h->line)))
+                                continue;
+                        c->held_len = c->held_len - strlen(h->line) + strlen(error);
+                        free(h->line);
+                        h->line = error;
+                }
+                conn_flush(c);
+        }
+        if (next)
+                uv_timer_start(timer, expire_held, next - now, 0);
+}
+
+/* A line held for a write not committed yet: store-timeout from now, it is looked at. */
+static void watch_held(struct conn *c)
+{
+        struct clients *clients = c->clients;
+
+        /* A database of its own on the local disk is not cut off: its replies wait. */
+        if (!store_shared(clients->store))
+                return;
+        if (!clients->held_timer_made) {
+                if (uv_timer_init(clients->loop, &clients->held_timer) < 0)
+                        return;
+                clients->held_timer.data = clients;
+                clients->held_timer_made = true;
+        }
+        if (!uv_is_active((uv_handle_t *)&clients->held_timer))
+                uv_timer_start(&clients->held_timer, expire_held,
+                               (uint64_t)(clients->settings->store_timeout * 1000), 0);
+}
+
 static void batch_add(struct conn *c, char *line);
 
 static void queue(struct conn *c, char *line, bool event)
@@ -244,10 +310,13 @@ static void queue(struct conn *c, char *line, bool event)
                 c->held_size = size;
         }
         len = strlen(line);
-        c->held[c->nheld++] = (struct held_line){line, c->barrier, event};
+        c->held[c->nheld++] =
+            (struct held_line){line, c->barrier, uv_now(c->clients->loop), event};
         c->held_len += len;
         c->events_unsent += event ? len : 0;
         conn_flush(c);
+        if (c->nheld > 0 && !c->closing)
+                watch_held(c);
 }
 
 void conn_send(struct conn *c, char *line)
@@ -737,4 +806,8 @@ void conn_close_all(struct clients *clients)
 {
         while (clients->head)
                 conn_close(clients->head, NULL);
+        if (clients->held_timer_made) {
+                uv_close((uv_handle_t *)&clients->held_timer, NULL);
+                clients->held_timer_made = false;
+        }
 }

@@ -33,6 +33,8 @@ struct clients {
         struct envs *envs;                  /* where the connections' environments are shared */
         struct conn *head;
         unsigned n;          /* connections, but for those being refused */
+        uv_timer_t held_timer;      /* while replies wait for the state database: store-timeout */
+        bool held_timer_made;
         uint64_t refusal_logged;    /* uv_now() when a refusal was last logged */
         unsigned refusals_unlogged; /* refusals since, not logged */
         /* A request line came in; a connection goes (its requests get no more replies). */
@@ -42,10 +44,13 @@ struct clients {
 };
 
 /* A reply to a request that wrote to the state database waits until the write is on disk, and
- * the replies after it on the connection wait behind it. */
+ * the replies after it on the connection wait behind it; with a shared database, a reply that
+ * waited store-timeout goes out as an error (-32603, the store's failing_means(): the database
+ * could not be reached, so what the request did may or may not be kept). */
 struct held_line {
         char *line;
         uint64_t seq; /* the connection's barrier when it was made */
+        uint64_t at;  /* uv_now() when it was made */
         bool event;   /* a notification, not a reply */
 };
 

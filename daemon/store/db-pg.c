@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,11 +455,19 @@ static int migrate(struct pg_db *p)
  * be reached, -EPROTO (logged) when a newer slowworkd made it, -EIO. */
 PGconn *pg_connect_to(const struct pg_db *p)
 {
-        const char *keys[] = {"connect_timeout", "keepalives_idle", "fallback_application_name",
+        /* Whatever the database does not answer (a partition holds the bytes, closing nothing)
+         * fails after about store-timeout: unacknowledged bytes (tcp_user_timeout), a silent
+         * peer (keepalives each second), a connection not made (connect_timeout, 2 s at
+         * least). */
+        const char *keys[] = {"connect_timeout", "tcp_user_timeout", "keepalives_idle",
+                              "keepalives_interval", "keepalives_count", "fallback_application_name",
                               "dbname", NULL};
-        char name[128];
-        const char *values[] = {"10", "30", name, p->conninfo, NULL};
+        char name[128], connect[24], user[24], count[24];
+        const char *values[] = {connect, user, "1", "1", count, name, p->conninfo, NULL};
 
+        snprintf(connect, sizeof(connect), "%.0f", p->timeout < 2 ? 2 : ceil(p->timeout));
+        snprintf(user, sizeof(user), "%.0f", p->timeout * 1000);
+        snprintf(count, sizeof(count), "%.0f", ceil(p->timeout));
         snprintf(name, sizeof(name), "slowworkd %s", p->node);
         return PQconnectdbParams(keys, values, 1);
 }
@@ -854,7 +863,7 @@ bool db_pg_conninfo_has_password(const char *conninfo)
 }
 
 int db_pg_open(const char *conninfo, const char *schema, const struct db_node *me,
-               double lease_time, struct mac_key *key, struct db **ret)
+               double lease_time, double timeout, struct mac_key *key, struct db **ret)
 {
         struct pg_db *p = calloc(1, sizeof(*p));
         int r;
@@ -874,6 +883,7 @@ int db_pg_open(const char *conninfo, const char *schema, const struct db_node *m
                 return -ENOMEM;
         }
         p->lease_time = lease_time;
+        p->timeout = timeout > 0 ? timeout : 5;
         r = connect_schema(p, true);
         if (r == 0)
                 r = pg_node_join(p, me);

@@ -35,6 +35,7 @@ struct pg_db {
         char *conninfo, *schema, *node;
         int64_t epoch;              /* this node's, since it joined */
         double lease_time;          /* seconds */
+        double timeout;             /* seconds a call may go unanswered (store-timeout) */
         char *error;                /* why the last call failed */
         int sent;                   /* statements in the pipeline of the transaction under way */
         int prune_at;               /* the prune's place among them, or -1 */

@@ -252,10 +252,10 @@ struct db {
 int db_sqlite_open(const char *dir, struct db **ret);
 /* The schema of the database that conninfo (a libpq connection string) names, created and
  * brought up to date, joined as node me (refused while a live node has its name) with a lease of
- * lease_time seconds; its rows signed and checked with key (a reference taken); errors are
- * logged. */
+ * lease_time seconds; its rows signed and checked with key (a reference taken); a call that the
+ * database does not answer (a partition) fails after about timeout seconds; errors are logged. */
 int db_pg_open(const char *conninfo, const char *schema, const struct db_node *me,
-               double lease_time, struct mac_key *key, struct db **ret);
+               double lease_time, double timeout, struct mac_key *key, struct db **ret);
 
 /* Whether a libpq connection string holds a password. */
 bool db_pg_conninfo_has_password(const char *conninfo);

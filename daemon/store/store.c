@@ -79,7 +79,7 @@ int store_open(const struct store_config *config, struct store **ret)
         r = s->node ? take_folder(s, config->dir) : -ENOMEM;
         if (r == 0 && config->conninfo && *config->conninfo)
                 r = db_pg_open(config->conninfo, config->schema, &s->me, s->lease_time,
-                               config->key, &s->db);
+                               config->timeout, config->key, &s->db);
         else if (r == 0)
                 r = db_sqlite_open(config->dir, &s->db);
         if (r == 0)

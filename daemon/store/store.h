@@ -26,6 +26,7 @@ struct store_config {
         const char *node;     /* this daemon's name among the nodes of the database */
         struct mac_key *key;  /* what its rows are signed with (PostgreSQL) */
         double lease_renew, lease_time; /* seconds (PostgreSQL) */
+        double timeout; /* seconds a call to the database may take when it does not answer (PostgreSQL) */
         int64_t min_threads, max_threads; /* what the node reports until store_report() */
 };
 

@@ -21,6 +21,7 @@ void settings_default(struct sw_settings *s)
             .min_free_space = 5,
             .metrics_interval = 15.0,
             .node_queues = "*",
+            .store_timeout = 5.0,
         };
 }
 
