@@ -87,8 +87,10 @@ START_TEST(a_burst_on_one_node_runs_on_every_node_once_each)
         for (int i = 0; i < BURST; i++)
                 ck_assert_msg(counts[i] == 1, "job %d ran %d times", i, counts[i]);
         for (int k = 1; k <= 3; k++)
-                ck_assert_msg(ran_on[k] > 0, "node n%d ran none of the %d jobs (n1 %d, n2 %d, "
-                              "n3 %d)", k, BURST, ran_on[1], ran_on[2], ran_on[3]);
+                ck_assert_msg(ran_on[k] > 0,
+                              "node n%d ran none of the %d jobs (n1 %d, n2 %d, "
+                              "n3 %d)",
+                              k, BURST, ran_on[1], ran_on[2], ran_on[3]);
         /* More at once than the two threads of the node they were submitted to. */
         ck_assert_int_gt(most_at_once(recs, BURST), 2);
         for (int i = 0; i < BURST; i++)
@@ -148,9 +150,9 @@ START_TEST(a_job_placed_on_a_node_runs_there_alone)
         ck_assert_str_eq(str_member(rec, "node"), "n1");
         json_object_put(rec);
         fd = cluster_connect(&c, 2);
-        ck_assert_int_eq(call_error(fd, "submit", "{\"command\":\"true\",\"node\":\"n9\"}",
-                                    msg, sizeof(msg)),
-                         -32602);
+        ck_assert_int_eq(
+            call_error(fd, "submit", "{\"command\":\"true\",\"node\":\"n9\"}", msg, sizeof(msg)),
+            -32602);
         ck_assert_str_eq(msg, "parameter \"node\": no node is named n9");
         close(fd);
 }
@@ -166,11 +168,9 @@ START_TEST(node_queues_choose_the_nodes_that_run_a_queue)
         cluster_init(&c, 3);
         cluster_start(&c);
         json_object_put(cluster_call_ok(&c, 1, "queue.add", "{\"name\":\"gpu\"}"));
-        json_object_put(
-            cluster_call_ok(&c, 1, "settings.set", "{\"node-queues\":\"default\"}"));
+        json_object_put(cluster_call_ok(&c, 1, "settings.set", "{\"node-queues\":\"default\"}"));
         json_object_put(cluster_call_ok(&c, 2, "settings.set", "{\"node-queues\":\"gpu\"}"));
-        json_object_put(
-            cluster_call_ok(&c, 3, "settings.set", "{\"node-queues\":\"default,q2\"}"));
+        json_object_put(cluster_call_ok(&c, 3, "settings.set", "{\"node-queues\":\"default,q2\"}"));
         st = cluster_call_ok(&c, 1, "settings.get", NULL);
         ck_assert_str_eq(str_member(st, "node-queues"), "default");
         json_object_put(st);
@@ -182,8 +182,7 @@ START_TEST(node_queues_choose_the_nodes_that_run_a_queue)
                 json_object_put(rec);
         }
         /* n2 leaves gpu too: none serves it. */
-        json_object_put(
-            cluster_call_ok(&c, 2, "settings.set", "{\"node-queues\":\"default\"}"));
+        json_object_put(cluster_call_ok(&c, 2, "settings.set", "{\"node-queues\":\"default\"}"));
         id = submit_true(1, ",\"queue\":\"gpu\"");
         cluster_wait_renewals(&c, 0, 2);
         st = status_of(1, id);
@@ -215,7 +214,8 @@ static bool in_state(int k, int64_t id, const char *state)
 /* Node k's `nodes` item of the node named name (the caller puts it). */
 static json_object *node_item(int k, const char *name)
 {
-        json_object *result = cluster_nodes(&c, k), *nodes = json_object_object_get(result, "nodes");
+        json_object *result = cluster_nodes(&c, k),
+                    *nodes = json_object_object_get(result, "nodes");
         json_object *item = NULL;
 
         for (size_t i = 0; i < json_object_array_length(nodes); i++) {
@@ -273,8 +273,9 @@ START_TEST(a_node_paused_alone_sends_its_jobs_to_the_others_and_stays_paused_aft
         rec = waited(2, submit_true(2, ",\"node\":\"n1\""));
         ck_assert_str_eq(str_member(rec, "node"), "n1");
         json_object_put(rec);
-        ck_assert_int_eq(cluster_slowctl(&c, 2, out, sizeof(out), "submit --node n1 --wait -- "
-                                                                  "'exit 3'"),
+        ck_assert_int_eq(cluster_slowctl(&c, 2, out, sizeof(out),
+                                         "submit --node n1 --wait -- "
+                                         "'exit 3'"),
                          3);
         /* Not live: its row keeps the pause for its next start. */
         cluster_kill(&c, 3);
@@ -304,13 +305,13 @@ START_TEST(a_node_paused_with_drain_answers_once_its_runs_end)
         gate = cluster_path(&c, "gate");
         unlink(gate);
         snprintf(params, sizeof(params),
-                 "{\"command\":\"until [ -e %s ]; do sleep 0.05; done\",\"node\":\"n1\"}",
-                 gate);
+                 "{\"command\":\"until [ -e %s ]; do sleep 0.05; done\",\"node\":\"n1\"}", gate);
         id = cluster_submit(&c, 1, params);
         wait_for(in_state(1, id, "running"), 20, "job %lld did not start", (long long)id);
         fd = cluster_connect(&c, 2);
-        snprintf(line, sizeof(line), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pause\","
-                                     "\"params\":{\"node\":\"n1\",\"drain\":true}}\n");
+        snprintf(line, sizeof(line),
+                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pause\","
+                 "\"params\":{\"node\":\"n1\",\"drain\":true}}\n");
         ck_assert_int_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
         p = (struct pollfd){.fd = fd, .events = POLLIN};
         ck_assert_int_eq(poll(&p, 1, 300), 0); /* its run goes on: no answer yet */
@@ -388,8 +389,8 @@ static int run(void)
         tcase_add_test(tc, a_burst_on_one_node_runs_on_every_node_once_each);
         tcase_add_test(tc, a_job_placed_on_a_node_runs_there_alone);
         tcase_add_test(tc, node_queues_choose_the_nodes_that_run_a_queue);
-        tcase_add_test(tc,
-                       a_node_paused_alone_sends_its_jobs_to_the_others_and_stays_paused_after_a_restart);
+        tcase_add_test(
+            tc, a_node_paused_alone_sends_its_jobs_to_the_others_and_stays_paused_after_a_restart);
         tcase_add_test(tc, a_node_paused_with_drain_answers_once_its_runs_end);
         tcase_add_test(tc, a_partitioned_node_answers_stops_its_runs_in_time_and_rejoins);
         suite_add_tcase(s, tc);

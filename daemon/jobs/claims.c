@@ -38,8 +38,8 @@ static bool offerable(struct daemon *d, struct job *job, bool away)
         return job->live && !job->lost && !__atomic_load_n(&job->offered, __ATOMIC_ACQUIRE) &&
                job->handles == 0 && !job->resuming && !job->waiting && !job->stashed &&
                !job->retry_due && !job->claim && !job->cancels &&
-               !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) &&
-               job->due <= run_wall_now() && !job_executing(job) &&
+               !__atomic_load_n(&job->cancelling, __ATOMIC_ACQUIRE) && job->due <= run_wall_now() &&
+               !job_executing(job) &&
                (away || (slow_work_is_pending(&job->dw.work) &&
                          !__atomic_load_n(&job->held, __ATOMIC_ACQUIRE))) &&
                !deps_waits_for(&d->deps, job->id);
@@ -83,8 +83,7 @@ static void offer(uv_prepare_t *h)
                 for (size_t i = c->n; i-- > 0;) {
                         struct job *job = c->queued[i];
                         /* Held here for another node, or on the gate of a paused node. */
-                        bool away = away_index(c, job) < c->naway ||
-                                    (paused && job->gate_listed);
+                        bool away = away_index(c, job) < c->naway || (paused && job->gate_listed);
                         int64_t *n = NULL;
 
                         if ((alone && !away) || !offerable(d, job, away))
@@ -285,14 +284,16 @@ char *claims_why_away(struct daemon *d, const struct job *job)
         }
         free(nodes);
         if (job->x->node)
-                r = asprintf(&why, live ? "placed on node %s, which claims it once it has a free "
-                                          "thread"
-                                        : "placed on node %s, which is not live",
+                r = asprintf(&why,
+                             live ? "placed on node %s, which claims it once it has a free "
+                                    "thread"
+                                  : "placed on node %s, which is not live",
                              job->x->node);
         else
-                r = asprintf(&why, live ? "queue %s is not served here: a node that serves it "
-                                          "claims it once it has a free thread"
-                                        : "queue %s is served by no live node (node-queues)",
+                r = asprintf(&why,
+                             live ? "queue %s is not served here: a node that serves it "
+                                    "claims it once it has a free thread"
+                                  : "queue %s is served by no live node (node-queues)",
                              job->queue->name);
         return r < 0 ? NULL : why;
 }
@@ -325,7 +326,7 @@ void claims_look(struct daemon *d)
                 if (free_threads <= 0)
                         continue;
                 wants[n++] = (struct db_claim){q->name, free_threads,
-                                               very_slow < 0               ? 0
+                                               very_slow < 0              ? 0
                                                : very_slow > free_threads ? free_threads
                                                                           : very_slow};
                 total += free_threads;
@@ -477,8 +478,8 @@ void claims_mail(struct daemon *d, const struct db_mail *m)
         ids = json_tokener_parse(m->body);
         for (size_t i = 0;
              json_object_is_type(ids, json_type_array) && i < json_object_array_length(ids); i++) {
-                struct job *job =
-                    registry_find(&d->registry, json_object_get_int64(json_object_array_get_idx(ids, i)));
+                struct job *job = registry_find(
+                    &d->registry, json_object_get_int64(json_object_array_get_idx(ids, i)));
 
                 if (job && __atomic_load_n(&job->offered, __ATOMIC_ACQUIRE) && !job->lost)
                         claims_lost(d, job, NULL, NULL);

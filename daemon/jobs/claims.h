@@ -24,19 +24,19 @@ struct job;
 struct store_job_row;
 
 #define CLAIMS_OFFERED_MAIL "offered" /* to every node: jobs were offered */
-#define CLAIMS_TAKEN_MAIL "taken"     /* to every node: the jobs of the body's array were claimed */
+#define CLAIMS_TAKEN_MAIL   "taken"   /* to every node: the jobs of the body's array were claimed */
 
 struct claims {
-        uv_prepare_t prepare;  /* started while runs queued this iteration may be offered */
-        struct job **queued;   /* those runs' jobs, each a reference */
+        uv_prepare_t prepare; /* started while runs queued this iteration may be offered */
+        struct job **queued;  /* those runs' jobs, each a reference */
         size_t n, size;
-        bool offers_seen;      /* another node may offer jobs: a claim may find some */
-        bool claiming;         /* a claim is under way (store_claim) */
-        int64_t wanted, got;   /* what it asked for, and what it got */
-        char *taken;           /* the ids it got, for the mail: "[1,2" (NULL: none) */
+        bool offers_seen;    /* another node may offer jobs: a claim may find some */
+        bool claiming;       /* a claim is under way (store_claim) */
+        int64_t wanted, got; /* what it asked for, and what it got */
+        char *taken;         /* the ids it got, for the mail: "[1,2" (NULL: none) */
         size_t taken_len;
-        size_t nodes_seen;     /* the live nodes at the last renewal */
-        struct job **away;     /* runs held here for another node (EVENT_HELD_AWAY): references */
+        size_t nodes_seen; /* the live nodes at the last renewal */
+        struct job **away; /* runs held here for another node (EVENT_HELD_AWAY): references */
         size_t naway, away_size;
 };
 

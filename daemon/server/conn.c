@@ -224,7 +224,8 @@ static char *expired_line(struct conn *c, const char *line)
 static void expire_held(uv_timer_t *timer)
 {
         struct clients *clients = timer->data;
-        uint64_t now = uv_now(clients->loop), limit = (uint64_t)(clients->settings->store_timeout * 1000);
+        uint64_t now = uv_now(clients->loop),
+                 limit = (uint64_t)(clients->settings->store_timeout * 1000);
         uint64_t committed = store_committed(clients->store), next = 0;
 
         for (struct conn *c = clients->head, *after; c; c = after) {
@@ -310,8 +311,7 @@ static void queue(struct conn *c, char *line, bool event)
                 c->held_size = size;
         }
         len = strlen(line);
-        c->held[c->nheld++] =
-            (struct held_line){line, c->barrier, uv_now(c->clients->loop), event};
+        c->held[c->nheld++] = (struct held_line){line, c->barrier, uv_now(c->clients->loop), event};
         c->held_len += len;
         c->events_unsent += event ? len : 0;
         conn_flush(c);

@@ -84,8 +84,7 @@ static int take_from(struct pg_db *p, const char *node, const char *ids, struct 
 }
 
 /* The first limit offered jobs of the queue and class, locked, of each node (node, ids). */
-static int pick(struct pg_db *p, const char *queue, bool very_slow, int64_t limit,
-                PGresult **ret)
+static int pick(struct pg_db *p, const char *queue, bool very_slow, int64_t limit, PGresult **ret)
 {
         char lim[24];
         const char *values[] = {p->node, queue, very_slow ? "1" : "0", lim};
@@ -133,8 +132,8 @@ int pg_claim(struct db *db, const struct db_claim *wants, size_t n,
                 /* Very slow ones first, as the pool takes them, up to its cap. */
                 r = claim_class(p, wants[i].queue, true, wants[i].want_very_slow, &c);
                 if (r == 0)
-                        r = claim_class(p, wants[i].queue, false,
-                                        wants[i].want - (c.n - before), &c);
+                        r = claim_class(p, wants[i].queue, false, wants[i].want - (c.n - before),
+                                        &c);
         }
         if (r == 0)
                 r = pg_exec(p, "COMMIT");

@@ -25,9 +25,9 @@ static void refuse(struct pg_db *p, const char *const *values)
         PGresult *res = NULL;
 
         if (pg_params_exec(p,
-                        "SELECT host, pid, extract(epoch FROM lease_until - now()) FROM nodes"
-                        " WHERE name = $1",
-                        1, values, &res) == 0 &&
+                           "SELECT host, pid, extract(epoch FROM lease_until - now()) FROM nodes"
+                           " WHERE name = $1",
+                           1, values, &res) == 0 &&
             PQntuples(res) == 1)
                 log_error("Another live slowworkd node is named %s (pid %s on %s; its lease "
                           "holds %.1f s more)",
@@ -74,8 +74,8 @@ static void epoch_step(char buf[32])
 static int take_own(struct pg_db *p, const char *const *values)
 {
         PGresult *res = NULL, *now = NULL;
-        int r = pg_params_exec(p, "SELECT host, pid, epoch FROM nodes WHERE name = $1 FOR UPDATE", 1,
-                            values, &res);
+        int r = pg_params_exec(p, "SELECT host, pid, epoch FROM nodes WHERE name = $1 FOR UPDATE",
+                               1, values, &res);
         const char *take[] = {values[0], values[1], values[2], values[3],
                               values[4], values[5], NULL,      values[6]};
         pid_t pid;
@@ -89,12 +89,13 @@ static int take_own(struct pg_db *p, const char *const *values)
                 return -EBUSY;
         }
         take[6] = PQgetvalue(res, 0, 2);
-        r = pg_params_exec(p,
-                        "UPDATE nodes SET epoch = epoch + $8, host = $2, pid = $3, started = now(),"
-                        " renewed = now(), lease_until = now() + $4 * interval '1 second',"
-                        " running = 0, min_threads = $5, max_threads = $6, taken = false"
-                        " WHERE name = $1 AND epoch = $7 RETURNING epoch",
-                        8, take, &now);
+        r = pg_params_exec(
+            p,
+            "UPDATE nodes SET epoch = epoch + $8, host = $2, pid = $3, started = now(),"
+            " renewed = now(), lease_until = now() + $4 * interval '1 second',"
+            " running = 0, min_threads = $5, max_threads = $6, taken = false"
+            " WHERE name = $1 AND epoch = $7 RETURNING epoch",
+            8, take, &now);
         PQclear(res);
         if (r == 0 && PQntuples(now) == 1)
                 p->epoch = strtoll(PQgetvalue(now, 0, 0), NULL, 10);
@@ -122,17 +123,17 @@ int pg_node_join(struct pg_db *p, const struct db_node *me)
                 r = pg_exec(p, "LOCK TABLE nodes IN EXCLUSIVE MODE");
         if (r == 0)
                 r = pg_params_exec(p,
-                                "INSERT INTO nodes (name, epoch, host, pid, started, renewed,"
-                                " lease_until, min_threads, max_threads) VALUES ($1, $7, $2, $3,"
-                                " now(), now(), now() + $4 * interval '1 second', $5, $6)"
-                                " ON CONFLICT (name) DO UPDATE SET epoch = nodes.epoch + $7,"
-                                " host = excluded.host, pid = excluded.pid,"
-                                " started = excluded.started, renewed = excluded.renewed,"
-                                " lease_until = excluded.lease_until, running = 0,"
-                                " min_threads = excluded.min_threads,"
-                                " max_threads = excluded.max_threads, taken = false"
-                                " WHERE nodes.lease_until < now() RETURNING epoch",
-                                7, values, &res);
+                                   "INSERT INTO nodes (name, epoch, host, pid, started, renewed,"
+                                   " lease_until, min_threads, max_threads) VALUES ($1, $7, $2, $3,"
+                                   " now(), now(), now() + $4 * interval '1 second', $5, $6)"
+                                   " ON CONFLICT (name) DO UPDATE SET epoch = nodes.epoch + $7,"
+                                   " host = excluded.host, pid = excluded.pid,"
+                                   " started = excluded.started, renewed = excluded.renewed,"
+                                   " lease_until = excluded.lease_until, running = 0,"
+                                   " min_threads = excluded.min_threads,"
+                                   " max_threads = excluded.max_threads, taken = false"
+                                   " WHERE nodes.lease_until < now() RETURNING epoch",
+                                   7, values, &res);
         if (r == 0 && PQntuples(res) == 1)
                 p->epoch = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
         else if (r == 0)
@@ -140,23 +141,23 @@ int pg_node_join(struct pg_db *p, const struct db_node *me)
         PQclear(res);
         if (r == 0)
                 r = pg_params_do(p,
-                              "UPDATE meta SET value = greatest("
-                              "(SELECT value FROM meta WHERE key = 'used_id'),"
-                              " (SELECT max(used_id) FROM nodes), (SELECT max(id) FROM jobs),"
-                              " (SELECT max(id) FROM runs), 0) WHERE key = 'next_id' AND"
-                              " NOT EXISTS (SELECT 1 FROM nodes WHERE name <> $1 AND NOT taken)",
-                              1, values);
+                                 "UPDATE meta SET value = greatest("
+                                 "(SELECT value FROM meta WHERE key = 'used_id'),"
+                                 " (SELECT max(used_id) FROM nodes), (SELECT max(id) FROM jobs),"
+                                 " (SELECT max(id) FROM runs), 0) WHERE key = 'next_id' AND"
+                                 " NOT EXISTS (SELECT 1 FROM nodes WHERE name <> $1 AND NOT taken)",
+                                 1, values);
         /* The rows of the time before nodes go to the first node that joins; no run of this
          * node's is under way. */
         if (r == 0)
                 r = pg_params_do(p, "UPDATE jobs SET node = $1 WHERE node = ''", 1, values);
         if (r == 0)
-                r = pg_params_do(p, "UPDATE jobs SET running = false WHERE node = $1 AND running", 1,
-                              values);
+                r = pg_params_do(p, "UPDATE jobs SET running = false WHERE node = $1 AND running",
+                                 1, values);
         /* What it offered before is its own again: it starts knowing of no offer. */
         if (r == 0)
-                r = pg_params_do(p, "UPDATE jobs SET offered = false WHERE node = $1 AND offered", 1,
-                              values);
+                r = pg_params_do(p, "UPDATE jobs SET offered = false WHERE node = $1 AND offered",
+                                 1, values);
         /* Mail to a node of that name before is for sessions that ended with it. */
         if (r == 0)
                 r = pg_params_do(p, "DELETE FROM mail WHERE to_node = $1", 1, values);
@@ -164,9 +165,9 @@ int pg_node_join(struct pg_db *p, const struct db_node *me)
                 r = pg_params_do(p, "UPDATE envs SET node = $1 WHERE node = ''", 1, values);
         if (r == 0)
                 r = pg_params_do(p,
-                              "UPDATE settings SET node = $1 WHERE node = '' AND NOT EXISTS"
-                              " (SELECT 1 FROM settings s WHERE s.node = $1)",
-                              1, values);
+                                 "UPDATE settings SET node = $1 WHERE node = '' AND NOT EXISTS"
+                                 " (SELECT 1 FROM settings s WHERE s.node = $1)",
+                                 1, values);
         if (r == 0)
                 r = pg_exec(p, "COMMIT");
         if (r < 0 && p->conn)
@@ -185,8 +186,9 @@ int pg_reserve_ids(struct db *db, int64_t n, int64_t *ret_last)
         int r;
 
         snprintf(text, sizeof(text), "%" PRId64, n);
-        r = pg_params_exec(p, "UPDATE meta SET value = value + $1 WHERE key = 'next_id' RETURNING value",
-                        1, values, &res);
+        r = pg_params_exec(
+            p, "UPDATE meta SET value = value + $1 WHERE key = 'next_id' RETURNING value", 1,
+            values, &res);
         if (r == 0 && PQntuples(res) != 1) {
                 pg_set_error(p, "the job database has no id counter");
                 r = -EIO;
@@ -209,14 +211,14 @@ static int list_nodes(struct pg_db *p, struct db_node **ret, size_t *ret_n)
         int r, i, n, live = 0;
 
         r = pg_params_exec(p,
-                        "SELECT name, host, pid, running, min_threads, max_threads,"
-                        " extract(epoch FROM clock_timestamp() - renewed), epoch,"
-                        " lease_until >= now(), (SELECT count(*) FROM jobs"
-                        " WHERE jobs.node = nodes.name AND offered), node_queues, paused"
-                        " FROM nodes WHERE lease_until >= now() OR (name <> $1 AND (NOT taken"
-                        " OR EXISTS (SELECT 1 FROM jobs WHERE jobs.node = nodes.name)))"
-                        " ORDER BY name",
-                        1, values, &res);
+                           "SELECT name, host, pid, running, min_threads, max_threads,"
+                           " extract(epoch FROM clock_timestamp() - renewed), epoch,"
+                           " lease_until >= now(), (SELECT count(*) FROM jobs"
+                           " WHERE jobs.node = nodes.name AND offered), node_queues, paused"
+                           " FROM nodes WHERE lease_until >= now() OR (name <> $1 AND (NOT taken"
+                           " OR EXISTS (SELECT 1 FROM jobs WHERE jobs.node = nodes.name)))"
+                           " ORDER BY name",
+                           1, values, &res);
         if (r < 0)
                 return r;
         n = PQntuples(res);
@@ -271,20 +273,20 @@ int pg_renew(struct db *db, const struct db_node *me, struct db_node **ret, size
         r = pg_connect(p) < 0 ? -EIO : pg_exec(p, "BEGIN");
         if (r == 0)
                 r = pg_params_exec(p,
-                                "UPDATE nodes SET renewed = now(),"
-                                " lease_until = now() + $3 * interval '1 second', running = $4,"
-                                " min_threads = $5, max_threads = $6, node_queues = $7"
-                                " WHERE name = $1 AND epoch = $2",
-                                7, values, &res);
+                                   "UPDATE nodes SET renewed = now(),"
+                                   " lease_until = now() + $3 * interval '1 second', running = $4,"
+                                   " min_threads = $5, max_threads = $6, node_queues = $7"
+                                   " WHERE name = $1 AND epoch = $2",
+                                   7, values, &res);
         if (r == 0 && strcmp(PQcmdTuples(res), "1") != 0)
                 r = -ESTALE;
         PQclear(res);
         res = NULL;
         if (r == 0)
                 r = pg_params_exec(p,
-                                "SELECT count(*) FROM (SELECT 1 FROM jobs WHERE node = $1 AND"
-                                " again AND NOT running AND state = 'idle' LIMIT 1) t",
-                                1, values, &res);
+                                   "SELECT count(*) FROM (SELECT 1 FROM jobs WHERE node = $1 AND"
+                                   " again AND NOT running AND state = 'idle' LIMIT 1) t",
+                                   1, values, &res);
         if (r == 0)
                 again = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
         PQclear(res);
@@ -328,11 +330,11 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
         r = pg_exec(p, "BEGIN");
         if (r == 0)
                 r = pg_params_exec(p,
-                                "SELECT name FROM nodes WHERE lease_until < now() AND name <> $1"
-                                " AND (NOT taken OR EXISTS (SELECT 1 FROM jobs"
-                                " WHERE jobs.node = nodes.name))"
-                                " ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED",
-                                1, values, &res);
+                                   "SELECT name FROM nodes WHERE lease_until < now() AND name <> $1"
+                                   " AND (NOT taken OR EXISTS (SELECT 1 FROM jobs"
+                                   " WHERE jobs.node = nodes.name))"
+                                   " ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED",
+                                   1, values, &res);
         if (r < 0 || PQntuples(res) == 0) {
                 PQclear(res);
                 if (p->conn)
@@ -349,27 +351,28 @@ int pg_adopt(struct db *db, void (*cb)(void *data, const struct store_job_row *r
         /* Its rows locked first: a claim under way (pg_claim) either took a row before, which
          * is then no longer the dead node's, or skips it. */
         if (r == 0)
-                r = pg_params_do(p, "SELECT 1 FROM jobs WHERE node = $1 FOR UPDATE", 1,
-                                 values + 1);
+                r = pg_params_do(p, "SELECT 1 FROM jobs WHERE node = $1 FOR UPDATE", 1, values + 1);
         if (r == 0)
                 r = pg_read_jobs(p, gone, NULL, PG_READ_TAKEN, cb, data);
         if (r == 0)
                 r = pg_params_do(p,
-                              "UPDATE jobs SET node = $1, running = false, offered = false"
-                              " WHERE node = $2",
-                              2, values);
+                                 "UPDATE jobs SET node = $1, running = false, offered = false"
+                                 " WHERE node = $2",
+                                 2, values);
         if (r == 0)
-                r = pg_params_do(p,
-                              "UPDATE meta SET value = greatest(value, (SELECT used_id FROM nodes"
-                              " WHERE name = $1)) WHERE key = 'used_id'",
-                              1, values + 1);
+                r = pg_params_do(
+                    p,
+                    "UPDATE meta SET value = greatest(value, (SELECT used_id FROM nodes"
+                    " WHERE name = $1)) WHERE key = 'used_id'",
+                    1, values + 1);
         if (r == 0)
                 r = pg_params_do(p, "DELETE FROM mail WHERE to_node = $1", 1, values + 1);
         /* Its row stays, for `nodes`, with a new epoch: its daemon, should it live on, is
          * fenced as if the row were gone. */
         if (r == 0)
-                r = pg_params_do(p, "UPDATE nodes SET taken = true, epoch = epoch + 1 WHERE name = $1",
-                              1, values + 1);
+                r = pg_params_do(p,
+                                 "UPDATE nodes SET taken = true, epoch = epoch + 1 WHERE name = $1",
+                                 1, values + 1);
         if (r == 0)
                 r = pg_exec(p, "COMMIT");
         if (r < 0 && p->conn)
@@ -402,10 +405,10 @@ int pg_take_again(struct db *db, void (*cb)(void *data, const struct store_job_r
          * start answers the ask. */
         if (r == 0)
                 r = pg_params_exec(p,
-                                "WITH t AS (UPDATE jobs SET again = false WHERE node = $1 AND"
-                                " again AND NOT running AND state = 'idle' RETURNING id)"
-                                " SELECT array_agg(id)::text FROM t",
-                                1, values, &res);
+                                   "WITH t AS (UPDATE jobs SET again = false WHERE node = $1 AND"
+                                   " again AND NOT running AND state = 'idle' RETURNING id)"
+                                   " SELECT array_agg(id)::text FROM t",
+                                   1, values, &res);
         if (r == 0 && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
                 r = pg_read_jobs(p, p->node, PQgetvalue(res, 0, 0), PG_READ_AGAIN, cb, data);
         PQclear(res);
