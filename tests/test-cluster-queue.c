@@ -330,6 +330,44 @@ START_TEST(a_node_paused_with_drain_answers_once_its_runs_end)
 }
 END_TEST
 
+/* A cancel asked of the node that offered a job takes it back first: cancelled there while no
+ * node claimed it, and passed to the node that did once one has. */
+START_TEST(a_cancel_of_an_offered_job_takes_it_back_or_follows_it)
+{
+        char *gate, params[512];
+        json_object *rec;
+        int64_t x, y;
+
+        cluster_init(&c, 2);
+        c.max_threads[0] = 1;
+        cluster_start(&c);
+        json_object_put(cluster_call_ok(&c, 1, "pause", "{\"node\":\"n2\"}"));
+        gate = cluster_path(&c, "gate");
+        unlink(gate);
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"until [ -e %s ]; do sleep 0.05; done\"}", gate);
+        cluster_submit(&c, 1, params); /* n1's one thread, busy */
+        x = submit_true(1, "");
+        y = cluster_submit(&c, 1, params);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)x);
+        json_object_put(cluster_call_ok(&c, 1, "cancel", params));
+        rec = waited(1, x);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        json_object_put(rec);
+        /* n2 claims y and runs it; its cancel, asked of n1, goes there. */
+        json_object_put(cluster_call_ok(&c, 1, "resume", "{\"node\":\"n2\"}"));
+        wait_for(in_state(2, y, "running"), 20, "job %lld did not start on n2", (long long)y);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)y);
+        json_object_put(cluster_call_ok(&c, 1, "cancel", params));
+        rec = waited(1, y);
+        ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
+        ck_assert_str_eq(str_member(rec, "node"), "n2");
+        json_object_put(rec);
+        cluster_touch(&c, "gate");
+        free(gate);
+}
+END_TEST
+
 /* A partition longer than the lease: the cut node answers a submit within store-timeout; its
  * run is stopped before the other node runs its job (a flock probe: no overlap); healed, it is
  * live again and takes work. */
@@ -392,6 +430,7 @@ static int run(void)
         tcase_add_test(
             tc, a_node_paused_alone_sends_its_jobs_to_the_others_and_stays_paused_after_a_restart);
         tcase_add_test(tc, a_node_paused_with_drain_answers_once_its_runs_end);
+        tcase_add_test(tc, a_cancel_of_an_offered_job_takes_it_back_or_follows_it);
         tcase_add_test(tc, a_partitioned_node_answers_stops_its_runs_in_time_and_rejoins);
         suite_add_tcase(s, tc);
         return run_suite(s);

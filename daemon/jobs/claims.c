@@ -437,16 +437,17 @@ static void found(void *data, const struct db_result *res)
         struct daemon *d = l->d;
         struct job *job = l->job;
 
-        if (res) {
-                /* Still this node's (a mail of before): it stays. */
-                bool mine = res->got && res->i[0] == 0 && res->text &&
-                            strcmp(res->text, store_node(d->store)) == 0;
+        /* Still this node's (a mail of before), or not known (the read failed) unless its
+         * own start found it gone (lost): it stays. No row: it ran elsewhere and is done. */
+        bool mine = res && (res->got ? res->i[0] == 0 && res->text &&
+                                           strcmp(res->text, store_node(d->store)) == 0
+                                     : !job->lost);
 
-                if (!mine && job->live)
-                        claims_let_go(d, job);
-                if (l->done)
-                        l->done(l->data);
-        }
+        if (res && !mine && job->live)
+                claims_let_go(d, job);
+        /* At the store's end too: what waited goes (its connection is closed by then). */
+        if (l->done)
+                l->done(l->data);
         job_unref(job);
         free(l);
 }

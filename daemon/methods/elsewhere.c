@@ -389,6 +389,7 @@ static void taken_back(void *data, const struct db_result *res)
                 take_back_done(tb);
                 return;
         }
+        tb->job->lost = true; /* not this node's: its start would find that too */
         claims_lost(tb->d, tb->job, take_back_done, tb);
 }
 
