@@ -66,46 +66,106 @@ static int64_t *excess_of(struct excess *e, size_t *ne, struct queue *q)
         return &e[i].n;
 }
 
-/* The loop is about to wait: of the runs queued since, those beyond what this node can start
- * now (the last queued first) are offered to the others, which are told once. */
+/* How many runs this node offers at once for want of threads: as many as the other live nodes
+ * have threads. Offered runs are the last queued: its own threads seldom reach one, whose start
+ * would take it back first (a database round trip). */
+static int64_t budget_of(struct daemon *d)
+{
+        struct db_node *nodes = NULL;
+        int64_t threads = 0;
+        size_t n = 0;
+
+        if (store_nodes(d->store, &nodes, &n) == 0)
+                for (size_t i = 0; i < n; i++)
+                        if (strcmp(nodes[i].name, store_node(d->store)) != 0)
+                                threads += nodes[i].max_threads;
+        free(nodes);
+        return threads - d->claims->offered;
+}
+
+struct offering {
+        struct excess *e;
+        size_t ne;
+        int64_t budget;
+        bool paused, any;
+};
+
+/* Offers the job's run if it may go: one held here for another node (or on a paused node's
+ * gate) whatever the budget, one queued here if its queue has more than its threads can start
+ * now and the budget allows. */
+static void offer_one(struct daemon *d, struct offering *o, struct job *job)
+{
+        struct claims *c = d->claims;
+        bool away = away_index(c, job) < c->naway || (o->paused && job->gate_listed);
+        int64_t *n = NULL;
+
+        if (!offerable(d, job, away))
+                return;
+        if (away) {
+                set_offered(&job->dw.work, NULL);
+        } else {
+                if (o->budget <= 0 || (!o->paused && *(n = excess_of(o->e, &o->ne, job->queue)) <= 0) ||
+                    slow_work_call_if_queued(&job->dw.work, set_offered, NULL) < 0)
+                        return;
+                if (n)
+                        (*n)--;
+                o->budget--;
+                c->offered++;
+                job->offer_counted = true;
+        }
+        store_offer_job(d->store, job->id, job->queue->name, job->priority, job->queued_at,
+                        job->x->node);
+        o->any = true;
+}
+
+/* The loop is about to wait: of the runs queued since (and, after room was made in the
+ * budget, of all that wait here, the last queued first), those beyond what this node can start
+ * now are offered to the others, which are told once. Alone, it offers only what it may not
+ * run itself: when another node joins, what waits here is looked at again. */
 static void offer(uv_prepare_t *h)
 {
         struct daemon *d = h->data;
         struct claims *c = d->claims;
-        struct excess *e = calloc(c->n, sizeof(*e));
-        bool any = false, paused = pause_is_on(&d->node_pause), alone = store_alone(d->store);
-        size_t ne = 0;
+        struct offering o = {.paused = pause_is_on(&d->node_pause)};
+        bool alone = store_alone(d->store);
+        size_t nq = 1;
 
         uv_prepare_stop(h);
-        /* Alone, it offers only what it may not run itself: when another node joins, what it
-         * has queued is looked at again (claims_renewed()). */
-        if (e && !daemon_stopping(d) && !run_fenced(&d->shared.run))
-                for (size_t i = c->n; i-- > 0;) {
-                        struct job *job = c->queued[i];
-                        /* Held here for another node, or on the gate of a paused node. */
-                        bool away = away_index(c, job) < c->naway || (paused && job->gate_listed);
-                        int64_t *n = NULL;
-
-                        if ((alone && !away) || !offerable(d, job, away))
-                                continue;
-                        /* Held for another node: no thread of this one takes it. */
-                        if (away)
-                                set_offered(&job->dw.work, NULL);
-                        else if ((!paused && *(n = excess_of(e, &ne, job->queue)) <= 0) ||
-                                 slow_work_call_if_queued(&job->dw.work, set_offered, NULL) < 0)
-                                continue;
-                        if (n)
-                                (*n)--;
-                        store_offer_job(d->store, job->id, job->queue->name, job->priority,
-                                        job->queued_at, job->x->node);
-                        any = true;
-                }
-        free(e);
+        for (struct queue *q = d->queues; q; q = q->next)
+                nq++;
+        o.e = calloc(nq, sizeof(*o.e)); /* a queue's excess each */
+        o.budget = alone ? 0 : budget_of(d);
+        if (o.e && !daemon_stopping(d) && !run_fenced(&d->shared.run)) {
+                for (size_t i = c->n; i-- > 0;)
+                        offer_one(d, &o, c->queued[i]);
+                for (struct job *job = c->rescan ? d->registry.last : NULL; job && o.budget > 0;
+                     job = job->oprev)
+                        offer_one(d, &o, job);
+        }
+        c->rescan = false;
+        free(o.e);
         for (size_t i = 0; i < c->n; i++)
                 job_unref(c->queued[i]);
         c->n = 0;
-        if (any)
+        if (o.any)
                 store_send_mail_all(d->store, CLAIMS_OFFERED_MAIL, "");
+}
+
+/* What waits here is looked at again at the iteration's end. */
+static void rescan(struct claims *c)
+{
+        c->rescan = true;
+        uv_prepare_start(&c->prepare, offer);
+}
+
+/* The job's run is offered no more (started here, taken back, or gone): room in the budget. */
+static void uncount(struct daemon *d, struct job *job)
+{
+        if (!job->offer_counted)
+                return;
+        job->offer_counted = false;
+        d->claims->offered--;
+        rescan(d->claims);
 }
 
 static void on_queued(struct daemon *d, struct job *job)
@@ -123,8 +183,7 @@ static void on_queued(struct daemon *d, struct job *job)
                 c->queued = more;
                 c->size = size;
         }
-        if (c->n == 0)
-                uv_prepare_start(&c->prepare, offer);
+        uv_prepare_start(&c->prepare, offer);
         c->queued[c->n++] = job_ref(job);
 }
 
@@ -239,9 +298,16 @@ void claims_pause_node(struct daemon *d, bool paused)
                 on_queued(d, job);
 }
 
+void claims_started(struct daemon *d, struct job *job)
+{
+        if (d->claims)
+                uncount(d, job);
+}
+
 void claims_taken_back(struct daemon *d, struct job *job)
 {
         __atomic_store_n(&job->offered, false, __ATOMIC_RELEASE);
+        uncount(d, job);
         if (d->claims && job->live && away_index(d->claims, job) < d->claims->naway)
                 on_queued(d, job);
 }
@@ -348,8 +414,7 @@ void claims_renewed(struct daemon *d)
                 return;
         /* More nodes than at the last renewal: what waits here may go to them. */
         if (store_nodes(d->store, &nodes, &n) == 0 && n > d->claims->nodes_seen)
-                for (struct job *job = d->registry.first; job; job = job->onext)
-                        on_queued(d, job);
+                rescan(d->claims);
         free(nodes);
         d->claims->nodes_seen = n;
         if (!store_offers_seen(d->store))
@@ -404,6 +469,7 @@ void claims_let_go(struct daemon *d, struct job *job)
 
         job->waiters = job->cancels = NULL;
         job_ref(job);
+        uncount(d, job);
         claims_drop_away(d, job);
         slow_work_cancel_pending(&job->dw.work);
         gate_drop(&d->gate, job);

@@ -36,6 +36,8 @@ struct claims {
         char *taken;         /* the ids it got, for the mail: "[1,2" (NULL: none) */
         size_t taken_len;
         size_t nodes_seen; /* the live nodes at the last renewal */
+        int64_t offered;   /* its runs offered for want of threads (the budget's use) */
+        bool rescan;       /* all that waits here is looked at at the iteration's end */
         struct job **away; /* runs held here for another node (EVENT_HELD_AWAY): references */
         size_t naway, away_size;
 };
@@ -53,6 +55,8 @@ bool claims_drop_away(struct daemon *d, struct job *job);
 void claims_settings_changed(struct daemon *d);
 /* Why the job waits for another node (a new string), or NULL when it runs here. */
 char *claims_why_away(struct daemon *d, const struct job *job);
+/* The job's run started here (EVENT_STARTED): offered before, it is no more. */
+void claims_started(struct daemon *d, struct job *job);
 /* The job, offered, was taken back (DB_RECLAIM_JOB said it is still this node's): one held
  * here for another node is offered again at the iteration's end. */
 void claims_taken_back(struct daemon *d, struct job *job);

@@ -149,6 +149,7 @@ struct job {
         bool offered;     /* atomic: offered to the other nodes (jobs/claims.c): its start here
                            * takes it back first */
         bool lost;        /* loop: another node claimed it: it leaves once that node is known */
+        bool offer_counted; /* loop: offered for want of threads, in claims' budget */
         bool shell_command; /* a "command" for /bin/sh -c, not an "argv" */
 
         /* A shell job's argv (the array, then its strings) and cwd; its summary (unless that

@@ -266,6 +266,7 @@ void lifecycle_on_event(void *data, struct event *e)
         switch (e->type) {
         case EVENT_STARTED:
                 metrics_run_started(&d->metrics, job);
+                claims_started(d, job);
                 if (!job_recurs(job))
                         job->next_run = 0; /* a retry's tick has come */
                 /* A plugin's runs are marked in the inflight file, which a crash keeps. */
