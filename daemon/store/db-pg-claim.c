@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "store/db-pg.h"
+#include "store/db-pg-query.h"
 #include "store/db-pg-claim.h"
 #include "store/db-pg-load.h"
 #include "store/store.h"

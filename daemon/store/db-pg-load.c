@@ -9,6 +9,7 @@
 
 #include "store/db.h"
 #include "store/db-pg.h"
+#include "store/db-pg-query.h"
 #include "store/db-pg-load.h"
 #include "store/db-pg-sign.h"
 #include "store/run-record.h"

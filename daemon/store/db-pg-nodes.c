@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "store/db-pg.h"
+#include "store/db-pg-query.h"
 #include "store/db-pg-load.h"
 #include "store/db-pg-nodes.h"
 #include "util/log.h"

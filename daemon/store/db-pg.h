@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the PostgreSQL driver's files share: the connection, and its helpers (db-pg.c). Each part
- * of the driver has its own header: db-pg-nodes.h, db-pg-load.h, db-pg-sign.h, db-pg-mail.h.
+ * of the driver has its own header: db-pg-nodes.h, db-pg-claim.h, db-pg-load.h, db-pg-sign.h,
+ * db-pg-mail.h, db-pg-query.h.
  */
 #ifndef SLOWWORKD_DB_PG_H
 #define SLOWWORKD_DB_PG_H
@@ -70,15 +71,6 @@ PGconn *pg_connect_to(const struct pg_db *p);
 int pg_connect(struct pg_db *p);
 /* A statement without rows: 0, or -EIO. */
 int pg_exec(struct pg_db *p, const char *sql);
-/* One statement with parameters (connected again first when the connection was lost), its rows
- * in *ret (the caller clears it); or one whose rows do not matter. 0, or -EIO. */
-int pg_params_exec(struct pg_db *p, const char *sql, int n, const char *const *values,
-                   PGresult **ret);
-int pg_params_do(struct pg_db *p, const char *sql, int n, const char *const *values);
-/* A query read a row at a time: row() gets each as the only row of its result. 0, or -EIO
- * logged as failing to read what. */
-int pg_query_rows(struct pg_db *p, const char *sql, int n, const char *const *values,
-                  void (*row)(void *ctx, const PGresult *res), void *ctx, const char *what);
 
 static inline const char *col_text(const PGresult *res, int c)
 {
