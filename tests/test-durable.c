@@ -393,11 +393,9 @@ static bool store_waits_for_the_lock(void)
                         continue;
                 snprintf(path, sizeof(path), "/proc/%d/task/%s/syscall", (int)d.pid, e->d_name);
                 f = fopen(path, "re");
-                /* SQLite's busy handler sleeps (usleep, nanosleep), and a sleep a signal
-                 * interrupted goes on as restart_syscall. */
+                /* A sleep that a signal interrupted goes on as restart_syscall. */
                 if (f && fgets(line, sizeof(line), f) && sscanf(line, "%ld", &nr) == 1)
-                        waits = nr == SYS_clock_nanosleep || nr == SYS_nanosleep ||
-                                nr == SYS_restart_syscall;
+                        waits = nr == SYS_clock_nanosleep || nr == SYS_restart_syscall;
                 if (f)
                         fclose(f);
         }
