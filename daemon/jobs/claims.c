@@ -161,7 +161,7 @@ static void rescan(struct claims *c)
 /* The job's run is offered no more (started here, taken back, or gone): room in the budget. */
 static void uncount(struct daemon *d, struct job *job)
 {
-        if (!job->offer_counted)
+        if (!job->offer_counted || !d->claims)
                 return;
         job->offer_counted = false;
         d->claims->offered--;
