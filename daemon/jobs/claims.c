@@ -341,13 +341,9 @@ char *claims_why_away(struct daemon *d, const struct job *job)
 
         if (!c || away_index(c, job) == c->naway || store_nodes(d->store, &nodes, &n) < 0)
                 return NULL;
-        for (size_t i = 0; i < n; i++) {
-                struct sw_settings s = {0};
-
-                snprintf(s.node_queues, sizeof(s.node_queues), "%s", nodes[i].queues);
+        for (size_t i = 0; i < n; i++)
                 live += job->x->node ? strcmp(nodes[i].name, job->x->node) == 0
-                                     : settings_serves(&s, job->queue->name);
-        }
+                                     : settings_serves(nodes[i].queues, job->queue->name);
         free(nodes);
         if (job->x->node)
                 r = asprintf(&why,

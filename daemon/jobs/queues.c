@@ -71,7 +71,7 @@ static int make(struct daemon *d, const char *name, const struct sw_queue_settin
                 return log_error_errno(r, "Failed to start the pool of queue %s: %m", name);
         q->kept = kept ? json_object_get(kept) : NULL;
         queue_set_fair(q, d->settings.fair_share);
-        q->away = store_shared(d->store) && !settings_serves(&d->settings, name);
+        q->away = store_shared(d->store) && !settings_serves(d->settings.node_queues, name);
         while (*tail)
                 tail = &(*tail)->next;
         *tail = q;

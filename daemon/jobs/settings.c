@@ -28,7 +28,7 @@ int settings_apply(struct daemon *d, const struct sw_settings *s)
         users_set_limits(&d->users, s->max_queued_per_user, s->max_running_per_user);
         for (struct queue *q = d->queues; q; q = q->next) {
                 queue_set_fair(q, s->fair_share);
-                __atomic_store_n(&q->away, store_shared(d->store) && !settings_serves(s, q->name),
+                __atomic_store_n(&q->away, store_shared(d->store) && !settings_serves(s->node_queues, q->name),
                                  __ATOMIC_RELEASE);
         }
         claims_settings_changed(d);

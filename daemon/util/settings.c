@@ -68,13 +68,13 @@ struct slow_work_settings settings_for_pool(const struct sw_queue_settings *q)
         };
 }
 
-bool settings_serves(const struct sw_settings *s, const char *queue)
+bool settings_serves(const char *node_queues, const char *queue)
 {
         size_t n = strlen(queue);
 
-        if (strcmp(s->node_queues, "*") == 0)
+        if (strcmp(node_queues, "*") == 0)
                 return true;
-        for (const char *p = s->node_queues; *p;) {
+        for (const char *p = node_queues; *p;) {
                 size_t k = strcspn(p, ",");
 
                 if (k == n && strncmp(p, queue, n) == 0)

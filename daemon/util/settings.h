@@ -12,8 +12,8 @@
 void settings_default(struct sw_settings *s);
 /* What the system instance has before its file says otherwise, over settings_default. */
 void settings_default_system(struct sw_settings *s);
-/* Whether node-queues (s->node_queues) has the queue: "*", or the queue among its names. */
-bool settings_serves(const struct sw_settings *s, const char *queue);
+/* Whether a node-queues list has the queue: "*", or the queue among its names. */
+bool settings_serves(const char *node_queues, const char *queue);
 /* Checks a whole set of settings: 0 or -EINVAL. */
 int settings_validate(const struct sw_settings *s);
 /* The default queue's part of them: its threads, and the per-user limits (the daemon's, which
