@@ -368,6 +368,98 @@ START_TEST(a_cancel_of_an_offered_job_takes_it_back_or_follows_it)
 }
 END_TEST
 
+/* A job submitted to node k that waits for the file gate of the test's folder (",..." more
+ * params): its id. */
+static int64_t submit_gated(int k, const char *gate, const char *more)
+{
+        char params[512], *path = cluster_path(&c, gate);
+
+        unlink(path);
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"until [ -e %s ]; do sleep 0.02; done\"%s}", path, more);
+        free(path);
+        return cluster_submit(&c, k, params);
+}
+
+/* A run that falls due on a busy node (a delay, a retry's back-off) is offered as a run queued
+ * now is: the other node runs it. n1 has one thread, kept busy by a job placed on it. */
+START_TEST(a_delayed_run_and_a_retry_falling_due_on_a_busy_node_run_on_another)
+{
+        char params[512], *flag, *g1;
+        json_object *rec;
+        int64_t r, d;
+
+        cluster_init(&c, 2);
+        c.max_threads[0] = 1;
+        cluster_start(&c);
+        flag = cluster_path(&c, "flag");
+        unlink(flag);
+        g1 = cluster_path(&c, "g1");
+        unlink(g1);
+        /* Its first attempt fails on n1, once g1 exists; the second succeeds. */
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"until [ -e %s ]; do sleep 0.02; done; [ -e %s ] || "
+                 "{ touch %s; exit 1; }\",\"retries\":1,\"retry_delay\":0.3}",
+                 g1, flag, flag);
+        r = cluster_submit(&c, 1, params);
+        wait_for(in_state(1, r, "running"), 20, "job %lld did not start on n1", (long long)r);
+        /* Queued behind it on n1: it takes n1's thread when the first attempt ends. */
+        submit_gated(1, "g2", ",\"node\":\"n1\"");
+        d = submit_true(1, ",\"delay\":0.3");
+        cluster_touch(&c, "g1");
+        rec = waited(1, d);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_str_eq(str_member(rec, "node"), "n2");
+        json_object_put(rec);
+        rec = waited(1, r);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_int_eq(int_member(rec, "attempt"), 2);
+        ck_assert_str_eq(str_member(rec, "node"), "n2");
+        json_object_put(rec);
+        cluster_touch(&c, "g2");
+        free(flag);
+        free(g1);
+}
+END_TEST
+
+/* An enqueue of a job while it runs on a busy node: its run to come is offered once the pool
+ * queues it (after the run), and another node runs it. */
+START_TEST(a_run_deferred_on_a_busy_node_runs_on_another)
+{
+        char params[512], *g1, *runs;
+        json_object *rec, *reply;
+        int64_t k;
+
+        cluster_init(&c, 2);
+        c.max_threads[0] = 1;
+        cluster_start(&c);
+        g1 = cluster_path(&c, "g1");
+        unlink(g1);
+        runs = cluster_path(&c, "runs");
+        /* Its first run waits for g1; the next does not. */
+        snprintf(params, sizeof(params),
+                 "{\"command\":\"echo run >>%s; until [ -e %s ]; do sleep 0.02; done\"}", runs,
+                 g1);
+        k = cluster_submit(&c, 1, params);
+        wait_for(in_state(1, k, "running"), 20, "job %lld did not start on n1", (long long)k);
+        submit_gated(1, "g2", ",\"node\":\"n1\"");
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)k);
+        reply = cluster_call_ok(&c, 1, "enqueue", params);
+        ck_assert(json_object_get_boolean(json_object_object_get(reply, "deferred")));
+        json_object_put(reply);
+        cluster_touch(&c, "g1");
+        rec = waited(1, k);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_int_eq(int_member(rec, "run"), 2);
+        ck_assert_str_eq(str_member(rec, "node"), "n2");
+        json_object_put(rec);
+        ck_assert_int_eq(count_line(runs, "run"), 2);
+        cluster_touch(&c, "g2");
+        free(g1);
+        free(runs);
+}
+END_TEST
+
 /* A partition longer than the lease: the cut node answers a submit within store-timeout; its
  * run is stopped before the other node runs its job (a flock probe: no overlap); healed, it is
  * live again and takes work. */
@@ -431,6 +523,8 @@ static int run(void)
             tc, a_node_paused_alone_sends_its_jobs_to_the_others_and_stays_paused_after_a_restart);
         tcase_add_test(tc, a_node_paused_with_drain_answers_once_its_runs_end);
         tcase_add_test(tc, a_cancel_of_an_offered_job_takes_it_back_or_follows_it);
+        tcase_add_test(tc, a_delayed_run_and_a_retry_falling_due_on_a_busy_node_run_on_another);
+        tcase_add_test(tc, a_run_deferred_on_a_busy_node_runs_on_another);
         tcase_add_test(tc, a_partitioned_node_answers_stops_its_runs_in_time_and_rejoins);
         suite_add_tcase(s, tc);
         return run_suite(s);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <math.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +12,13 @@
 #include "jobs/daemon.h"
 #include "jobs/job.h"
 #include "store/db.h"
+#include "store/history.h"
 #include "store/store.h"
 #include "util/log.h"
 #include "util/settings.h"
+
+/* How long after a run is due, or deferred, the node looks for it in its queue (seconds). */
+#define CLAIMS_LOOK_AFTER 0.005
 
 /* What the pool does with a job offered: its start here takes it back first. */
 static void set_offered(struct slow_work *work, void *data)
@@ -88,6 +93,7 @@ struct offering {
         size_t ne;
         int64_t budget;
         bool paused, any;
+        double next_due; /* the first of the delayed runs seen to fall due later (0: none) */
 };
 
 /* Offers the job's run if it may go: one held here for another node (or on a paused node's
@@ -99,6 +105,9 @@ static void offer_one(struct daemon *d, struct offering *o, struct job *job)
         bool away = away_index(c, job) < c->naway || (o->paused && job->gate_listed);
         int64_t *n = NULL;
 
+        if (job->due > run_wall_now() && slow_work_is_pending(&job->dw.work) &&
+            (o->next_due == 0 || job->due < o->next_due))
+                o->next_due = job->due;
         if (!offerable(d, job, away))
                 return;
         if (away) {
@@ -117,6 +126,8 @@ static void offer_one(struct daemon *d, struct offering *o, struct job *job)
                         job->x->node);
         o->any = true;
 }
+
+static void look_again_at(struct claims *c, double when);
 
 /* The loop is about to wait: of the runs queued since (and, after room was made in the
  * budget, of all that wait here, the last queued first), those beyond what this node can start
@@ -142,6 +153,8 @@ static void offer(uv_prepare_t *h)
                      job = job->oprev)
                         offer_one(d, &o, job);
         }
+        if (c->rescan && o.next_due > 0)
+                look_again_at(c, o.next_due);
         c->rescan = false;
         free(o.e);
         for (size_t i = 0; i < c->n; i++)
@@ -168,12 +181,36 @@ static void uncount(struct daemon *d, struct job *job)
         rescan(d->claims);
 }
 
+static void later(uv_timer_t *t)
+{
+        struct claims *c = t->data;
+
+        c->later_at = 0;
+        rescan(c);
+}
+
+/* What waits here is looked at again then, or a moment after the last look if sooner: the
+ * pool's own timer queues a delayed run at its due time, and a look finds it queued after. */
+static void look_again_at(struct claims *c, double when)
+{
+        double now = run_wall_now(), wait = when - now + CLAIMS_LOOK_AFTER;
+
+        if (c->later_at > 0 && c->later_at <= when)
+                return;
+        c->later_at = when;
+        uv_timer_start(&c->later, later, (uint64_t)(fmax(wait, CLAIMS_LOOK_AFTER) * 1000.0), 0);
+}
+
 static void on_queued(struct daemon *d, struct job *job)
 {
         struct claims *c = d->claims;
 
         if (__atomic_load_n(&job->offered, __ATOMIC_ACQUIRE))
                 return;
+        if (job->due > run_wall_now()) {
+                look_again_at(c, job->due);
+                return;
+        }
         if (c->n == c->size) {
                 size_t size = c->size ? 2 * c->size : 64;
                 struct job **more = realloc(c->queued, size * sizeof(*more));
@@ -195,7 +232,13 @@ int claims_init(struct claims *c, uv_loop_t *loop, struct daemon *d)
         r = uv_prepare_init(loop, &c->prepare);
         if (r < 0)
                 return r;
+        r = uv_timer_init(loop, &c->later);
+        if (r < 0) {
+                uv_close((uv_handle_t *)&c->prepare, NULL);
+                return r;
+        }
         c->prepare.data = d;
+        c->later.data = c;
         d->claims = c;
         d->on_queued = on_queued;
         /* Its own pause as its row kept it, from before its restart. */
@@ -219,6 +262,7 @@ void claims_close(struct claims *c)
         c->taken = NULL;
         c->n = c->size = 0;
         uv_close((uv_handle_t *)&c->prepare, NULL);
+        uv_close((uv_handle_t *)&c->later, NULL);
 }
 
 void claims_hold_away(struct daemon *d, struct job *job)
@@ -401,18 +445,21 @@ void claims_look(struct daemon *d)
         free(wants);
 }
 
+void claims_run_ended(struct daemon *d, struct job *job)
+{
+        /* Deferred: the pool queues it again as its thread lets go of the run, after this. */
+        if (d->claims && slow_work_is_pending(&job->dw.work))
+                look_again_at(d->claims, run_wall_now());
+        claims_look(d);
+}
+
 void claims_renewed(struct daemon *d)
 {
-        struct db_node *nodes = NULL;
-        size_t n = 0;
-
         if (!d->claims)
                 return;
-        /* More nodes than at the last renewal: what waits here may go to them. */
-        if (store_nodes(d->store, &nodes, &n) == 0 && n > d->claims->nodes_seen)
-                rescan(d->claims);
-        free(nodes);
-        d->claims->nodes_seen = n;
+        /* What waits here may go to the other nodes: more may be live than at the last
+         * renewal, and what this node could not offer meanwhile (fenced) it may now. */
+        rescan(d->claims);
         if (!store_offers_seen(d->store))
                 return;
         d->claims->offers_seen = true;
@@ -472,6 +519,7 @@ void claims_let_go(struct daemon *d, struct job *job)
         users_drop(&job->queue->users, job);
         users_drop(&d->users, job);
         daemon_let_go(d, job);
+        history_set_left(&d->history, job->id);
         while ((a = waiters)) {
                 waiters = a->next;
                 if (a->moved)

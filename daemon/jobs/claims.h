@@ -35,17 +35,16 @@ struct claims {
         int64_t wanted, got; /* what it asked for, and what it got */
         char *taken;         /* the ids it got, for the mail: "[1,2" (NULL: none) */
         size_t taken_len;
-        size_t nodes_seen; /* the live nodes at the last renewal */
         int64_t offered;   /* its runs offered for want of threads (the budget's use) */
         bool rescan;       /* all that waits here is looked at at the iteration's end */
         struct job **away; /* runs held here for another node (EVENT_HELD_AWAY): references */
         size_t naway, away_size;
+        uv_timer_t later; /* what waits here is looked at again then: a delayed run falls due, */
+        double later_at;  /* or a run deferred while it ran is queued again (0: not set) */
 };
 
 int claims_init(struct claims *c, uv_loop_t *loop, struct daemon *d);
 void claims_close(struct claims *c);
-/* The job's run was queued now (not delayed): it may be offered at the iteration's end. */
-void claims_queued(struct daemon *d, struct job *job);
 /* The job's run did not start: it runs on another node (EVENT_HELD_AWAY). It is held here,
  * offered, until a node that may run it claims it. */
 void claims_hold_away(struct daemon *d, struct job *job);
@@ -70,6 +69,9 @@ void claims_pause_node(struct daemon *d, bool paused);
 bool claims_node_known(struct daemon *d, const char *name);
 /* Threads may be free: a claim is made if another node may offer jobs. */
 void claims_look(struct daemon *d);
+/* The job's run ended here (EVENT_ENDED): a thread is free, and a run deferred while it ran is
+ * queued once the pool lets go of it, to be offered then. */
+void claims_run_ended(struct daemon *d, struct job *job);
 /* Mail of CLAIMS_OFFERED_MAIL or CLAIMS_TAKEN_MAIL from another node. */
 void claims_mail(struct daemon *d, const struct db_mail *m);
 /* The renewal saw what the nodes offer. */

@@ -160,8 +160,6 @@ int daemon_queue_run(struct daemon *d, struct job *job, double delay)
         if (__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
                 return -ESHUTDOWN;
         r = pool_enqueue(d, job, delay);
-        if (r == 0 && delay <= 0 && d->on_queued)
-                d->on_queued(d, job);
         if (r == 0 && !pending) {
                 bool saved = job->qorder != 0; /* a new job's row is written after this */
 
@@ -172,6 +170,8 @@ int daemon_queue_run(struct daemon *d, struct job *job, double delay)
                 if (saved)
                         daemon_save_state(d, job, NULL);
         }
+        if (r == 0 && d->on_queued)
+                d->on_queued(d, job);
         metrics_job_recount(&d->metrics, job);
         return r;
 }
@@ -186,7 +186,7 @@ int daemon_restore_run(struct daemon *d, struct job *job, double due)
                 job->due = due > now ? due : 0;
                 job->queued_at = due > now ? due : now;
         }
-        if (r == 0 && due <= now && d->on_queued)
+        if (r == 0 && d->on_queued)
                 d->on_queued(d, job);
         metrics_job_recount(&d->metrics, job);
         return r;
@@ -232,6 +232,8 @@ int daemon_enqueue(struct daemon *d, struct job *job, double delay, const char *
                 return 0;
         }
         r = daemon_queue_run(d, job, delay);
+        if (r == 0 && running)
+                job->deferred_after = __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE);
         *ret_extra = r < 0 ? NULL : pending ? "coalesced" : running ? "deferred" : NULL;
         return r;
 }

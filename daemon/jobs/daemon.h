@@ -94,7 +94,8 @@ struct daemon {
         int (*reexec)(void *data, struct conn *c, json_object *id, char *err, size_t len);
         void *reload_data;
         /* A shared database's: what this node offers to and claims from the others
-         * (jobs/claims.c), which hears of each run queued now (NULL: none). */
+         * (jobs/claims.c), which hears of each run queued, now or for later (job->due), and
+         * of each restored (NULL: none). */
         struct claims *claims;
         void (*on_queued)(struct daemon *d, struct job *job);
 };

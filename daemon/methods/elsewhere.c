@@ -57,12 +57,13 @@ static void lookup_free(struct lookup *lk)
 }
 
 /* Whether this node holds the job or last ran it (the history's record of another node's run
- * may be outdated). */
+ * may be outdated, and so may its own once the job went to another node). */
 static bool known_here(struct daemon *d, int64_t job)
 {
         const struct run_record *rec = daemon_last_run(d, job);
 
-        return registry_find(&d->registry, job) || (rec && !store_other_node(d->store, rec->node));
+        return registry_find(&d->registry, job) ||
+               (rec && !rec->left && !store_other_node(d->store, rec->node));
 }
 
 /* The next of a submit's after and after_any jobs, from *at on, that this node does not know;

@@ -156,6 +156,14 @@ int history_set_spec(struct history *h, int64_t id, int64_t run, char *spec)
         return 0;
 }
 
+void history_set_left(struct history *h, int64_t id)
+{
+        struct run_record *rec = (struct run_record *)history_last(h, id);
+
+        if (rec)
+                rec->left = true;
+}
+
 const struct run_record *history_last(const struct history *h, int64_t id)
 {
         size_t i;

@@ -34,6 +34,8 @@ const struct run_record *history_last(const struct history *h, int64_t id);
 /* Gives the newest record of an item, when it is its run, the spec (taken over); else frees it.
  * 0, or -ENOENT. */
 int history_set_spec(struct history *h, int64_t id, int64_t run, char *spec);
+/* The item's newest record, if any, is marked left: its item went to another node. */
+void history_set_left(struct history *h, int64_t id);
 /* The record of an item's run number run, or NULL. */
 const struct run_record *history_find(const struct history *h, int64_t id, int64_t run);
 /* The i-th record, 0 the oldest (i < h->n). */

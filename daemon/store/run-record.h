@@ -31,6 +31,8 @@ struct run_record {
         const char *node;      /* the node it ran on (run_record_node()'s) */
         char *spec;            /* its job's spec once the job retired after it (its last run):
                                 * submit's params as JSON, what restart runs again; else NULL */
+        bool left;             /* loop: its job went to another node after it (a claim), so
+                                * this node's record may not be the job's last */
 };
 
 /* A node's name as records hold it: one copy per name for the daemon's life, so that records
