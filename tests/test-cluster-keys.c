@@ -255,6 +255,63 @@ START_TEST(a_keyed_job_held_by_its_owners_limit_coalesces_a_submit_from_another_
 }
 END_TEST
 
+/* A key submitted to the node that accepted its job, once another node claimed the job: while
+ * offered it coalesces, whichever node is asked; once running on the node that claimed it, it
+ * asks for one more run there, after this one. */
+START_TEST(a_key_follows_its_job_to_the_node_that_claimed_it)
+{
+        char *params, *busy;
+        json_object *first, *again, *rec;
+        int64_t id;
+        int fd;
+
+        cluster_init(&c, 2);
+        c.max_threads[0] = 1;
+        cluster_start(&c);
+        json_object_put(cluster_call_ok(&c, 1, "pause", "{\"node\":\"n2\"}"));
+        /* n1's one thread, busy with a job placed on it. */
+        busy = job_params(false, ",\"node\":\"n1\"",
+                          "while [ ! -e %s/free ]; do sleep 0.02; done", c.dir);
+        json_object_put(cluster_call_ok(&c, 1, "submit", busy));
+        params = gated_job("");
+        first = cluster_call_ok(&c, 1, "submit", params);
+        id = int_member(first, "id");
+        ck_assert_str_eq(str_member(first, "state"), "pending");
+        for (int k = 1; k <= 2; k++) {
+                again = cluster_call_ok(&c, k, "submit", params);
+                ck_assert_int_eq(int_member(again, "id"), id);
+                ck_assert_str_eq(str_member(again, "state"), "pending");
+                ck_assert(json_object_get_boolean(json_object_object_get(again, "coalesced")));
+                json_object_put(again);
+        }
+        json_object_put(cluster_call_ok(&c, 1, "resume", "{\"node\":\"n2\"}"));
+        wait_for(runs_noted() == 1, 20, "job %lld did not start on n2", (long long)id);
+        for (int k = 1; k <= 2; k++) {
+                again = cluster_call_ok(&c, k, "submit", params);
+                ck_assert_int_eq(int_member(again, "id"), id);
+                ck_assert_str_eq(str_member(again, "state"), "running");
+                ck_assert(json_object_get_boolean(json_object_object_get(again, "deferred")));
+                json_object_put(again);
+        }
+        ck_assert_int_eq(runs_noted(), 1);
+        cluster_touch(&c, "go");
+        /* A wait asked of n1 follows it. */
+        fd = cluster_connect(&c, 1);
+        rec = job_wait(fd, id);
+        close(fd);
+        ck_assert_str_eq(str_member(rec, "outcome"), "succeeded");
+        ck_assert_int_eq(int_member(rec, "run"), 2);
+        ck_assert_str_eq(str_member(rec, "node"), "n2");
+        json_object_put(rec);
+        settle();
+        ck_assert_int_eq(runs_noted(), 2);
+        cluster_touch(&c, "free");
+        json_object_put(first);
+        free(params);
+        free(busy);
+}
+END_TEST
+
 enum { HAMMER = 200, NODES = 3 };
 
 static char *hammer_params;
@@ -325,6 +382,7 @@ static int run(void)
             tc, a_key_submitted_on_another_node_while_its_job_runs_there_runs_it_once_more_after);
         tcase_add_test(tc,
                        a_persisted_idle_job_runs_again_when_its_key_is_submitted_on_another_node);
+        tcase_add_test(tc, a_key_follows_its_job_to_the_node_that_claimed_it);
         tcase_add_test(
             tc, a_key_of_another_nodes_job_is_refused_for_other_work_or_what_only_its_node_does);
         tcase_add_test(tc,

@@ -118,6 +118,8 @@ struct job {
 
         struct run_record *last; /* loop: the last finished run */
         int64_t runs_ended;      /* loop: runs whose end the loop has seen */
+        int64_t deferred_after;  /* loop: the run in progress when an enqueue here asked for
+                                  * one more after it (0: none) */
         int64_t strings_size;    /* loop: the bytes of its strings' block (job_bytes()) */
 
         uid_t owner;

@@ -282,15 +282,17 @@ void lifecycle_on_event(void *data, struct event *e)
                 lifecycle_run_ended(d, job, e->rec);
                 if (cut)
                         daemon_queue_run(d, job, 0);
-                /* Another node's submit of its key came while it ran: it runs once more. */
+                /* Another node's submit of its key came while it ran: it runs once more, unless
+                 * an enqueue here already asked for that run (it may have started by now). */
                 if (__atomic_exchange_n(&job->key_again, false, __ATOMIC_ACQ_REL) &&
+                    (!e->rec || job->deferred_after != e->rec->run) &&
                     !__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
                         daemon_run_again(d, job, "run asked for by another node");
                 daemon_notify(d, job, record_state_after_run(job), job->last);
                 users_run_ended(&d->users, job);
                 users_run_ended(&job->queue->users, job);
                 run_done(d, job);
-                claims_look(d); /* a thread is free */
+                claims_run_ended(d, job); /* a thread is free */
                 break;
         case EVENT_HELD:
                 users_return_grant(&job->queue->users, job);
