@@ -460,6 +460,132 @@ START_TEST(a_run_deferred_on_a_busy_node_runs_on_another)
 }
 END_TEST
 
+enum { KILL_HALF = 12 };
+
+/* Sends KILL_HALF submits of gated token jobs (tokens from *next on) on fd, pipelined. */
+static void send_token_jobs(int fd, int *next)
+{
+        for (int i = 0; i < KILL_HALF; i++, (*next)++) {
+                char request[768];
+
+                snprintf(request, sizeof(request),
+                         "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"submit\",\"params\":"
+                         "{\"command\":\"echo start >>%s/events; until [ -e %s/go ]; do sleep "
+                         "0.02; done; echo t%d >>%s/tokens\"}}",
+                         *next, c.dir, c.dir, *next, c.dir);
+                client_send(fd, request);
+        }
+}
+
+/* Reads KILL_HALF replies on fd: each must be an acknowledged submit. */
+static void read_acks(int fd)
+{
+        for (int i = 0; i < KILL_HALF; i++) {
+                char *line = client_read_line(fd);
+                json_object *reply = line ? json_tokener_parse(line) : NULL;
+
+                ck_assert_msg(reply && reply_code(reply) == 0, "submit %d: %s", i,
+                              line ? line : "(closed)");
+                json_object_put(reply);
+                free(line);
+        }
+}
+
+/* The pid of job id's run in progress on node k, once status shows it. */
+static pid_t pid_of(int k, int64_t id)
+{
+        double end = mono_now() + scaled(10);
+        json_object *st;
+        pid_t pid;
+
+        while (!json_object_object_get_ex((st = status_of(k, id)), "pid", NULL)) {
+                json_object_put(st);
+                ck_assert_msg(mono_now() < end, "running job %lld has no pid", (long long)id);
+                short_pause();
+        }
+        pid = (pid_t)int_member(st, "pid");
+        json_object_put(st);
+        return pid;
+}
+
+/* The pids of node k's runs in progress (list tells every node's). */
+static int running_pids(int k, pid_t *pids, int most)
+{
+        json_object *list = cluster_call_ok(&c, k, "list", NULL);
+        json_object *items = json_object_object_get(list, "items");
+        int n = 0;
+
+        for (size_t i = 0; i < json_object_array_length(items) && n < most; i++) {
+                json_object *item = json_object_array_get_idx(items, i);
+
+                if (strcmp(str_member(item, "state"), "running") == 0 &&
+                    strcmp(str_member(item, "node"), c.name[k - 1]) == 0)
+                        pids[n++] = pid_of(k, int_member(item, "id"));
+        }
+        json_object_put(list);
+        return n;
+}
+
+static int lines_in(const char *path)
+{
+        char **lines = read_lines(path);
+        int n = 0;
+
+        while (lines[n])
+                n++;
+        strv_free(lines);
+        return n;
+}
+
+/* kill -9 of a node that runs jobs it claimed from the others, while submits stream into them:
+ * every acknowledged job runs to its end exactly once (its token written once), the killed
+ * node's runs are stopped with it and run again on the others. */
+START_TEST(a_node_killed_under_a_submit_load_to_the_others_loses_and_doubles_no_job)
+{
+        int next = 0, fd2, fd3, *counts, n;
+        char *events, *tokens;
+        pid_t pids[8];
+
+        cluster_init(&c, 3);
+        c.max_threads[1] = c.max_threads[2] = 2;
+        cluster_start(&c);
+        events = cluster_path(&c, "events");
+        tokens = cluster_path(&c, "tokens");
+        fd2 = cluster_connect(&c, 2);
+        fd3 = cluster_connect(&c, 3);
+        send_token_jobs(fd2, &next);
+        send_token_jobs(fd3, &next);
+        read_acks(fd2);
+        read_acks(fd3);
+        /* Two runs on n2, two on n3, and n1's four threads busy with jobs claimed from them. */
+        wait_for(count_line(events, "start") == 8, 20, "%d runs started, not 8",
+                 count_line(events, "start"));
+        n = running_pids(1, pids, 8);
+        ck_assert_int_eq(n, 4);
+        send_token_jobs(fd2, &next);
+        send_token_jobs(fd3, &next);
+        cluster_kill(&c, 1);
+        read_acks(fd2);
+        read_acks(fd3);
+        for (int i = 0; i < n; i++)
+                wait_for(process_gone(pids[i]), 5, "run %d of the killed n1 still runs", pids[i]);
+        cluster_touch(&c, "go");
+        /* n1's jobs too: the others take them once its lease ran out. */
+        wait_for(lines_in(tokens) >= next, c.lease_time + 60, "%d of %d jobs ran",
+                 lines_in(tokens), next);
+        wait_for(cluster_live_items_left(&c) == 0, 30, "jobs are still live");
+        cluster_wait_renewals(&c, 0, 3);
+        counts = count_tokens(tokens, next);
+        for (int i = 0; i < next; i++)
+                ck_assert_msg(counts[i] == 1, "token t%d is in %s %d times", i, tokens, counts[i]);
+        close(fd2);
+        close(fd3);
+        free(counts);
+        free(events);
+        free(tokens);
+}
+END_TEST
+
 /* A partition longer than the lease: the cut node answers a submit within store-timeout; its
  * run is stopped before the other node runs its job (a flock probe: no overlap); healed, it is
  * live again and takes work. */
@@ -525,6 +651,7 @@ static int run(void)
         tcase_add_test(tc, a_cancel_of_an_offered_job_takes_it_back_or_follows_it);
         tcase_add_test(tc, a_delayed_run_and_a_retry_falling_due_on_a_busy_node_run_on_another);
         tcase_add_test(tc, a_run_deferred_on_a_busy_node_runs_on_another);
+        tcase_add_test(tc, a_node_killed_under_a_submit_load_to_the_others_loses_and_doubles_no_job);
         tcase_add_test(tc, a_partitioned_node_answers_stops_its_runs_in_time_and_rejoins);
         suite_add_tcase(s, tc);
         return run_suite(s);
