@@ -586,15 +586,62 @@ START_TEST(a_node_killed_under_a_submit_load_to_the_others_loses_and_doubles_no_
 }
 END_TEST
 
-/* A partition longer than the lease: the cut node answers a submit within store-timeout; its
- * run is stopped before the other node runs its job (a flock probe: no overlap); healed, it is
- * live again and takes work. */
+/* The call on fd must fail within store-timeout and more, as one that could not reach the job
+ * database and says which nodes it could not ask. */
+static void fails_unreached(int fd, const char *method, const char *params)
+{
+        char msg[256];
+
+        ck_assert_int_eq(call_error(fd, method, params, msg, sizeof(msg)), -32603);
+        ck_assert_msg(strstr(msg, "cannot reach the job database") &&
+                          strstr(msg, "node n1 could not ask the others (n2)"),
+                      "%s: %s", method, msg);
+}
+
+/* A cut shorter than the lease: reads answered at store-timeout, and what the database answers
+ * after the heal goes nowhere (the connection's next reply is the next request's). */
+START_TEST(reads_cut_from_the_database_are_answered_in_time_and_not_again_later)
+{
+        struct pg_proxy proxy;
+        char params[64];
+        json_object *st;
+        int64_t other;
+        int fd;
+
+        cluster_init(&c, 2);
+        c.lease_time = scaled(20);
+        pg_proxy_start(&proxy, &c.pg);
+        snprintf(c.store[0], sizeof(c.store[0]), "%s", proxy.conninfo);
+        cluster_start(&c);
+        json_object_put(cluster_call_ok(&c, 1, "settings.set", "{\"store-timeout\":0.3}"));
+        other = submit_true(2, "");
+        fd = cluster_connect(&c, 1);
+        pg_proxy_cut(&proxy, true);
+        fails_unreached(fd, "list", NULL);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)other);
+        fails_unreached(fd, "status", params);
+        fails_unreached(fd, "history", NULL);
+        pg_proxy_cut(&proxy, false);
+        json_object_put(call_ok(fd, "ping", NULL));
+        st = call_ok(fd, "status", params);
+        ck_assert_int_eq(int_member(st, "id"), other);
+        json_object_put(st);
+        close(fd);
+        pg_proxy_stop(&proxy);
+}
+END_TEST
+
+/* A partition longer than the lease: the cut node answers a submit within store-timeout, and
+ * reads that need the database (list, nodes, status of a job it does not hold) too, saying which
+ * node it could not ask; its run is stopped before the other node runs its job (a flock probe:
+ * no overlap); healed, it is live again and takes work, and no late answer of what was answered
+ * reaches the client. */
 START_TEST(a_partitioned_node_answers_stops_its_runs_in_time_and_rejoins)
 {
         char *events, *lock, params[1024], msg[256];
         struct pg_proxy proxy;
         json_object *rec;
-        int64_t id;
+        int64_t id, other;
         int fd;
 
         cluster_init(&c, 2);
@@ -613,11 +660,16 @@ START_TEST(a_partitioned_node_answers_stops_its_runs_in_time_and_rejoins)
         id = cluster_submit(&c, 1, params);
         wait_for(count_line(events, "start") == 1, 20, "job %lld did not start on n1",
                  (long long)id);
+        other = submit_true(2, "");
         pg_proxy_cut(&proxy, true);
         fd = cluster_connect(&c, 1);
         ck_assert_int_eq(call_error(fd, "submit", "{\"command\":\"true\"}", msg, sizeof(msg)),
                          -32603);
         ck_assert_ptr_nonnull(strstr(msg, "cannot reach the job database"));
+        fails_unreached(fd, "list", NULL);
+        fails_unreached(fd, "nodes", NULL);
+        snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)other);
+        fails_unreached(fd, "status", params);
         close(fd);
         /* n2 takes n1's jobs once its lease ran out, and runs this one again: n1 stopped its
          * run before (the probe took the lock). */
@@ -652,6 +704,7 @@ static int run(void)
         tcase_add_test(tc, a_delayed_run_and_a_retry_falling_due_on_a_busy_node_run_on_another);
         tcase_add_test(tc, a_run_deferred_on_a_busy_node_runs_on_another);
         tcase_add_test(tc, a_node_killed_under_a_submit_load_to_the_others_loses_and_doubles_no_job);
+        tcase_add_test(tc, reads_cut_from_the_database_are_answered_in_time_and_not_again_later);
         tcase_add_test(tc, a_partitioned_node_answers_stops_its_runs_in_time_and_rejoins);
         suite_add_tcase(s, tc);
         return run_suite(s);

@@ -156,7 +156,7 @@ static void dispatch(struct daemon *d, struct conn *c, const char *line, size_t 
                 goto done;
         }
         if (reach != HERE &&
-            (elsewhere_take_back(d, c, method, req.params, line, len, dispatch_moved) ||
+            (elsewhere_take_back(d, c, method, id, req.params, line, len, dispatch_moved) ||
              elsewhere_ask(d, c, method, id, req.params, line, len, dispatch_here,
                            reach == ELSEWHERE_AGAIN))) {
                 json_object_put(id);

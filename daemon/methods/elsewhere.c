@@ -43,10 +43,19 @@ struct lookup {
         char *placed;   /* a submit's node, which the database has though the last renewal
                          * did not see it live (the submit is served with d->node_listed) */
         char node[64];  /* the job's node, which the last renewal did not see live */
+        uint64_t token; /* its wait for the database (conn_await) */
 };
+
+/* The request waits for the database no more (unless its wait was answered already). */
+static void lookup_settled(struct lookup *lk)
+{
+        if (conn_awaits(lk->c, lk->token))
+                conn_await_end(lk->c);
+}
 
 static void lookup_free(struct lookup *lk)
 {
+        lookup_settled(lk);
         json_object_put(lk->id);
         json_object_put(lk->params);
         conn_unref(lk->c);
@@ -106,6 +115,7 @@ static void next_or_answer(struct lookup *lk)
                 store_find_job(lk->d->store, lk->job, holder_found, lk);
                 return;
         }
+        lookup_settled(lk);
         c->busy = false;
         lk->d->live_elsewhere = lk->live;
         lk->d->nlive_elsewhere = lk->nlive;
@@ -127,8 +137,8 @@ static void run_found(void *data, const struct db_result *res)
         struct run_record *rec = row ? run_record_from_row(row) : NULL;
 
         json_object_put(row);
-        if (!res || lk->c->closing || !res->got) {
-                if (res && !res->got && !lk->c->closing)
+        if (!res || !conn_awaits(lk->c, lk->token) || !res->got) {
+                if (res && !res->got && conn_awaits(lk->c, lk->token))
                         conn_reply_line(lk->c, sw_error_line(json_object_get(lk->id),
                                                              SW_E_INTERNAL,
                                                              "cannot read the job database"));
@@ -222,10 +232,11 @@ static void nodes_read(void *data, const struct db_result *res)
         int64_t epoch = res && res->got ? live_epoch(res->text, lk->node) : -1;
         char why[192];
 
-        if (!res || lk->c->closing) {
+        if (!res || !conn_awaits(lk->c, lk->token)) {
                 lookup_free(lk);
                 return;
         }
+        lookup_settled(lk);
         if (epoch > 0) {
                 char *line = with_env(lk);
 
@@ -258,7 +269,7 @@ static void placed_listed(void *data, const struct db_result *res)
                 listed = listed || (name && strcmp(name, lk->placed) == 0);
         }
         json_object_put(rows);
-        if (!res || lk->c->closing) {
+        if (!res || !conn_awaits(lk->c, lk->token)) {
                 lookup_free(lk);
                 return;
         }
@@ -289,7 +300,7 @@ static void holder_found(void *data, const struct db_result *res)
         char why[192];
         int code;
 
-        if (!res || c->closing) {
+        if (!res || !conn_awaits(c, lk->token)) {
                 lookup_free(lk);
                 return;
         }
@@ -352,10 +363,13 @@ struct take_back {
         char *line;
         size_t len;
         elsewhere_here_fn *again;
+        uint64_t token; /* its wait for the database (conn_await) */
 };
 
 static void take_back_free(struct take_back *tb)
 {
+        if (conn_awaits(tb->c, tb->token))
+                conn_await_end(tb->c);
         job_unref(tb->job);
         conn_unref(tb->c);
         free(tb->line);
@@ -368,7 +382,8 @@ static void take_back_done(void *data)
         struct take_back *tb = data;
         struct conn *c = tb->c;
 
-        if (!c->closing) {
+        if (conn_awaits(c, tb->token)) {
+                conn_await_end(c);
                 c->busy = false;
                 tb->again(tb->d, c, tb->line, tb->len);
                 if (!c->busy)
@@ -395,7 +410,7 @@ static void taken_back(void *data, const struct db_result *res)
 }
 
 bool elsewhere_take_back(struct daemon *d, struct conn *c, const struct method *method,
-                         json_object *params, const char *line, size_t len,
+                         json_object *id, json_object *params, const char *line, size_t len,
                          elsewhere_here_fn *again)
 {
         static const char *const reads[] = {"status", "wait", "log"};
@@ -421,6 +436,7 @@ bool elsewhere_take_back(struct daemon *d, struct conn *c, const struct method *
         tb->job = job_ref(job);
         tb->len = len;
         tb->again = again;
+        tb->token = conn_await(c, id);
         c->busy = true;
         store_reclaim_job_then(d->store, job->id, taken_back, tb);
         return true;
@@ -474,6 +490,7 @@ bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method
             .here = here,
             .to_runner = strcmp(method->name, "restart") == 0,
             .placed = lk->placed,
+            .token = conn_await(c, id),
         };
         c->busy = true;
         if (placed)

@@ -24,7 +24,7 @@ bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method
  * here, or where the job went when another node claimed it first. Requests made again (again)
  * are passed on even from another node's client. */
 bool elsewhere_take_back(struct daemon *d, struct conn *c, const struct method *method,
-                         json_object *params, const char *line, size_t len,
+                         json_object *id, json_object *params, const char *line, size_t len,
                          elsewhere_here_fn *again);
 
 #endif

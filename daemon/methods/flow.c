@@ -55,6 +55,7 @@ struct node_wait {
         json_object *id;
         struct answer *answer; /* this node's drain */
         bool paused;
+        uint64_t token; /* its wait for the database (conn_await) */
         char *line;
         char node[SW_NODE_NAME_MAX + 1];
 };
@@ -90,8 +91,8 @@ static void node_row_paused(void *data, const struct db_result *res)
         struct node_wait *w = data;
         json_object *result;
 
-        if (!res) {
-                json_object_put(w->id); /* the daemon stops */
+        if (!res || !conn_awaits(w->c, w->token)) {
+                json_object_put(w->id); /* the daemon stops, or the request was answered */
         } else if (!res->got || res->i[0] == 0) {
                 conn_reply(w->c, w->id, NULL, SW_E_INTERNAL,
                            res->got ? "the node's row is gone" : "cannot reach the job database");
@@ -124,7 +125,7 @@ static void node_listed(void *data, const struct db_result *res)
                 if (name && strcmp(name, w->node) == 0)
                         row = o;
         }
-        if (!res || w->c->closing) {
+        if (!res || !conn_awaits(w->c, w->token)) {
                 json_object_put(w->id);
                 node_wait_free(w);
         } else if (!res->got) {
@@ -136,6 +137,7 @@ static void node_listed(void *data, const struct db_result *res)
                 node_wait_free(w);
         } else if (strcmp(json_object_get_string(json_object_object_get(row, "state")), "live") ==
                    0) {
+                conn_await_end(w->c);
                 relay_forward_read(w->d->relay, w->c, w->node,
                                    json_object_get_int64(json_object_object_get(row, "epoch")),
                                    w->line, strlen(w->line));
@@ -197,6 +199,7 @@ static void pause_node(struct daemon *d, struct conn *c, const char *method, boo
                 return;
         }
         w->id = json_object_get(r->id);
+        w->token = conn_await(c, r->id);
         store_list_nodes(d->store, node_listed, w);
         r->deferred = true;
 }

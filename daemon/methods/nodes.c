@@ -20,6 +20,7 @@ struct nodes_wait {
         struct conn *c;
         json_object *id;
         struct daemon *d;
+        uint64_t token; /* its wait for the database (conn_await) */
         char name[SW_NODE_NAME_MAX + 1]; /* nodes.forget's */
 };
 
@@ -31,7 +32,8 @@ static struct nodes_wait *wait_new(struct daemon *d, struct conn *c, struct repl
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return NULL;
         }
-        *w = (struct nodes_wait){.c = conn_ref(c), .id = json_object_get(r->id), .d = d};
+        *w = (struct nodes_wait){.c = conn_ref(c), .id = json_object_get(r->id), .d = d,
+                                 .token = conn_await(c, r->id)};
         r->deferred = true;
         return w;
 }
@@ -108,8 +110,8 @@ static void nodes_listed(void *data, const struct db_result *res)
         struct nodes_wait *w = data;
         json_object *items = res && res->got ? items_of(w->d, res->text) : NULL, *result;
 
-        if (!res) {
-                json_object_put(w->id); /* the daemon stops */
+        if (!res || !conn_awaits(w->c, w->token)) {
+                json_object_put(w->id); /* the daemon stops, or the request was answered */
         } else if (!items) {
                 conn_reply(w->c, w->id, NULL, SW_E_INTERNAL,
                            "cannot read the nodes from the job database");
@@ -161,7 +163,7 @@ static void node_forgotten(void *data, const struct db_result *res)
         struct nodes_wait *w = data;
         char why[192];
 
-        if (!res) {
+        if (!res || !conn_awaits(w->c, w->token)) {
                 json_object_put(w->id);
                 wait_free(w);
                 return;

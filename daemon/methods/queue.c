@@ -100,6 +100,7 @@ struct removal {
         struct daemon *d;
         struct conn *c;
         json_object *id;
+        uint64_t token; /* its wait for the database (conn_await) */
         char name[SW_QUEUE_NAME_MAX + 1];
 };
 
@@ -110,7 +111,9 @@ static void counted(void *data, const struct db_result *res)
         char message[256];
         int code = 0;
 
-        if (!res || daemon_stopping(rm->d)) {
+        /* The daemon stops, or the request was answered that the database could not be read:
+         * the queue stays. */
+        if (!res || daemon_stopping(rm->d) || !conn_awaits(rm->c, rm->token)) {
                 json_object_put(rm->id);
                 goto out;
         }
@@ -164,7 +167,7 @@ static void handle_queue_remove(struct daemon *d, struct conn *c, union params *
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
-        *rm = (struct removal){d, conn_ref(c), json_object_get(r->id), ""};
+        *rm = (struct removal){d, conn_ref(c), json_object_get(r->id), conn_await(c, r->id), ""};
         snprintf(rm->name, sizeof(rm->name), "%s", q->name);
         r->deferred = true;
         store_count_queue_jobs(d->store, q->name, counted, rm);

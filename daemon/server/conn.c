@@ -25,6 +25,7 @@
 
 #include "methods.h"
 #include "server/conn.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "util/credentials.h"
 #include "util/heap.h"
@@ -83,6 +84,7 @@ void conn_unref(struct conn *c)
                 return;
         drop_held(c);
         batch_free(c);
+        json_object_put(c->await_id);
         envs_unref(c->clients->envs, c->env);
         free(c->held);
         sw_lines_free(&c->in);
@@ -205,22 +207,65 @@ void conn_flush(struct conn *c)
         maybe_finish(c);
 }
 
-/* A reply held too long: the same request's error, its id kept; 0 when it is no reply. */
+/* A result held too long: the same request's error, its id kept; 0 when it is no result (an
+ * error stays as it is: its request changed nothing). */
 static char *expired_line(struct conn *c, const char *line)
 {
         json_object *o = json_tokener_parse(line), *id;
         char *error = NULL;
 
-        if (json_object_object_get_ex(o, "id", &id) &&
-            (json_object_object_get(o, "result") || json_object_object_get(o, "error")))
+        if (json_object_object_get_ex(o, "id", &id) && json_object_object_get(o, "result"))
                 error = sw_error_line(json_object_get(id), SW_E_INTERNAL,
                                       store_failing_means(c->clients->store));
         json_object_put(o);
         return error;
 }
 
+/* "cannot reach the job database: node n1 could not ask n2, n3": the nodes of the last renewal's
+ * view (a new string). */
+static char *not_asked(struct clients *clients)
+{
+        struct db_node *nodes = NULL;
+        size_t n = 0, len;
+        const char *me = store_node(clients->store);
+        char *text = NULL;
+        FILE *f = open_memstream(&text, &len);
+
+        if (!f)
+                return NULL;
+        fprintf(f, "%s: node %s could not ask the others", store_failing_means(clients->store),
+                me);
+        if (store_nodes(clients->store, &nodes, &n) == 0)
+                for (size_t i = 0, k = 0; i < n; i++)
+                        if (strcmp(nodes[i].name, me) != 0)
+                                fprintf(f, "%s%s", k++ ? ", " : " (", nodes[i].name);
+        if (n > 1)
+                fputc(')', f);
+        free(nodes);
+        return fclose(f) == 0 ? text : (free(text), NULL);
+}
+
+/* A request that waited store-timeout for the job database is answered so; 0 when it has not,
+ * else when the next may have. */
+static uint64_t expire_await(struct conn *c, uint64_t now, uint64_t limit)
+{
+        char *why;
+
+        if (!c->await_id)
+                return 0;
+        if (now - c->await_at < limit)
+                return c->await_at + limit;
+        why = not_asked(c->clients);
+        conn_send(c, sw_error_line(json_object_get(c->await_id), SW_E_INTERNAL,
+                                   why ? why : store_failing_means(c->clients->store)));
+        free(why);
+        conn_resume(c);
+        return 0;
+}
+
 /* The replies held past store-timeout for writes not committed go out as errors, with the
- * events behind them; the check comes again while some wait. */
+ * events behind them, and so do requests that waited as long for a read; the check comes again
+ * while some wait. */
 static void expire_held(uv_timer_t *timer)
 {
         struct clients *clients = timer->data;
@@ -229,7 +274,11 @@ static void expire_held(uv_timer_t *timer)
         uint64_t committed = store_committed(clients->store), next = 0;
 
         for (struct conn *c = clients->head, *after; c; c = after) {
+                uint64_t at = expire_await(c, now, limit);
+
                 after = c->next;
+                if (at)
+                        next = next && next < at ? next : at;
                 for (size_t i = 0; i < c->nheld; i++) {
                         struct held_line *h = &c->held[i];
                         char *error;
@@ -556,8 +605,34 @@ void conn_wait_for(struct conn *c, uint64_t seq)
                 c->barrier = seq;
 }
 
+uint64_t conn_await(struct conn *c, json_object *id)
+{
+        conn_await_end(c);
+        if (!store_shared(c->clients->store))
+                return c->await_token;
+        c->await_id = json_object_get(id);
+        c->await_at = uv_now(c->clients->loop);
+        watch_held(c);
+        return c->await_token;
+}
+
+bool conn_awaits(const struct conn *c, uint64_t token)
+{
+        return !c->closing && token == c->await_token;
+}
+
+void conn_await_end(struct conn *c)
+{
+        if (!c->await_id)
+                return;
+        json_object_put(c->await_id);
+        c->await_id = NULL;
+        c->await_token++;
+}
+
 void conn_resume(struct conn *c)
 {
+        conn_await_end(c);
         c->busy = false;
         if (!c->closing)
                 process(c);

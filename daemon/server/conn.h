@@ -79,6 +79,9 @@ struct conn {
         bool batching;      /* requests are being handled: write their replies together after */
         struct conn_batch *batch; /* a JSON-RPC batch whose members are being handled */
         bool heavy;         /* has held much: the heap is trimmed when it goes */
+        json_object *await_id; /* the request in progress waits for a read of the shared job
+                                * database (conn_await; NULL: none), since await_at (uv_now) */
+        uint64_t await_at, await_token;
         struct env_block *env; /* env.set's: the environment of its submits without one */
         void *data;         /* whoever reads its requests keeps what it knows of it here */
 };
@@ -110,6 +113,15 @@ bool conn_is_admin(const struct conn *c);
 void conn_reply_line(struct conn *c, char *line);
 /* Goes on with the requests that came in while one was deferred (its reply sent otherwise). */
 void conn_resume(struct conn *c);
+/*
+ * The request in progress (its id) waits for the shared job database (a read, or a take back):
+ * once it has waited store-timeout it is answered -32603, the message naming the nodes that could
+ * not be asked, and the requests after it go on. Returns the wait's token: conn_awaits() tells
+ * its answer whether it is still waited for. A reply, or conn_await_end(), ends the wait.
+ */
+uint64_t conn_await(struct conn *c, json_object *id);
+bool conn_awaits(const struct conn *c, uint64_t token);
+void conn_await_end(struct conn *c);
 /* Its socket's descriptor, -1 when it has none any more. */
 int conn_fd(struct conn *c);
 struct conn *conn_ref(struct conn *c);
