@@ -46,16 +46,9 @@ struct lookup {
         uint64_t token; /* its wait for the database (conn_await) */
 };
 
-/* The request waits for the database no more (unless its wait was answered already). */
-static void lookup_settled(struct lookup *lk)
-{
-        if (conn_awaits(lk->c, lk->token))
-                conn_await_end(lk->c);
-}
-
 static void lookup_free(struct lookup *lk)
 {
-        lookup_settled(lk);
+        conn_await_done(lk->c, lk->token);
         json_object_put(lk->id);
         json_object_put(lk->params);
         conn_unref(lk->c);
@@ -115,7 +108,7 @@ static void next_or_answer(struct lookup *lk)
                 store_find_job(lk->d->store, lk->job, holder_found, lk);
                 return;
         }
-        lookup_settled(lk);
+        conn_await_done(c, lk->token);
         c->busy = false;
         lk->d->live_elsewhere = lk->live;
         lk->d->nlive_elsewhere = lk->nlive;
@@ -236,7 +229,6 @@ static void nodes_read(void *data, const struct db_result *res)
                 lookup_free(lk);
                 return;
         }
-        lookup_settled(lk);
         if (epoch > 0) {
                 char *line = with_env(lk);
 
@@ -368,8 +360,7 @@ struct take_back {
 
 static void take_back_free(struct take_back *tb)
 {
-        if (conn_awaits(tb->c, tb->token))
-                conn_await_end(tb->c);
+        conn_await_done(tb->c, tb->token);
         job_unref(tb->job);
         conn_unref(tb->c);
         free(tb->line);
@@ -383,7 +374,7 @@ static void take_back_done(void *data)
         struct conn *c = tb->c;
 
         if (conn_awaits(c, tb->token)) {
-                conn_await_end(c);
+                conn_await_done(c, tb->token);
                 c->busy = false;
                 tb->again(tb->d, c, tb->line, tb->len);
                 if (!c->busy)

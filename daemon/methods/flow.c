@@ -137,7 +137,7 @@ static void node_listed(void *data, const struct db_result *res)
                 node_wait_free(w);
         } else if (strcmp(json_object_get_string(json_object_object_get(row, "state")), "live") ==
                    0) {
-                conn_await_end(w->c);
+                conn_await_done(w->c, w->token);
                 relay_forward_read(w->d->relay, w->c, w->node,
                                    json_object_get_int64(json_object_object_get(row, "epoch")),
                                    w->line, strlen(w->line));

@@ -605,9 +605,18 @@ void conn_wait_for(struct conn *c, uint64_t seq)
                 c->barrier = seq;
 }
 
+static void await_end(struct conn *c)
+{
+        if (!c->await_id)
+                return;
+        json_object_put(c->await_id);
+        c->await_id = NULL;
+        c->await_token++;
+}
+
 uint64_t conn_await(struct conn *c, json_object *id)
 {
-        conn_await_end(c);
+        await_end(c);
         if (!store_shared(c->clients->store))
                 return c->await_token;
         c->await_id = json_object_get(id);
@@ -621,18 +630,15 @@ bool conn_awaits(const struct conn *c, uint64_t token)
         return !c->closing && token == c->await_token;
 }
 
-void conn_await_end(struct conn *c)
+void conn_await_done(struct conn *c, uint64_t token)
 {
-        if (!c->await_id)
-                return;
-        json_object_put(c->await_id);
-        c->await_id = NULL;
-        c->await_token++;
+        if (token == c->await_token)
+                await_end(c);
 }
 
 void conn_resume(struct conn *c)
 {
-        conn_await_end(c);
+        await_end(c);
         c->busy = false;
         if (!c->closing)
                 process(c);

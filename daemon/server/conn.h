@@ -117,11 +117,12 @@ void conn_resume(struct conn *c);
  * The request in progress (its id) waits for the shared job database (a read, or a take back):
  * once it has waited store-timeout it is answered -32603, the message naming the nodes that could
  * not be asked, and the requests after it go on. Returns the wait's token: conn_awaits() tells
- * its answer whether it is still waited for. A reply, or conn_await_end(), ends the wait.
+ * its answer whether it is still waited for. A reply, or conn_await_done() (when it goes on
+ * otherwise: to another node, or to a wait of another kind), ends the wait.
  */
 uint64_t conn_await(struct conn *c, json_object *id);
 bool conn_awaits(const struct conn *c, uint64_t token);
-void conn_await_end(struct conn *c);
+void conn_await_done(struct conn *c, uint64_t token);
 /* Its socket's descriptor, -1 when it has none any more. */
 int conn_fd(struct conn *c);
 struct conn *conn_ref(struct conn *c);
