@@ -1076,6 +1076,11 @@ START_TEST(log_run_and_lines_pick_a_run_and_its_last_lines)
         ck_assert_int_eq(r.status, 2);
         ck_assert_ptr_nonnull(strstr(r.err, "--run takes"));
         run_free(&r);
+        /* A job that never was is said so, not "no log yet". */
+        ctl(&r, NULL, "log", "999999", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, "slowctl: log 999999: no job 999999\n");
+        run_free(&r);
         ctl(&r, NULL, "log", idstr(id), "--lines", "x", NULL);
         ck_assert_int_eq(r.status, 2);
         ck_assert_ptr_nonnull(strstr(r.err, "--lines takes"));
@@ -2122,10 +2127,26 @@ static const char *row_of(char **rows, int n, int64_t id)
         return NULL;
 }
 
+/* Until the job's run is held back (by a pause or a limit), as its status says. */
+static void wait_held(int64_t id)
+{
+        bool held = false;
+
+        for (int i = 0; i < 4000 && !held; i++) {
+                json_object *st = status_of(id);
+
+                held = json_object_get_boolean(json_object_object_get(st, "held"));
+                json_object_put(st);
+                if (!held)
+                        usleep(5000);
+        }
+        ck_assert_msg(held, "job %lld is not held", (long long)id);
+}
+
 START_TEST(list_shows_the_states_as_they_are_and_a_time)
 {
         int64_t run = submit("--", "sleep 30", NULL), keyed = submit("--key", "k", "--", "sleep 31", NULL);
-        int64_t later = submit("--delay", "600", "--", "true", NULL), after;
+        int64_t later = submit("--delay", "600", "--", "true", NULL), after, held, stashed;
         char *out, *rows[12];
         const char *row;
         int n;
@@ -2151,7 +2172,24 @@ START_TEST(list_shows_the_states_as_they_are_and_a_time)
         row = row_of(rows, n, after);
         ck_assert_msg(strstr(row, " waiting ") && strstr(row, " ago "), "%s", row); /* its age */
         free(out);
+
+        /* Held back by a pause: "held", not "pending"; stashed: "stashed"; both with their age. */
+        free(ctl_ok("pause", NULL));
+        held = submit("--", "true", NULL);
+        stashed = submit("--stashed", "--", "true", NULL);
+        wait_held(held);
+        out = ctl_ok("list", NULL);
+        n = rows_of(out, rows, 12);
+        ck_assert_int_eq(n, 7);
+        row = row_of(rows, n, held);
+        ck_assert_msg(strstr(row, " held ") && strstr(row, " ago "), "%s", row);
+        row = row_of(rows, n, stashed);
+        ck_assert_msg(strstr(row, " stashed ") && strstr(row, " ago "), "%s", row);
+        free(out);
+        free(ctl_ok("resume", NULL));
         free(ctl_ok("cancel", idstr(after), idstr(run), idstr(keyed), idstr(later), NULL));
+        free(ctl_ok("cancel", idstr(stashed), NULL));
+        free(ctl_ok("wait", idstr(held), NULL));
 }
 END_TEST
 
