@@ -6,6 +6,14 @@ _slowctl_jobs()
         slowctl ${socket:+--socket "$socket"} list 2>/dev/null | awk 'NR > 1 { print $1 }'
 }
 
+_slowctl_ended()
+{
+        # The ids of jobs that ended, newest first: "slowctl list --all" shows the live jobs, an
+        # empty line, then the last runs, of which those of jobs still live are left out.
+        slowctl ${socket:+--socket "$socket"} list --all 2>/dev/null |
+                awk '/^$/ { runs = 1; next } $1 !~ /^[0-9]+$/ { next } !runs { live[$1] = 1; next } !live[$1] && !seen[$1]++ { print $1 }'
+}
+
 _slowctl_queues()
 {
         # The queues' names, from the first column of "slowctl queue ls".
@@ -174,9 +182,11 @@ _slowctl()
                 fi
                 ;;
         restart)
-                # The ids are of jobs that ended: no list to offer.
-                if [[ $cur == -* && $prev != --command ]]; then
+                [[ $prev == --command ]] && return
+                if [[ $cur == -* ]]; then
                         COMPREPLY=($(compgen -W "--command --help" -- "$cur"))
+                elif ((cword == command_index + 1)); then
+                        COMPREPLY=($(compgen -W "$(_slowctl_ended)" -- "$cur"))
                 fi
                 ;;
         signal)
