@@ -208,11 +208,7 @@ static int nodes_forget(struct ctl *x, const char *name)
 
         if (r)
                 return r;
-        if (sw_client_fell_back(x->client))
-                fprintf(stderr,
-                        "slowctl: no user instance of slowworkd answered: nodes forget goes to the "
-                        "system instance on %s\n",
-                        sw_client_socket(x->client));
+        ctl_tell_fallback(x, "nodes forget");
         p = json_object_new_object();
         json_object_object_add(p, "name", json_object_new_string(name));
         r = ctl_call(x, NULL, "nodes.forget", p, NULL);

@@ -65,6 +65,9 @@ struct ctl {
 int ctl_connect(struct ctl *x);
 /* Whether the command changes something (submit, set, cancel, ...), rather than only looks. */
 bool ctl_changes(const char *command);
+/* Once connected: says on stderr that what (a command that changes something) goes to the
+ * system instance, when it does because no user instance answered. */
+void ctl_tell_fallback(struct ctl *x, const char *what);
 /* Calls a method: 0 with *ret_result (may be NULL) and, with --json, the result printed; or an
  * exit status with the message printed, prefixed with what (NULL: the command's name). */
 /* The same without printing: 0 with *ret_result, or with *ret_result NULL and the daemon's error

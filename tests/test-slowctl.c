@@ -2818,6 +2818,21 @@ START_TEST(without_a_user_instance_slowctl_falls_back_to_the_systems)
         ck_assert_int_eq(r.status, 0);
         ck_assert_str_eq(r.err, "");
         run_free(&r);
+        /* Of queue's, ls only looks; add and rm say what they do. */
+        ctl(&r, NULL, "queue", "ls", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "");
+        run_free(&r);
+        ctl(&r, NULL, "queue", "add", "fallen", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "slowctl: no user instance of slowworkd answered: queue add goes "
+                                "to the system instance on /run/slowwork/slowworkd.sock\n");
+        run_free(&r);
+        ctl(&r, NULL, "queue", "rm", "fallen", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "slowctl: no user instance of slowworkd answered: queue rm goes "
+                                "to the system instance on /run/slowwork/slowworkd.sock\n");
+        run_free(&r);
         ctl(&r, NULL, "resume", NULL);
         ck_assert_int_eq(r.status, 0);
         run_free(&r);
