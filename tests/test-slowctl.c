@@ -2258,7 +2258,7 @@ END_TEST
 
 START_TEST(status_shows_local_times_durations_and_the_owners_name)
 {
-        int64_t ids[3];
+        int64_t ids[3], every;
         char *out, started[32];
         struct passwd *pw = getpwuid(getuid());
 
@@ -2280,6 +2280,20 @@ START_TEST(status_shows_local_times_durations_and_the_owners_name)
         out = ctl_ok("--json", "status", idstr(ids[0]), NULL);
         ck_assert_msg(strstr(out, "\"started\":1") != NULL, "%s", out);
         free(out);
+
+        /* A live job's spans as people say them; a limit that is off is none, not 0 B or 0ms. */
+        every = submit("--every", "1h", "--retries", "1", "--retry-delay", "90", "--open-files",
+                       "99", "--nice", "0", "--", "true", NULL);
+        out = ctl_ok("status", idstr(every), NULL);
+        ck_assert_str_eq(value_of(out, "every"), "1h00m");
+        ck_assert_str_eq(value_of(out, "retry_delay"), "1m30s");
+        ck_assert_str_eq(value_of(out, "limits.open_files"), "99");
+        ck_assert_str_eq(value_of(out, "limits.memory_max"), "none");
+        ck_assert_str_eq(value_of(out, "limits.cpu_time"), "none");
+        ck_assert_str_eq(value_of(out, "limits.tasks_max"), "none");
+        ck_assert_str_eq(value_of(out, "limits.nice"), "0");
+        free(out);
+        free(ctl_ok("release", idstr(every), NULL));
 }
 END_TEST
 
