@@ -1571,6 +1571,11 @@ START_TEST(wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_
         ctl(&r, NULL, "wait", "--all", idstr(a), NULL);
         ck_assert_int_eq(r.status, 2);
         run_free(&r);
+        /* A queue that is not there, mistyped, is no success. */
+        ctl(&r, NULL, "wait", "--queue", "q3", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, "slowctl: wait: no queue \"q3\"\n");
+        run_free(&r);
         free(ctl_ok("release", idstr(kept), idstr(every), NULL));
         free(ctl_ok("cancel", idstr(stashed), NULL));
 }
