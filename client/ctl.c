@@ -334,6 +334,19 @@ int64_t ctl_parse_id(struct ctl *x, const char *s)
         return id;
 }
 
+json_object *ctl_argv_array(int argc, char **argv)
+{
+        json_object *a = json_object_new_array_ext(argc);
+        int i;
+
+        for (i = 0; a && i < argc; i++)
+                if (json_object_array_add(a, json_object_new_string(argv[i])) < 0) {
+                        json_object_put(a);
+                        return NULL;
+                }
+        return a;
+}
+
 json_object *ctl_id_params(int64_t id)
 {
         json_object *o = json_object_new_object();

@@ -115,6 +115,8 @@ __attribute__((format(printf, 2, 3))) int ctl_usage_error(struct ctl *x, const c
 /* A job id from the command line, or -1 with a usage message printed. */
 int64_t ctl_parse_id(struct ctl *x, const char *s);
 json_object *ctl_id_params(int64_t id);
+/* A program and its arguments as a JSON array of strings (a job's argv), or NULL. */
+json_object *ctl_argv_array(int argc, char **argv);
 /* {"queue": Q} for --queue, or NULL. */
 json_object *ctl_queue_params(const struct opts *o);
 /* A setting's value: a JSON number, or NULL. */

@@ -182,9 +182,16 @@ _slowctl()
                 fi
                 ;;
         restart)
+                # After "--" comes the program an argv job runs instead.
+                for ((i = command_index + 1; i < cword; i++)); do
+                        if [[ ${words[i]} == -- ]]; then
+                                _command_offset $((i + 1))
+                                return
+                        fi
+                done
                 [[ $prev == --command ]] && return
                 if [[ $cur == -* ]]; then
-                        COMPREPLY=($(compgen -W "--command --help" -- "$cur"))
+                        COMPREPLY=($(compgen -W "--command --help --" -- "$cur"))
                 elif ((cword == command_index + 1)); then
                         COMPREPLY=($(compgen -W "$(_slowctl_ended)" -- "$cur"))
                 fi

@@ -75,7 +75,7 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a suspend -d
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a continue -d "let a suspended job's processes go on"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a signal -d "send a signal to a running job's processes"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a restart -d "run an ended job again, as a new job"
-complete -c slowctl -n "__fish_seen_subcommand_from restart" -l command -r -d "run this shell command instead"
+complete -c slowctl -n "__fish_seen_subcommand_from restart; and not contains -- -- (commandline -opc)" -l command -r -d "run this shell command instead"
 complete -c slowctl -n "__fish_seen_subcommand_from restart; and test (__slowctl_args_after restart) -eq 0" -a "(__slowctl_ended)" -d "ended job"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a reload -d "make the daemon read its configuration file again"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a reexec -d "make the daemon execute its program again in place"

@@ -1386,6 +1386,26 @@ START_TEST(restart_prints_the_new_jobs_id_and_command_replaces_the_command)
         free(out);
         free(ctl_ok("wait", idstr(again + 1), NULL));
 
+        /* A program job: another program after the id; --command is the daemon's error, and
+         * both at once a usage error. */
+        id = submit("--", "echo", "one", NULL);
+        free(ctl_ok("wait", idstr(id), NULL));
+        wait_retired(id);
+        out = ctl_ok("restart", idstr(id), "--", "echo", "two", "three", NULL);
+        again = submitted(out);
+        free(out);
+        free(ctl_ok("wait", idstr(again), NULL));
+        out = ctl_ok("log", idstr(again), NULL);
+        ck_assert_str_eq(out, "two three\n");
+        free(out);
+        ctl(&r, NULL, "restart", idstr(id), "--command", "echo four", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "runs an argv"));
+        run_free(&r);
+        ctl(&r, NULL, "restart", idstr(id), "--command", "echo four", "--", "echo", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+
         /* A live job, none, no id. */
         id = submit("--", "sleep", "30", NULL);
         ctl(&r, NULL, "restart", idstr(id), NULL);
