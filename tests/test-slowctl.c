@@ -358,6 +358,16 @@ START_TEST(submit_limit_options_reach_the_job)
         out = ctl_ok("log", idstr(id), NULL);
         ck_assert_str_eq(out, "100\n9\n3\n");
         free(out);
+        /* CPU time is a span too, of whole seconds. */
+        id = submit("--cpu-time", "2m", "--", "sh", "-c", "ulimit -t", NULL);
+        free(ctl_ok("wait", idstr(id), NULL));
+        out = ctl_ok("log", idstr(id), NULL);
+        ck_assert_str_eq(out, "120\n");
+        free(out);
+        ctl(&r, NULL, "submit", "--cpu-time", "1.5s", "--", "true", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "--cpu-time takes whole seconds"));
+        run_free(&r);
         ctl(&r, NULL, "submit", "--memory-max", "1X", "--", "true", NULL);
         ck_assert_int_eq(r.status, 2);
         ck_assert_ptr_nonnull(strstr(r.err, "--memory-max takes a number of bytes"));
@@ -2421,6 +2431,28 @@ START_TEST(get_and_set_settings)
         ck_assert_int_eq(r.status, 1);
         ck_assert_str_eq(r.err, "slowctl: get: no setting \"no-such-setting\"\n");
         run_free(&r);
+
+        /* What get says, set takes: a time as a span, a limit that is off as none. */
+        free(ctl_ok("set", "stop-timeout", "2m", "max-job-cpu-time", "1h", "max-queued-per-user",
+                    "none", "min-free-space", "off", NULL));
+        out = ctl_ok("--json", "get", NULL);
+        ck_assert_msg(strstr(out, "\"stop-timeout\":120") &&
+                          strstr(out, "\"max-job-cpu-time\":3600,") &&
+                          strstr(out, "\"max-queued-per-user\":0,") &&
+                          strstr(out, "\"min-free-space\":0,"),
+                      "%s", out);
+        free(out);
+        out = ctl_ok("get", "stop-timeout", NULL);
+        ck_assert_str_eq(out, "2m00s\n");
+        free(out);
+        ctl(&r, NULL, "set", "max-job-cpu-time", "1.5s", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "max-job-cpu-time must be whole seconds or a span"));
+        run_free(&r);
+        ctl(&r, NULL, "set", "kill-grace", "5x", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "kill-grace must be seconds or a span"));
+        run_free(&r);
 }
 END_TEST
 
@@ -2669,7 +2701,10 @@ START_TEST(queue_commands_add_list_use_pause_and_remove_queues)
         int64_t id;
         int n;
 
-        free(ctl_ok("queue", "add", "gpu", "--max-threads", "1", NULL));
+        free(ctl_ok("queue", "add", "gpu", "--max-threads", "1", "--idle-timeout", "1m", NULL));
+        out = ctl_ok("get", "--queue", "gpu", "idle-timeout", NULL);
+        ck_assert_str_eq(out, "1m00s\n");
+        free(out);
         out = ctl_ok("queue", "ls", NULL);
         n = rows_of(out, rows, 12);
         ck_assert_int_eq(n, 3);
