@@ -37,13 +37,13 @@ _slowctl()
         local commands="submit edit enqueue wait cancel release status list history log get set queue
                 stats top rq metrics pause resume suspend continue signal restart reload reexec nodes ping
                 version help"
-        local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
-                log-limit kill-grace stop-timeout max-connections-per-user
-                max-log-bytes-per-user min-free-space max-queued-per-user max-running-per-user
-                max-jobs-per-user max-job-bytes-per-user
-                default-memory-max default-tasks-max default-cpu-weight default-nice
-                default-open-files default-cpu-time max-job-memory max-job-tasks
-                max-job-open-files max-job-cpu-time metrics-file metrics-interval"
+        local settings="min-threads max-threads vslow-percentage idle-timeout history-limit log-limit
+                kill-grace stop-timeout max-connections-per-user max-log-bytes-per-user
+                min-free-space max-queued-per-user max-running-per-user max-jobs-per-user
+                max-job-bytes-per-user default-memory-max default-tasks-max default-cpu-weight
+                default-nice default-open-files default-cpu-time max-job-memory max-job-tasks
+                max-job-open-files max-job-cpu-time metrics-file metrics-interval on-end fair-share
+                node-queues store-timeout"
         local global_opts="--socket --json --help --version"
         local i command="" socket="" command_index=0
 

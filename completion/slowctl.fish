@@ -25,9 +25,12 @@ function __slowctl_settings
     set -l names (slowctl (__slowctl_socket) get 2>/dev/null | awk '{ print $1 }')
     test (count $names) -gt 0
     or set names min-threads max-threads vslow-percentage idle-timeout history-limit \
-        log-limit kill-grace stop-timeout default-memory-max default-tasks-max \
-        default-cpu-weight default-nice default-open-files default-cpu-time max-job-memory \
-        max-job-tasks max-job-open-files max-job-cpu-time metrics-file metrics-interval
+        log-limit kill-grace stop-timeout max-connections-per-user max-log-bytes-per-user \
+        min-free-space max-queued-per-user max-running-per-user max-jobs-per-user \
+        max-job-bytes-per-user default-memory-max default-tasks-max default-cpu-weight \
+        default-nice default-open-files default-cpu-time max-job-memory max-job-tasks \
+        max-job-open-files max-job-cpu-time metrics-file metrics-interval on-end fair-share \
+        node-queues store-timeout
     printf '%s\n' $names
 end
 
