@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "duration.h"
 #include "escape.h"
 #include "format.h"
 #include "output.h"
@@ -134,12 +135,40 @@ static enum sw_ptype setting_type(const char *name)
         return SW_P_INT;
 }
 
-/* A value as its setting takes it: a path or a command (metrics-file, on-end) as it is, yes or
- * no (true, false) as a boolean, else a number; NULL when it is not one. */
-static json_object *setting_value(enum sw_ptype type, const char *value)
+/* What get says for 0 of a setting (none, off), and whether it is a time; as setting_text. */
+static const char *setting_unit(const char *name, enum unit *ret_unit)
 {
+        *ret_unit = COUNT;
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+                if (strcmp(units[i].name, name) == 0) {
+                        *ret_unit = units[i].unit;
+                        return units[i].zero;
+                }
+        return NULL;
+}
+
+/* A value as its setting takes it: a path or a command (metrics-file, on-end) as it is, yes or
+ * no (true, false) as a boolean, a time as a span (90, 2m, 1h30m: whole seconds where the
+ * setting takes an integer), what get says for 0 (none, off) as 0, else a number; NULL when it
+ * is none of these. */
+static json_object *setting_value(const char *name, enum sw_ptype type, const char *value)
+{
+        enum unit unit;
+        const char *zero = setting_unit(name, &unit);
+        double seconds;
+
         if (sw_ptype_in_place(type))
                 return json_object_new_string(value);
+        if (zero && strcmp(value, zero) == 0)
+                return json_object_new_int(0);
+        if (type == SW_P_SECONDS)
+                return duration_parse(value, &seconds) < 0 ? NULL
+                                                           : json_object_new_double(seconds);
+        if (unit == SECONDS && type == SW_P_INT)
+                return duration_parse(value, &seconds) < 0 || seconds > 9007199254740991.0 ||
+                               seconds != (double)(int64_t)seconds
+                           ? NULL
+                           : json_object_new_int64((int64_t)seconds);
         if (type != SW_P_BOOL)
                 return ctl_parse_number(value);
         if (strcmp(value, "yes") == 0 || strcmp(value, "true") == 0)
@@ -147,6 +176,21 @@ static json_object *setting_value(enum sw_ptype type, const char *value)
         if (strcmp(value, "no") == 0 || strcmp(value, "false") == 0)
                 return json_object_new_boolean(0);
         return NULL;
+}
+
+/* What a setting's value must be, for the message when it is not. */
+static const char *setting_wants(const char *name, enum sw_ptype type)
+{
+        enum unit unit;
+
+        setting_unit(name, &unit);
+        if (type == SW_P_BOOL)
+                return "yes or no";
+        if (type == SW_P_SECONDS)
+                return "seconds or a span (90, 0.5, 2m, 1h30m)";
+        if (unit == SECONDS)
+                return "whole seconds or a span (90, 2m, 1h30m)";
+        return "a number";
 }
 
 int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv)
@@ -162,12 +206,11 @@ int cmd_set(struct ctl *x, const struct opts *o, int argc, char **argv)
         for (i = 0; i < argc; i += 2) {
                 enum sw_ptype type = setting_type(argv[i]);
 
-                v = setting_value(type, argv[i + 1]);
+                v = setting_value(argv[i], type, argv[i + 1]);
                 if (!v) {
                         json_object_put(p);
                         return ctl_usage_error(x, "the value of %s must be %s, not \"%s\"",
-                                               argv[i], type == SW_P_BOOL ? "yes or no" : "a number",
-                                               argv[i + 1]);
+                                               argv[i], setting_wants(argv[i], type), argv[i + 1]);
                 }
                 json_object_object_add(p, argv[i], v);
         }
@@ -208,11 +251,7 @@ static int nodes_forget(struct ctl *x, const char *name)
 
         if (r)
                 return r;
-        if (sw_client_fell_back(x->client))
-                fprintf(stderr,
-                        "slowctl: no user instance of slowworkd answered: nodes forget goes to the "
-                        "system instance on %s\n",
-                        sw_client_socket(x->client));
+        ctl_tell_fallback(x, "nodes forget");
         p = json_object_new_object();
         json_object_object_add(p, "name", json_object_new_string(name));
         r = ctl_call(x, NULL, "nodes.forget", p, NULL);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The named queues: queue add, queue rm, queue ls. */
+/* The named queues: queue add, queue rm, queue ls. Only add and rm change something: they say
+ * so when they go to the system instance because no user instance answered (ctl_changes()). */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,12 @@ static int queue_add(struct ctl *x, const struct opts *o, const char *name)
         int r;
 
         json_object_object_add(p, "name", json_object_new_string(name));
+        r = ctl_connect(x);
+        if (r) {
+                json_object_put(p);
+                return r;
+        }
+        ctl_tell_fallback(x, "queue add");
         r = ctl_call(x, NULL, "queue.add", p, NULL);
         if (r == 0 && !x->json)
                 escape_linef(stdout, "queue %s added", name);
@@ -22,9 +29,13 @@ static int queue_add(struct ctl *x, const struct opts *o, const char *name)
 
 static int queue_rm(struct ctl *x, const char *name)
 {
-        json_object *p = json_object_new_object();
-        int r;
+        json_object *p;
+        int r = ctl_connect(x);
 
+        if (r)
+                return r;
+        ctl_tell_fallback(x, "queue rm");
+        p = json_object_new_object();
         json_object_object_add(p, "name", json_object_new_string(name));
         r = ctl_call(x, NULL, "queue.remove", p, NULL);
         if (r == 0 && !x->json)

@@ -168,19 +168,6 @@ static json_object *params_copy(json_object *common)
         return p;
 }
 
-static json_object *argv_array(int argc, char **argv)
-{
-        json_object *a = json_object_new_array_ext(argc);
-        int i;
-
-        for (i = 0; a && i < argc; i++)
-                if (json_object_array_add(a, json_object_new_string(argv[i])) < 0) {
-                        json_object_put(a);
-                        return NULL;
-                }
-        return a;
-}
-
 static int submit_one(struct ctl *x, const struct opts *o, int argc, char **argv)
 {
         json_object *p, *result;
@@ -194,7 +181,7 @@ static int submit_one(struct ctl *x, const struct opts *o, int argc, char **argv
         if (shell && argc == 1)
                 r = add(p, "command", json_object_new_string(argv[0]));
         else if (shell)
-                r = add(p, "argv", argv_array(argc, argv));
+                r = add(p, "argv", ctl_argv_array(argc, argv));
         if (r < 0) {
                 json_object_put(p);
                 return ctl_error(x, "out of memory");
@@ -445,7 +432,7 @@ int cmd_edit(struct ctl *x, const struct opts *o, int argc, char **argv)
         if (o->command)
                 r = add(p, "command", json_object_new_string(o->command));
         if (r == 0 && argc > 1)
-                r = add(p, "argv", argv_array(argc - 1, argv + 1));
+                r = add(p, "argv", ctl_argv_array(argc - 1, argv + 1));
         if (r == 0 && o->name)
                 r = add(p, "name", json_object_new_string(o->name));
         if (r == 0 && o->priority_given)

@@ -74,12 +74,18 @@ int ctl_connect(struct ctl *x)
         r = sw_client_connect(x->socket, &x->client);
         if (r < 0)
                 return connect_failed(x, r);
-        if (sw_client_fell_back(x->client) && ctl_changes(x->command))
+        if (ctl_changes(x->command))
+                ctl_tell_fallback(x, x->command);
+        return 0;
+}
+
+void ctl_tell_fallback(struct ctl *x, const char *what)
+{
+        if (x->client && sw_client_fell_back(x->client))
                 fprintf(stderr,
                         "slowctl: no user instance of slowworkd answered: %s goes to the system "
                         "instance on %s\n",
-                        x->command, sw_client_socket(x->client));
-        return 0;
+                        what, sw_client_socket(x->client));
 }
 
 bool ctl_lost(int r)
@@ -207,10 +213,11 @@ int ctl_ask_again(struct ctl *x, const char *what, const char *method, json_obje
 
 bool ctl_changes(const char *command)
 {
-        /* The commands that only look; any other changes something. */
-        static const char *const looking[] = {"status", "list",  "history", "log",  "wait",
-                                              "get",    "stats", "top",     "rq",   "metrics",
-                                              "nodes",  "ping",  "version", "help", NULL};
+        /* The commands that only look; any other changes something. Of nodes and queue, only
+         * nodes forget, queue add and queue rm do: they say so themselves. */
+        static const char *const looking[] = {
+            "status", "list",    "history", "log",   "wait", "get",  "stats", "top",
+            "rq",     "metrics", "nodes",   "queue", "ping", "version", "help", NULL};
 
         for (const char *const *l = looking; *l; l++)
                 if (strcmp(*l, command) == 0)
@@ -325,6 +332,19 @@ int64_t ctl_parse_id(struct ctl *x, const char *s)
                 return -1;
         }
         return id;
+}
+
+json_object *ctl_argv_array(int argc, char **argv)
+{
+        json_object *a = json_object_new_array_ext(argc);
+        int i;
+
+        for (i = 0; a && i < argc; i++)
+                if (json_object_array_add(a, json_object_new_string(argv[i])) < 0) {
+                        json_object_put(a);
+                        return NULL;
+                }
+        return a;
 }
 
 json_object *ctl_id_params(int64_t id)

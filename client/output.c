@@ -132,6 +132,13 @@ void table_clear(struct table *t)
 }
 
 /* Adds an object's members as rows NAME VALUE, the members of objects within as NAME.MEMBER. */
+/* A job's limit that is off: 0 is no limit, but for nice (a niceness of 0). */
+static bool limit_off(const char *prefix, const char *name, json_object *v)
+{
+        return strcmp(prefix, "limits.") == 0 && strcmp(name, "nice") != 0 &&
+               json_object_is_type(v, json_type_int) && json_object_get_int64(v) == 0;
+}
+
 static int add_members(struct table *t, const char *prefix, json_object *o, const char *skip,
                        bool human)
 {
@@ -149,7 +156,12 @@ static int add_members(struct table *t, const char *prefix, json_object *o, cons
                 if (inner) {
                         r = add_members(t, key, value, NULL, human);
                 } else {
-                        text = human ? output_human(name, value) : output_value(value);
+                        if (!human)
+                                text = output_value(value);
+                        else if (limit_off(prefix, name, value))
+                                text = strdup("none");
+                        else
+                                text = output_human(name, value);
                         r = text ? table_add(t, key, text) : -ENOMEM;
                         free(text);
                 }
@@ -208,8 +220,8 @@ char *output_human(const char *name, json_object *v)
 {
         static const char *const times[] = {"submitted", "started", "ended", "next_run", "created", NULL};
         static const char *const durations[] = {
-            "timeout",      "delay",      "cpu_time",     "cpu-time",
-            "idle-timeout", "kill-grace", "stop-timeout", NULL};
+            "timeout",      "delay",      "cpu_time",     "cpu-time",    "retry_delay",
+            "every",        "idle-timeout", "kill-grace", "stop-timeout", NULL};
         static const char *const sizes[] = {"memory_peak", "memory_max", "log-limit", NULL};
         char buf[FORMAT_MAX];
         bool number =

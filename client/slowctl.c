@@ -240,7 +240,8 @@ static const struct command commands[] = {
      "stop a running job's processes where they are"},
     {"continue", 1, 1, no_options, false, cmd_continue, "ID",
      "let a suspended job's processes go on"},
-    {"restart", 1, 1, restart_options, false, cmd_restart, "ID [--command CMD]",
+    {"restart", 1, -1, restart_options, false, cmd_restart,
+     "ID [--command CMD | -- PROGRAM [ARGS...]]",
      "run an ended job again, as a new job; print its id"},
     {"signal", 2, 2, no_options, false, cmd_signal, "ID SIG",
      "send a signal (USR1, SIGUSR1 or a number) to a running job's processes"},
@@ -386,11 +387,33 @@ static int parse_limit(struct ctl *x, const char *name, const char *s, bool byte
         return 0;
 }
 
-/* A queue's setting for queue add, as the daemon takes it: a number. */
+/* --cpu-time: whole seconds, or a span of them (90, 2m, 1h30m). */
+static int parse_cpu_time(struct ctl *x, const char *s, int64_t *ret)
+{
+        double v;
+
+        if (duration_parse(s, &v) < 0 || v > 9007199254740991.0 || v != (double)(int64_t)v)
+                return ctl_usage_error(x,
+                                       "--cpu-time takes whole seconds (90) or a span of them "
+                                       "(2m, 1h30m), not \"%s\"",
+                                       s);
+        *ret = (int64_t)v;
+        return 0;
+}
+
+/* A queue's setting for queue add, as the daemon takes it: a number; idle-timeout a span. */
 static int add_queue_setting(struct ctl *x, struct opts *o, const char *name, const char *s)
 {
-        json_object *v = ctl_parse_number(s);
+        json_object *v;
+        double seconds;
 
+        if (strcmp(name, "idle-timeout") == 0) {
+                if (parse_seconds(x, name, s, &seconds))
+                        return EXIT_USAGE;
+                v = json_object_new_double(seconds);
+        } else {
+                v = ctl_parse_number(s);
+        }
         if (!v)
                 return ctl_usage_error(x, "--%s takes a number, not \"%s\"", name, s);
         if (!o->queue_settings)
@@ -557,7 +580,7 @@ static int store_option(struct ctl *x, struct opts *o, int code, const char *arg
         case OPT_OPEN_FILES:
                 return parse_limit(x, "open-files", arg, false, &o->limits.open_files);
         case OPT_CPU_TIME:
-                return parse_limit(x, "cpu-time", arg, false, &o->limits.cpu_time);
+                return parse_cpu_time(x, arg, &o->limits.cpu_time);
         case OPT_AFTER:
                 return parse_ids(x, "after", arg, &o->after);
         case OPT_AFTER_ANY:

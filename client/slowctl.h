@@ -65,6 +65,9 @@ struct ctl {
 int ctl_connect(struct ctl *x);
 /* Whether the command changes something (submit, set, cancel, ...), rather than only looks. */
 bool ctl_changes(const char *command);
+/* Once connected: says on stderr that what (a command that changes something) goes to the
+ * system instance, when it does because no user instance answered. */
+void ctl_tell_fallback(struct ctl *x, const char *what);
 /* Calls a method: 0 with *ret_result (may be NULL) and, with --json, the result printed; or an
  * exit status with the message printed, prefixed with what (NULL: the command's name). */
 /* The same without printing: 0 with *ret_result, or with *ret_result NULL and the daemon's error
@@ -112,6 +115,8 @@ __attribute__((format(printf, 2, 3))) int ctl_usage_error(struct ctl *x, const c
 /* A job id from the command line, or -1 with a usage message printed. */
 int64_t ctl_parse_id(struct ctl *x, const char *s);
 json_object *ctl_id_params(int64_t id);
+/* A program and its arguments as a JSON array of strings (a job's argv), or NULL. */
+json_object *ctl_argv_array(int argc, char **argv);
 /* {"queue": Q} for --queue, or NULL. */
 json_object *ctl_queue_params(const struct opts *o);
 /* A setting's value: a JSON number, or NULL. */

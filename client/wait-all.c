@@ -2,7 +2,9 @@
 /*
  * The jobs wait --all and wait --queue wait for: the caller's live jobs that will end, so
  * neither persist ones (kept until released) nor recurring ones (every, cron), which never do,
- * nor stashed ones, which wait for an enqueue that the waiting script would never send.
+ * nor stashed ones, which wait for an enqueue that the waiting script would never send. A queue
+ * that does not exist is an error, not a queue with nothing to wait for: a name mistyped in a
+ * script would otherwise pass as success.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -67,12 +69,36 @@ static int list_page(struct ctl *x, const char *queue, int64_t **ids, size_t *n,
         return r;
 }
 
+/* 0 when the daemon has the queue, else an exit status (the message printed). */
+static int queue_known(struct ctl *x, const char *queue)
+{
+        json_object *result, *queues;
+        struct sw_client_error err;
+        size_t i, len;
+        int r = ctl_ask_again(x, "wait", "queue.list", NULL, &result, &err);
+
+        if (r)
+                return r;
+        if (!result)
+                return ctl_error(x, "wait: %s", err.message);
+        queues = json_object_object_get(result, "queues");
+        len = json_object_is_type(queues, json_type_array) ? json_object_array_length(queues) : 0;
+        for (i = 0; i < len; i++)
+                if (strcmp(json_str(json_object_array_get_idx(queues, i), "name", ""), queue) == 0)
+                        break;
+        json_object_put(result);
+        return i < len ? 0 : ctl_error(x, "wait: no queue \"%s\"", queue);
+}
+
 int wait_all_ids(struct ctl *x, const char *queue, int64_t **ret_ids, size_t *ret_n)
 {
         int64_t *ids = NULL, after_id = 0;
         bool more = true;
         size_t n = 0;
-        int r = 0;
+        int r = queue ? queue_known(x, queue) : 0;
+
+        if (r)
+                return r;
 
         while (more && r == 0)
                 r = list_page(x, queue, &ids, &n, &after_id, &more);

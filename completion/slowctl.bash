@@ -6,6 +6,14 @@ _slowctl_jobs()
         slowctl ${socket:+--socket "$socket"} list 2>/dev/null | awk 'NR > 1 { print $1 }'
 }
 
+_slowctl_ended()
+{
+        # The ids of jobs that ended, newest first: "slowctl list --all" shows the live jobs, an
+        # empty line, then the last runs, of which those of jobs still live are left out.
+        slowctl ${socket:+--socket "$socket"} list --all 2>/dev/null |
+                awk '/^$/ { runs = 1; next } $1 !~ /^[0-9]+$/ { next } !runs { live[$1] = 1; next } !live[$1] && !seen[$1]++ { print $1 }'
+}
+
 _slowctl_queues()
 {
         # The queues' names, from the first column of "slowctl queue ls".
@@ -29,13 +37,13 @@ _slowctl()
         local commands="submit edit enqueue wait cancel release status list history log get set queue
                 stats top rq metrics pause resume suspend continue signal restart reload reexec nodes ping
                 version help"
-        local settings="min-threads max-threads vslow-percentage idle-timeout history-limit
-                log-limit kill-grace stop-timeout max-connections-per-user
-                max-log-bytes-per-user min-free-space max-queued-per-user max-running-per-user
-                max-jobs-per-user max-job-bytes-per-user
-                default-memory-max default-tasks-max default-cpu-weight default-nice
-                default-open-files default-cpu-time max-job-memory max-job-tasks
-                max-job-open-files max-job-cpu-time metrics-file metrics-interval"
+        local settings="min-threads max-threads vslow-percentage idle-timeout history-limit log-limit
+                kill-grace stop-timeout max-connections-per-user max-log-bytes-per-user
+                min-free-space max-queued-per-user max-running-per-user max-jobs-per-user
+                max-job-bytes-per-user default-memory-max default-tasks-max default-cpu-weight
+                default-nice default-open-files default-cpu-time max-job-memory max-job-tasks
+                max-job-open-files max-job-cpu-time metrics-file metrics-interval on-end fair-share
+                node-queues store-timeout"
         local global_opts="--socket --json --help --version"
         local i command="" socket="" command_index=0
 
@@ -174,9 +182,18 @@ _slowctl()
                 fi
                 ;;
         restart)
-                # The ids are of jobs that ended: no list to offer.
-                if [[ $cur == -* && $prev != --command ]]; then
-                        COMPREPLY=($(compgen -W "--command --help" -- "$cur"))
+                # After "--" comes the program an argv job runs instead.
+                for ((i = command_index + 1; i < cword; i++)); do
+                        if [[ ${words[i]} == -- ]]; then
+                                _command_offset $((i + 1))
+                                return
+                        fi
+                done
+                [[ $prev == --command ]] && return
+                if [[ $cur == -* ]]; then
+                        COMPREPLY=($(compgen -W "--command --help --" -- "$cur"))
+                elif ((cword == command_index + 1)); then
+                        COMPREPLY=($(compgen -W "$(_slowctl_ended)" -- "$cur"))
                 fi
                 ;;
         signal)

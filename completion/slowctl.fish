@@ -14,14 +14,23 @@ function __slowctl_jobs
     slowctl (__slowctl_socket) list 2>/dev/null | awk 'NR > 1 { print $1 }'
 end
 
+# The ids of jobs that ended, newest first: "slowctl list --all" shows the live jobs, an empty
+# line, then the last runs, of which those of jobs still live are left out.
+function __slowctl_ended
+    slowctl (__slowctl_socket) list --all 2>/dev/null | awk '/^$/ { runs = 1; next } $1 !~ /^[0-9]+$/ { next } !runs { live[$1] = 1; next } !live[$1] && !seen[$1]++ { print $1 }'
+end
+
 # The settings' names, from the first column of "slowctl get"; the known ones when no daemon answers.
 function __slowctl_settings
     set -l names (slowctl (__slowctl_socket) get 2>/dev/null | awk '{ print $1 }')
     test (count $names) -gt 0
     or set names min-threads max-threads vslow-percentage idle-timeout history-limit \
-        log-limit kill-grace stop-timeout default-memory-max default-tasks-max \
-        default-cpu-weight default-nice default-open-files default-cpu-time max-job-memory \
-        max-job-tasks max-job-open-files max-job-cpu-time metrics-file metrics-interval
+        log-limit kill-grace stop-timeout max-connections-per-user max-log-bytes-per-user \
+        min-free-space max-queued-per-user max-running-per-user max-jobs-per-user \
+        max-job-bytes-per-user default-memory-max default-tasks-max default-cpu-weight \
+        default-nice default-open-files default-cpu-time max-job-memory max-job-tasks \
+        max-job-open-files max-job-cpu-time metrics-file metrics-interval on-end fair-share \
+        node-queues store-timeout
     printf '%s\n' $names
 end
 
@@ -69,7 +78,8 @@ complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a suspend -d
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a continue -d "let a suspended job's processes go on"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a signal -d "send a signal to a running job's processes"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a restart -d "run an ended job again, as a new job"
-complete -c slowctl -n "__fish_seen_subcommand_from restart" -l command -r -d "run this shell command instead"
+complete -c slowctl -n "__fish_seen_subcommand_from restart; and not contains -- -- (commandline -opc)" -l command -r -d "run this shell command instead"
+complete -c slowctl -n "__fish_seen_subcommand_from restart; and test (__slowctl_args_after restart) -eq 0" -a "(__slowctl_ended)" -d "ended job"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a reload -d "make the daemon read its configuration file again"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a reexec -d "make the daemon execute its program again in place"
 complete -c slowctl -n "not __fish_seen_subcommand_from $commands" -a nodes -d "list the nodes that share the job database"

@@ -57,7 +57,7 @@ START_TEST(a_restart_runs_the_ended_jobs_spec_as_a_new_job_of_its_owner)
                  "{\"command\":\"pwd; echo \\\"$COLOUR\\\"; echo run >>%s/runs\",\"cwd\":\"%s\","
                  "\"env\":{\"COLOUR\":\"teal\",\"PATH\":\"/usr/bin:/bin\"},\"name\":\"nightly\","
                  "\"class\":\"very-slow\",\"queue\":\"side\",\"timeout\":300,\"retries\":2,"
-                 "\"retry_delay\":7,\"limits\":{\"nice\":3}}",
+                 "\"retry_delay\":7,\"limits\":{\"nice\":3},\"key\":\"k\",\"priority\":-7}",
                  d.dir, sub);
         id = ended_job(fd, params);
         log = job_log(fd, id);
@@ -74,6 +74,8 @@ START_TEST(a_restart_runs_the_ended_jobs_spec_as_a_new_job_of_its_owner)
         ck_assert_str_eq(member_text(st, "name"), "nightly");
         ck_assert_str_eq(member_text(st, "class"), "very-slow");
         ck_assert_str_eq(member_text(st, "queue"), "side");
+        ck_assert_str_eq(member_text(st, "key"), "k");
+        ck_assert_int_eq(int_member(st, "priority"), -7);
         ck_assert_int_eq(int_member(st, "owner"), (int64_t)getuid());
         old = job_status(fd, id);
         ck_assert_str_eq(member_text(st, "command"), member_text(old, "command"));

@@ -358,6 +358,16 @@ START_TEST(submit_limit_options_reach_the_job)
         out = ctl_ok("log", idstr(id), NULL);
         ck_assert_str_eq(out, "100\n9\n3\n");
         free(out);
+        /* CPU time is a span too, of whole seconds. */
+        id = submit("--cpu-time", "2m", "--", "sh", "-c", "ulimit -t", NULL);
+        free(ctl_ok("wait", idstr(id), NULL));
+        out = ctl_ok("log", idstr(id), NULL);
+        ck_assert_str_eq(out, "120\n");
+        free(out);
+        ctl(&r, NULL, "submit", "--cpu-time", "1.5s", "--", "true", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "--cpu-time takes whole seconds"));
+        run_free(&r);
         ctl(&r, NULL, "submit", "--memory-max", "1X", "--", "true", NULL);
         ck_assert_int_eq(r.status, 2);
         ck_assert_ptr_nonnull(strstr(r.err, "--memory-max takes a number of bytes"));
@@ -1076,6 +1086,11 @@ START_TEST(log_run_and_lines_pick_a_run_and_its_last_lines)
         ck_assert_int_eq(r.status, 2);
         ck_assert_ptr_nonnull(strstr(r.err, "--run takes"));
         run_free(&r);
+        /* A job that never was is said so, not "no log yet". */
+        ctl(&r, NULL, "log", "999999", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, "slowctl: log 999999: no job 999999\n");
+        run_free(&r);
         ctl(&r, NULL, "log", idstr(id), "--lines", "x", NULL);
         ck_assert_int_eq(r.status, 2);
         ck_assert_ptr_nonnull(strstr(r.err, "--lines takes"));
@@ -1381,6 +1396,26 @@ START_TEST(restart_prints_the_new_jobs_id_and_command_replaces_the_command)
         free(out);
         free(ctl_ok("wait", idstr(again + 1), NULL));
 
+        /* A program job: another program after the id; --command is the daemon's error, and
+         * both at once a usage error. */
+        id = submit("--", "echo", "one", NULL);
+        free(ctl_ok("wait", idstr(id), NULL));
+        wait_retired(id);
+        out = ctl_ok("restart", idstr(id), "--", "echo", "two", "three", NULL);
+        again = submitted(out);
+        free(out);
+        free(ctl_ok("wait", idstr(again), NULL));
+        out = ctl_ok("log", idstr(again), NULL);
+        ck_assert_str_eq(out, "two three\n");
+        free(out);
+        ctl(&r, NULL, "restart", idstr(id), "--command", "echo four", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_ptr_nonnull(strstr(r.err, "runs an argv"));
+        run_free(&r);
+        ctl(&r, NULL, "restart", idstr(id), "--command", "echo four", "--", "echo", NULL);
+        ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+
         /* A live job, none, no id. */
         id = submit("--", "sleep", "30", NULL);
         ctl(&r, NULL, "restart", idstr(id), NULL);
@@ -1565,6 +1600,11 @@ START_TEST(wait_all_and_queue_wait_for_the_jobs_that_will_end_and_exit_with_the_
         run_free(&r);
         ctl(&r, NULL, "wait", "--all", idstr(a), NULL);
         ck_assert_int_eq(r.status, 2);
+        run_free(&r);
+        /* A queue that is not there, mistyped, is no success. */
+        ctl(&r, NULL, "wait", "--queue", "q3", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_str_eq(r.err, "slowctl: wait: no queue \"q3\"\n");
         run_free(&r);
         free(ctl_ok("release", idstr(kept), idstr(every), NULL));
         free(ctl_ok("cancel", idstr(stashed), NULL));
@@ -2122,10 +2162,26 @@ static const char *row_of(char **rows, int n, int64_t id)
         return NULL;
 }
 
+/* Until the job's run is held back (by a pause or a limit), as its status says. */
+static void wait_held(int64_t id)
+{
+        bool held = false;
+
+        for (int i = 0; i < 4000 && !held; i++) {
+                json_object *st = status_of(id);
+
+                held = json_object_get_boolean(json_object_object_get(st, "held"));
+                json_object_put(st);
+                if (!held)
+                        usleep(5000);
+        }
+        ck_assert_msg(held, "job %lld is not held", (long long)id);
+}
+
 START_TEST(list_shows_the_states_as_they_are_and_a_time)
 {
         int64_t run = submit("--", "sleep 30", NULL), keyed = submit("--key", "k", "--", "sleep 31", NULL);
-        int64_t later = submit("--delay", "600", "--", "true", NULL), after;
+        int64_t later = submit("--delay", "600", "--", "true", NULL), after, held, stashed;
         char *out, *rows[12];
         const char *row;
         int n;
@@ -2151,7 +2207,24 @@ START_TEST(list_shows_the_states_as_they_are_and_a_time)
         row = row_of(rows, n, after);
         ck_assert_msg(strstr(row, " waiting ") && strstr(row, " ago "), "%s", row); /* its age */
         free(out);
+
+        /* Held back by a pause: "held", not "pending"; stashed: "stashed"; both with their age. */
+        free(ctl_ok("pause", NULL));
+        held = submit("--", "true", NULL);
+        stashed = submit("--stashed", "--", "true", NULL);
+        wait_held(held);
+        out = ctl_ok("list", NULL);
+        n = rows_of(out, rows, 12);
+        ck_assert_int_eq(n, 7);
+        row = row_of(rows, n, held);
+        ck_assert_msg(strstr(row, " held ") && strstr(row, " ago "), "%s", row);
+        row = row_of(rows, n, stashed);
+        ck_assert_msg(strstr(row, " stashed ") && strstr(row, " ago "), "%s", row);
+        free(out);
+        free(ctl_ok("resume", NULL));
         free(ctl_ok("cancel", idstr(after), idstr(run), idstr(keyed), idstr(later), NULL));
+        free(ctl_ok("cancel", idstr(stashed), NULL));
+        free(ctl_ok("wait", idstr(held), NULL));
 }
 END_TEST
 
@@ -2220,7 +2293,7 @@ END_TEST
 
 START_TEST(status_shows_local_times_durations_and_the_owners_name)
 {
-        int64_t ids[3];
+        int64_t ids[3], every;
         char *out, started[32];
         struct passwd *pw = getpwuid(getuid());
 
@@ -2242,6 +2315,20 @@ START_TEST(status_shows_local_times_durations_and_the_owners_name)
         out = ctl_ok("--json", "status", idstr(ids[0]), NULL);
         ck_assert_msg(strstr(out, "\"started\":1") != NULL, "%s", out);
         free(out);
+
+        /* A live job's spans as people say them; a limit that is off is none, not 0 B or 0ms. */
+        every = submit("--every", "1h", "--retries", "1", "--retry-delay", "90", "--open-files",
+                       "99", "--nice", "0", "--", "true", NULL);
+        out = ctl_ok("status", idstr(every), NULL);
+        ck_assert_str_eq(value_of(out, "every"), "1h00m");
+        ck_assert_str_eq(value_of(out, "retry_delay"), "1m30s");
+        ck_assert_str_eq(value_of(out, "limits.open_files"), "99");
+        ck_assert_str_eq(value_of(out, "limits.memory_max"), "none");
+        ck_assert_str_eq(value_of(out, "limits.cpu_time"), "none");
+        ck_assert_str_eq(value_of(out, "limits.tasks_max"), "none");
+        ck_assert_str_eq(value_of(out, "limits.nice"), "0");
+        free(out);
+        free(ctl_ok("release", idstr(every), NULL));
 }
 END_TEST
 
@@ -2343,6 +2430,28 @@ START_TEST(get_and_set_settings)
         ctl(&r, NULL, "get", "no-such-setting", NULL);
         ck_assert_int_eq(r.status, 1);
         ck_assert_str_eq(r.err, "slowctl: get: no setting \"no-such-setting\"\n");
+        run_free(&r);
+
+        /* What get says, set takes: a time as a span, a limit that is off as none. */
+        free(ctl_ok("set", "stop-timeout", "2m", "max-job-cpu-time", "1h", "max-queued-per-user",
+                    "none", "min-free-space", "off", NULL));
+        out = ctl_ok("--json", "get", NULL);
+        ck_assert_msg(strstr(out, "\"stop-timeout\":120") &&
+                          strstr(out, "\"max-job-cpu-time\":3600,") &&
+                          strstr(out, "\"max-queued-per-user\":0,") &&
+                          strstr(out, "\"min-free-space\":0,"),
+                      "%s", out);
+        free(out);
+        out = ctl_ok("get", "stop-timeout", NULL);
+        ck_assert_str_eq(out, "2m00s\n");
+        free(out);
+        ctl(&r, NULL, "set", "max-job-cpu-time", "1.5s", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "max-job-cpu-time must be whole seconds or a span"));
+        run_free(&r);
+        ctl(&r, NULL, "set", "kill-grace", "5x", NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_ptr_nonnull(strstr(r.err, "kill-grace must be seconds or a span"));
         run_free(&r);
 }
 END_TEST
@@ -2592,7 +2701,10 @@ START_TEST(queue_commands_add_list_use_pause_and_remove_queues)
         int64_t id;
         int n;
 
-        free(ctl_ok("queue", "add", "gpu", "--max-threads", "1", NULL));
+        free(ctl_ok("queue", "add", "gpu", "--max-threads", "1", "--idle-timeout", "1m", NULL));
+        out = ctl_ok("get", "--queue", "gpu", "idle-timeout", NULL);
+        ck_assert_str_eq(out, "1m00s\n");
+        free(out);
         out = ctl_ok("queue", "ls", NULL);
         n = rows_of(out, rows, 12);
         ck_assert_int_eq(n, 3);
@@ -2779,6 +2891,21 @@ START_TEST(without_a_user_instance_slowctl_falls_back_to_the_systems)
         ctl(&r, NULL, "status", NULL);
         ck_assert_int_eq(r.status, 0);
         ck_assert_str_eq(r.err, "");
+        run_free(&r);
+        /* Of queue's, ls only looks; add and rm say what they do. */
+        ctl(&r, NULL, "queue", "ls", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "");
+        run_free(&r);
+        ctl(&r, NULL, "queue", "add", "fallen", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "slowctl: no user instance of slowworkd answered: queue add goes "
+                                "to the system instance on /run/slowwork/slowworkd.sock\n");
+        run_free(&r);
+        ctl(&r, NULL, "queue", "rm", "fallen", NULL);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.err, "slowctl: no user instance of slowworkd answered: queue rm goes "
+                                "to the system instance on /run/slowwork/slowworkd.sock\n");
         run_free(&r);
         ctl(&r, NULL, "resume", NULL);
         ck_assert_int_eq(r.status, 0);

@@ -72,6 +72,9 @@ char *job_spec(const struct job *job)
                 json_object_object_add(o, "name", json_object_new_string(job_name(job)));
         if (job->has_key)
                 json_object_object_add(o, "key", json_object_new_string(job_key(job)));
+        /* As it was when it ended: an edit's too. */
+        if (job->priority != 0)
+                json_object_object_add(o, "priority", json_object_new_int(job->priority));
         add_extra(o, job->x);
         if (job->persist)
                 json_object_object_add(o, "persist", json_object_new_boolean(1));

@@ -2,8 +2,8 @@
 /*
  * A job's spec: what restart makes a new job of once the job has ended and left the tables. It
  * is the params of a submit (as JSON text, parsed back by submit's own table): command or argv,
- * cwd, env, class, queue, name, key, timeout, limits, retries and retry_delay, every or cron,
- * persist. Kept with the job's last run record, in the history and in the state database.
+ * cwd, env, class, queue, name, key, priority, timeout, limits, retries and retry_delay, every or
+ * cron, on_end, node, persist. Kept with the job's last run record, in the history and in the state database.
  */
 #ifndef SLOWWORKD_SPEC_H
 #define SLOWWORKD_SPEC_H
