@@ -259,9 +259,11 @@ START_TEST(a_plugin_that_crashes_the_daemon_does_not_run_again_on_its_own)
 
         daemon_start(&d, "--plugin-dir", TEST_PLUGINS_BUILT, NULL);
         fd = client_connect(d.sock);
-        /* Queued and on disk as pending; it takes the daemon down as soon as it starts. */
-        ck_assert_int_eq(job_submit(fd, "{\"plugin\":\"crash\",\"entry\":\"now\",\"delay\":0.2}"),
-                         1);
+        /* Queued and on disk as pending, held by the pause until then; it takes the daemon down
+         * as soon as the resume lets it start (the resume's reply may never come). */
+        json_object_put(call_ok(fd, "pause", NULL));
+        ck_assert_int_eq(job_submit(fd, "{\"plugin\":\"crash\",\"entry\":\"now\"}"), 1);
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"resume\"}");
         ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
         ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
         close(fd);
