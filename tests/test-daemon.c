@@ -1513,6 +1513,71 @@ START_TEST(client_gone_while_its_batch_waits_changes_nothing_else)
 }
 END_TEST
 
+/* A batch's reply line is written as its members are answered: the start of it comes while a
+ * wait in it is not answered yet, and the events due meanwhile (a subscriber's own submit's)
+ * come after the line's end, never inside it. */
+START_TEST(batch_reply_line_is_written_as_its_members_are_answered)
+{
+        char params[PATH_MAX + 64], *gate = fifo_make(d.dir, "gate"), request[512], got[64];
+        int fd = client_connect(d.sock), other = client_connect(d.sock);
+        json_object *reply, *r;
+        int64_t id, submitted;
+        char *line, *whole;
+        bool running = false, pending = false;
+
+        json_object_put(call_ok(fd, "subscribe", NULL));
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
+        id = job_submit(other, params);
+        while (!running) { /* the events of other's job, up to its run's start */
+                json_object *ev = read_reply(fd), *params_of = json_object_object_get(ev, "params");
+
+                running = int_member(params_of, "id") == id &&
+                          strcmp(str_member(params_of, "state"), "running") == 0;
+                json_object_put(ev);
+        }
+        snprintf(request, sizeof(request),
+                 "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"submit\","
+                 "\"params\":{\"command\":\"true\",\"delay\":3600}},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"wait\",\"params\":{\"id\":%lld}}]",
+                 (long long)id);
+        client_send(fd, request);
+        /* The line's start, while the wait waits. */
+        ck_assert_int_eq(recv(fd, got, 2, MSG_WAITALL), 2);
+        ck_assert_int_eq(memcmp(got, "[{", 2), 0);
+        fifo_release(gate);
+        line = client_read_line(fd);
+        ck_assert_int_gt(asprintf(&whole, "[{%s", line), 0);
+        reply = json_tokener_parse(whole);
+        ck_assert_msg(json_object_is_type(reply, json_type_array) &&
+                          json_object_array_length(reply) == 3,
+                      "%s", whole);
+        ck_assert_int_eq(int_member(member(reply, 0), "id"), 1);
+        r = member(reply, 1);
+        ck_assert_int_eq(int_member(r, "id"), 2);
+        submitted = int_member(reply_result(r), "id");
+        r = member(reply, 2);
+        ck_assert_int_eq(int_member(r, "id"), 3);
+        ck_assert_str_eq(str_member(reply_result(r), "outcome"), "succeeded");
+        json_object_put(reply);
+        free(whole);
+        free(line);
+        /* Then the events: the submitted job's "pending" among them. */
+        while (!pending) {
+                json_object *ev = read_reply(fd), *params_of;
+
+                ck_assert_str_eq(str_member(ev, "method"), "event");
+                params_of = json_object_object_get(ev, "params");
+                pending = int_member(params_of, "id") == submitted &&
+                          strcmp(str_member(params_of, "state"), "pending") == 0;
+                json_object_put(ev);
+        }
+        close(fd);
+        close(other);
+        free(gate);
+}
+END_TEST
+
 /* Each member of a batch counts as if it came alone: max-queued-per-user refuses the third
  * submit of a batch as it refuses a third submit alone, and a batch line longer than 1 MiB is
  * one -32005, as any line. */
@@ -1644,6 +1709,7 @@ int main(void)
         tcase_add_test(tc, batch_of_notifications_only_gets_no_reply);
         tcase_add_test(tc, empty_batch_is_one_error_and_invalid_members_get_theirs);
         tcase_add_test(tc, batch_with_a_wait_replies_once_the_wait_is_answered);
+        tcase_add_test(tc, batch_reply_line_is_written_as_its_members_are_answered);
         tcase_add_test(tc, client_gone_while_its_batch_waits_changes_nothing_else);
         tcase_add_test(tc, batch_members_count_against_the_limits_one_by_one);
         tcase_add_test(tc, request_with_id_null_is_answered_to_id_null);
