@@ -1139,6 +1139,81 @@ START_TEST(clients_that_never_read_cost_bounded_memory_which_comes_back)
 }
 END_TEST
 
+#define BATCH_MEMBERS 2000
+
+/*
+ * A batch costs what its members would alone: 120 clients each send a batch of 2,000
+ * settings.get (some 100 kB) and pings after it, and never read. Their replies, about 2 MB a
+ * batch, are written as they come and bounded as a line's are, so the daemon stays far below
+ * 100 MB (gathered whole, they took 250 MB, and 64 connections of a user could hold 256 MiB
+ * each), serves others meanwhile, and a client that reads gets the whole array, then the pings'.
+ */
+START_TEST(batches_of_clients_that_never_read_cost_what_their_members_would)
+{
+        static const char member[] = "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"settings.get\"}";
+        struct senders *x = calloc(1, sizeof(*x));
+        char *batch = malloc(BATCH_MEMBERS * 64), *line;
+        size_t at = 0;
+        int ctl, small = 4096, ndropped;
+        long base, peak;
+        json_object *reply;
+
+        ck_assert(x && batch);
+        daemon_start(&d, NULL);
+        ctl = client_connect(d.sock);
+        for (int i = 0; i < BATCH_MEMBERS; i++) {
+                batch[at++] = i == 0 ? '[' : ',';
+                at += (size_t)sprintf(batch + at, member, i);
+        }
+        strcpy(batch + at, "]\n");
+        x->first = batch;
+        x->block = "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}\n";
+        base = status_kib(d.pid, "VmRSS");
+        for (int i = 0; i < WAITERS; i++) {
+                x->fds[i] = client_connect(d.sock);
+                ck_assert_int_ge(x->fds[i], 0);
+                setsockopt(x->fds[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+        }
+        load(x);
+        ck_assert_int_eq(connections(ctl) - 1, WAITERS - (ndropped = dropped(x)));
+        peak = status_kib(d.pid, "VmHWM");
+        fprintf(stderr,
+                "%d clients with a batch of %d that never read: slowworkd's RSS %ld MiB before, "
+                "%ld MiB at the peak\n",
+                WAITERS, BATCH_MEMBERS, base / 1024, peak / 1024);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+        ck_assert_msg(peak < 100 * 1024,
+                      "slowworkd grew to %ld MiB for %d batches that were not read (from %ld MiB)",
+                      peak / 1024, WAITERS, base / 1024);
+#endif
+        ck_assert_msg(ndropped == 0, "%d of %d clients were dropped", ndropped, WAITERS);
+        /* The first client reads: its batch's line, whole and in order, then a ping's reply. */
+        line = client_read_line(x->fds[0]);
+        reply = json_tokener_parse(line);
+        ck_assert_msg(json_object_is_type(reply, json_type_array), "not an array: %.200s", line);
+        ck_assert_int_eq(json_object_array_length(reply), BATCH_MEMBERS);
+        for (int i = 0; i < BATCH_MEMBERS; i++) {
+                json_object *r = json_object_array_get_idx(reply, (size_t)i);
+
+                ck_assert_int_eq(int_member(r, "id"), i);
+                ck_assert_int_gt(int_member(reply_result(r), "max-threads"), 0);
+        }
+        json_object_put(reply);
+        free(line);
+        line = client_read_line(x->fds[0]);
+        ck_assert_msg(line && strstr(line, "\"id\":\"p\""), "after the batch: %s", line);
+        free(line);
+        for (int i = 0; i < WAITERS; i++)
+                close(x->fds[i]);
+        while (connections(ctl) > 1)
+                ;
+        free(batch);
+        free(x);
+        close(ctl);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(bad_flags_exit_with_usage_status)
 {
         ck_assert_int_eq(daemon_run_status("--max-threads", "0", NULL), 2);
@@ -1438,6 +1513,71 @@ START_TEST(client_gone_while_its_batch_waits_changes_nothing_else)
 }
 END_TEST
 
+/* A batch's reply line is written as its members are answered: the start of it comes while a
+ * wait in it is not answered yet, and the events due meanwhile (a subscriber's own submit's)
+ * come after the line's end, never inside it. */
+START_TEST(batch_reply_line_is_written_as_its_members_are_answered)
+{
+        char params[PATH_MAX + 64], *gate = fifo_make(d.dir, "gate"), request[512], got[64];
+        int fd = client_connect(d.sock), other = client_connect(d.sock);
+        json_object *reply, *r;
+        int64_t id, submitted;
+        char *line, *whole;
+        bool running = false, pending = false;
+
+        json_object_put(call_ok(fd, "subscribe", NULL));
+        snprintf(params, sizeof(params), "{\"command\":\"cat %s\"}", gate);
+        id = job_submit(other, params);
+        while (!running) { /* the events of other's job, up to its run's start */
+                json_object *ev = read_reply(fd), *params_of = json_object_object_get(ev, "params");
+
+                running = int_member(params_of, "id") == id &&
+                          strcmp(str_member(params_of, "state"), "running") == 0;
+                json_object_put(ev);
+        }
+        snprintf(request, sizeof(request),
+                 "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"submit\","
+                 "\"params\":{\"command\":\"true\",\"delay\":3600}},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"wait\",\"params\":{\"id\":%lld}}]",
+                 (long long)id);
+        client_send(fd, request);
+        /* The line's start, while the wait waits. */
+        ck_assert_int_eq(recv(fd, got, 2, MSG_WAITALL), 2);
+        ck_assert_int_eq(memcmp(got, "[{", 2), 0);
+        fifo_release(gate);
+        line = client_read_line(fd);
+        ck_assert_int_gt(asprintf(&whole, "[{%s", line), 0);
+        reply = json_tokener_parse(whole);
+        ck_assert_msg(json_object_is_type(reply, json_type_array) &&
+                          json_object_array_length(reply) == 3,
+                      "%s", whole);
+        ck_assert_int_eq(int_member(member(reply, 0), "id"), 1);
+        r = member(reply, 1);
+        ck_assert_int_eq(int_member(r, "id"), 2);
+        submitted = int_member(reply_result(r), "id");
+        r = member(reply, 2);
+        ck_assert_int_eq(int_member(r, "id"), 3);
+        ck_assert_str_eq(str_member(reply_result(r), "outcome"), "succeeded");
+        json_object_put(reply);
+        free(whole);
+        free(line);
+        /* Then the events: the submitted job's "pending" among them. */
+        while (!pending) {
+                json_object *ev = read_reply(fd), *params_of;
+
+                ck_assert_str_eq(str_member(ev, "method"), "event");
+                params_of = json_object_object_get(ev, "params");
+                pending = int_member(params_of, "id") == submitted &&
+                          strcmp(str_member(params_of, "state"), "pending") == 0;
+                json_object_put(ev);
+        }
+        close(fd);
+        close(other);
+        free(gate);
+}
+END_TEST
+
 /* Each member of a batch counts as if it came alone: max-queued-per-user refuses the third
  * submit of a batch as it refuses a third submit alone, and a batch line longer than 1 MiB is
  * one -32005, as any line. */
@@ -1569,6 +1709,7 @@ int main(void)
         tcase_add_test(tc, batch_of_notifications_only_gets_no_reply);
         tcase_add_test(tc, empty_batch_is_one_error_and_invalid_members_get_theirs);
         tcase_add_test(tc, batch_with_a_wait_replies_once_the_wait_is_answered);
+        tcase_add_test(tc, batch_reply_line_is_written_as_its_members_are_answered);
         tcase_add_test(tc, client_gone_while_its_batch_waits_changes_nothing_else);
         tcase_add_test(tc, batch_members_count_against_the_limits_one_by_one);
         tcase_add_test(tc, request_with_id_null_is_answered_to_id_null);
@@ -1585,6 +1726,7 @@ int main(void)
         tcase_add_test(alone, idle_daemon_uses_no_cpu_fresh_and_after_a_burst);
         tcase_add_test(alone, slowworkd_runs_on_the_malloc_it_was_configured_with);
         tcase_add_test(alone, clients_that_never_read_cost_bounded_memory_which_comes_back);
+        tcase_add_test(alone, batches_of_clients_that_never_read_cost_what_their_members_would);
         suite_add_tcase(s, alone);
         return run_suite(s);
 }

@@ -1264,6 +1264,89 @@ START_TEST(only_root_sets_the_metrics_file_in_the_system_instance)
 }
 END_TEST
 
+/* A request's params as text: {"id":ID,REST} ("" rest: just the id). */
+static const char *id_params(int64_t id, const char *rest)
+{
+        static char params[256];
+
+        snprintf(params, sizeof(params), "{\"id\":%lld%s%s}", (long long)id, *rest ? "," : "",
+                 rest);
+        return params;
+}
+
+/* What c's edit or restart of root's job got: -32002, and the message saying why. */
+static void assert_roots_to_choose(int c, const char *method, int64_t id, const char *rest)
+{
+        char msg[256], want[160];
+
+        ck_assert_int_eq(call_error(c, method, id_params(id, rest), msg, sizeof(msg)), -32002);
+        snprintf(want, sizeof(want),
+                 "permission denied: job %lld is root's: only root changes what it runs (it "
+                 "runs as root)",
+                 (long long)id);
+        ck_assert_str_eq(msg, want);
+}
+
+/*
+ * admin-group is not root: its members manage root's jobs (enqueue, rename, restart them as
+ * they were) but do not choose what they run (edit's command, argv and cwd, restart's command
+ * and argv), which would run as root. Other users' jobs they may change, as root may.
+ */
+START_TEST(an_admin_does_not_choose_what_roots_jobs_run)
+{
+        int a = connect_as(user_a), c = connect_as(user_c);
+        int64_t id, theirs, again;
+        json_object *st, *r;
+        char *log;
+
+        id = job_submit(root_fd, "{\"command\":\"echo roots\",\"stashed\":true,\"name\":\"r\"}");
+        theirs = job_submit(a, "{\"command\":\"echo as a\",\"stashed\":true}");
+
+        assert_roots_to_choose(c, "edit", id, "\"command\":\"id\"");
+        assert_roots_to_choose(c, "edit", id, "\"argv\":[\"id\"]");
+        assert_roots_to_choose(c, "edit", id, "\"cwd\":\"/tmp\"");
+        assert_roots_to_choose(c, "edit", id, "\"name\":\"n\",\"command\":\"id\"");
+        st = job_status(root_fd, id);
+        ck_assert_str_eq(str_member(st, "command"), "echo roots");
+        ck_assert_str_eq(str_member(st, "name"), "r");
+        json_object_put(st);
+        ck_assert_int_eq(call_code(c, "edit", id_params(id, "\"name\":\"n\",\"priority\":5")), 0);
+        st = job_status(root_fd, id);
+        ck_assert_str_eq(str_member(st, "name"), "n");
+        ck_assert_int_eq(int_member(st, "priority"), 5);
+        json_object_put(st);
+        ck_assert_int_eq(call_code(c, "edit", id_params(theirs, "\"command\":\"echo by c\"")), 0);
+        ck_assert_int_eq(call_code(root_fd, "edit", id_params(id, "\"command\":\"echo by root\"")),
+                         0);
+        ck_assert_int_eq(id_call_code(c, "enqueue", id), 0);
+        json_object_put(job_wait(c, id));
+        log = job_log(c, id);
+        ck_assert_str_eq(log, "by root\n");
+        free(log);
+        while (listed(root_fd, id))
+                sleep_ms(5);
+        /* Restarted as it was, it runs root's command again, as root. */
+        assert_roots_to_choose(c, "restart", id, "\"command\":\"id\"");
+        assert_roots_to_choose(c, "restart", id, "\"argv\":[\"id\"]");
+        r = call_ok(c, "restart", id_params(id, ""));
+        again = int_member(r, "id");
+        json_object_put(r);
+        r = job_wait(c, again);
+        ck_assert_int_eq(int_member(r, "owner"), 0);
+        json_object_put(r);
+        log = job_log(c, again);
+        ck_assert_str_eq(log, "by root\n");
+        free(log);
+        ck_assert_int_eq(id_call_code(a, "enqueue", theirs), 0);
+        json_object_put(job_wait(a, theirs));
+        log = job_log(a, theirs);
+        ck_assert_str_eq(log, "by c\n");
+        free(log);
+        close(a);
+        close(c);
+}
+END_TEST
+
 START_TEST(a_job_whose_owner_is_gone_fails_with_a_note)
 {
         char want[256], params[64], *log;
@@ -2232,6 +2315,7 @@ int main(void)
         tcase_add_test(tc, a_queues_own_ceiling_overrides_the_daemons);
         tcase_add_test(tc, a_restarted_job_is_brought_under_a_lowered_ceiling);
         tcase_add_test(tc, only_root_sets_the_metrics_file_in_the_system_instance);
+        tcase_add_test(tc, an_admin_does_not_choose_what_roots_jobs_run);
         tcase_add_test(tc, a_jobs_limits_from_a_ceiling_survive_a_crash);
         tcase_add_test(tc, only_admins_set_nice_below_0);
         tcase_add_test(tc, a_users_job_starts_from_a_logins_limits_in_its_own_keyring);

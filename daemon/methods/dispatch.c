@@ -67,6 +67,20 @@ struct job *method_lookup_job(struct daemon *d, struct conn *c, int64_t id, stru
         return job;
 }
 
+bool method_may_choose_run(struct daemon *d, struct conn *c, uid_t owner, int64_t id,
+                           struct reply *r)
+{
+        uid_t own = d->shared.run.uid;
+
+        if (!d->shared.run.system || (owner != 0 && owner != own) || c->uid == 0 || c->uid == own)
+                return true;
+        reply_error(r, SW_E_PERMISSION,
+                    "permission denied: job %lld is root's: only root changes what it runs (it "
+                    "runs as root)",
+                    (long long)id);
+        return false;
+}
+
 struct queue *method_lookup_queue(struct daemon *d, const char *param, const char *name,
                                   struct reply *r)
 {

@@ -77,6 +77,9 @@ static void handle_edit(struct daemon *d, struct conn *c, union params *params, 
                             (long long)job->id, job->claim ? "being claimed" : state);
                 return;
         }
+        if ((p->command || p->argv || p->cwd) &&
+            !method_may_choose_run(d, c, job->owner, job->id, r))
+                return;
         if (!change_strings(d, c, job, p, r))
                 return;
         if (p->priority != SW_PRIORITY_UNSET && p->priority != job->priority) {

@@ -8,6 +8,8 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "methods.h"
 #include "proto.h"
@@ -79,6 +81,12 @@ void method_call_again(struct daemon *d, struct conn *c, const char *name, json_
 
 /* The live job a request names, if the client may touch it; else NULL and an error reply. */
 struct job *method_lookup_job(struct daemon *d, struct conn *c, int64_t id, struct reply *r);
+/* Whether the client, who may touch job id of owner's, may also choose what it runs (its command,
+ * argv, folder): in the system instance a job of root's (or of the daemon's own user's) runs as
+ * root, and admin-group is not root, so only root chooses what it runs; else false and the
+ * permission error in r. */
+bool method_may_choose_run(struct daemon *d, struct conn *c, uid_t owner, int64_t id,
+                           struct reply *r);
 /* The queue param names (NULL: the default queue); else NULL and an error reply naming param. */
 struct queue *method_lookup_queue(struct daemon *d, const char *param, const char *name,
                                   struct reply *r);

@@ -100,7 +100,12 @@ static void handle_restart(struct daemon *d, struct conn *c, union params *param
         struct sw_submit_params p = {.retry_delay = SW_RETRY_DELAY_DEFAULT};
         json_object *o, *asked;
 
-        if (!rec || !(o = spec_params(rec, &params->restart, r)))
+        if (!rec)
+                return;
+        if ((params->restart.command || params->restart.argv) &&
+            !method_may_choose_run(d, c, rec->owner, rec->id, r))
+                return;
+        if (!(o = spec_params(rec, &params->restart, r)))
                 return;
         if (sw_params_parse(o, sw_submit_params, &p, r->message, sizeof(r->message))) {
                 r->code = SW_E_INTERNAL;

@@ -11,9 +11,11 @@
  * A JSON-RPC batch (a line holding an array of requests) is taken apart here: its members are
  * handled one after the other as if each came on a line of its own, so each counts against the
  * same limits (one request at a time, the client reading its earlier replies) as it would alone.
- * Their replies are gathered into one array line instead, queued once the last member has replied
- * (a member answered later, like wait, holds the batch's reply back until then); a batch of
- * notifications only gets no reply at all.
+ * Their replies make one array line instead, written piece by piece as they come ("[" and the
+ * first, "," and each next, "]\n" after the last), so that what the daemon holds of a batch's
+ * replies is bounded as a line's are (gathered whole, a batch of 1 MiB of requests could hold
+ * 256 MiB, and go on being handled for a client gone); events told meanwhile wait for the line's
+ * end. A batch of notifications only gets no reply at all.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,10 +37,11 @@
 
 /* A batch whose members are being handled. */
 struct conn_batch {
-        char *line;           /* the batch's line, NUL-ended */
-        size_t len, pos;      /* its length, and where its next member is looked for */
-        struct sw_text reply; /* "[" and the members' replies so far, comma-separated */
-        size_t replies;
+        char *line;            /* the batch's line, NUL-ended */
+        size_t len, pos;       /* its length, and where its next member is looked for */
+        size_t replies;        /* the members' replies queued so far */
+        size_t reply_len;      /* the bytes of its reply line they make */
+        struct sw_text events; /* events told once its reply line began: after its end */
 };
 
 /* One write for the replies to all the requests one read brought in. */
@@ -66,7 +69,7 @@ static void batch_free(struct conn *c)
         if (!c->batch)
                 return;
         free(c->batch->line);
-        free(c->batch->reply.s);
+        free(c->batch->events.s);
         free(c->batch);
         c->batch = NULL;
 }
@@ -122,7 +125,7 @@ static void conn_close(struct conn *c, const char *why)
                 c->next->prev = c->prev;
         if (!c->refused)
                 clients->n--;
-        batch_free(c); /* the replies gathered so far go now, not when the last reference does */
+        batch_free(c); /* its line goes now, not when the last reference does */
         clients->on_close(clients->data, c);
         uv_close((uv_handle_t *)&c->pipe, on_close);
 }
@@ -207,18 +210,30 @@ void conn_flush(struct conn *c)
         maybe_finish(c);
 }
 
-/* A result held too long: the same request's error, its id kept; 0 when it is no result (an
- * error stays as it is: its request changed nothing). */
-static char *expired_line(struct conn *c, const char *line)
+/* A result held too long: the same request's error, its id kept (a piece of a batch's line stays
+ * one, its lead kept); 0 when it is no result (an error stays as it is: its request changed
+ * nothing). */
+static char *expired_line(struct conn *c, const struct held_line *h)
 {
-        json_object *o = json_tokener_parse(line), *id;
-        char *error = NULL;
+        json_object *o = json_tokener_parse(h->part ? h->line + 1 : h->line), *id;
+        char *error = NULL, *piece;
+        size_t len;
 
         if (json_object_object_get_ex(o, "id", &id) && json_object_object_get(o, "result"))
                 error = sw_error_line(json_object_get(id), SW_E_INTERNAL,
                                       store_failing_means(c->clients->store));
         json_object_put(o);
-        return error;
+        if (!error || !h->part)
+                return error;
+        len = strlen(error) - 1; /* its newline: the batch's line goes on */
+        piece = malloc(len + 2);
+        if (piece) {
+                piece[0] = h->line[0];
+                memcpy(piece + 1, error, len);
+                piece[len + 1] = '\0';
+        }
+        free(error);
+        return piece;
 }
 
 /* "cannot reach the job database: node n1 could not ask n2, n3": the nodes of the last renewal's
@@ -290,7 +305,7 @@ static void expire_held(uv_timer_t *timer)
                                 continue;
                         }
                         h->seq = 0;
-                        if (h->event || !(error = expired_line(c, h->line)))
+                        if (h->event || !(error = expired_line(c, h)))
                                 continue;
                         c->held_len = c->held_len - strlen(h->line) + strlen(error);
                         free(h->line);
@@ -322,12 +337,23 @@ static void watch_held(struct conn *c)
 }
 
 static void batch_add(struct conn *c, char *line);
+static void hold(struct conn *c, char *line, bool event, bool part);
+
+/* Whether an event finds the client past what it may leave unread: then it is dropped. */
+static bool events_over(struct conn *c)
+{
+        char why[128];
+
+        if (c->events_unsent <= CONN_EVENTS_MAX)
+                return false;
+        snprintf(why, sizeof(why), "it does not read its events (%zu bytes unsent)",
+                 c->events_unsent);
+        conn_close(c, why);
+        return true;
+}
 
 static void queue(struct conn *c, char *line, bool event)
 {
-        struct held_line *held;
-        size_t len;
-
         if (c->closing || !line) {
                 free(line);
                 if (!c->closing)
@@ -338,13 +364,31 @@ static void queue(struct conn *c, char *line, bool event)
                 batch_add(c, line);
                 return;
         }
-        if (event && c->events_unsent > CONN_EVENTS_MAX) {
-                char why[128];
-
-                snprintf(why, sizeof(why), "it does not read its events (%zu bytes unsent)",
-                         c->events_unsent);
+        if (event && events_over(c)) {
                 free(line);
-                conn_close(c, why);
+                return;
+        }
+        /* Not inside a batch's reply line: after its end. */
+        if (event && c->batch && c->batch->replies > 0) {
+                size_t len = strlen(line);
+
+                sw_text_raw(&c->batch->events, line, len);
+                free(line);
+                c->events_unsent += len;
+                if (c->batch->events.failed)
+                        conn_close(c, "out of memory");
+                return;
+        }
+        hold(c, line, event, false);
+}
+
+static void hold(struct conn *c, char *line, bool event, bool part)
+{
+        struct held_line *held;
+        size_t len;
+
+        if (c->closing) {
+                free(line);
                 return;
         }
         if (c->nheld == c->held_size) {
@@ -360,7 +404,8 @@ static void queue(struct conn *c, char *line, bool event)
                 c->held_size = size;
         }
         len = strlen(line);
-        c->held[c->nheld++] = (struct held_line){line, c->barrier, uv_now(c->clients->loop), event};
+        c->held[c->nheld++] =
+            (struct held_line){line, c->barrier, uv_now(c->clients->loop), event, part};
         c->held_len += len;
         c->events_unsent += event ? len : 0;
         conn_flush(c);
@@ -378,17 +423,18 @@ void conn_notify(struct conn *c, char *line)
         queue(c, line, true);
 }
 
-/* A member's reply (taken over), into the batch's. */
+/* A member's reply (taken over): the next piece of the batch's line. */
 static void batch_add(struct conn *c, char *line)
 {
         struct conn_batch *b = c->batch;
         size_t len = strlen(line);
+        char *piece;
 
         if (len > 0 && line[len - 1] == '\n')
                 len--;
         /* The batch's reply is one line, which clients read up to SW_REPLY_MAX: a reply that
          * would make it longer is an error of its own (a long list, say: ask for it alone). */
-        if (b->reply.len + len + 3 > CONN_BATCH_REPLY_MAX) {
+        if (b->reply_len + len + 3 > CONN_BATCH_REPLY_MAX) {
                 char *error = sw_error_line_for(line, len, SW_E_TOO_LARGE,
                                                 "reply too long for a batch's reply of at most "
                                                 "256 MiB: send the request alone");
@@ -401,11 +447,18 @@ static void batch_add(struct conn *c, char *line)
                 line = error;
                 len = strlen(line) - 1;
         }
-        sw_text_raw(&b->reply, b->replies++ > 0 ? "," : "[", 1);
-        sw_text_raw(&b->reply, line, len);
-        free(line);
-        if (b->reply.failed)
+        piece = malloc(len + 2);
+        if (!piece) {
+                free(line);
                 conn_close(c, "out of memory");
+                return;
+        }
+        piece[0] = b->replies++ > 0 ? ',' : '[';
+        memcpy(piece + 1, line, len);
+        piece[len + 1] = '\0';
+        free(line);
+        b->reply_len += len + 1;
+        hold(c, piece, false, true);
 }
 
 /* A line that is a batch: its members are handled next, in place of the next lines. */
@@ -422,23 +475,35 @@ static void batch_start(struct conn *c, const char *line, size_t len)
         c->batch = b;
 }
 
-/* Every member has replied: the batch's reply goes, unless every member was a notification. */
+/* Every member has replied: the batch's line ends, unless every member was a notification (it
+ * has none), and the events told meanwhile follow it. */
 static void batch_end(struct conn *c)
 {
         struct conn_batch *b = c->batch;
-        char *line;
+        size_t events = b->events.len;
+        char *end, *told;
 
         if (b->replies == 0) {
                 batch_free(c);
                 return;
         }
-        sw_text_raw(&b->reply, "]\n", 2);
-        line = sw_text_end(&b->reply); /* NULL when out of memory: queue() closes then */
-        b->reply = (struct sw_text){0};
-        if (line && strlen(line) > CONN_OUT_SOFT)
-                c->heavy = true;
+        told = events ? sw_text_end(&b->events) : NULL;
+        b->events = (struct sw_text){0};
         batch_free(c);
-        queue(c, line, false);
+        end = strdup("]\n");
+        if (!end || (events && !told)) {
+                free(end);
+                free(told);
+                conn_close(c, "out of memory");
+                return;
+        }
+        hold(c, end, false, true);
+        if (told && !c->closing) {
+                c->events_unsent -= events; /* counted once they were told; again as held */
+                hold(c, told, true, false);
+        } else {
+                free(told);
+        }
 }
 
 /* Hands the batch's next member to whoever reads requests; after the last, ends the batch. */

@@ -52,6 +52,7 @@ struct held_line {
         uint64_t seq; /* the connection's barrier when it was made */
         uint64_t at;  /* uv_now() when it was made */
         bool event;   /* a notification, not a reply */
+        bool part;    /* a piece of a batch's reply line: "[" or "," and a reply, or "]\n" */
 };
 
 struct conn {
