@@ -2125,6 +2125,56 @@ START_TEST(max_jobs_per_user_counts_every_live_job_of_a_user)
 }
 END_TEST
 
+/*
+ * A JSON-RPC batch of a user counts as its requests would sent alone: max-jobs-per-user refuses
+ * the member past it, a member about another user's job is refused, the others are done, each
+ * answered in its place; "id": null is answered with null, and positional params refused.
+ */
+START_TEST(a_users_batch_counts_as_its_requests_sent_alone)
+{
+        int a = connect_as(user_a), b = connect_as(user_b);
+        int64_t theirs = job_submit(b, delayed);
+        json_object *replies, *r;
+        char batch[512], *line;
+
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-jobs-per-user\":2}"), 0);
+        snprintf(batch, sizeof(batch),
+                 "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"submit\",\"params\":%s},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"cancel\",\"params\":{\"id\":%lld}},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"submit\",\"params\":%s},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"submit\",\"params\":%s},"
+                 "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"status\",\"params\":[1]}]",
+                 delayed, (long long)theirs, delayed, delayed);
+        client_send(a, batch);
+        line = client_read_line(a);
+        ck_assert_ptr_nonnull(line);
+        replies = json_tokener_parse(line);
+        ck_assert_msg(json_object_is_type(replies, json_type_array) &&
+                          json_object_array_length(replies) == 5,
+                      "%s", line);
+        ck_assert_int_eq(reply_code(json_object_array_get_idx(replies, 0)), 0);
+        ck_assert_int_eq(reply_code(json_object_array_get_idx(replies, 1)), -32002);
+        r = json_object_array_get_idx(replies, 2);
+        ck_assert_int_eq(reply_code(r), 0);
+        ck_assert(json_object_object_get_ex(r, "id", NULL) &&
+                  json_object_get_type(json_object_object_get(r, "id")) == json_type_null);
+        r = json_object_array_get_idx(replies, 3);
+        ck_assert_int_eq(reply_code(r), -32004);
+        ck_assert_msg(strstr(json_object_get_string(json_object_object_get(
+                                 json_object_object_get(r, "error"), "message")),
+                             "max-jobs-per-user"),
+                      "%s", line);
+        ck_assert_int_eq(reply_code(json_object_array_get_idx(replies, 4)), -32602);
+        /* b's job is as it was. */
+        ck_assert_str_eq(job_state_of(b, theirs), "pending");
+        json_object_put(replies);
+        free(line);
+        ck_assert_int_eq(call_code(root_fd, "settings.set", "{\"max-jobs-per-user\":0}"), 0);
+        close(a);
+        close(b);
+}
+END_TEST
+
 /* A delayed submit's params with an environment of about size bytes (BIG, of 'x's). */
 static char *big_env_params(size_t size)
 {
@@ -2334,6 +2384,7 @@ int main(void)
         tcase_set_timeout(caps_tc, 60);
         tcase_add_test(caps_tc, the_system_defaults_yield_to_the_file_and_the_flags);
         tcase_add_test(caps_tc, max_jobs_per_user_counts_every_live_job_of_a_user);
+        tcase_add_test(caps_tc, a_users_batch_counts_as_its_requests_sent_alone);
         tcase_add_test(caps_tc, max_job_bytes_per_user_counts_what_a_users_live_jobs_keep);
         tcase_add_test(caps_tc, one_users_runs_never_push_another_users_out_of_the_history);
         suite_add_tcase(s, caps_tc);
