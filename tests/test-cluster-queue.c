@@ -344,8 +344,8 @@ START_TEST(a_cancel_of_an_offered_job_takes_it_back_or_follows_it)
         json_object_put(cluster_call_ok(&c, 1, "pause", "{\"node\":\"n2\"}"));
         gate = cluster_path(&c, "gate");
         unlink(gate);
-        snprintf(params, sizeof(params),
-                 "{\"command\":\"until [ -e %s ]; do sleep 0.05; done\"}", gate);
+        snprintf(params, sizeof(params), "{\"command\":\"until [ -e %s ]; do sleep 0.05; done\"}",
+                 gate);
         cluster_submit(&c, 1, params); /* n1's one thread, busy */
         x = submit_true(1, "");
         y = cluster_submit(&c, 1, params);
@@ -375,8 +375,8 @@ static int64_t submit_gated(int k, const char *gate, const char *more)
         char params[512], *path = cluster_path(&c, gate);
 
         unlink(path);
-        snprintf(params, sizeof(params),
-                 "{\"command\":\"until [ -e %s ]; do sleep 0.02; done\"%s}", path, more);
+        snprintf(params, sizeof(params), "{\"command\":\"until [ -e %s ]; do sleep 0.02; done\"%s}",
+                 path, more);
         free(path);
         return cluster_submit(&c, k, params);
 }
@@ -438,8 +438,7 @@ START_TEST(a_run_deferred_on_a_busy_node_runs_on_another)
         runs = cluster_path(&c, "runs");
         /* Its first run waits for g1; the next does not. */
         snprintf(params, sizeof(params),
-                 "{\"command\":\"echo run >>%s; until [ -e %s ]; do sleep 0.02; done\"}", runs,
-                 g1);
+                 "{\"command\":\"echo run >>%s; until [ -e %s ]; do sleep 0.02; done\"}", runs, g1);
         k = cluster_submit(&c, 1, params);
         wait_for(in_state(1, k, "running"), 20, "job %lld did not start on n1", (long long)k);
         submit_gated(1, "g2", ",\"node\":\"n1\"");
@@ -571,8 +570,8 @@ START_TEST(a_node_killed_under_a_submit_load_to_the_others_loses_and_doubles_no_
                 wait_for(process_gone(pids[i]), 5, "run %d of the killed n1 still runs", pids[i]);
         cluster_touch(&c, "go");
         /* n1's jobs too: the others take them once its lease ran out. */
-        wait_for(lines_in(tokens) >= next, c.lease_time + 60, "%d of %d jobs ran",
-                 lines_in(tokens), next);
+        wait_for(lines_in(tokens) >= next, c.lease_time + 60, "%d of %d jobs ran", lines_in(tokens),
+                 next);
         wait_for(cluster_live_items_left(&c) == 0, 30, "jobs are still live");
         cluster_wait_renewals(&c, 0, 3);
         counts = count_tokens(tokens, next);
@@ -703,7 +702,8 @@ static int run(void)
         tcase_add_test(tc, a_cancel_of_an_offered_job_takes_it_back_or_follows_it);
         tcase_add_test(tc, a_delayed_run_and_a_retry_falling_due_on_a_busy_node_run_on_another);
         tcase_add_test(tc, a_run_deferred_on_a_busy_node_runs_on_another);
-        tcase_add_test(tc, a_node_killed_under_a_submit_load_to_the_others_loses_and_doubles_no_job);
+        tcase_add_test(tc,
+                       a_node_killed_under_a_submit_load_to_the_others_loses_and_doubles_no_job);
         tcase_add_test(tc, reads_cut_from_the_database_are_answered_in_time_and_not_again_later);
         tcase_add_test(tc, a_partitioned_node_answers_stops_its_runs_in_time_and_rejoins);
         suite_add_tcase(s, tc);

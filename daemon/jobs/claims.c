@@ -113,7 +113,8 @@ static void offer_one(struct daemon *d, struct offering *o, struct job *job)
         if (away) {
                 set_offered(&job->dw.work, NULL);
         } else {
-                if (o->budget <= 0 || (!o->paused && *(n = excess_of(o->e, &o->ne, job->queue)) <= 0) ||
+                if (o->budget <= 0 ||
+                    (!o->paused && *(n = excess_of(o->e, &o->ne, job->queue)) <= 0) ||
                     slow_work_call_if_queued(&job->dw.work, set_offered, NULL) < 0)
                         return;
                 if (n)

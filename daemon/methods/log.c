@@ -23,7 +23,7 @@
 #include "store/store.h"
 
 #define LOG_CHUNK_DEFAULT 65536
-#define LOG_CHUNK_MAX 131072 /* escaped as JSON, it stays well under a 1 MiB reply */
+#define LOG_CHUNK_MAX     131072 /* escaped as JSON, it stays well under a 1 MiB reply */
 
 struct log_read {
         uv_work_t work;
@@ -157,8 +157,7 @@ static void reply_read(struct log_read *x)
                 json_object_object_add(o, "offset",
                                        json_object_new_int64(x->offset + (int64_t)x->len));
                 /* eof: the run has ended and this is the last of its log */
-                json_object_object_add(o, "eof",
-                                       json_object_new_boolean(!x->running && x->at_end));
+                json_object_object_add(o, "eof", json_object_new_boolean(!x->running && x->at_end));
                 conn_reply(x->c, x->id, o, 0, NULL);
         }
         conn_unref(x->c);
@@ -278,7 +277,9 @@ static void log_of_run(struct daemon *d, struct conn *c, const struct sw_log_par
         const struct run_record *rec;
         char *path;
 
-        if (job && job_executing(job) && p->run == started) {
+        /* In progress, or ended a moment ago on its thread without the loop having heard of its
+         * end yet (its record is still to come): its file, read as a run's in progress. */
+        if (job && p->run == started && (job_executing(job) || job->runs_ended < started)) {
                 path = record_log_path(d->shared.run.log_dir, p->id, p->run);
                 if (!path)
                         reply_error(r, SW_E_INTERNAL, "out of memory");
@@ -318,7 +319,10 @@ static void handle_log(struct daemon *d, struct conn *c, union params *params, s
         struct job *job = registry_find(&d->registry, p->id);
         const struct run_record *rec = job ? job->last : daemon_last_run(d, p->id);
         char *path = NULL;
-        bool running = job && job_executing(job);
+        /* A run whose end the loop has not heard of yet is read as in progress. */
+        bool running =
+            job && (job_executing(job) ||
+                    job->runs_ended < __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE));
 
         if (!rec && !job) {
                 reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)p->id);
