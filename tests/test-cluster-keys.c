@@ -255,13 +255,26 @@ START_TEST(a_keyed_job_held_by_its_owners_limit_coalesces_a_submit_from_another_
 }
 END_TEST
 
+/* The submit, to n1 and to n2, is answered with the job id in that state, taken so (flag). */
+static void submitted_to_both(const char *params, int64_t id, const char *state, const char *flag)
+{
+        for (int k = 1; k <= 2; k++) {
+                json_object *again = cluster_call_ok(&c, k, "submit", params);
+
+                ck_assert_int_eq(int_member(again, "id"), id);
+                ck_assert_str_eq(str_member(again, "state"), state);
+                ck_assert(json_object_get_boolean(json_object_object_get(again, flag)));
+                json_object_put(again);
+        }
+}
+
 /* A key submitted to the node that accepted its job, once another node claimed the job: while
  * offered it coalesces, whichever node is asked; once running on the node that claimed it, it
  * asks for one more run there, after this one. */
 START_TEST(a_key_follows_its_job_to_the_node_that_claimed_it)
 {
         char *params, *busy;
-        json_object *first, *again, *rec;
+        json_object *first, *rec;
         int64_t id;
         int fd;
 
@@ -277,22 +290,10 @@ START_TEST(a_key_follows_its_job_to_the_node_that_claimed_it)
         first = cluster_call_ok(&c, 1, "submit", params);
         id = int_member(first, "id");
         ck_assert_str_eq(str_member(first, "state"), "pending");
-        for (int k = 1; k <= 2; k++) {
-                again = cluster_call_ok(&c, k, "submit", params);
-                ck_assert_int_eq(int_member(again, "id"), id);
-                ck_assert_str_eq(str_member(again, "state"), "pending");
-                ck_assert(json_object_get_boolean(json_object_object_get(again, "coalesced")));
-                json_object_put(again);
-        }
+        submitted_to_both(params, id, "pending", "coalesced");
         json_object_put(cluster_call_ok(&c, 1, "resume", "{\"node\":\"n2\"}"));
         wait_for(runs_noted() == 1, 20, "job %lld did not start on n2", (long long)id);
-        for (int k = 1; k <= 2; k++) {
-                again = cluster_call_ok(&c, k, "submit", params);
-                ck_assert_int_eq(int_member(again, "id"), id);
-                ck_assert_str_eq(str_member(again, "state"), "running");
-                ck_assert(json_object_get_boolean(json_object_object_get(again, "deferred")));
-                json_object_put(again);
-        }
+        submitted_to_both(params, id, "running", "deferred");
         ck_assert_int_eq(runs_noted(), 1);
         cluster_touch(&c, "go");
         /* A wait asked of n1 follows it. */
