@@ -24,6 +24,7 @@
 #include "methods/metrics.h"
 #include "methods/requests.h"
 #include "server/activation.h"
+#include "server/await.h"
 #include "store/db.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -349,6 +350,7 @@ int manager_new(const struct manager_options *o, struct manager **ret)
             .envs = &m->daemon.shared.envs,
             .on_line = dispatch_line,
             .on_close = on_conn_close,
+            .on_held = await_held,
             .data = &m->daemon,
         };
         m->notify.loop = m->loop;

@@ -19,6 +19,7 @@
 #include "jobs/queues.h"
 #include "methods/elsewhere.h"
 #include "methods/method.h"
+#include "server/await.h"
 #include "server/conn.h"
 #include "server/relay.h"
 #include "store/db.h"
@@ -43,12 +44,12 @@ struct lookup {
         char *placed;   /* a submit's node, which the database has though the last renewal
                          * did not see it live (the submit is served with d->node_listed) */
         char node[64];  /* the job's node, which the last renewal did not see live */
-        uint64_t token; /* its wait for the database (conn_await) */
+        uint64_t token; /* its wait for the database (await_begin) */
 };
 
 static void lookup_free(struct lookup *lk)
 {
-        conn_await_done(lk->c, lk->token);
+        await_done(lk->c, lk->token);
         json_object_put(lk->id);
         json_object_put(lk->params);
         conn_unref(lk->c);
@@ -108,7 +109,7 @@ static void next_or_answer(struct lookup *lk)
                 store_find_job(lk->d->store, lk->job, holder_found, lk);
                 return;
         }
-        conn_await_done(c, lk->token);
+        await_done(c, lk->token);
         c->busy = false;
         lk->d->live_elsewhere = lk->live;
         lk->d->nlive_elsewhere = lk->nlive;
@@ -130,8 +131,8 @@ static void run_found(void *data, const struct db_result *res)
         struct run_record *rec = row ? run_record_from_row(row) : NULL;
 
         json_object_put(row);
-        if (!res || !conn_awaits(lk->c, lk->token) || !res->got) {
-                if (res && !res->got && conn_awaits(lk->c, lk->token))
+        if (!res || !await_current(lk->c, lk->token) || !res->got) {
+                if (res && !res->got && await_current(lk->c, lk->token))
                         conn_reply_line(lk->c, sw_error_line(json_object_get(lk->id),
                                                              SW_E_INTERNAL,
                                                              "cannot read the job database"));
@@ -225,7 +226,7 @@ static void nodes_read(void *data, const struct db_result *res)
         int64_t epoch = res && res->got ? live_epoch(res->text, lk->node) : -1;
         char why[192];
 
-        if (!res || !conn_awaits(lk->c, lk->token)) {
+        if (!res || !await_current(lk->c, lk->token)) {
                 lookup_free(lk);
                 return;
         }
@@ -261,7 +262,7 @@ static void placed_listed(void *data, const struct db_result *res)
                 listed = listed || (name && strcmp(name, lk->placed) == 0);
         }
         json_object_put(rows);
-        if (!res || !conn_awaits(lk->c, lk->token)) {
+        if (!res || !await_current(lk->c, lk->token)) {
                 lookup_free(lk);
                 return;
         }
@@ -292,7 +293,7 @@ static void holder_found(void *data, const struct db_result *res)
         char why[192];
         int code;
 
-        if (!res || !conn_awaits(c, lk->token)) {
+        if (!res || !await_current(c, lk->token)) {
                 lookup_free(lk);
                 return;
         }
@@ -355,12 +356,12 @@ struct take_back {
         char *line;
         size_t len;
         elsewhere_here_fn *again;
-        uint64_t token; /* its wait for the database (conn_await) */
+        uint64_t token; /* its wait for the database (await_begin) */
 };
 
 static void take_back_free(struct take_back *tb)
 {
-        conn_await_done(tb->c, tb->token);
+        await_done(tb->c, tb->token);
         job_unref(tb->job);
         conn_unref(tb->c);
         free(tb->line);
@@ -373,8 +374,8 @@ static void take_back_done(void *data)
         struct take_back *tb = data;
         struct conn *c = tb->c;
 
-        if (conn_awaits(c, tb->token)) {
-                conn_await_done(c, tb->token);
+        if (await_current(c, tb->token)) {
+                await_done(c, tb->token);
                 c->busy = false;
                 tb->again(tb->d, c, tb->line, tb->len);
                 if (!c->busy)
@@ -427,7 +428,7 @@ bool elsewhere_take_back(struct daemon *d, struct conn *c, const struct method *
         tb->job = job_ref(job);
         tb->len = len;
         tb->again = again;
-        tb->token = conn_await(c, id);
+        tb->token = await_begin(c, id);
         c->busy = true;
         store_reclaim_job_then(d->store, job->id, taken_back, tb);
         return true;
@@ -481,7 +482,7 @@ bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method
             .here = here,
             .to_runner = strcmp(method->name, "restart") == 0,
             .placed = lk->placed,
-            .token = conn_await(c, id),
+            .token = await_begin(c, id),
         };
         c->busy = true;
         if (placed)

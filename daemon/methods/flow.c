@@ -21,6 +21,7 @@
 #include "methods/method.h"
 #include "methods/requests.h"
 #include "run/run.h"
+#include "server/await.h"
 #include "server/conn.h"
 #include "server/relay.h"
 #include "store/store.h"
@@ -55,7 +56,7 @@ struct node_wait {
         json_object *id;
         struct answer *answer; /* this node's drain */
         bool paused;
-        uint64_t token; /* its wait for the database (conn_await) */
+        uint64_t token; /* its wait for the database (await_begin) */
         char *line;
         char node[SW_NODE_NAME_MAX + 1];
 };
@@ -91,7 +92,7 @@ static void node_row_paused(void *data, const struct db_result *res)
         struct node_wait *w = data;
         json_object *result;
 
-        if (!res || !conn_awaits(w->c, w->token)) {
+        if (!res || !await_current(w->c, w->token)) {
                 json_object_put(w->id); /* the daemon stops, or the request was answered */
         } else if (!res->got || res->i[0] == 0) {
                 conn_reply(w->c, w->id, NULL, SW_E_INTERNAL,
@@ -125,7 +126,7 @@ static void node_listed(void *data, const struct db_result *res)
                 if (name && strcmp(name, w->node) == 0)
                         row = o;
         }
-        if (!res || !conn_awaits(w->c, w->token)) {
+        if (!res || !await_current(w->c, w->token)) {
                 json_object_put(w->id);
                 node_wait_free(w);
         } else if (!res->got) {
@@ -137,7 +138,7 @@ static void node_listed(void *data, const struct db_result *res)
                 node_wait_free(w);
         } else if (strcmp(json_object_get_string(json_object_object_get(row, "state")), "live") ==
                    0) {
-                conn_await_done(w->c, w->token);
+                await_done(w->c, w->token);
                 relay_forward_read(w->d->relay, w->c, w->node,
                                    json_object_get_int64(json_object_object_get(row, "epoch")),
                                    w->line, strlen(w->line));
@@ -199,7 +200,7 @@ static void pause_node(struct daemon *d, struct conn *c, const char *method, boo
                 return;
         }
         w->id = json_object_get(r->id);
-        w->token = conn_await(c, r->id);
+        w->token = await_begin(c, r->id);
         store_list_nodes(d->store, node_listed, w);
         r->deferred = true;
 }

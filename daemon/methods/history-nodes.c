@@ -10,6 +10,7 @@
 #include "jobs/daemon.h"
 #include "methods/history-nodes.h"
 #include "methods/method.h"
+#include "server/await.h"
 #include "server/conn.h"
 #include "store/db.h"
 #include "store/run-record.h"
@@ -31,7 +32,7 @@ struct history_wait {
         json_object *id;
         struct sw_run_position before;
         int64_t limit;
-        uint64_t token; /* its wait for the database (conn_await) */
+        uint64_t token; /* its wait for the database (await_begin) */
 };
 
 /* The page from the rows (limit + 1 of them at most: one more says there are more). */
@@ -58,7 +59,7 @@ static void listed(void *data, const struct db_result *res)
         json_object *rows = res && res->got && res->text ? json_tokener_parse(res->text) : NULL;
         char message[128];
 
-        if (!res || !conn_awaits(w->c, w->token)) {
+        if (!res || !await_current(w->c, w->token)) {
                 json_object_put(w->id); /* the daemon stops, or the request was answered */
         } else if (!json_object_is_type(rows, json_type_array)) {
                 conn_reply(w->c, w->id, NULL, SW_E_INTERNAL, "cannot read the job database");
@@ -106,7 +107,7 @@ void history_of_all_nodes(struct daemon *d, struct conn *c, const struct sw_hist
             .id = json_object_get(r->id),
             .before = *before,
             .limit = p->limit,
-            .token = conn_await(c, r->id),
+            .token = await_begin(c, r->id),
         };
         r->deferred = true;
         store_list_runs(d->store, before->id, before->run, owner,

@@ -9,6 +9,7 @@
 #include "methods/list-nodes.h"
 #include "methods/method.h"
 #include "methods/requests.h"
+#include "server/await.h"
 #include "server/conn.h"
 #include "store/db.h"
 #include "store/store.h"
@@ -18,7 +19,7 @@ struct list_wait {
         json_object *id;
         json_object *page; /* this node's: {"items":[...],"more":N} */
         int64_t limit;
-        uint64_t token; /* its wait for the database (conn_await) */
+        uint64_t token; /* its wait for the database (await_begin) */
 };
 
 static int64_t item_id(json_object *items, size_t i)
@@ -59,7 +60,7 @@ static void listed(void *data, const struct db_result *res)
         struct list_wait *w = data;
         json_object *others = res && res->got && res->text ? json_tokener_parse(res->text) : NULL;
 
-        if (!res || !conn_awaits(w->c, w->token))
+        if (!res || !await_current(w->c, w->token))
                 json_object_put(w->id); /* the daemon stops, or the request was answered */
         else if (!json_object_is_type(others, json_type_array))
                 conn_reply(w->c, w->id, json_object_get(w->page), 0, NULL);
@@ -91,7 +92,7 @@ void list_other_nodes(struct daemon *d, struct conn *c, const struct sw_list_par
             .id = json_object_get(r->id),
             .page = r->result,
             .limit = p->limit,
-            .token = conn_await(c, r->id),
+            .token = await_begin(c, r->id),
         };
         r->result = NULL;
         r->deferred = true;

@@ -17,6 +17,7 @@
 #include "jobs/record.h"
 #include "methods/method.h"
 #include "methods/requests.h"
+#include "server/await.h"
 #include "server/conn.h"
 #include "store/db.h"
 #include "store/run-record.h"
@@ -33,7 +34,7 @@ struct log_read {
         char *path;
         int64_t offset, max;
         bool running;
-        uint64_t token; /* its wait for the database (conn_await), when it reads there */
+        uint64_t token; /* its wait for the database (await_begin), when it reads there */
         /* results */
         bool at_end; /* the read reached the end of the file */
         char *data;
@@ -202,7 +203,7 @@ static void db_read_done(void *data, const struct db_result *res)
         char *buf;
         ssize_t n;
 
-        if (!res || !conn_awaits(x->c, x->token)) { /* the daemon stops, or it was answered */
+        if (!res || !await_current(x->c, x->token)) { /* the daemon stops, or it was answered */
                 json_object_put(x->id);
                 conn_unref(x->c);
                 free(x->path);
@@ -248,7 +249,7 @@ static void start_read(struct daemon *d, struct conn *c, const struct sw_log_par
         x->running = running;
         /* Another node's run: its log file is there, and its copy in the shared database. */
         if (!running && rec && store_other_node(d->store, rec->node)) {
-                x->token = conn_await(c, r->id);
+                x->token = await_begin(c, r->id);
                 store_read_log(d->store, p->id, rec->run, x->offset, x->max, db_read_done, x);
         } else {
                 uv_queue_work(c->clients->loop, &x->work, read_work, read_done);

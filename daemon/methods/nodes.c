@@ -11,6 +11,7 @@
 
 #include "jobs/daemon.h"
 #include "methods/method.h"
+#include "server/await.h"
 #include "server/conn.h"
 #include "store/db.h"
 #include "store/store.h"
@@ -20,7 +21,7 @@ struct nodes_wait {
         struct conn *c;
         json_object *id;
         struct daemon *d;
-        uint64_t token; /* its wait for the database (conn_await) */
+        uint64_t token; /* its wait for the database (await_begin) */
         char name[SW_NODE_NAME_MAX + 1]; /* nodes.forget's */
 };
 
@@ -33,7 +34,7 @@ static struct nodes_wait *wait_new(struct daemon *d, struct conn *c, struct repl
                 return NULL;
         }
         *w = (struct nodes_wait){.c = conn_ref(c), .id = json_object_get(r->id), .d = d,
-                                 .token = conn_await(c, r->id)};
+                                 .token = await_begin(c, r->id)};
         r->deferred = true;
         return w;
 }
@@ -110,7 +111,7 @@ static void nodes_listed(void *data, const struct db_result *res)
         struct nodes_wait *w = data;
         json_object *items = res && res->got ? items_of(w->d, res->text) : NULL, *result;
 
-        if (!res || !conn_awaits(w->c, w->token)) {
+        if (!res || !await_current(w->c, w->token)) {
                 json_object_put(w->id); /* the daemon stops, or the request was answered */
         } else if (!items) {
                 conn_reply(w->c, w->id, NULL, SW_E_INTERNAL,
@@ -163,7 +164,7 @@ static void node_forgotten(void *data, const struct db_result *res)
         struct nodes_wait *w = data;
         char why[192];
 
-        if (!res || !conn_awaits(w->c, w->token)) {
+        if (!res || !await_current(w->c, w->token)) {
                 json_object_put(w->id);
                 wait_free(w);
                 return;

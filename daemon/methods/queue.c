@@ -8,6 +8,7 @@
 #include "jobs/queues.h"
 #include "jobs/shared-settings.h"
 #include "methods/method.h"
+#include "server/await.h"
 #include "server/conn.h"
 #include "store/db.h"
 #include "store/store.h"
@@ -100,7 +101,7 @@ struct removal {
         struct daemon *d;
         struct conn *c;
         json_object *id;
-        uint64_t token; /* its wait for the database (conn_await) */
+        uint64_t token; /* its wait for the database (await_begin) */
         char name[SW_QUEUE_NAME_MAX + 1];
 };
 
@@ -113,7 +114,7 @@ static void counted(void *data, const struct db_result *res)
 
         /* The daemon stops, or the request was answered that the database could not be read:
          * the queue stays. */
-        if (!res || daemon_stopping(rm->d) || !conn_awaits(rm->c, rm->token)) {
+        if (!res || daemon_stopping(rm->d) || !await_current(rm->c, rm->token)) {
                 json_object_put(rm->id);
                 goto out;
         }
@@ -167,7 +168,7 @@ static void handle_queue_remove(struct daemon *d, struct conn *c, union params *
                 reply_error(r, SW_E_INTERNAL, "out of memory");
                 return;
         }
-        *rm = (struct removal){d, conn_ref(c), json_object_get(r->id), conn_await(c, r->id), ""};
+        *rm = (struct removal){d, conn_ref(c), json_object_get(r->id), await_begin(c, r->id), ""};
         snprintf(rm->name, sizeof(rm->name), "%s", q->name);
         r->deferred = true;
         store_count_queue_jobs(d->store, q->name, counted, rm);

@@ -40,6 +40,8 @@ struct clients {
         /* A request line came in; a connection goes (its requests get no more replies). */
         void (*on_line)(void *data, struct conn *c, const char *line, size_t len);
         void (*on_close)(void *data, struct conn *c);
+        /* A line was held for a write not committed yet (server/await.c's await_held). */
+        void (*on_held)(struct conn *c);
         void *data;
 };
 
@@ -81,7 +83,7 @@ struct conn {
         struct conn_batch *batch; /* a JSON-RPC batch whose members are being handled */
         bool heavy;         /* has held much: the heap is trimmed when it goes */
         json_object *await_id; /* the request in progress waits for a read of the shared job
-                                * database (conn_await; NULL: none), since await_at (uv_now) */
+                                * database (await.h; NULL: none), since await_at (uv_now) */
         uint64_t await_at, await_token;
         struct env_block *env; /* env.set's: the environment of its submits without one */
         void *data;         /* whoever reads its requests keeps what it knows of it here */
@@ -114,16 +116,8 @@ bool conn_is_admin(const struct conn *c);
 void conn_reply_line(struct conn *c, char *line);
 /* Goes on with the requests that came in while one was deferred (its reply sent otherwise). */
 void conn_resume(struct conn *c);
-/*
- * The request in progress (its id) waits for the shared job database (a read, or a take back):
- * once it has waited store-timeout it is answered -32603, the message naming the nodes that could
- * not be asked, and the requests after it go on. Returns the wait's token: conn_awaits() tells
- * its answer whether it is still waited for. A reply, or conn_await_done() (when it goes on
- * otherwise: to another node, or to a wait of another kind), ends the wait.
- */
-uint64_t conn_await(struct conn *c, json_object *id);
-bool conn_awaits(const struct conn *c, uint64_t token);
-void conn_await_done(struct conn *c, uint64_t token);
+/* The request in progress waits for the job database no more (server/await.h). */
+void conn_await_end(struct conn *c);
 /* Its socket's descriptor, -1 when it has none any more. */
 int conn_fd(struct conn *c);
 struct conn *conn_ref(struct conn *c);
