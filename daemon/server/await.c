@@ -42,8 +42,8 @@ static char *expired_line(struct conn *c, const struct held_line *h)
         return piece;
 }
 
-/* "cannot reach the job database: node n1 could not ask n2, n3": the nodes of the last renewal's
- * view (a new string). */
+/* "cannot reach the job database: node n1 could not ask the others (n2, n3)": the nodes of the
+ * last renewal's view (a new string). */
 static char *not_asked(struct clients *clients)
 {
         struct db_node *nodes = NULL;
@@ -94,9 +94,10 @@ static void expire_held(uv_timer_t *timer)
         uint64_t committed = store_committed(clients->store), next = 0;
 
         for (struct conn *c = clients->head, *after; c; c = after) {
-                uint64_t at = expire_await(c, now, limit);
+                uint64_t at;
 
-                after = c->next;
+                after = c->next; /* the answer's resume may close c */
+                at = expire_await(c, now, limit);
                 if (at)
                         next = next && next < at ? next : at;
                 for (size_t i = 0; i < c->nheld; i++) {
