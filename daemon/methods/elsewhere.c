@@ -182,19 +182,25 @@ static bool forward(struct lookup *lk, const char *node)
         return sent;
 }
 
-/* Whether the submit's key names a live job of this node, which a submit with after jobs adds
- * them to: it stays here, whatever node those are on. */
-static bool key_here(struct lookup *lk)
+/* The live job of this node that the request's key (and queue) names for its client, or NULL. */
+static struct job *keyed_job(struct daemon *d, struct conn *c, json_object *params)
 {
-        json_object *key = json_object_object_get(lk->params, "key");
-        json_object *queue = json_object_object_get(lk->params, "queue");
+        json_object *key = json_object_object_get(params, "key");
+        json_object *queue = json_object_object_get(params, "queue");
         struct queue *q;
 
         if (!json_object_is_type(key, json_type_string) ||
             (queue && !json_object_is_type(queue, json_type_string)))
-                return false;
-        q = queues_find(lk->d, json_object_get_string(queue));
-        return q && registry_find_key(&lk->d->registry, lk->c->uid, q, json_object_get_string(key));
+                return NULL;
+        q = queues_find(d, json_object_get_string(queue));
+        return q ? registry_find_key(&d->registry, c->uid, q, json_object_get_string(key)) : NULL;
+}
+
+/* Whether the submit's key names a live job of this node, which a submit with after jobs adds
+ * them to: it stays here, whatever node those are on. */
+static bool key_here(struct lookup *lk)
+{
+        return keyed_job(lk->d, lk->c, lk->params) != NULL;
 }
 
 /* The epoch of the node named so if the database's rows (DB_LIST_NODES' text) say it is live;
@@ -410,10 +416,14 @@ bool elsewhere_take_back(struct daemon *d, struct conn *c, const struct method *
         struct job *job;
         json_object *v;
 
-        if (!method->by_id || !json_object_object_get_ex(params, "id", &v) ||
-            !json_object_is_type(v, json_type_int) ||
-            !(job = registry_find(&d->registry, json_object_get_int64(v))) ||
-            !__atomic_load_n(&job->offered, __ATOMIC_ACQUIRE))
+        /* By id, or a key's job (a keyed submit or enqueue: coalesced into a run that another
+         * node has just claimed and started, it would be lost). */
+        if (method->by_id && json_object_object_get_ex(params, "id", &v) &&
+            json_object_is_type(v, json_type_int))
+                job = registry_find(&d->registry, json_object_get_int64(v));
+        else
+                job = keyed_job(d, c, params);
+        if (!job || !__atomic_load_n(&job->offered, __ATOMIC_ACQUIRE))
                 return false;
         for (size_t i = 0; i < sizeof(reads) / sizeof(*reads); i++)
                 if (strcmp(method->name, reads[i]) == 0)

@@ -20,7 +20,8 @@ bool elsewhere_ask(struct daemon *d, struct conn *c, const struct method *method
                    json_object *params, const char *line, size_t len, elsewhere_here_fn *here,
                    bool again);
 /* Whether a request that changes a job this node offered to the others (anything by id but
- * status, wait and log) waits while the node takes the job back; it is then made by again(),
+ * status, wait and log, and a submit or enqueue by the job's key) waits while the node takes the
+ * job back; it is then made by again(),
  * here, or where the job went when another node claimed it first. Requests made again (again)
  * are passed on even from another node's client. */
 bool elsewhere_take_back(struct daemon *d, struct conn *c, const struct method *method,
