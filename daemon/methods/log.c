@@ -270,6 +270,15 @@ static void reply_no_log(struct reply *r, const struct run_record *rec)
                             (long long)rec->run, (long long)rec->id);
 }
 
+/* Whether the job's last started run is in progress as far as its log goes: executing, or ended
+ * a moment ago on its thread without the loop having heard of its end yet (its record is still
+ * to come), its file read as a run's in progress. */
+static bool run_in_progress(struct job *job)
+{
+        return job && (job_executing(job) ||
+                       job->runs_ended < __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE));
+}
+
 /* The log of run p->run: the run in progress, or a finished one while the history keeps it. */
 static void log_of_run(struct daemon *d, struct conn *c, const struct sw_log_params *p,
                        struct job *job, struct reply *r)
@@ -278,9 +287,7 @@ static void log_of_run(struct daemon *d, struct conn *c, const struct sw_log_par
         const struct run_record *rec;
         char *path;
 
-        /* In progress, or ended a moment ago on its thread without the loop having heard of its
-         * end yet (its record is still to come): its file, read as a run's in progress. */
-        if (job && p->run == started && (job_executing(job) || job->runs_ended < started)) {
+        if (p->run == started && run_in_progress(job)) {
                 path = record_log_path(d->shared.run.log_dir, p->id, p->run);
                 if (!path)
                         reply_error(r, SW_E_INTERNAL, "out of memory");
@@ -320,10 +327,7 @@ static void handle_log(struct daemon *d, struct conn *c, union params *params, s
         struct job *job = registry_find(&d->registry, p->id);
         const struct run_record *rec = job ? job->last : daemon_last_run(d, p->id);
         char *path = NULL;
-        /* A run whose end the loop has not heard of yet is read as in progress. */
-        bool running =
-            job && (job_executing(job) ||
-                    job->runs_ended < __atomic_load_n(&job->runs_started, __ATOMIC_ACQUIRE));
+        bool running = run_in_progress(job);
 
         if (!rec && !job) {
                 reply_error(r, SW_E_NOT_FOUND, "no job %lld", (long long)p->id);
