@@ -802,6 +802,7 @@ static int run(void)
         TCase *tc = tcase_create("cluster");
 
         tcase_set_timeout(tc, 120);
+        tcase_add_test_alone(tc, a_postgresql_restart_under_load_loses_no_acknowledged_job);
         tcase_add_checked_fixture(tc, NULL, teardown);
         tcase_add_test(tc, six_hundred_jobs_submitted_round_robin_run_once_each_on_every_node);
         tcase_add_test(tc,
@@ -809,7 +810,6 @@ static int run(void)
         tcase_add_test(tc, nodes_lists_the_live_nodes_with_their_threads_runs_and_lease_age);
         tcase_add_test(tc, a_killed_nodes_jobs_run_again_once_elsewhere_after_its_lease);
         tcase_add_test(tc, a_node_stopped_past_its_lease_fences_when_it_continues);
-        tcase_add_test(tc, a_postgresql_restart_under_load_loses_no_acknowledged_job);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

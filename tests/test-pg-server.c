@@ -236,5 +236,5 @@ int main(void)
         tcase_add_test(lifecycle,
                        run_removes_the_folder_and_stops_everything_when_it_is_terminated);
         suite_add_tcase(s, lifecycle);
-        return run_suite(s);
+        return run_suite_in_order(s);
 }

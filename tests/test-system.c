@@ -116,9 +116,9 @@ static int add_user(const char *name, const char *group)
                                                    "/usr/sbin/nologin", "-G", group, name, NULL});
 }
 
-static int add_users(void)
+static void name_users(void)
 {
-        int pid = (int)getpid();
+        int pid = (int)suite_pid();
 
         snprintf(user_a, sizeof(user_a), "swtest-a-%d", pid);
         snprintf(user_b, sizeof(user_b), "swtest-b-%d", pid);
@@ -126,6 +126,11 @@ static int add_users(void)
         snprintf(user_gone, sizeof(user_gone), "swtest-d-%d", pid);
         snprintf(group_x, sizeof(group_x), "swtest-x-%d", pid);
         snprintf(group_admin, sizeof(group_admin), "swtest-adm-%d", pid);
+}
+
+static int add_users(void)
+{
+        name_users();
         if (run_patiently((const char *const[]){"/usr/sbin/groupadd", group_x, NULL}) != 0 ||
             run_patiently((const char *const[]){"/usr/sbin/groupadd", group_admin, NULL}) != 0 ||
             add_user(user_a, group_x) != 0 || add_user(user_b, NULL) != 0 ||
@@ -2322,23 +2327,29 @@ int main(void)
                 return SKIP;
         }
         main_pid = getpid();
-        /* A session keyring of the daemons' own, which their users' jobs must not get. */
-        if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, "slowwork-test-daemon") < 0) {
+        /* A session keyring of the daemons' own, which their users' jobs must not get (one: in
+         * the process that runs the cases). */
+        if (suite_runs_here() && syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, "slowwork-test-daemon") < 0) {
                 fprintf(stderr, "test-system: cannot join a session keyring: %s\n",
                         strerror(errno));
                 return EXIT_FAILURE;
         }
-        atexit(remove_users);
-        signal(SIGINT, on_fatal_signal);
-        signal(SIGTERM, on_fatal_signal);
-        signal(SIGHUP, on_fatal_signal);
-        if (add_users() < 0) {
-                fprintf(stderr, "test-system: cannot make the test users\n");
-                return EXIT_FAILURE;
+        if (suite_in_case()) {
+                name_users(); /* the suite's first process made them and removes them */
+        } else {
+                atexit(remove_users);
+                signal(SIGINT, on_fatal_signal);
+                signal(SIGTERM, on_fatal_signal);
+                signal(SIGHUP, on_fatal_signal);
+                if (add_users() < 0) {
+                        fprintf(stderr, "test-system: cannot make the test users\n");
+                        return EXIT_FAILURE;
+                }
         }
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
+        tcase_add_test_alone(tc, a_users_job_starts_from_a_logins_limits_in_its_own_keyring);
         tcase_add_test(tc, the_socket_is_open_to_every_user_and_the_state_private);
         tcase_add_test(tc, a_job_runs_with_its_submitters_ids_groups_and_home);
         tcase_add_test(tc, a_job_cannot_wait_for_another_users_job);
@@ -2368,7 +2379,6 @@ int main(void)
         tcase_add_test(tc, an_admin_does_not_choose_what_roots_jobs_run);
         tcase_add_test(tc, a_jobs_limits_from_a_ceiling_survive_a_crash);
         tcase_add_test(tc, only_admins_set_nice_below_0);
-        tcase_add_test(tc, a_users_job_starts_from_a_logins_limits_in_its_own_keyring);
         tcase_add_test(tc, root_changes_settings_and_sees_and_touches_every_job);
         tcase_add_test(tc, an_admin_group_member_changes_settings_and_sees_and_touches_every_job);
         tcase_add_test(tc, roots_job_runs_as_root_with_the_environment_it_sent);
