@@ -49,7 +49,7 @@ static char *job_params(bool keyed, const char *more, const char *fmt, ...)
         return params;
 }
 
-#define GATED "echo start >>%1$s/runs; while [ ! -e %1$s/go ]; do sleep 0.02; done"
+#define GATED "echo start >>%1$s/runs; " WAIT_FOR_FILE " %1$s/go"
 
 /* A keyed job that notes its start in the file runs, and ends once the file go exists. */
 static char *gated_job(const char *more)
@@ -284,7 +284,7 @@ START_TEST(a_key_follows_its_job_to_the_node_that_claimed_it)
         json_object_put(cluster_call_ok(&c, 1, "pause", "{\"node\":\"n2\"}"));
         /* n1's one thread, busy with a job placed on it. */
         busy = job_params(false, ",\"node\":\"n1\"",
-                          "while [ ! -e %s/free ]; do sleep 0.02; done", c.dir);
+                          WAIT_FOR_FILE " %s/free", c.dir);
         json_object_put(cluster_call_ok(&c, 1, "submit", busy));
         params = gated_job("");
         first = cluster_call_ok(&c, 1, "submit", params);

@@ -91,7 +91,7 @@ static int64_t gated_job(int k, const char *queue, const char *file)
         int64_t id;
 
         ck_assert_int_ge(asprintf(&params,
-                                  "{\"command\":\"while [ ! -e %s/%s ]; do sleep 0.02; done\""
+                                  "{\"command\":\"" WAIT_FOR_FILE " %s/%s\""
                                   "%s%s%s}",
                                   c.dir, file, queue ? ",\"queue\":\"" : "", queue ? queue : "",
                                   queue ? "\"" : ""),

@@ -80,7 +80,7 @@ START_TEST(status_wait_log_and_cancel_of_another_nodes_jobs_are_answered_by_it)
 
         cluster_init(&c, 2);
         cluster_start(&c);
-        gated = command(false, "echo hello; while [ ! -e %s/go ]; do sleep 0.02; done", c.dir);
+        gated = command(false, "echo hello; " WAIT_FOR_FILE " %s/go", c.dir);
         sleeper = command(false, "sleep 60");
         id = cluster_submit(&c, 1, gated);
         other = cluster_submit(&c, 1, sleeper);
@@ -209,7 +209,7 @@ START_TEST(slowctl_log_follow_on_another_node_prints_the_run_as_it_goes)
 
         cluster_init(&c, 2);
         cluster_start(&c);
-        job = command(false, "echo one; while [ ! -e %s/go ]; do sleep 0.02; done; echo two", c.dir);
+        job = command(false, "echo one; " WAIT_FOR_FILE " %s/go; echo two", c.dir);
         id = cluster_submit(&c, 1, job);
         go = cluster_path(&c, "go");
         ck_assert_int_ge(asprintf(&cmd, "(sleep 1; touch %s) & exec %s --socket %s log -f %lld",
@@ -302,7 +302,7 @@ START_TEST(a_request_passed_to_a_node_that_starts_again_or_dies_gets_an_error)
 
         cluster_init(&c, 2);
         cluster_start(&c);
-        gated = command(false, "while [ ! -e %s/go ]; do sleep 0.02; done", c.dir);
+        gated = command(false, WAIT_FOR_FILE " %s/go", c.dir);
         for (int round = 0; round < 2; round++) {
                 id = cluster_submit(&c, 1, gated);
                 fd = cluster_connect(&c, 2);
@@ -647,7 +647,7 @@ START_TEST(a_submit_after_another_nodes_job_goes_to_its_node)
 
         cluster_init(&c, 2);
         cluster_start(&c);
-        gated = command(false, "while [ ! -e %s/go ]; do sleep 0.02; done", c.dir);
+        gated = command(false, WAIT_FOR_FILE " %s/go", c.dir);
         a = cluster_submit(&c, 1, gated);
         out = cluster_path(&c, "out");
         fd = cluster_connect(&c, 2);
@@ -720,9 +720,9 @@ START_TEST(a_submit_after_live_jobs_of_two_other_nodes_waits_for_both)
 
         cluster_init(&c, 3);
         cluster_start(&c);
-        gate1 = command(false, "while [ ! -e %s/go1 ]; do sleep 0.02; done", c.dir);
+        gate1 = command(false, WAIT_FOR_FILE " %s/go1", c.dir);
         /* Kept after its run: it ends idle, and n3 still holds it. */
-        gate3 = command(true, "while [ ! -e %s/go3 ]; do sleep 0.02; done", c.dir);
+        gate3 = command(true, WAIT_FOR_FILE " %s/go3", c.dir);
         a = cluster_submit(&c, 1, gate1);
         b = cluster_submit(&c, 3, gate3);
         ck_assert_int_ge(asprintf(&params, "{\"command\":\"true\",\"after\":[%lld,%lld]}",
@@ -752,7 +752,7 @@ START_TEST(a_submit_after_live_jobs_of_two_other_nodes_waits_for_both)
 
         /* An `after` job of n3 that fails, while n1's still runs. */
         free(gate1);
-        gate1 = command(false, "while [ ! -e %s/go1b ]; do sleep 0.02; done", c.dir);
+        gate1 = command(false, WAIT_FOR_FILE " %s/go1b", c.dir);
         a = cluster_submit(&c, 1, gate1);
         failing = cluster_submit(&c, 3, "{\"command\":\"sleep 1; exit 4\"}");
         ck_assert_int_ge(asprintf(&params, "{\"command\":\"true\",\"after\":[%lld,%lld]}",
@@ -771,7 +771,7 @@ START_TEST(a_submit_after_live_jobs_of_two_other_nodes_waits_for_both)
         p = id_params(job);
         json_object_put(cluster_call_ok(&c, 2, "wait", p));
         free(gate1);
-        gate1 = command(false, "while [ ! -e %s/go1c ]; do sleep 0.02; done", c.dir);
+        gate1 = command(false, WAIT_FOR_FILE " %s/go1c", c.dir);
         a = cluster_submit(&c, 1, gate1);
         ck_assert_int_ge(asprintf(&params,
                                   "{\"command\":\"true\",\"key\":\"k\",\"after\":[%lld]}",
@@ -836,7 +836,7 @@ START_TEST(a_job_waiting_for_two_other_nodes_costs_a_read_a_renewal)
                 char name[8];
 
                 snprintf(name, sizeof(name), "go%d", k);
-                gate[k - 1] = command(false, "while [ ! -e %s/%s ]; do sleep 0.02; done", c.dir,
+                gate[k - 1] = command(false, WAIT_FOR_FILE " %s/%s", c.dir,
                                       name);
                 dep[k - 1] = cluster_submit(&c, k, gate[k - 1]);
         }
@@ -884,7 +884,7 @@ START_TEST(a_batch_and_an_id_null_about_another_nodes_job_are_answered_by_it)
 
         cluster_init(&c, 2);
         cluster_start(&c);
-        gated = command(false, "while [ ! -e %s/go ]; do sleep 0.02; done", c.dir);
+        gated = command(false, WAIT_FOR_FILE " %s/go", c.dir);
         id = cluster_submit(&c, 1, gated);
         json_object_put(status_once(2, id, "running"));
         fd = cluster_connect(&c, 2);

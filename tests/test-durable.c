@@ -928,7 +928,7 @@ START_TEST(ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone)
         fd = client_connect(d.sock);
         snprintf(go, sizeof(go), "%s/go", d.dir);
         snprintf(params, sizeof(params),
-                 "{\"command\":\"while [ ! -e %s ]; do sleep 0.01; done\"}", go);
+                 "{\"command\":\"" WAIT_FOR_FILE " %s\"}", go);
         ck_assert_int_eq(job_submit(fd, params), 1);
         ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\"}"), 2);
         json_object_put(job_wait(fd, 2));

@@ -473,7 +473,7 @@ static void suspend_and_continue(bool in_cgroup)
         snprintf(go, sizeof(go), "%s/go", d.dir);
         /* It runs until the file go is there. */
         snprintf(params, sizeof(params),
-                 "{\"command\":\"echo $$ >%s; while [ ! -e %s ]; do sleep 0.01; done\"}", fifo, go);
+                 "{\"command\":\"echo $$ >%s; " WAIT_FOR_FILE " %s\"}", fifo, go);
         id = job_submit(fd, params);
         pid = job_pid(fifo);
         proc_cgroup(pid, cg, sizeof(cg));

@@ -401,7 +401,7 @@ END_TEST
 START_TEST(submit_flow_options_reach_the_job)
 {
         char cmd[PATH_MAX + 64];
-        int64_t a = (snprintf(cmd, sizeof(cmd), "while [ ! -e %s ]; do sleep 0.01; done; exit 3",
+        int64_t a = (snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s; exit 3",
                               gate_path("go")),
                      submit("--", "sh", "-c", cmd, NULL));
         int64_t b = submit("--after", idstr(a), "--", "true", NULL);
@@ -1030,8 +1030,8 @@ START_TEST(log_prints_the_output_and_follows_a_running_job)
         free(out);
         /* It goes on when the test opens a gate: log -f prints each line as it comes. */
         snprintf(cmd, sizeof(cmd),
-                 "echo one; while [ ! -e %s/go1 ]; do sleep 0.01; done; echo two; "
-                 "while [ ! -e %s/go2 ]; do sleep 0.01; done; echo three",
+                 "echo one; " WAIT_FOR_FILE " %s/go1; echo two; "
+                 WAIT_FOR_FILE " %s/go2; echo three",
                  d.dir, d.dir);
         id = submit("--", cmd, NULL);
         pid = ctl_spawn(&fd, "log", "-f", idstr(id), NULL);
@@ -1099,7 +1099,7 @@ START_TEST(log_run_and_lines_pick_a_run_and_its_last_lines)
 
         /* -f --lines 1 on a running job: its last line so far, then each one as it comes. */
         snprintf(cmd, sizeof(cmd),
-                 "echo one; echo two; while [ ! -e %s/go1 ]; do sleep 0.01; done; echo three",
+                 "echo one; echo two; " WAIT_FOR_FILE " %s/go1; echo three",
                  d.dir);
         id = submit("--", cmd, NULL);
         wait_running(id);
@@ -1190,7 +1190,7 @@ START_TEST(pause_wait_returns_once_the_running_job_ended)
 {
         char cmd[PATH_MAX + 64], buf[128] = "";
         int64_t id =
-            (snprintf(cmd, sizeof(cmd), "while [ ! -e %s ]; do sleep 0.01; done", gate_path("go")),
+            (snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s", gate_path("go")),
              submit("--", cmd, NULL));
         char *state;
         size_t have = 0;
@@ -1536,7 +1536,7 @@ static int64_t submit_gated(const char *gate, int code, const char *queue)
 {
         char cmd[PATH_MAX + 128];
 
-        snprintf(cmd, sizeof(cmd), "while [ ! -e %s ]; do sleep 0.01; done; exit %d",
+        snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s; exit %d",
                  gate_path(gate), code);
         return queue ? submit("--queue", queue, "--", cmd, NULL) : submit("--", cmd, NULL);
 }
@@ -1735,7 +1735,7 @@ START_TEST(submit_wait_outlives_a_restart_without_submitting_again)
         int fd, cfd;
 
         free(ctl_ok("set", "--runtime", "stop-timeout", "0", NULL));
-        snprintf(cmd, sizeof(cmd), "while [ ! -e %s ]; do sleep 0.01; done; exit 7",
+        snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s; exit 7",
                  gate_path("go"));
         pid = ctl_spawn(&fd, "submit", "--wait", "--", cmd, NULL);
         read_until(fd, buf, sizeof(buf), &have, "\n"); /* the id: now it waits */
@@ -1804,8 +1804,8 @@ static int64_t submit_lines(void)
         char cmd[2 * PATH_MAX + 160];
 
         snprintf(cmd, sizeof(cmd),
-                 "echo one; while [ ! -e %s/go1 ]; do sleep 0.01; done; echo two; "
-                 "while [ ! -e %s/go2 ]; do sleep 0.01; done; echo three",
+                 "echo one; " WAIT_FOR_FILE " %s/go1; echo two; "
+                 WAIT_FOR_FILE " %s/go2; echo three",
                  d.dir, d.dir);
         return submit("--", cmd, NULL);
 }
