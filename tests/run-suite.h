@@ -31,27 +31,25 @@
 
 static struct {
         int n;
-        int only; /* the case this process runs, from SLOWWORK_TEST_CASE; -1: every case */
-        bool read;
         const char *name[SUITE_CASES_MAX];
         bool alone[SUITE_CASES_MAX];
 } suite_cases;
+
+/* Whether this process runs one case for a suite's first process (its parent). */
+static inline bool suite_in_case(void)
+{
+        return getenv("SLOWWORK_TEST_CASE") != NULL;
+}
 
 static inline void suite_add_case(TCase *tc, const TTest *t, int start, int end, bool alone)
 {
         int k = suite_cases.n++;
 
-        if (!suite_cases.read) {
-                const char *only = getenv("SLOWWORK_TEST_CASE");
-
-                suite_cases.only = only ? atoi(only) : -1;
-                suite_cases.read = true;
-        }
         if (k < SUITE_CASES_MAX) {
                 suite_cases.name[k] = t->name;
                 suite_cases.alone[k] = alone;
         }
-        if (suite_cases.only < 0 || suite_cases.only == k)
+        if (!suite_in_case() || atoi(getenv("SLOWWORK_TEST_CASE")) == k)
                 _tcase_add_test(tc, t, 0, 0, start, end);
 }
 
@@ -62,27 +60,6 @@ static inline void suite_add_case(TCase *tc, const TTest *t, int start, int end,
 /* A case that runs with no other case of its suite beside it: it stops PostgreSQL, or sees what
  * every daemon of the machine's root has (keyrings). */
 #define tcase_add_test_alone(tc, t) suite_add_case((tc), (t), 0, 1, true)
-
-/* Whether this process runs one case for a suite's first process (its parent). */
-static inline bool suite_in_case(void)
-{
-        return getenv("SLOWWORK_TEST_CASE") != NULL;
-}
-
-static inline int suite_jobs(void);
-
-/* Whether this process runs cases itself, rather than processes that each run one. */
-static inline bool suite_runs_here(void)
-{
-        return suite_in_case() || suite_jobs() <= 1;
-}
-
-/* The pid of the suite's first process, the same in every case's process: it names what the
- * cases share (users the suite makes once). */
-static inline pid_t suite_pid(void)
-{
-        return suite_in_case() ? getppid() : getpid();
-}
 
 static inline int suite_jobs(void)
 {
@@ -95,6 +72,19 @@ static inline int suite_jobs(void)
         if (jobs)
                 return atoi(jobs) > 0 ? atoi(jobs) : 1;
         return cores > 1 ? (int)cores + 1 : 2;
+}
+
+/* Whether this process runs cases itself, rather than processes that each run one. */
+static inline bool suite_runs_here(void)
+{
+        return suite_in_case() || suite_jobs() <= 1;
+}
+
+/* The pid of the suite's first process, the same in every case's process: it names what the
+ * cases share (users the suite makes once). */
+static inline pid_t suite_pid(void)
+{
+        return suite_in_case() ? getppid() : getpid();
 }
 
 static inline double suite_now(void)
@@ -190,11 +180,15 @@ static inline bool suite_reap(struct suite_slot *slot, int jobs)
                 if (i == jobs)
                         continue;
                 bool pass = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+                char how[32] = "";
 
-                printf("%s %s (%.2f s, %.2f CPU-s)\n", pass ? "PASS" : "FAIL",
+                if (WIFSIGNALED(status))
+                        snprintf(how, sizeof(how), ", signal %d", WTERMSIG(status));
+                printf("%s %s (%.2f s, %.2f CPU-s%s)\n", pass ? "PASS" : "FAIL",
                        suite_cases.name[slot[i].k], suite_now() - slot[i].start,
                        (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+                           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+                       how);
                 fflush(stdout);
                 slot[i].pid = 0;
                 return pass;
@@ -208,7 +202,7 @@ static inline int run_suite(Suite *s)
         bool alone_running = false;
         double began = suite_now();
 
-        if (suite_cases.only >= 0)
+        if (suite_in_case())
                 return suite_run_here(s, CK_SILENT);
         if (jobs <= 1 || n <= 1 || n > SUITE_CASES_MAX)
                 return suite_run_here(s, CK_NORMAL);
