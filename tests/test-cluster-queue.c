@@ -294,7 +294,7 @@ END_TEST
 /* pause with node and drain is answered once the node's runs have ended. */
 START_TEST(a_node_paused_with_drain_answers_once_its_runs_end)
 {
-        char *gate, params[512], line[256], *got;
+        char *gate, params[512 + sizeof(WAIT_FOR_FILE)], line[256], *got;
         struct pollfd p;
         json_object *reply, *rec;
         int64_t id;
@@ -334,7 +334,7 @@ END_TEST
  * node claimed it, and passed to the node that did once one has. */
 START_TEST(a_cancel_of_an_offered_job_takes_it_back_or_follows_it)
 {
-        char *gate, params[512];
+        char *gate, params[512 + sizeof(WAIT_FOR_FILE)];
         json_object *rec;
         int64_t x, y;
 
@@ -372,7 +372,7 @@ END_TEST
  * params): its id. */
 static int64_t submit_gated(int k, const char *gate, const char *more)
 {
-        char params[512], *path = cluster_path(&c, gate);
+        char params[512 + sizeof(WAIT_FOR_FILE)], *path = cluster_path(&c, gate);
 
         unlink(path);
         snprintf(params, sizeof(params), "{\"command\":\"" WAIT_FOR_FILE " %s\"%s}",
@@ -385,7 +385,7 @@ static int64_t submit_gated(int k, const char *gate, const char *more)
  * now is: the other node runs it. n1 has one thread, kept busy by a job placed on it. */
 START_TEST(a_delayed_run_and_a_retry_falling_due_on_a_busy_node_run_on_another)
 {
-        char params[512], *flag, *g1;
+        char params[512 + sizeof(WAIT_FOR_FILE)], *flag, *g1;
         json_object *rec;
         int64_t r, d;
 
@@ -426,7 +426,7 @@ END_TEST
  * queues it (after the run), and another node runs it. */
 START_TEST(a_run_deferred_on_a_busy_node_runs_on_another)
 {
-        char params[512], *g1, *runs;
+        char params[512 + sizeof(WAIT_FOR_FILE)], *g1, *runs;
         json_object *rec, *reply;
         int64_t k;
 

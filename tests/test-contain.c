@@ -116,7 +116,7 @@ END_TEST
 START_TEST(without_pidfd_runs_are_watched_all_the_same)
 {
         char said[] = "/tmp/slowwork-test-stderr-XXXXXX", err[4096] = "", go[PATH_MAX],
-             params[PATH_MAX + 64];
+             params[PATH_MAX + 64 + sizeof(WAIT_FOR_FILE)];
         int64_t ok, five, slow, late;
         int fd, out, saved = dup(2);
         json_object *rec;

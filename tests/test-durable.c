@@ -920,7 +920,7 @@ static void make_state(char *dir, size_t len, char *db, size_t dblen)
 
 START_TEST(ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone)
 {
-        char go[PATH_MAX], params[PATH_MAX + 96];
+        char go[PATH_MAX], params[PATH_MAX + 96 + sizeof(WAIT_FOR_FILE)];
         json_object *rec;
         int fd;
 

@@ -461,7 +461,7 @@ static void wait_stopped(pid_t pid, bool want)
 
 static void suspend_and_continue(bool in_cgroup)
 {
-        char *fifo, params[2 * PATH_MAX + 96], cg[1024], go[PATH_MAX];
+        char *fifo, params[2 * PATH_MAX + 96 + sizeof(WAIT_FOR_FILE)], cg[1024], go[PATH_MAX];
         json_object *r, *st, *rec;
         pid_t pid;
         int fd;

@@ -105,7 +105,7 @@ static void set_refused(const char *params, const char *field)
 
 START_TEST(runs_are_counted_by_class_and_outcome_with_their_times)
 {
-        char go[PATH_MAX], params[PATH_MAX + 64];
+        char go[PATH_MAX], params[PATH_MAX + 64 + sizeof(WAIT_FOR_FILE)];
         int64_t ids[7];
         char *text;
         int i = 0;

@@ -400,7 +400,7 @@ END_TEST
  * usage errors (2) or the daemon's (1), and nothing is made. */
 START_TEST(submit_flow_options_reach_the_job)
 {
-        char cmd[PATH_MAX + 64];
+        char cmd[PATH_MAX + 64 + sizeof(WAIT_FOR_FILE)];
         int64_t a = (snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s; exit 3",
                               gate_path("go")),
                      submit("--", "sh", "-c", cmd, NULL));
@@ -1020,7 +1020,7 @@ END_TEST
 START_TEST(log_prints_the_output_and_follows_a_running_job)
 {
         int64_t id = submit("--wait", "--", "echo out; echo err >&2", NULL);
-        char *out, cmd[2 * PATH_MAX + 128], buf[64] = "";
+        char *out, cmd[2 * PATH_MAX + 128 + sizeof(WAIT_FOR_FILE)], buf[64] = "";
         size_t have = 0;
         pid_t pid;
         int fd;
@@ -1050,7 +1050,7 @@ END_TEST
 /* log --run N prints that run's log; --lines N the last N lines, and with -f what follows. */
 START_TEST(log_run_and_lines_pick_a_run_and_its_last_lines)
 {
-        char cmd[2 * PATH_MAX + 256], buf[256] = "", *out;
+        char cmd[2 * PATH_MAX + 256 + sizeof(WAIT_FOR_FILE)], buf[256] = "", *out;
         size_t have = 0;
         struct run r;
         int64_t id;
@@ -1188,7 +1188,7 @@ END_TEST
 
 START_TEST(pause_wait_returns_once_the_running_job_ended)
 {
-        char cmd[PATH_MAX + 64], buf[128] = "";
+        char cmd[PATH_MAX + 64 + sizeof(WAIT_FOR_FILE)], buf[128] = "";
         int64_t id =
             (snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s", gate_path("go")),
              submit("--", cmd, NULL));
@@ -1534,7 +1534,7 @@ static char *read_all(int fd)
 /* A job that ends with code once the gate is opened: its id. */
 static int64_t submit_gated(const char *gate, int code, const char *queue)
 {
-        char cmd[PATH_MAX + 128];
+        char cmd[PATH_MAX + 128 + sizeof(WAIT_FOR_FILE)];
 
         snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s; exit %d",
                  gate_path(gate), code);
@@ -1727,7 +1727,7 @@ END_TEST
  * goes on after it, with the code of the run after the one the restart cut. */
 START_TEST(submit_wait_outlives_a_restart_without_submitting_again)
 {
-        char cmd[PATH_MAX + 128], buf[32] = "", *rest;
+        char cmd[PATH_MAX + 128 + sizeof(WAIT_FOR_FILE)], buf[32] = "", *rest;
         json_object *st;
         size_t have = 0;
         int64_t id;
@@ -1801,7 +1801,7 @@ END_TEST
 /* A job printing a line at each gate, for log -f across restarts: its id. */
 static int64_t submit_lines(void)
 {
-        char cmd[2 * PATH_MAX + 160];
+        char cmd[2 * PATH_MAX + 160 + sizeof(WAIT_FOR_FILE)];
 
         snprintf(cmd, sizeof(cmd),
                  "echo one; " WAIT_FOR_FILE " %s/go1; echo two; "
