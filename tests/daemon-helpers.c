@@ -789,18 +789,30 @@ char *file_text(const char *path)
         return text;
 }
 
-void job_wait_process(int fd, int64_t id)
+/* Until the job's status has the member: a run in progress says when it started (its runner's
+ * start, from which its timeout counts) and, a shell run's, its process. */
+static void job_wait_member(int fd, int64_t id, const char *name)
 {
         json_object *st = job_status(fd, id);
 
-        for (int i = 0; i < 4000 && !json_object_object_get(st, "pid"); i++) {
+        for (int i = 0; i < 4000 && !json_object_object_get(st, name); i++) {
                 json_object_put(st);
                 usleep(5000);
                 st = job_status(fd, id);
         }
-        ck_assert_msg(json_object_object_get(st, "pid"), "job %lld has no process after 20 s",
-                      (long long)id);
+        ck_assert_msg(json_object_object_get(st, name), "job %lld has no %s after 20 s",
+                      (long long)id, name);
         json_object_put(st);
+}
+
+void job_wait_process(int fd, int64_t id)
+{
+        job_wait_member(fd, id, "pid");
+}
+
+void job_wait_started(int fd, int64_t id)
+{
+        job_wait_member(fd, id, "started");
 }
 
 void job_wait_retired(int fd, int64_t id)

@@ -158,7 +158,7 @@ START_TEST(without_pidfd_runs_are_watched_all_the_same)
         rec = job_wait(fd, slow);
         ck_assert_str_eq(str_member(rec, "outcome"), "cancelled");
         json_object_put(rec);
-        job_wait_state(fd, late, "running");
+        job_wait_process(fd, late);
         daemon_advance_clock(&d, 601);
         rec = job_wait(fd, late);
         ck_assert_str_eq(str_member(rec, "outcome"), "timed-out");

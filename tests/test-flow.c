@@ -378,7 +378,7 @@ START_TEST(a_timed_out_run_is_retried_and_a_cancelled_one_is_not)
         json_object *rec, *runs, *reply;
 
         /* Its timeout is up once the daemon's clock has passed it; its retry times out too. */
-        job_wait_state(fd, id, "running");
+        job_wait_process(fd, id);
         daemon_advance_clock(&d, 601);
         for (int i = 0; int_member(rec = job_status(fd, id), "runs") < 2 ||
                         strcmp(str_member(rec, "state"), "running") != 0;

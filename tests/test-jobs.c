@@ -780,7 +780,7 @@ START_TEST(timeout_stops_the_job_and_says_so)
         double took;
 
         /* Up once the daemon's clock has passed it, not before. */
-        job_wait_state(fd, id, "running");
+        job_wait_process(fd, id);
         daemon_advance_clock(&d, 590);
         ck_assert_str_eq(job_state_of(fd, id), "running");
         daemon_advance_clock(&d, 20);

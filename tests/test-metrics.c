@@ -122,8 +122,8 @@ START_TEST(runs_are_counted_by_class_and_outcome_with_their_times)
                  go);
         ids[i++] = job_submit(fd, params);
         /* Both run 601 s of the daemon's clock: one is timed out, then the other ends. */
-        job_wait_state(fd, ids[5], "running");
-        job_wait_state(fd, ids[6], "running");
+        job_wait_process(fd, ids[5]);
+        job_wait_process(fd, ids[6]);
         daemon_advance_clock(&d, 601);
         json_object_put(job_wait(fd, ids[5]));
         ck_assert_int_eq(close(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)), 0);

@@ -313,7 +313,7 @@ START_TEST(a_timeout_is_seen_or_recorded_when_the_plugin_returns)
         char *log;
 
         /* Its timeout is up once the test clock passed it. */
-        job_wait_state(fd, asks, "running");
+        job_wait_started(fd, asks);
         daemon_advance_clock(&d, 601);
         rec = wait_record(asks);
 

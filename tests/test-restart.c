@@ -117,7 +117,7 @@ START_TEST(a_restart_keeps_the_timeout_the_limits_and_the_retries)
         snprintf(params, sizeof(params), "{\"id\":%lld,\"command\":\"cat %s\"}", (long long)id,
                  gate);
         new_id = restart(fd, params);
-        job_wait_state(fd, new_id, "running");
+        job_wait_process(fd, new_id);
         st = job_status(fd, new_id);
         snprintf(want, sizeof(want), "cat %s", gate);
         ck_assert_str_eq(member_text(st, "command"), want);
