@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #define SUITE_CASES_MAX 256
-#define SUITE_JOBS_MAX 16
+#define SUITE_JOBS_MAX  16
 
 static struct {
         int n;
@@ -55,7 +55,7 @@ static inline void suite_add_case(TCase *tc, const TTest *t, int start, int end,
 
 #undef tcase_add_test
 #undef tcase_add_loop_test
-#define tcase_add_test(tc, t) suite_add_case((tc), (t), 0, 1, false)
+#define tcase_add_test(tc, t)            suite_add_case((tc), (t), 0, 1, false)
 #define tcase_add_loop_test(tc, t, s, e) suite_add_case((tc), (t), (s), (e), false)
 /* A case that runs with no other case of its suite beside it: it stops PostgreSQL, or sees what
  * every daemon of the machine's root has (keyrings). */

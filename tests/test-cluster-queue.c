@@ -304,8 +304,8 @@ START_TEST(a_node_paused_with_drain_answers_once_its_runs_end)
         cluster_start(&c);
         gate = cluster_path(&c, "gate");
         unlink(gate);
-        snprintf(params, sizeof(params),
-                 "{\"command\":\"" WAIT_FOR_FILE " %s\",\"node\":\"n1\"}", gate);
+        snprintf(params, sizeof(params), "{\"command\":\"" WAIT_FOR_FILE " %s\",\"node\":\"n1\"}",
+                 gate);
         id = cluster_submit(&c, 1, params);
         wait_for(in_state(1, id, "running"), 20, "job %lld did not start", (long long)id);
         fd = cluster_connect(&c, 2);
@@ -344,8 +344,7 @@ START_TEST(a_cancel_of_an_offered_job_takes_it_back_or_follows_it)
         json_object_put(cluster_call_ok(&c, 1, "pause", "{\"node\":\"n2\"}"));
         gate = cluster_path(&c, "gate");
         unlink(gate);
-        snprintf(params, sizeof(params), "{\"command\":\"" WAIT_FOR_FILE " %s\"}",
-                 gate);
+        snprintf(params, sizeof(params), "{\"command\":\"" WAIT_FOR_FILE " %s\"}", gate);
         cluster_submit(&c, 1, params); /* n1's one thread, busy */
         x = submit_true(1, "");
         y = cluster_submit(&c, 1, params);
@@ -375,8 +374,7 @@ static int64_t submit_gated(int k, const char *gate, const char *more)
         char params[512 + sizeof(WAIT_FOR_FILE)], *path = cluster_path(&c, gate);
 
         unlink(path);
-        snprintf(params, sizeof(params), "{\"command\":\"" WAIT_FOR_FILE " %s\"%s}",
-                 path, more);
+        snprintf(params, sizeof(params), "{\"command\":\"" WAIT_FOR_FILE " %s\"%s}", path, more);
         free(path);
         return cluster_submit(&c, k, params);
 }
@@ -437,8 +435,8 @@ START_TEST(a_run_deferred_on_a_busy_node_runs_on_another)
         unlink(g1);
         runs = cluster_path(&c, "runs");
         /* Its first run waits for g1; the next does not. */
-        snprintf(params, sizeof(params),
-                 "{\"command\":\"echo run >>%s; " WAIT_FOR_FILE " %s\"}", runs, g1);
+        snprintf(params, sizeof(params), "{\"command\":\"echo run >>%s; " WAIT_FOR_FILE " %s\"}",
+                 runs, g1);
         k = cluster_submit(&c, 1, params);
         wait_for(in_state(1, k, "running"), 20, "job %lld did not start on n1", (long long)k);
         submit_gated(1, "g2", ",\"node\":\"n1\"");

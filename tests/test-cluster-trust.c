@@ -177,8 +177,7 @@ static void block_node_1(void)
 {
         char *gate = cluster_path(&c, "gate"), *params;
 
-        ck_assert_int_ge(
-            asprintf(&params, "{\"command\":\"" WAIT_FOR_FILE " %s\"}", gate), 0);
+        ck_assert_int_ge(asprintf(&params, "{\"command\":\"" WAIT_FOR_FILE " %s\"}", gate), 0);
         cluster_submit(&c, 1, params);
         free(params);
         free(gate);

@@ -137,8 +137,7 @@ START_TEST(without_pidfd_runs_are_watched_all_the_same)
         fd = client_connect(d.sock);
         /* ok runs until the file go is there. */
         snprintf(go, sizeof(go), "%s/go", d.dir);
-        snprintf(params, sizeof(params), "{\"command\":\"" WAIT_FOR_FILE " %s\"}",
-                 go);
+        snprintf(params, sizeof(params), "{\"command\":\"" WAIT_FOR_FILE " %s\"}", go);
         ok = job_submit(fd, params);
         five = job_submit(fd, "{\"command\":\"exit 5\"}");
         slow = job_submit(fd, "{\"command\":\"sleep 30\"}");

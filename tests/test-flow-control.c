@@ -472,8 +472,8 @@ static void suspend_and_continue(bool in_cgroup)
         fifo = fifo_make(d.dir, "pid");
         snprintf(go, sizeof(go), "%s/go", d.dir);
         /* It runs until the file go is there. */
-        snprintf(params, sizeof(params),
-                 "{\"command\":\"echo $$ >%s; " WAIT_FOR_FILE " %s\"}", fifo, go);
+        snprintf(params, sizeof(params), "{\"command\":\"echo $$ >%s; " WAIT_FOR_FILE " %s\"}",
+                 fifo, go);
         id = job_submit(fd, params);
         pid = job_pid(fifo);
         proc_cgroup(pid, cg, sizeof(cg));

@@ -118,8 +118,7 @@ START_TEST(runs_are_counted_by_class_and_outcome_with_their_times)
         ids[i++] = job_submit(fd, "{\"command\":\"sleep 3000\",\"timeout\":600}");
         /* It runs until the file go is there. */
         snprintf(go, sizeof(go), "%s/go", d.dir);
-        snprintf(params, sizeof(params), "{\"command\":\"" WAIT_FOR_FILE " %s\"}",
-                 go);
+        snprintf(params, sizeof(params), "{\"command\":\"" WAIT_FOR_FILE " %s\"}", go);
         ids[i++] = job_submit(fd, params);
         /* Both run 601 s of the daemon's clock: one is timed out, then the other ends. */
         job_wait_process(fd, ids[5]);

@@ -401,8 +401,7 @@ END_TEST
 START_TEST(submit_flow_options_reach_the_job)
 {
         char cmd[PATH_MAX + 64 + sizeof(WAIT_FOR_FILE)];
-        int64_t a = (snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s; exit 3",
-                              gate_path("go")),
+        int64_t a = (snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s; exit 3", gate_path("go")),
                      submit("--", "sh", "-c", cmd, NULL));
         int64_t b = submit("--after", idstr(a), "--", "true", NULL);
         int64_t c = submit("--after-any", idstr(a), "--retries", "2", "--retry-delay", "0.05", "--",
@@ -1030,8 +1029,8 @@ START_TEST(log_prints_the_output_and_follows_a_running_job)
         free(out);
         /* It goes on when the test opens a gate: log -f prints each line as it comes. */
         snprintf(cmd, sizeof(cmd),
-                 "echo one; " WAIT_FOR_FILE " %s/go1; echo two; "
-                 WAIT_FOR_FILE " %s/go2; echo three",
+                 "echo one; " WAIT_FOR_FILE " %s/go1; echo two; " WAIT_FOR_FILE
+                 " %s/go2; echo three",
                  d.dir, d.dir);
         id = submit("--", cmd, NULL);
         pid = ctl_spawn(&fd, "log", "-f", idstr(id), NULL);
@@ -1098,8 +1097,7 @@ START_TEST(log_run_and_lines_pick_a_run_and_its_last_lines)
         free(ctl_ok("release", idstr(id), NULL));
 
         /* -f --lines 1 on a running job: its last line so far, then each one as it comes. */
-        snprintf(cmd, sizeof(cmd),
-                 "echo one; echo two; " WAIT_FOR_FILE " %s/go1; echo three",
+        snprintf(cmd, sizeof(cmd), "echo one; echo two; " WAIT_FOR_FILE " %s/go1; echo three",
                  d.dir);
         id = submit("--", cmd, NULL);
         wait_running(id);
@@ -1189,9 +1187,8 @@ END_TEST
 START_TEST(pause_wait_returns_once_the_running_job_ended)
 {
         char cmd[PATH_MAX + 64 + sizeof(WAIT_FOR_FILE)], buf[128] = "";
-        int64_t id =
-            (snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s", gate_path("go")),
-             submit("--", cmd, NULL));
+        int64_t id = (snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s", gate_path("go")),
+                      submit("--", cmd, NULL));
         char *state;
         size_t have = 0;
         pid_t pid;
@@ -1536,8 +1533,7 @@ static int64_t submit_gated(const char *gate, int code, const char *queue)
 {
         char cmd[PATH_MAX + 128 + sizeof(WAIT_FOR_FILE)];
 
-        snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s; exit %d",
-                 gate_path(gate), code);
+        snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s; exit %d", gate_path(gate), code);
         return queue ? submit("--queue", queue, "--", cmd, NULL) : submit("--", cmd, NULL);
 }
 
@@ -1735,8 +1731,7 @@ START_TEST(submit_wait_outlives_a_restart_without_submitting_again)
         int fd, cfd;
 
         free(ctl_ok("set", "--runtime", "stop-timeout", "0", NULL));
-        snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s; exit 7",
-                 gate_path("go"));
+        snprintf(cmd, sizeof(cmd), WAIT_FOR_FILE " %s; exit 7", gate_path("go"));
         pid = ctl_spawn(&fd, "submit", "--wait", "--", cmd, NULL);
         read_until(fd, buf, sizeof(buf), &have, "\n"); /* the id: now it waits */
         id = submitted(buf);
@@ -1804,8 +1799,8 @@ static int64_t submit_lines(void)
         char cmd[2 * PATH_MAX + 160 + sizeof(WAIT_FOR_FILE)];
 
         snprintf(cmd, sizeof(cmd),
-                 "echo one; " WAIT_FOR_FILE " %s/go1; echo two; "
-                 WAIT_FOR_FILE " %s/go2; echo three",
+                 "echo one; " WAIT_FOR_FILE " %s/go1; echo two; " WAIT_FOR_FILE
+                 " %s/go2; echo three",
                  d.dir, d.dir);
         return submit("--", cmd, NULL);
 }

@@ -2329,7 +2329,8 @@ int main(void)
         main_pid = getpid();
         /* A session keyring of the daemons' own, which their users' jobs must not get (one: in
          * the process that runs the cases). */
-        if (suite_runs_here() && syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, "slowwork-test-daemon") < 0) {
+        if (suite_runs_here() &&
+            syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, "slowwork-test-daemon") < 0) {
                 fprintf(stderr, "test-system: cannot join a session keyring: %s\n",
                         strerror(errno));
                 return EXIT_FAILURE;
