@@ -150,7 +150,8 @@ static void on_store_wake(void *data, unsigned what)
         }
         if (!(what & STORE_COMMITTED))
                 return;
-        daemon_report_node(&m->daemon);
+        if (m->daemon.claims)
+                daemon_report_node(&m->daemon);
         for (c = m->clients.head; c; c = next) {
                 next = c->next;
                 conn_flush(c);
@@ -350,7 +351,8 @@ int manager_new(const struct manager_options *o, struct manager **ret)
             .envs = &m->daemon.shared.envs,
             .on_line = dispatch_line,
             .on_close = on_conn_close,
-            .on_held = await_held,
+            /* A database of its own on the local disk is not cut off: its replies wait. */
+            .on_held = store_shared(m->store) ? await_held : NULL,
             .data = &m->daemon,
         };
         m->notify.loop = m->loop;
@@ -478,7 +480,8 @@ static int start(struct manager *m)
                 r = log_error_errno(-ENOMEM, "Failed to set up the metrics file: %m");
         if (r == 0) {
                 /* The first renewal tells what the settings kept made of the threads. */
-                daemon_report_node(&m->daemon);
+                if (m->daemon.claims)
+                        daemon_report_node(&m->daemon);
                 if (store_shared(m->store) &&
                     relay_init(&m->relay, m->loop, &m->clients, m->store) == 0) {
                         m->relay_open = true;

@@ -345,8 +345,7 @@ void claims_pause_node(struct daemon *d, bool paused)
 
 void claims_started(struct daemon *d, struct job *job)
 {
-        if (d->claims)
-                uncount(d, job);
+        uncount(d, job);
 }
 
 void claims_taken_back(struct daemon *d, struct job *job)
@@ -449,7 +448,7 @@ void claims_look(struct daemon *d)
 void claims_run_ended(struct daemon *d, struct job *job)
 {
         /* Deferred: the pool queues it again as its thread lets go of the run, after this. */
-        if (d->claims && slow_work_is_pending(&job->dw.work))
+        if (slow_work_is_pending(&job->dw.work))
                 look_again_at(d->claims, run_wall_now());
         claims_look(d);
 }

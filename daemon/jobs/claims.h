@@ -54,7 +54,7 @@ bool claims_drop_away(struct daemon *d, struct job *job);
 void claims_settings_changed(struct daemon *d);
 /* Why the job waits for another node (a new string), or NULL when it runs here. */
 char *claims_why_away(struct daemon *d, const struct job *job);
-/* The job's run started here (EVENT_STARTED): offered before, it is no more. */
+/* The job's run started here (EVENT_STARTED): offered before, it is no more. d->claims only. */
 void claims_started(struct daemon *d, struct job *job);
 /* The job, offered, was taken back (DB_RECLAIM_JOB said it is still this node's): one held
  * here for another node is offered again at the iteration's end. */
@@ -70,7 +70,7 @@ bool claims_node_known(struct daemon *d, const char *name);
 /* Threads may be free: a claim is made if another node may offer jobs. */
 void claims_look(struct daemon *d);
 /* The job's run ended here (EVENT_ENDED): a thread is free, and a run deferred while it ran is
- * queued once the pool lets go of it, to be offered then. */
+ * queued once the pool lets go of it, to be offered then. d->claims only. */
 void claims_run_ended(struct daemon *d, struct job *job);
 /* Mail of CLAIMS_OFFERED_MAIL or CLAIMS_TAKEN_MAIL from another node. */
 void claims_mail(struct daemon *d, const struct db_mail *m);

@@ -14,8 +14,8 @@
 #include "jobs/daemon.h"
 #include "jobs/deps.h"
 #include "jobs/lifecycle.h"
-#include "jobs/log-budget.h"
 #include "jobs/record.h"
+#include "store/history.h"
 #include "store/run-record.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -34,16 +34,32 @@ static void keep_for_restart(struct daemon *d, struct job *job, const struct run
         daemon_save_state(d, job, again ? "pending" : "idle");
 }
 
-/* A log that went for the owner's budget: a live job's last run no longer names it either. */
-static void forget_last_log(void *data, const struct run_record *rec)
+/* Run logs within max-log-bytes-per-user: a run ended (not in the history yet), so its owner's
+ * records in the history lose their logs, file and path, oldest first, until they and its own
+ * fit; a live job's last run no longer names a log gone either. A run's own log is cut at the
+ * budget (run/context.c), so the log of the run that just ended always stays. */
+static void keep_log_budget(struct daemon *d, const struct run_record *ended)
 {
-        struct daemon *d = data;
-        struct job *job = registry_find(&d->registry, rec->id);
+        struct history *h = &d->history;
+        int64_t budget = d->settings.max_log_bytes_per_user;
+        int64_t bytes = history_logged_by(h, ended->owner) + (ended->log ? ended->log_bytes : 0);
 
-        if (job && job->last && job->last->run == rec->run) {
-                free(job->last->log);
-                job->last->log = NULL;
-                job->last->log_bytes = 0;
+        for (size_t i = 0; i < h->n && bytes > budget; i++) {
+                struct run_record *rec = history_at(h, i);
+                struct job *job;
+
+                /* Another node's run: its log is that node's (and its budget's). */
+                if (rec->owner != ended->owner || !rec->log || store_other_node(d->store, rec->node))
+                        continue;
+                store_forget_log(d->store, rec->id, rec->run, rec->log);
+                bytes -= rec->log_bytes;
+                history_forget_log(h, rec);
+                job = registry_find(&d->registry, rec->id);
+                if (job && job->last && job->last->run == rec->run) {
+                        free(job->last->log);
+                        job->last->log = NULL;
+                        job->last->log_bytes = 0;
+                }
         }
 }
 
@@ -71,14 +87,14 @@ static void plan_retry(struct job *job, const struct run_record *rec)
 void lifecycle_run_ended(struct daemon *d, struct job *job, struct run_record *rec)
 {
         struct run_record *copy;
+        const char *on_end;
 
         job->runs_ended++;
         if (!rec)
                 return;
         metrics_run_ended(&d->metrics, job, rec);
         /* Before the run is written: whoever hears of its end finds the logs it displaced gone. */
-        log_budget_keep(&d->history, d->store, d->settings.max_log_bytes_per_user, rec,
-                        forget_last_log, d);
+        keep_log_budget(d, rec);
         if (__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE) &&
             strcmp(rec->outcome, "interrupted") == 0)
                 keep_for_restart(d, job, rec);
@@ -93,7 +109,9 @@ void lifecycle_run_ended(struct daemon *d, struct job *job, struct run_record *r
                 history_add(&d->history, copy, (size_t)d->settings.history_limit);
         run_record_free(job->last);
         job->last = rec;
-        on_end_after(&d->on_end, job, rec, job->x->on_end ? job->x->on_end : d->settings.on_end);
+        on_end = job->x->on_end ? job->x->on_end : d->settings.on_end;
+        if (on_end && on_end[0])
+                on_end_after(&d->on_end, job, rec, on_end);
 }
 
 void lifecycle_add_waiter(struct job *job, struct answer *a)
@@ -266,7 +284,8 @@ void lifecycle_on_event(void *data, struct event *e)
         switch (e->type) {
         case EVENT_STARTED:
                 metrics_run_started(&d->metrics, job);
-                claims_started(d, job);
+                if (d->claims)
+                        claims_started(d, job);
                 if (!job_recurs(job))
                         job->next_run = 0; /* a retry's tick has come */
                 /* A plugin's runs are marked in the inflight file, which a crash keeps. */
@@ -292,7 +311,8 @@ void lifecycle_on_event(void *data, struct event *e)
                 users_run_ended(&d->users, job);
                 users_run_ended(&job->queue->users, job);
                 run_done(d, job);
-                claims_run_ended(d, job); /* a thread is free */
+                if (d->claims)
+                        claims_run_ended(d, job); /* a thread is free */
                 break;
         case EVENT_HELD:
                 users_return_grant(&job->queue->users, job);

@@ -227,8 +227,6 @@ void on_end_after(struct on_end *oe, const struct job *job, const struct run_rec
         struct on_end_call *call;
         int r;
 
-        if (!command || !command[0])
-                return;
         /* No process starts once the daemon stops (its pool goes off the loop). */
         if (__atomic_load_n(&oe->ctx->stopping, __ATOMIC_ACQUIRE) || !oe->pool) {
                 log_info("Job %" PRId64 " run %" PRId64 ": on-end command not run: the daemon "

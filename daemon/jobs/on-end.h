@@ -27,8 +27,8 @@ struct on_end {
 
 /* Starts its pool: 0, or -errno. */
 int on_end_init(struct on_end *oe, const struct run_context *ctx);
-/* Loop: the job's run (rec) ended; command is the job's on-end command or the daemon's (NULL or
- * "": none). Queued, unless the daemon is stopping (then said in the log). */
+/* Loop: the job's run (rec) ended; command is the job's on-end command or the daemon's (not
+ * empty). Queued, unless the daemon is stopping (then said in the log). */
 void on_end_after(struct on_end *oe, const struct job *job, const struct run_record *rec,
                   const char *command);
 /* Whether a command runs, or waits for a thread. */

@@ -192,7 +192,10 @@ done:
 
 void dispatch_line(void *data, struct conn *c, const char *line, size_t len)
 {
-        dispatch(data, c, line, len, ELSEWHERE);
+        struct daemon *d = data;
+
+        /* A node alone with its database has no elsewhere. */
+        dispatch(d, c, line, len, d->claims ? ELSEWHERE : HERE);
 }
 
 /* Made again: here, or where its job went. */

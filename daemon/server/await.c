@@ -127,9 +127,6 @@ void await_held(struct conn *c)
 {
         struct clients *clients = c->clients;
 
-        /* A database of its own on the local disk is not cut off: its replies wait. */
-        if (!store_shared(clients->store))
-                return;
         if (!clients->held_timer_made) {
                 if (uv_timer_init(clients->loop, &clients->held_timer) < 0)
                         return;

@@ -126,8 +126,8 @@ double store_mono_now(void);
 /* The ids this daemon starts from (at open). */
 int store_first_ids(struct store *s);
 void store_adopted_free(struct adopted *a);
-/* Store thread, under lock: whether store_node_duties() has something to do now, and doing it
- * (the lock let go meanwhile). */
+/* A shared store's thread, under lock: whether store_node_duties() has something to do now, and
+ * doing it (the lock let go meanwhile). */
 bool store_duties_due(const struct store *s);
 void store_node_duties(struct store *s);
 

@@ -216,7 +216,7 @@ static void claim(struct store *s)
 /* Store thread, under lock: whether store_node_duties() has something to do now. */
 bool store_duties_due(const struct store *s)
 {
-        return s->db->driver->renew && !s->lease_lost &&
+        return !s->lease_lost &&
                (store_mono_now() >= s->renew_at || s->claims ||
                 (s->ids_wanted && !s->spare_id && !s->ids_failing));
 }
@@ -257,7 +257,7 @@ void store_node_duties(struct store *s)
         int64_t last;
         int r;
 
-        if (!d->renew || s->lease_lost)
+        if (s->lease_lost)
                 return;
         if (s->claims)
                 claim(s);

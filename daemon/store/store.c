@@ -414,6 +414,7 @@ static struct op *answer_reads(struct store *s, struct op *batch)
 static void *store_thread(void *arg)
 {
         struct store *s = arg;
+        bool shared = store_shared(s);
 
         pthread_mutex_lock(&s->lock);
         for (;;) {
@@ -425,10 +426,10 @@ static void *store_thread(void *arg)
                 char *why = NULL;
                 int r;
 
-                while (!s->head && !s->stop && !store_duties_due(s))
-                        wait_until(s, s->db->driver->renew && !s->lease_lost ? s->renew_at
-                                                                              : INFINITY);
-                store_node_duties(s);
+                while (!s->head && !s->stop && !(shared && store_duties_due(s)))
+                        wait_until(s, shared && !s->lease_lost ? s->renew_at : INFINITY);
+                if (shared)
+                        store_node_duties(s);
                 if (!s->head && s->stop)
                         break;
                 if (!s->head)
