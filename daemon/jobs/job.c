@@ -13,12 +13,16 @@
 #include "util/cron.h"
 #include "util/strv.h"
 
-/* The argv a submit asks for: its own, or the shell's for a command. */
-static char **payload_argv(const struct sw_submit_params *p)
+/* The argv a submit asks for: its own, or the shell's for a command (made in shell). */
+static char *const *payload_argv(const struct sw_submit_params *p, char *shell[4])
 {
-        char *shell[] = {(char *)"/bin/sh", (char *)"-c", p->command, NULL};
-
-        return strv_dup(p->command ? shell : p->argv);
+        if (!p->command)
+                return p->argv;
+        shell[0] = (char *)"/bin/sh";
+        shell[1] = (char *)"-c";
+        shell[2] = p->command;
+        shell[3] = NULL;
+        return shell;
 }
 
 static const struct job_extra job_no_extra = {
@@ -122,7 +126,8 @@ static int make_extra(struct job_shared *shared, const struct sw_submit_params *
 
 /* What the job's strings are made of; summary NULL: argv's last (a command's, or argv alone). */
 struct strings {
-        char **argv;
+        char *const *argv; /* the submit's own, or shell's for a command */
+        char *shell[4];
         const char *cwd, *summary, *name, *key;
         char *owned; /* what summary was made into */
 };
@@ -157,9 +162,7 @@ static int strings_of(const struct sw_submit_params *p, struct strings *ret)
                 ret->summary = ret->owned;
                 return 0;
         }
-        ret->argv = payload_argv(p);
-        if (!ret->argv)
-                return -ENOMEM;
+        ret->argv = payload_argv(p, ret->shell);
         ret->cwd = p->cwd ? p->cwd : "/";
         if (!p->command && !ret->argv[0])
                 ret->summary = "";
@@ -279,7 +282,6 @@ const char *job_key(const struct job *job)
 
 static void strings_clear(struct strings *st)
 {
-        strv_free(st->argv);
         free(st->owned);
 }
 
@@ -539,8 +541,8 @@ void job_kick(struct job *job)
 
 bool job_same_payload(const struct job *job, const struct sw_submit_params *p)
 {
-        char **argv;
-        bool very_slow, same;
+        char *shell[4];
+        bool very_slow;
         char err[8];
 
         if (payload_check(p, &very_slow, err, sizeof(err)) < 0 || very_slow != job->very_slow ||
@@ -550,10 +552,7 @@ bool job_same_payload(const struct job *job, const struct sw_submit_params *p)
                 return strcmp(p->plugin, job->x->plugin->name) == 0 &&
                        strcmp(p->entry, job->x->entry) == 0 &&
                        json_object_equal(p->arg, job->x->arg);
-        argv = payload_argv(p);
-        same = argv && strv_equal(argv, job_argv(job));
-        strv_free(argv);
-        return same;
+        return strv_equal(payload_argv(p, shell), job_argv(job));
 }
 
 char *job_what(const struct job *job)

@@ -50,6 +50,7 @@ struct op {
 struct store {
         int lock_fd; /* flock()ed: one daemon per state folder */
         struct db *db;
+        bool shared; /* with other nodes: its driver renews leases (store_shared()) */
 
         pthread_t thread;
         bool started;

@@ -363,7 +363,7 @@ int store_nodes(struct store *s, struct db_node **ret, size_t *ret_n)
         size_t n;
 
         pthread_mutex_lock(&s->lock);
-        n = s->db->driver->renew ? s->nnodes : 0;
+        n = s->shared ? s->nnodes : 0;
         *ret = calloc(n ? n : 1, sizeof(**ret));
         if (*ret && n) {
                 memcpy(*ret, s->nodes, n * sizeof(**ret));
@@ -430,7 +430,7 @@ bool store_alone(struct store *s)
         bool alone;
 
         pthread_mutex_lock(&s->lock);
-        alone = !s->db->driver->renew ||
+        alone = !s->shared ||
                 (s->nodes_at > 0 && s->nnodes == 1 && strcmp(s->nodes[0].name, s->me.name) == 0);
         pthread_mutex_unlock(&s->lock);
         return alone;
@@ -441,17 +441,17 @@ bool store_nodes_known(struct store *s)
         bool known;
 
         pthread_mutex_lock(&s->lock);
-        known = !s->db->driver->renew || s->nodes_at > 0;
+        known = !s->shared || s->nodes_at > 0;
         pthread_mutex_unlock(&s->lock);
         return known;
 }
 
 bool store_shared(const struct store *s)
 {
-        return s->db->driver->renew != NULL;
+        return s->shared;
 }
 
 bool store_other_node(const struct store *s, const char *node)
 {
-        return store_shared(s) && node != s->node;
+        return s->shared && node != s->node;
 }

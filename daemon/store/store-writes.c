@@ -203,7 +203,7 @@ void store_add_run(struct store *s, const struct run_record *rec, int64_t histor
         store_op_queue(s, op);
         /* Where several nodes share the database, the log goes with its record: any node shows
          * it, also once this one is gone. */
-        if (store_shared(s) && rec->log && rec->log_bytes > 0) {
+        if (s->shared && rec->log && rec->log_bytes > 0) {
                 op = store_op_new(s, DB_PUT_LOG);
                 store_op_int(op, rec->id);
                 store_op_int(op, rec->run);

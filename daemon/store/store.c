@@ -82,15 +82,17 @@ int store_open(const struct store_config *config, struct store **ret)
                                config->timeout, config->key, &s->db);
         else if (r == 0)
                 r = db_sqlite_open(config->dir, &s->db);
-        if (r == 0)
+        if (r == 0) {
+                s->shared = s->db->driver->renew != NULL;
                 r = store_first_ids(s);
+        }
         if (r < 0) {
                 store_free(s);
                 return r;
         }
         /* The join was sent after opened: the lease holds at least this long. The live nodes
          * are known before the daemon serves: mail goes to the epoch of a node. */
-        if (s->db->driver->renew) {
+        if (s->shared) {
                 double since = store_mono_now();
 
                 s->lease_until = opened + s->lease_time;
@@ -414,7 +416,6 @@ static struct op *answer_reads(struct store *s, struct op *batch)
 static void *store_thread(void *arg)
 {
         struct store *s = arg;
-        bool shared = store_shared(s);
 
         pthread_mutex_lock(&s->lock);
         for (;;) {
@@ -426,9 +427,9 @@ static void *store_thread(void *arg)
                 char *why = NULL;
                 int r;
 
-                while (!s->head && !s->stop && !(shared && store_duties_due(s)))
-                        wait_until(s, shared && !s->lease_lost ? s->renew_at : INFINITY);
-                if (shared)
+                while (!s->head && !s->stop && !(s->shared && store_duties_due(s)))
+                        wait_until(s, s->shared && !s->lease_lost ? s->renew_at : INFINITY);
+                if (s->shared)
                         store_node_duties(s);
                 if (!s->head && s->stop)
                         break;
