@@ -334,8 +334,8 @@ int daemon_init(struct daemon *d, const struct daemon_config *config)
         r = gate_init(&d->gate, config->loop, &d->shared.run, daemon_release_held, d);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
-        pause_init(&d->pause, NULL, d->store);
         pause_init_node(&d->node_pause, store_node(d->store));
+        pause_init(&d->pause, NULL, d->store, &d->node_pause);
         users_init(&d->users, offsetof(struct job, user_link), offsetof(struct job, user_listed),
                    &d->shared.run.stopping, daemon_release_held, d);
         users_set_limits(&d->users, config->settings->max_queued_per_user,
@@ -348,7 +348,7 @@ int daemon_init(struct daemon *d, const struct daemon_config *config)
         r = metrics_file_init(&d->metrics_file, config->loop);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the metrics file's timer: %m");
-        r = queue_new(SW_QUEUE_DEFAULT, &qs, d->store, &d->shared.run.stopping, daemon_release_held,
+        r = queue_new(SW_QUEUE_DEFAULT, &qs, d->store, &d->pause, &d->shared.run.stopping, daemon_release_held,
                       d, &d->queues);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the thread pool: %m");

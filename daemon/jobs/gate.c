@@ -38,8 +38,7 @@ static bool space_low(const struct run_context *ctx)
 
 bool gate_holds_back(const struct run_context *ctx, const struct job *job)
 {
-        return pause_is_on(ctx->pause) || pause_is_on(ctx->node_pause) || run_fenced(ctx) ||
-               pause_is_on(&job->queue->pause) ||
+        return pause_any_on(&job->queue->pause) || run_fenced(ctx) ||
                __atomic_load_n(&ctx->handing_over, __ATOMIC_ACQUIRE) ||
                (job->owner != 0 && space_low(ctx));
 }

@@ -156,8 +156,6 @@ static void item_execute(struct slow_work *work)
         bool again, stopping;
         int r;
 
-        pause_run_started(ctx->pause);
-        pause_run_started(ctx->node_pause);
         pause_run_started(&job->queue->pause);
         if (job->resume) {
                 resume_run(job);

@@ -260,14 +260,6 @@ int lifecycle_cancel(struct daemon *d, struct job *job, struct answer *a, json_o
         return 0;
 }
 
-/* A run past its start has ended, or was held back: one less in progress for the pauses. */
-static void run_done(struct daemon *d, struct job *job)
-{
-        pause_run_done(&d->pause);
-        pause_run_done(&d->node_pause);
-        pause_run_done(&job->queue->pause);
-}
-
 void lifecycle_on_event(void *data, struct event *e)
 {
         struct daemon *d = data;
@@ -310,40 +302,40 @@ void lifecycle_on_event(void *data, struct event *e)
                 daemon_notify(d, job, record_state_after_run(job), job->last);
                 users_run_ended(&d->users, job);
                 users_run_ended(&job->queue->users, job);
-                run_done(d, job);
+                pause_run_done(&job->queue->pause);
                 if (d->claims)
                         claims_run_ended(d, job); /* a thread is free */
                 break;
         case EVENT_HELD:
                 users_return_grant(&job->queue->users, job);
                 gate_hold(&d->gate, job);
-                run_done(d, job);
+                pause_run_done(&job->queue->pause);
                 claims_held(d, job); /* a paused node's go to the others */
                 break;
         case EVENT_HELD_USER:
                 users_hold(&d->users, job);
-                run_done(d, job);
+                pause_run_done(&job->queue->pause);
                 break;
         case EVENT_HELD_QUEUE_USER:
                 /* The slot it took of the daemon's limit goes back first. */
                 users_run_ended(&d->users, job);
                 users_hold(&job->queue->users, job);
-                run_done(d, job);
+                pause_run_done(&job->queue->pause);
                 break;
         case EVENT_HELD_KEY:
                 users_run_ended(&d->users, job);
                 users_run_ended(&job->queue->users, job);
                 gate_hold(&d->gate, job);
-                run_done(d, job);
+                pause_run_done(&job->queue->pause);
                 break;
         case EVENT_HELD_AWAY:
-                run_done(d, job);
+                pause_run_done(&job->queue->pause);
                 claims_hold_away(d, job);
                 break;
         case EVENT_CLAIMED:
                 users_run_ended(&d->users, job);
                 users_run_ended(&job->queue->users, job);
-                run_done(d, job);
+                pause_run_done(&job->queue->pause);
                 /* Not idle: it leaves for the node that claimed it, once that is known. */
                 if (job->live && !job->lost) {
                         job->lost = true;
@@ -356,7 +348,7 @@ void lifecycle_on_event(void *data, struct event *e)
                 job->handed = NULL;
                 users_run_ended(&d->users, job);
                 users_run_ended(&job->queue->users, job);
-                run_done(d, job);
+                pause_run_done(&job->queue->pause);
                 /* Handed over after the reexec was given up: taken up again at once. */
                 if (!__atomic_load_n(&d->shared.run.handing_over, __ATOMIC_ACQUIRE))
                         daemon_take_back(d);

@@ -13,9 +13,9 @@ struct drain {
         void *data;
 };
 
-void pause_init(struct pause *p, const char *queue, struct store *store)
+void pause_init(struct pause *p, const char *queue, struct store *store, struct pause *over)
 {
-        *p = (struct pause){.queue = queue, .store = store};
+        *p = (struct pause){.queue = queue, .store = store, .over = over};
         if (queue)
                 snprintf(p->kept_name, sizeof(p->kept_name), "queue.%s/%s", queue, PAUSE_KEPT_NAME);
         else
@@ -43,9 +43,18 @@ bool pause_is_on(const struct pause *p)
         return __atomic_load_n(&p->paused, __ATOMIC_SEQ_CST);
 }
 
+bool pause_any_on(const struct pause *p)
+{
+        for (; p; p = p->over)
+                if (pause_is_on(p))
+                        return true;
+        return false;
+}
+
 void pause_run_started(struct pause *p)
 {
-        __atomic_add_fetch(&p->runs, 1, __ATOMIC_SEQ_CST);
+        for (; p; p = p->over)
+                __atomic_add_fetch(&p->runs, 1, __ATOMIC_SEQ_CST);
 }
 
 static int64_t running(const struct pause *p)
@@ -122,8 +131,9 @@ int pause_add_drain(struct pause *p, void (*done)(void *data, bool drained), voi
 
 void pause_run_done(struct pause *p)
 {
-        if (__atomic_sub_fetch(&p->runs, 1, __ATOMIC_SEQ_CST) == 0)
-                end_drains(p, true);
+        for (; p; p = p->over)
+                if (__atomic_sub_fetch(&p->runs, 1, __ATOMIC_SEQ_CST) == 0)
+                        end_drains(p, true);
 }
 
 void pause_close(struct pause *p)

@@ -9,8 +9,8 @@
 #include "util/settings.h"
 
 int queue_new(const char *name, const struct sw_queue_settings *s, struct store *store,
-              const bool *stopping, void (*release)(void *data, struct job *job), void *data,
-              struct queue **ret)
+              struct pause *over, const bool *stopping,
+              void (*release)(void *data, struct job *job), void *data, struct queue **ret)
 {
         struct slow_work_settings ps = settings_for_pool(s);
         struct queue *q = calloc(1, sizeof(*q));
@@ -24,7 +24,7 @@ int queue_new(const char *name, const struct sw_queue_settings *s, struct store 
                 return -ENOMEM;
         }
         q->settings = *s;
-        pause_init(&q->pause, q->name, store);
+        pause_init(&q->pause, q->name, store, over);
         users_init(&q->users, offsetof(struct job, queue_user_link),
                    offsetof(struct job, queue_user_listed), stopping, release, data);
         users_set_limits(&q->users, s->max_queued_per_user, s->max_running_per_user);

@@ -30,10 +30,11 @@ struct queue {
         bool away;          /* atomic: node-queues leaves it out: its runs go to other nodes */
 };
 
-/* Starts its pool: 0, or -errno. stopping and release are its per-user limits' (users_init). */
+/* Starts its pool: 0, or -errno. Its pause is under over (the daemon's); stopping and release
+ * are its per-user limits' (users_init). */
 int queue_new(const char *name, const struct sw_queue_settings *s, struct store *store,
-              const bool *stopping, void (*release)(void *data, struct job *job), void *data,
-              struct queue **ret);
+              struct pause *over, const bool *stopping,
+              void (*release)(void *data, struct job *job), void *data, struct queue **ret);
 /* All or nothing: 0, or -EINVAL with nothing changed. */
 int queue_configure(struct queue *q, const struct sw_queue_settings *s);
 /* Fair share among the users of its jobs, over its threads as they are set now. */

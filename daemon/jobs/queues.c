@@ -65,7 +65,7 @@ static int make(struct daemon *d, const char *name, const struct sw_queue_settin
                 json_object *kept, struct queue **ret)
 {
         struct queue **tail = &d->queues, *q;
-        int r = queue_new(name, s, d->store, &d->shared.run.stopping, daemon_release_held, d, &q);
+        int r = queue_new(name, s, d->store, &d->pause, &d->shared.run.stopping, daemon_release_held, d, &q);
 
         if (r < 0)
                 return log_error_errno(r, "Failed to start the pool of queue %s: %m", name);
