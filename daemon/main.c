@@ -146,9 +146,10 @@ static void keep_args(int argc, char **argv)
         }
 }
 
+/* Without libpq, the value cannot be read: blanked as well (the start then fails, saying why). */
 static void blank(char *secret)
 {
-        if (db_pg_conninfo_has_password(secret))
+        if (db_pg_conninfo_has_password(secret) != 0)
                 memset(secret, 'x', strlen(secret));
 }
 

@@ -249,7 +249,7 @@ static int password_kept_safe(const struct manager_options *o)
 
         /* The file's store is the one in force unless --store was given. */
         if (o->config.store || !config_file_line(&o->file, "store") ||
-            !db_pg_conninfo_has_password(o->file.store))
+            db_pg_conninfo_has_password(o->file.store) <= 0) /* < 0: store_open says why */
                 return 0;
         if (stat(path, &st) < 0)
                 return log_error_errno(-errno, "Cannot check %s: %m", path);

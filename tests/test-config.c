@@ -504,6 +504,79 @@ START_TEST(an_empty_store_flag_keeps_the_jobs_in_sqlite)
 }
 END_TEST
 
+/* Whether the process maps a library whose file name starts with name. */
+static bool maps_library(pid_t pid, const char *name)
+{
+        char path[64], line[PATH_MAX + 128];
+        bool found = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+        f = fopen(path, "r");
+        ck_assert_msg(f, "%s: %s", path, strerror(errno));
+        while (!found && fgets(line, sizeof(line), f)) {
+                const char *file = strrchr(line, '/');
+
+                found = file && strncmp(file + 1, name, strlen(name)) == 0;
+        }
+        fclose(f);
+        return found;
+}
+
+START_TEST(a_sqlite_daemon_never_loads_libpq)
+{
+        struct daemon d;
+        int fd;
+
+        SKIP_UNLESS_SQLITE("it is about a daemon that keeps its jobs in SQLite");
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"true\",\"delay\":3600}"), 1);
+        ck_assert(maps_library(d.pid, "libsqlite3.so"));
+        ck_assert(!maps_library(d.pid, "libpq.so"));
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
+/* libpq is loaded when the store is opened: a file of its name that is no library stops the
+ * start, with the loader's reason. */
+START_TEST(a_postgresql_store_without_libpq_stops_the_start_naming_it)
+{
+        char state[PATH_MAX], key[PATH_MAX + 8], lib[PATH_MAX + 8], fake[PATH_MAX + 24], *err;
+        int fd;
+
+        state_dir(state, sizeof(state));
+        snprintf(key, sizeof(key), "%s/cluster.key", dir);
+        unlink(key);
+        ck_assert_int_eq(daemon_run_stderr(&err, "--make-cluster-key", key, NULL), 0);
+        free(err);
+        snprintf(lib, sizeof(lib), "%s/lib", dir);
+        ck_assert_int_eq(mkdir(lib, 0700), 0);
+        snprintf(fake, sizeof(fake), "%s/libpq.so.5", lib);
+        fd = open(fake, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        setenv("LD_LIBRARY_PATH", lib, 1);
+        ck_assert_int_eq(daemon_run_stderr(&err, "--store",
+                                           "host=/nonexistent/slowwork dbname=slowwork",
+                                           "--cluster-key-file", key, "--state-dir", state,
+                                           "--socket", "/nonexistent/s", NULL),
+                         1);
+        unsetenv("LD_LIBRARY_PATH");
+        ck_assert_msg(strstr(err, "Cannot load libpq.so.5, PostgreSQL's client library, which a "
+                                  "PostgreSQL store needs: "),
+                      "stderr \"%s\"", err);
+        ck_assert_msg(strstr(err, fake), "stderr \"%s\"", err);
+        ck_assert_msg(!strstr(err, "Cannot reach"), "stderr \"%s\"", err);
+        free(err);
+        unlink(fake);
+        rmdir(lib);
+        unlink(key);
+        remove_state_dir();
+}
+END_TEST
+
 START_TEST(a_missing_config_file_is_an_error)
 {
         char want[PATH_MAX + 64], *err;
@@ -1008,6 +1081,8 @@ static Suite *config_suite(void)
         tcase_add_test(daemon, bad_node_flags_stop_the_start);
         tcase_add_test(daemon, a_job_database_out_of_reach_stops_the_start);
         tcase_add_test(daemon, an_empty_store_flag_keeps_the_jobs_in_sqlite);
+        tcase_add_test(daemon, a_sqlite_daemon_never_loads_libpq);
+        tcase_add_test(daemon, a_postgresql_store_without_libpq_stops_the_start_naming_it);
         tcase_add_test(daemon, a_missing_config_file_is_an_error);
         tcase_add_test(daemon, an_empty_file_means_the_defaults);
         tcase_add_test(daemon, a_missing_default_file_means_the_defaults);

@@ -4,7 +4,7 @@
 #ifndef SLOWWORKD_DB_PG_QUERY_H
 #define SLOWWORKD_DB_PG_QUERY_H
 
-#include <libpq-fe.h>
+#include "store/pq.h"
 
 struct pg_db;
 

@@ -3,11 +3,11 @@
 #ifndef SLOWWORKD_DB_PG_SIGN_H
 #define SLOWWORKD_DB_PG_SIGN_H
 
-#include <libpq-fe.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "store/db.h"
+#include "store/pq.h"
 #include "util/mac.h"
 
 struct pg_db;

@@ -10,7 +10,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <libpq-fe.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include "store/db-pg-nodes.h"
 #include "store/db-pg-sign.h"
 #include "store/db.h"
+#include "store/pq.h"
 #include "store/run-record.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -795,11 +795,16 @@ static const struct db_driver pg_driver = {
     .free = pg_free,
 };
 
-bool db_pg_conninfo_has_password(const char *conninfo)
+int db_pg_conninfo_has_password(const char *conninfo)
 {
-        PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+        PQconninfoOption *opts;
+        char why[256];
         bool has = false;
+        int r = *conninfo ? pq_load(why, sizeof(why)) : 0;
 
+        if (!*conninfo || r < 0)
+                return r;
+        opts = PQconninfoParse(conninfo, NULL);
         for (PQconninfoOption *o = opts; o && o->keyword; o++)
                 has |= strcmp(o->keyword, "password") == 0 && o->val && *o->val;
         PQconninfoFree(opts);
@@ -809,9 +814,17 @@ bool db_pg_conninfo_has_password(const char *conninfo)
 int db_pg_open(const char *conninfo, const char *schema, const struct db_node *me,
                double lease_time, double timeout, struct mac_key *key, struct db **ret)
 {
-        struct pg_db *p = calloc(1, sizeof(*p));
-        int r;
+        struct pg_db *p;
+        char why[256];
+        int r = pq_load(why, sizeof(why));
 
+        if (r < 0) {
+                log_error("Cannot load %s, PostgreSQL's client library, which a PostgreSQL store "
+                          "needs: %s",
+                          PQ_LIBRARY, why);
+                return r;
+        }
+        p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
         p->base.driver = &pg_driver;

@@ -7,7 +7,6 @@
 #ifndef SLOWWORKD_DB_PG_H
 #define SLOWWORKD_DB_PG_H
 
-#include <libpq-fe.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +14,7 @@
 #include <sys/types.h>
 
 #include "store/db.h"
+#include "store/pq.h"
 #include "util/mac.h"
 
 /* The tables whose rows are signed, as slowwork_rejected_rows_total names them. */

@@ -257,8 +257,9 @@ int db_sqlite_open(const char *dir, struct db **ret);
 int db_pg_open(const char *conninfo, const char *schema, const struct db_node *me,
                double lease_time, double timeout, struct mac_key *key, struct db **ret);
 
-/* Whether a libpq connection string holds a password. */
-bool db_pg_conninfo_has_password(const char *conninfo);
+/* Whether a libpq connection string holds a password: 1 or 0; -errno when libpq cannot be
+ * loaded (db_pg_open says why). */
+int db_pg_conninfo_has_password(const char *conninfo);
 /* Jobs read in order share their environments: the vars of row id (its text), parsed only when
  * id is not the last one's. db_env_rows_free() once all are read. */
 struct db_env_rows {
