@@ -54,6 +54,7 @@ struct slow_work {
         unsigned cancellers;
         int priority; /* slow_work_set_priority()'s; 0 by default */
         uint64_t seq; /* its place among the items of its priority: when it was queued */
+        const struct slow_work_pool *seq_pool; /* the pool whose queue order seq is */
 };
 
 struct delayed_slow_work {
@@ -143,6 +144,15 @@ void slow_work_pool_free(struct slow_work_pool *pool);
 int slow_work_pool_enqueue(struct slow_work_pool *pool, struct slow_work *work);
 int slow_work_pool_enqueue_delayed(struct slow_work_pool *pool, struct delayed_slow_work *dwork,
                                    unsigned long delay_ms);
+/* Not the kernel's: as slow_work_pool_enqueue(), but an idle item last queued on this pool goes
+ * back to its place in queue order (that enqueue's) among the items of its priority, not to the
+ * tail: for a run that execute() gave back without running it, so that the items queued after it
+ * stay after it. */
+int slow_work_pool_put_back(struct slow_work_pool *pool, struct slow_work *work);
+/* Not the kernel's: whether no item queued in the pool of a running item (from its execute())
+ * would be taken before it, by priority and queue order: false when one queued ahead of it was
+ * put back, or queued at a higher priority, since a thread took it. */
+bool slow_work_is_first(struct slow_work *work);
 /* Not the kernel's slow work, but its block layer's plugging: while a pool is plugged, items
  * enqueued into it are queued as ever (pending; a thread that ends a run takes them) but wake or
  * start no thread. The last unplug wakes or starts threads for all that is queued. For a burst of

@@ -66,6 +66,8 @@ uint64_t pool_mark_ns(void);
 
 /* All of these run with pool->lock held. */
 void pool_queue(struct slow_work_pool *pool, struct slow_work *work);
+/* As pool_queue, but at the place of the item's last enqueue here, if it has one (rule 14). */
+void pool_queue_back(struct slow_work_pool *pool, struct slow_work *work);
 void pool_kick(struct slow_work_pool *pool);
 void pool_disown(struct slow_work *work);
 int pool_timer_reserve(struct slow_work_pool *pool); /* room and a thread for one more timer */

@@ -133,6 +133,17 @@ void pool_queue(struct slow_work_pool *pool, struct slow_work *work)
 {
         work->mark_ns = pool_mark_ns();
         work->seq = ++pool->next_seq;
+        work->seq_pool = pool;
+        runq_insert(class_queue(pool, work), work);
+}
+
+void pool_queue_back(struct slow_work_pool *pool, struct slow_work *work)
+{
+        if (work->seq_pool != pool || work->seq == 0) {
+                pool_queue(pool, work);
+                return;
+        }
+        work->mark_ns = pool_mark_ns();
         runq_insert(class_queue(pool, work), work);
 }
 
@@ -506,11 +517,12 @@ static struct slow_work_pool *lock_or_claim(struct slow_work_pool *pool, struct 
 }
 
 /*
- * Queues the item, or arms its delay when dwork is given. An enqueue on a pool other than the one
- * the item belongs to acts on the item's pool: it coalesces, defers or is refused there.
+ * Queues the item (back at its last place: rule 14), or arms its delay when dwork is given. An
+ * enqueue on a pool other than the one the item belongs to acts on the item's pool: it coalesces,
+ * defers or is refused there.
  */
 static int enqueue(struct slow_work_pool *pool, struct slow_work *work,
-                   struct delayed_slow_work *dwork, unsigned long delay_ms)
+                   struct delayed_slow_work *dwork, unsigned long delay_ms, bool back)
 {
         unsigned long flags;
         int r = 0;
@@ -542,7 +554,10 @@ static int enqueue(struct slow_work_pool *pool, struct slow_work *work,
                 pool_timer_add(pool, dwork, pool_now_ns() + delay_ms * 1000000ull);
         } else {
                 flags_change(work, 0, SLOW_WORK_PENDING);
-                pool_queue(pool, work);
+                if (back)
+                        pool_queue_back(pool, work);
+                else
+                        pool_queue(pool, work);
                 pool_kick(pool);
         }
 out:
@@ -568,13 +583,32 @@ void slow_work_pool_unplug(struct slow_work_pool *pool)
 
 int slow_work_pool_enqueue(struct slow_work_pool *pool, struct slow_work *work)
 {
-        return enqueue(pool, work, NULL, 0);
+        return enqueue(pool, work, NULL, 0, false);
 }
 
 int slow_work_pool_enqueue_delayed(struct slow_work_pool *pool, struct delayed_slow_work *dwork,
                                    unsigned long delay_ms)
 {
-        return enqueue(pool, &dwork->work, delay_ms ? dwork : NULL, delay_ms);
+        return enqueue(pool, &dwork->work, delay_ms ? dwork : NULL, delay_ms, false);
+}
+
+int slow_work_pool_put_back(struct slow_work_pool *pool, struct slow_work *work)
+{
+        return enqueue(pool, work, NULL, 0, true);
+}
+
+bool slow_work_is_first(struct slow_work *work)
+{
+        struct slow_work_pool *pool = lock_owner(work);
+        const struct slow_work *head;
+        bool first;
+
+        if (!pool)
+                return true;
+        head = class_queue(pool, work)->head;
+        first = !head || !runq_before(head, work);
+        pthread_mutex_unlock(&pool->lock);
+        return first;
 }
 
 /*

@@ -217,6 +217,68 @@ START_TEST(a_crash_keeps_priorities_stashed_jobs_and_edits)
 }
 END_TEST
 
+/* The runs that ran, in the order file, are jobs 0, 1, 2...: how many. */
+static int runs_in_order(const char *order)
+{
+        char *text = file_text(order), *line, *next;
+        int n = 0;
+
+        for (line = text; (next = strchr(line, '\n')); line = next + 1, n++) {
+                *next = '\0';
+                ck_assert_msg(atoi(line) == n, "run %d was job %s's, not job %d's", n + 1, line, n);
+        }
+        free(text);
+        return n;
+}
+
+/* A resume sent at once after a restart comes while the one thread still takes the restored runs
+ * out of the queue to hold them, or while one it held is on its way to the gate: each goes back to
+ * its place, and the runs still queued behind it stay behind it. Where the resume falls is chance:
+ * a few restarts, each its resume. */
+START_TEST(a_resume_at_once_after_a_restart_keeps_the_queue_order)
+{
+        enum { JOBS = 2000, ROUNDS = 4, EACH = 5 };
+        char order[PATH_MAX], request[PATH_MAX + 160], *line;
+        int64_t ids[JOBS];
+        int fd, i, ran = 0;
+
+        daemon_start(&d, "--min-threads", "1", "--max-threads", "1", NULL);
+        fd = client_connect(d.sock);
+        snprintf(order, sizeof(order), "%s/order", d.dir);
+        json_object_put(call_ok(fd, "pause", NULL));
+        for (i = 0; i < JOBS; i++) {
+                snprintf(request, sizeof(request),
+                         "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"submit\","
+                         "\"params\":{\"command\":\"echo %d >> %s\"}}",
+                         i, i, order);
+                client_send(fd, request);
+        }
+        for (i = 0; i < JOBS; i++) {
+                json_object *reply = json_tokener_parse(line = client_read_line(fd));
+
+                ck_assert_int_eq(reply_code(reply), 0);
+                ids[i] = int_member(reply_result(reply), "id");
+                json_object_put(reply);
+                free(line);
+        }
+        for (int round = 0; round < ROUNDS; round++) {
+                close(fd);
+                daemon_kill_hard(&d);
+                daemon_start_again(&d, "--min-threads", "1", "--max-threads", "1", NULL);
+                fd = client_connect(d.sock);
+                json_object_put(call_ok(fd, "resume", NULL));
+                json_object_put(job_wait(fd, ids[ran + EACH - 1]));
+                /* Nothing runs when it is killed: no run is cut to run again. */
+                json_object_put(call_ok(fd, "pause", "{\"drain\":true}"));
+                i = runs_in_order(order);
+                ck_assert_int_ge(i, ran + EACH);
+                ran = i;
+        }
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 START_TEST(a_crash_cuts_a_shell_run_which_runs_again_but_not_a_plugins)
 {
         json_object *st;
@@ -1434,6 +1496,7 @@ int main(void)
         tcase_add_test(tc, runs_and_jobs_name_their_node_through_a_crash);
         tcase_add_test(tc, ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone);
         tcase_add_test(tc, a_crash_keeps_priorities_stashed_jobs_and_edits);
+        tcase_add_test(tc, a_resume_at_once_after_a_restart_keeps_the_queue_order);
         suite_add_tcase(s, tc);
         /* A case of its own: CK_RUN_CASE=restart runs it alone. */
         tc = tcase_create("restart");

@@ -285,6 +285,71 @@ START_TEST(rule13_a_changed_priority_moves_a_queued_item_by_its_age)
 }
 END_TEST
 
+/* Rule 14: an item put back goes to the place of its last enqueue on the pool; one never queued
+ * there goes to the tail. */
+START_TEST(rule14_an_item_put_back_keeps_its_place)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000), *other = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem blocker, items[5];
+        const int want[] = {100, 0, 1, 2, 3, 4};
+        int i;
+
+        run_gated(pool, &blocker, 100, false, &gate);
+        for (i = 0; i < 5; i++)
+                titem_init(&items[i], i, false, pool);
+        /* 4 was queued on the other pool first (plugged: no thread takes it): that place, ahead
+         * of all here, means nothing here. */
+        slow_work_pool_plug(other);
+        ck_assert_int_eq(slow_work_pool_enqueue(other, W(&items[4])), 0);
+        ck_assert(slow_work_cancel_pending(W(&items[4])));
+        slow_work_pool_unplug(other);
+        for (i = 0; i < 3; i++)
+                ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&items[i])), 0);
+        /* Taken out and given back, as a gate does: before 1 and 2, queued after it. */
+        ck_assert(slow_work_cancel_pending(W(&items[0])));
+        ck_assert_int_eq(slow_work_pool_put_back(pool, W(&items[0])), 0);
+        ck_assert_int_eq(slow_work_pool_put_back(pool, W(&items[3])), 0);
+        ck_assert_int_eq(slow_work_pool_put_back(pool, W(&items[4])), 0);
+        /* A pending item is coalesced, not moved. */
+        ck_assert_int_eq(slow_work_pool_put_back(pool, W(&items[1])), 0);
+        ck_assert_int_eq(pool_stats(pool).queued_slow, 5);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        slow_work_pool_free(other);
+        order_is(want, 6);
+        for (i = 0; i < 5; i++)
+                ck_assert_int_eq(items[i].gets, items[i].puts);
+}
+END_TEST
+
+/* Rule 14: a running item is first until one queued before it is put back. */
+START_TEST(rule14_a_running_item_is_first_until_an_older_one_is_put_back)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem older, running, younger;
+        const int want[] = {1, 0, 2};
+
+        /* Queued (plugged: no thread takes it) and taken out again: its place is before 1's. */
+        titem_init(&older, 0, false, pool);
+        slow_work_pool_plug(pool);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&older)), 0);
+        ck_assert(slow_work_cancel_pending(W(&older)));
+        slow_work_pool_unplug(pool);
+        run_gated(pool, &running, 1, false, &gate);
+        ck_assert(slow_work_is_first(W(&running)));
+        titem_init(&younger, 2, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&younger)), 0);
+        ck_assert(slow_work_is_first(W(&running)));
+        ck_assert_int_eq(slow_work_pool_put_back(pool, W(&older)), 0);
+        ck_assert(!slow_work_is_first(W(&running)));
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        order_is(want, 3);
+}
+END_TEST
+
 static void mark_called(struct slow_work *work, void *data)
 {
         (void)work;
@@ -1375,6 +1440,8 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule13_a_changed_priority_moves_a_queued_item_by_its_age);
         tcase_add_test(tc, rule13_call_unless_executing_refuses_a_running_item);
         tcase_add_test(tc, rule13_call_if_queued_refuses_an_item_that_is_not_waiting_for_a_thread);
+        tcase_add_test(tc, rule14_an_item_put_back_keeps_its_place);
+        tcase_add_test(tc, rule14_a_running_item_is_first_until_an_older_one_is_put_back);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -139,8 +139,9 @@ void daemon_learn_run(struct daemon *d, struct run_record *rec)
                 history_add_any(&d->learned, rec, LEARNED_MAX); /* frees it when it fails */
 }
 
-/* Into the job's pool, now (plugged for the rest of the burst) or after the delay. */
-static int pool_enqueue(struct daemon *d, struct job *job, double delay)
+/* Into the job's pool, now (plugged for the rest of the burst; back at the place it had there,
+ * or at the tail) or after the delay. */
+static int pool_enqueue(struct daemon *d, struct job *job, double delay, bool back)
 {
         if (delay > 0)
                 return slow_work_pool_enqueue_delayed(job->queue->pool, &job->dw,
@@ -148,7 +149,8 @@ static int pool_enqueue(struct daemon *d, struct job *job, double delay)
         if (!users_admit(&job->queue->users, job))
                 return 0; /* held for its turn by fair share */
         burst_add(&d->burst, job->queue->pool);
-        return slow_work_pool_enqueue(job->queue->pool, &job->dw.work);
+        return back ? slow_work_pool_put_back(job->queue->pool, &job->dw.work)
+                    : slow_work_pool_enqueue(job->queue->pool, &job->dw.work);
 }
 
 int daemon_queue_run(struct daemon *d, struct job *job, double delay)
@@ -159,7 +161,7 @@ int daemon_queue_run(struct daemon *d, struct job *job, double delay)
         /* The pool is being freed off the loop, or is gone: nothing more is queued. */
         if (__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
                 return -ESHUTDOWN;
-        r = pool_enqueue(d, job, delay);
+        r = pool_enqueue(d, job, delay, false);
         if (r == 0 && !pending) {
                 bool saved = job->qorder != 0; /* a new job's row is written after this */
 
@@ -181,7 +183,7 @@ int daemon_restore_run(struct daemon *d, struct job *job, double due)
         double now = run_wall_now();
         int r;
 
-        r = pool_enqueue(d, job, due > now ? due - now : 0);
+        r = pool_enqueue(d, job, due > now ? due - now : 0, false);
         if (r == 0) {
                 job->due = due > now ? due : 0;
                 job->queued_at = due > now ? due : now;
@@ -204,7 +206,7 @@ void daemon_clock_moved(struct daemon *d, struct job *job, double before)
         if (!slow_work_cancel_pending(&job->dw.work))
                 return;
         left = job->due - run_wall_now();
-        if (pool_enqueue(d, job, left > 0 ? left : 0) < 0)
+        if (pool_enqueue(d, job, left > 0 ? left : 0, false) < 0)
                 log_warning("Job %lld: cannot queue its delayed run again", (long long)job->id);
 }
 
@@ -284,6 +286,22 @@ void daemon_release_held(void *data, struct job *job)
                             strerror(-r));
 }
 
+void daemon_release_gated(void *data, struct job *job)
+{
+        struct daemon *d = data;
+        int r = -ESHUTDOWN;
+
+        /* Its qorder, due and row stay: it never left its place in the queue. */
+        if (!__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
+                r = pool_enqueue(d, job, 0, true);
+        if (r == 0 && d->on_queued)
+                d->on_queued(d, job);
+        metrics_job_recount(&d->metrics, job);
+        if (r < 0)
+                log_warning("Job %lld: cannot queue its run again: %s", (long long)job->id,
+                            strerror(-r));
+}
+
 int daemon_init(struct daemon *d, const struct daemon_config *config)
 {
         struct sw_queue_settings qs = settings_queue_part(config->settings);
@@ -331,7 +349,7 @@ int daemon_init(struct daemon *d, const struct daemon_config *config)
         r = burst_init(&d->burst, config->loop);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the enqueue bursts: %m");
-        r = gate_init(&d->gate, config->loop, &d->shared.run, daemon_release_held, d);
+        r = gate_init(&d->gate, config->loop, &d->shared.run, daemon_release_gated, d);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the free space checks: %m");
         pause_init_node(&d->node_pause, store_node(d->store));

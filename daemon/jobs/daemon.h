@@ -157,8 +157,8 @@ int daemon_enqueue(struct daemon *d, struct job *job, double delay, const char *
 /* The test hook moved the clocks forward from before (wall clock seconds): a run queued after a
  * delay that had not passed by then is queued again with what is left of it now (none: now). */
 void daemon_clock_moved(struct daemon *d, struct job *job, double before);
-/* Into the pool as it is, the same attempt (a run a restart or the gate gives back), now or
- * after the delay; a run newly queued is kept in the job's row. 0 or -errno. */
+/* Into the pool as it is, the same attempt (a run a restart gives back), now or after the
+ * delay; a run newly queued is kept in the job's row. 0 or -errno. */
 int daemon_queue_run(struct daemon *d, struct job *job, double delay);
 /* A restored job whose row says pending goes back into the pool, now or at due (wall clock; kept
  * as it was), in the order of its row (restored in that order), which stays as it is. 0 or
@@ -166,9 +166,12 @@ int daemon_queue_run(struct daemon *d, struct job *job, double delay);
 int daemon_restore_run(struct daemon *d, struct job *job, double due);
 /* A recurring job ticks from now on (its first tick from now, unless it has one). */
 int daemon_schedule(struct daemon *d, struct job *job);
-/* A run held back (by a pause, for space, for its owner's turn) may start: it is queued again, as
- * the same attempt (the gate's and the per-user limits' release). */
+/* A run held back for its owner's turn may start: it is queued again, as the same attempt (the
+ * per-user limits' release). */
 void daemon_release_held(void *data, struct job *job);
+/* A run the gate held back (a pause, space, a fence) may start: it goes back to the place it had
+ * in its pool, its row as it was (the gate's release). */
+void daemon_release_gated(void *data, struct job *job);
 /* Writes the job's row, or its state (NULL: its own), and notes which write holds it. */
 void daemon_save_job(struct daemon *d, struct job *job);
 /* The first row of a keyed job of a shared database, which claims its key among the nodes'

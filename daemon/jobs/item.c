@@ -165,7 +165,11 @@ static void item_execute(struct slow_work *work)
                 hold(job, EVENT_HELD_AWAY);
                 return;
         }
-        if (!must_go(job) && gate_holds_back(ctx, job)) {
+        /* Held back; or a run that goes before it came back to the queue (from the gate, which
+         * counts those on their way and listed until they are back) since the pool gave it this
+         * thread: it goes back to its place behind that one. */
+        if (!must_go(job) && (gate_holds_back(ctx, job) || !slow_work_is_first(&job->dw.work))) {
+                gate_coming(job);
                 hold(job, EVENT_HELD);
                 return;
         }
@@ -187,6 +191,7 @@ static void item_execute(struct slow_work *work)
                         return;
                 }
                 if (r < 0 && !must_go(job)) {
+                        gate_coming(job);
                         hold(job, EVENT_HELD_KEY);
                         return;
                 }
@@ -196,6 +201,7 @@ static void item_execute(struct slow_work *work)
             store_key_start(job->shared->store, job->id, &job->key_starts, start_give_up, job) <
                 0 &&
             !must_go(job)) {
+                gate_coming(job);
                 hold(job, EVENT_HELD_KEY);
                 return;
         }

@@ -143,6 +143,7 @@ struct job {
         bool held;        /* atomic: its run waits, on the gate or for its owner's turn
                            * (pending, not queued) */
         bool gate_listed; /* loop: on the daemon's gate */
+        bool gate_counted; /* loop: and counted in its queue's gate_waiting */
         bool user_listed, queue_user_listed; /* loop: its run held back on the per-user lists */
         bool own_summary, has_name, has_key; /* which of its strings it has */
         bool key_shared;  /* fixed while live: keyed, its key held among the nodes' jobs */

@@ -28,6 +28,9 @@ struct queue {
         struct users users; /* its per-user limits, over its own jobs */
         size_t njobs;       /* its live jobs */
         bool away;          /* atomic: node-queues leaves it out: its runs go to other nodes */
+        /* atomic: runs its pool gave back for the gate, not yet on it; on it, for a pause or
+         * behind such a run (not for space alone): while any is, its pool starts none (gate.h) */
+        unsigned gate_coming, gate_waiting;
 };
 
 /* Starts its pool: 0, or -errno. Its pause is under over (the daemon's); stopping and release
