@@ -28,6 +28,7 @@ extern "C" {
 #define SLOW_WORK_VERY_SLOW (1UL << 3)    /* the class */
 #define SLOW_WORK_CANCELLING (1UL << 4)   /* slow_work_cancel() in progress */
 #define SLOW_WORK_DELAYED (1UL << 5)      /* a delay timer is armed */
+#define SLOW_WORK_ENQ_BACK (1UL << 6)     /* not the kernel's: the run once more is put back */
 
 struct slow_work;
 struct slow_work_pool;

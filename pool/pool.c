@@ -326,7 +326,7 @@ static struct slow_work *finish(struct slow_work_pool *pool, struct worker *t,
 {
         unsigned long flags = flags_get(work);
 
-        flags_change(work, SLOW_WORK_EXECUTING | SLOW_WORK_ENQ_DEFERRED, 0);
+        flags_change(work, SLOW_WORK_EXECUTING | SLOW_WORK_ENQ_DEFERRED | SLOW_WORK_ENQ_BACK, 0);
         t->current = NULL;
         t->runs++;
         if (flags & SLOW_WORK_VERY_SLOW)
@@ -336,7 +336,10 @@ static struct slow_work *finish(struct slow_work_pool *pool, struct worker *t,
         if (flags & SLOW_WORK_ENQ_DEFERRED) {
                 /* The run's reference goes over to the new queue entry. This thread is about to
                  * look at the queues, so nobody needs waking. */
-                pool_queue(pool, work);
+                if (flags & SLOW_WORK_ENQ_BACK)
+                        pool_queue_back(pool, work); /* put back while its execute() ran */
+                else
+                        pool_queue(pool, work);
                 return NULL;
         }
         pool_disown(work);
@@ -537,7 +540,9 @@ static int enqueue(struct slow_work_pool *pool, struct slow_work *work,
                 goto out; /* it runs once, after this call; a delay is neither moved nor extended */
         if ((flags & SLOW_WORK_EXECUTING) && !dwork) {
                 /* The run's reference carries one more run. */
-                flags_change(work, 0, SLOW_WORK_PENDING | SLOW_WORK_ENQ_DEFERRED);
+                flags_change(work, 0,
+                             SLOW_WORK_PENDING | SLOW_WORK_ENQ_DEFERRED |
+                                 (back ? SLOW_WORK_ENQ_BACK : 0));
                 goto out;
         }
         if (dwork) {
@@ -625,7 +630,7 @@ static bool drop_pending(struct slow_work_pool *pool, struct slow_work *work)
                 return true;
         }
         if (flags & SLOW_WORK_ENQ_DEFERRED) {
-                flags_change(work, SLOW_WORK_ENQ_DEFERRED | SLOW_WORK_PENDING, 0);
+                flags_change(work, SLOW_WORK_ENQ_DEFERRED | SLOW_WORK_ENQ_BACK | SLOW_WORK_PENDING, 0);
                 return false;
         }
         if (flags & SLOW_WORK_PENDING) {

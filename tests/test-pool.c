@@ -350,6 +350,25 @@ START_TEST(rule14_a_running_item_is_first_until_an_older_one_is_put_back)
 }
 END_TEST
 
+/* Rule 14: an item put back while it runs runs once more, at its place, not at the tail. */
+START_TEST(rule14_an_item_put_back_while_it_runs_runs_again_at_its_place)
+{
+        struct slow_work_pool *pool = pool_with(1, 1, 50, 5000);
+        struct gate gate = {false};
+        struct titem running, younger;
+        const int want[] = {0, 0, 1};
+
+        run_gated(pool, &running, 0, false, &gate);
+        titem_init(&younger, 1, false, pool);
+        ck_assert_int_eq(slow_work_pool_enqueue(pool, W(&younger)), 0);
+        ck_assert_int_eq(slow_work_pool_put_back(pool, W(&running)), 0);
+        gate_open(&gate);
+        slow_work_pool_free(pool);
+        order_is(want, 3);
+        ck_assert_int_eq(running.gets, running.puts);
+}
+END_TEST
+
 static void mark_called(struct slow_work *work, void *data)
 {
         (void)work;
@@ -1442,6 +1461,7 @@ static Suite *pool_suite(void)
         tcase_add_test(tc, rule13_call_if_queued_refuses_an_item_that_is_not_waiting_for_a_thread);
         tcase_add_test(tc, rule14_an_item_put_back_keeps_its_place);
         tcase_add_test(tc, rule14_a_running_item_is_first_until_an_older_one_is_put_back);
+        tcase_add_test(tc, rule14_an_item_put_back_while_it_runs_runs_again_at_its_place);
         suite_add_tcase(s, tc);
         return s;
 }
