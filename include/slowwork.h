@@ -55,7 +55,8 @@ struct slow_work {
         unsigned cancellers;
         int priority; /* slow_work_set_priority()'s; 0 by default */
         uint64_t seq; /* its place among the items of its priority: when it was queued */
-        const struct slow_work_pool *seq_pool; /* the pool whose queue order seq is */
+        uint64_t seq_pool; /* the id of the pool whose queue order seq is (a freed pool's address
+                            * may be a new pool's: an id never is) */
 };
 
 struct delayed_slow_work {
@@ -150,9 +151,10 @@ int slow_work_pool_enqueue_delayed(struct slow_work_pool *pool, struct delayed_s
  * tail: for a run that execute() gave back without running it, so that the items queued after it
  * stay after it. */
 int slow_work_pool_put_back(struct slow_work_pool *pool, struct slow_work *work);
-/* Not the kernel's: whether no item queued in the pool of a running item (from its execute())
+/* Not the kernel's: whether no item queued in the class of a running item (from its execute())
  * would be taken before it, by priority and queue order: false when one queued ahead of it was
- * put back, or queued at a higher priority, since a thread took it. */
+ * put back, or queued at a higher priority, since a thread took it. Of an item not running:
+ * true. */
 bool slow_work_is_first(struct slow_work *work);
 /* Not the kernel's slow work, but its block layer's plugging: while a pool is plugged, items
  * enqueued into it are queued as ever (pending; a thread that ends a run takes them) but wake or

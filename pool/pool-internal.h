@@ -31,6 +31,7 @@ struct slow_work_pool {
         pthread_mutex_t lock;
         struct runq slow;
         uint64_t next_seq; /* the queue order given last (on a line of its own, after these) */
+        uint64_t id;       /* the process's pools numbered from 1: an item's seq_pool */
 
         struct runq vslow __attribute__((aligned(64)));
         unsigned vslow_cap;
@@ -117,7 +118,8 @@ static inline bool runq_before(const struct slow_work *a, const struct slow_work
 
 /* Where work's priority and seq say. An item queued anew has the highest seq: with priorities
  * alike (the common case) it goes to the tail at once; else the walk passes the items of lower
- * priorities, from the tail, or none when it goes first. */
+ * priorities, from the tail, or none when it goes first. One put back (rule 14) keeps its older
+ * seq: the walk passes the younger items of its priority too. */
 static inline void runq_insert(struct runq *q, struct slow_work *work)
 {
         struct slow_work *after = q->tail;

@@ -133,13 +133,13 @@ void pool_queue(struct slow_work_pool *pool, struct slow_work *work)
 {
         work->mark_ns = pool_mark_ns();
         work->seq = ++pool->next_seq;
-        work->seq_pool = pool;
+        work->seq_pool = pool->id;
         runq_insert(class_queue(pool, work), work);
 }
 
 void pool_queue_back(struct slow_work_pool *pool, struct slow_work *work)
 {
-        if (work->seq_pool != pool || work->seq == 0) {
+        if (work->seq_pool != pool->id) {
                 pool_queue(pool, work);
                 return;
         }
@@ -426,6 +426,8 @@ static void pool_destroy(struct slow_work_pool *pool)
         free(pool);
 }
 
+static uint64_t last_pool_id;
+
 int slow_work_pool_new(const struct slow_work_settings *settings,
                        struct slow_work_pool **ret_pool)
 {
@@ -445,6 +447,7 @@ int slow_work_pool_new(const struct slow_work_settings *settings,
         if (posix_memalign((void **)&pool, 64, sizeof(*pool)) != 0)
                 return -ENOMEM;
         memset(pool, 0, sizeof(*pool));
+        pool->id = __atomic_add_fetch(&last_pool_id, 1, __ATOMIC_RELAXED);
         pool->settings = *settings;
         pool->vslow_cap = slow_work_very_slow_cap(settings);
         pthread_mutex_init(&pool->lock, NULL);
@@ -602,16 +605,19 @@ int slow_work_pool_put_back(struct slow_work_pool *pool, struct slow_work *work)
         return enqueue(pool, work, NULL, 0, true);
 }
 
+/* Of an item not running (idle, queued, delayed) there is no answer to give: true. */
 bool slow_work_is_first(struct slow_work *work)
 {
         struct slow_work_pool *pool = lock_owner(work);
         const struct slow_work *head;
-        bool first;
+        bool first = true;
 
         if (!pool)
                 return true;
-        head = class_queue(pool, work)->head;
-        first = !head || !runq_before(head, work);
+        if (flags_get(work) & SLOW_WORK_EXECUTING) {
+                head = class_queue(pool, work)->head;
+                first = !head || !runq_before(head, work);
+        }
         pthread_mutex_unlock(&pool->lock);
         return first;
 }
