@@ -636,7 +636,8 @@ static bool drop_pending(struct slow_work_pool *pool, struct slow_work *work)
                 return true;
         }
         if (flags & SLOW_WORK_ENQ_DEFERRED) {
-                flags_change(work, SLOW_WORK_ENQ_DEFERRED | SLOW_WORK_ENQ_BACK | SLOW_WORK_PENDING, 0);
+                flags_change(work, SLOW_WORK_ENQ_DEFERRED | SLOW_WORK_ENQ_BACK | SLOW_WORK_PENDING,
+                             0);
                 return false;
         }
         if (flags & SLOW_WORK_PENDING) {

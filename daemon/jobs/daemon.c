@@ -153,6 +153,15 @@ static int pool_enqueue(struct daemon *d, struct job *job, double delay, bool ba
                     : slow_work_pool_enqueue(job->queue->pool, &job->dw.work);
 }
 
+/* After an enqueue that gave r: a run queued is told to the claims; the job is counted again. */
+static int queued(struct daemon *d, struct job *job, int r)
+{
+        if (r == 0 && d->on_queued)
+                d->on_queued(d, job);
+        metrics_job_recount(&d->metrics, job);
+        return r;
+}
+
 int daemon_queue_run(struct daemon *d, struct job *job, double delay)
 {
         bool pending = slow_work_is_pending(&job->dw.work);
@@ -172,10 +181,7 @@ int daemon_queue_run(struct daemon *d, struct job *job, double delay)
                 if (saved)
                         daemon_save_state(d, job, NULL);
         }
-        if (r == 0 && d->on_queued)
-                d->on_queued(d, job);
-        metrics_job_recount(&d->metrics, job);
-        return r;
+        return queued(d, job, r);
 }
 
 int daemon_restore_run(struct daemon *d, struct job *job, double due)
@@ -188,10 +194,7 @@ int daemon_restore_run(struct daemon *d, struct job *job, double due)
                 job->due = due > now ? due : 0;
                 job->queued_at = due > now ? due : now;
         }
-        if (r == 0 && d->on_queued)
-                d->on_queued(d, job);
-        metrics_job_recount(&d->metrics, job);
-        return r;
+        return queued(d, job, r);
 }
 
 void daemon_clock_moved(struct daemon *d, struct job *job, double before)
@@ -277,13 +280,16 @@ int daemon_schedule(struct daemon *d, struct job *job)
         return schedule_add(&d->schedule, job);
 }
 
-void daemon_release_held(void *data, struct job *job)
+static void released(const struct job *job, int r)
 {
-        int r = daemon_queue_run(data, job, 0);
-
         if (r < 0)
                 log_warning("Job %lld: cannot queue its run again: %s", (long long)job->id,
                             strerror(-r));
+}
+
+void daemon_release_held(void *data, struct job *job)
+{
+        released(job, daemon_queue_run(data, job, 0));
 }
 
 void daemon_release_gated(void *data, struct job *job)
@@ -294,12 +300,7 @@ void daemon_release_gated(void *data, struct job *job)
         /* Its qorder, due and row stay: it never left its place in the queue. */
         if (!__atomic_load_n(&d->shared.run.stopping, __ATOMIC_ACQUIRE))
                 r = pool_enqueue(d, job, 0, true);
-        if (r == 0 && d->on_queued)
-                d->on_queued(d, job);
-        metrics_job_recount(&d->metrics, job);
-        if (r < 0)
-                log_warning("Job %lld: cannot queue its run again: %s", (long long)job->id,
-                            strerror(-r));
+        released(job, queued(d, job, r));
 }
 
 int daemon_init(struct daemon *d, const struct daemon_config *config)
