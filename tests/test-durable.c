@@ -231,15 +231,18 @@ static int runs_in_order(const char *order)
         return n;
 }
 
-/* A resume sent at once after a restart comes while the one thread still takes the restored runs
- * out of the queue to hold them, or while one it held is on its way to the gate: each goes back to
- * its place, and the runs still queued behind it stay behind it. Where the resume falls is chance:
- * a few restarts, each its resume. */
-START_TEST(a_resume_at_once_after_a_restart_keeps_the_queue_order)
+/* A resume that comes while the one thread still takes runs out of the queue to hold them, or
+ * while one it held is on its way to the gate: each goes back to its place, and the runs still
+ * queued behind it stay behind it. Where the resume falls is chance; sent right behind the submits
+ * it nearly always falls among the holds of their runs (the gate that queued a held run again at
+ * the tail failed there 44 times in 45), and at once after a restart, among those of the restored
+ * runs, whose order the restart keeps. */
+START_TEST(a_resume_while_runs_are_held_back_keeps_the_queue_order)
 {
-        enum { JOBS = 2000, ROUNDS = 4, EACH = 5 };
+        enum { JOBS = 500, RESTARTS = 1, EACH = 5 };
         char order[PATH_MAX], request[PATH_MAX + 160], *line;
         int64_t ids[JOBS];
+        json_object *reply;
         int fd, i, ran = 0;
 
         daemon_start(&d, "--min-threads", "1", "--max-threads", "1", NULL);
@@ -253,20 +256,24 @@ START_TEST(a_resume_at_once_after_a_restart_keeps_the_queue_order)
                          i, i, order);
                 client_send(fd, request);
         }
-        for (i = 0; i < JOBS; i++) {
-                json_object *reply = json_tokener_parse(line = client_read_line(fd));
-
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":-1,\"method\":\"resume\"}");
+        for (i = 0; i <= JOBS; i++) {
+                reply = json_tokener_parse(line = client_read_line(fd));
                 ck_assert_int_eq(reply_code(reply), 0);
-                ids[i] = int_member(reply_result(reply), "id");
+                if (i < JOBS)
+                        ids[i] = int_member(reply_result(reply), "id");
                 json_object_put(reply);
                 free(line);
         }
-        for (int round = 0; round < ROUNDS; round++) {
-                close(fd);
-                daemon_kill_hard(&d);
-                daemon_start_again(&d, "--min-threads", "1", "--max-threads", "1", NULL);
-                fd = client_connect(d.sock);
-                json_object_put(call_ok(fd, "resume", NULL));
+        for (int round = 0; round <= RESTARTS; round++) {
+                if (round > 0) {
+                        close(fd);
+                        daemon_kill_hard(&d);
+                        daemon_start_again(&d, "--min-threads", "1", "--max-threads", "1", NULL);
+                        fd = client_connect(d.sock);
+                        json_object_put(call_ok(fd, "resume", NULL));
+                }
+                ck_assert_int_lt(ran + EACH, JOBS);
                 json_object_put(job_wait(fd, ids[ran + EACH - 1]));
                 /* Nothing runs when it is killed: no run is cut to run again. */
                 json_object_put(call_ok(fd, "pause", "{\"drain\":true}"));
@@ -1496,7 +1503,7 @@ int main(void)
         tcase_add_test(tc, runs_and_jobs_name_their_node_through_a_crash);
         tcase_add_test(tc, ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone);
         tcase_add_test(tc, a_crash_keeps_priorities_stashed_jobs_and_edits);
-        tcase_add_test(tc, a_resume_at_once_after_a_restart_keeps_the_queue_order);
+        tcase_add_test(tc, a_resume_while_runs_are_held_back_keeps_the_queue_order);
         suite_add_tcase(s, tc);
         /* A case of its own: CK_RUN_CASE=restart runs it alone. */
         tc = tcase_create("restart");
