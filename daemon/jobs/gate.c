@@ -61,9 +61,9 @@ void gate_coming(struct job *job)
         __atomic_add_fetch(&job->queue->gate_coming, 1, __ATOMIC_ACQ_REL);
 }
 
-/* Whether a pause, the daemon's or the job's queue's, holds the job, or a run of its queue is on
- * its way here: it stays listed (and counted) until a resume or that run (gate_hold), rather than
- * going through its pool to be held again. */
+/* Whether a pause over the job holds it, or a run of its queue is on its way here: it stays
+ * listed (and counted) until a resume or that run (gate_hold), rather than going through its pool
+ * to be held again. */
 static bool pause_holds(const struct gate *g, const struct job *job)
 {
         return job_paused(g->ctx, job) || coming(job);
