@@ -333,11 +333,12 @@ static void write_conf(const char *path, const char *text)
 }
 
 /* Runs a (waiting for its gate, the FIFO *ret_gate_a) and b (b_command, in the daemon's folder,
- * where the FIFO *ret_gate_b is "b") in progress on two threads, then a reexec into one (the
- * configuration at conf changed): a is taken up, b waits for the thread. Returns the connection
- * to the new program. */
-static int reexec_into_one_thread(const char *conf, const char *b_command, int64_t *ret_a,
-                                  int64_t *ret_b, char **ret_gate_a, char **ret_gate_b)
+ * where the FIFO *ret_gate_b is "b"; suspended when suspend_b) in progress on two threads, then a
+ * reexec into one (the configuration at conf changed): a is taken up, b waits for the thread.
+ * Returns the connection to the new program. */
+static int reexec_into_one_thread(const char *conf, const char *b_command, bool suspend_b,
+                                  int64_t *ret_a, int64_t *ret_b, char **ret_gate_a,
+                                  char **ret_gate_b)
 {
         char params[2 * PATH_MAX + 96];
         int fd;
@@ -354,6 +355,8 @@ static int reexec_into_one_thread(const char *conf, const char *b_command, int64
         *ret_b = job_submit(fd, params);
         job_wait_process(fd, *ret_a);
         job_wait_process(fd, *ret_b);
+        if (suspend_b)
+                json_object_put(id_call(fd, "suspend", *ret_b));
         write_conf(conf, "min-threads = 1\nmax-threads = 1\n");
         reexec(fd);
         close(fd);
@@ -370,8 +373,8 @@ START_TEST(a_run_that_waits_for_a_thread_after_a_reexec_is_still_running)
         int fd;
 
         snprintf(conf, sizeof(conf), "/tmp/slowwork-reexec-%d.conf", (int)getpid());
-        fd = reexec_into_one_thread(conf, "echo b-start; cat b; echo b-end", &a, &b, &gate_a,
-                                    &gate_b);
+        fd = reexec_into_one_thread(conf, "echo b-start; cat b; echo b-end", false, &a, &b,
+                                    &gate_a, &gate_b);
         /* a has the one thread; b waits for it, and is running all the same. */
         ck_assert_str_eq(job_state_of(fd, b), "running");
         log = job_log(fd, b);
@@ -396,6 +399,30 @@ START_TEST(a_run_that_waits_for_a_thread_after_a_reexec_is_still_running)
 }
 END_TEST
 
+/* A run suspended before a reexec and continued while it waits for a thread to be taken up goes
+ * on once it is: its processes, stopped as the last program left them, are let go then. */
+START_TEST(a_run_continued_while_it_waits_to_be_taken_up_goes_on)
+{
+        char conf[PATH_MAX], *gate_a, *gate_b;
+        int64_t a, b;
+        int fd;
+
+        snprintf(conf, sizeof(conf), "/tmp/slowwork-reexec-%d.conf", (int)getpid());
+        fd = reexec_into_one_thread(conf, "cat b; echo b-end", true, &a, &b, &gate_a, &gate_b);
+        ck_assert(suspended(fd, b));
+        json_object_put(id_call(fd, "continue", b));
+        ck_assert(!suspended(fd, b));
+        fifo_release(gate_a);
+        ends_as(fd, a, "succeeded", 0);
+        fifo_release(gate_b);
+        ends_as(fd, b, "succeeded", 1);
+        unlink(conf);
+        free(gate_a);
+        free(gate_b);
+        close(fd);
+}
+END_TEST
+
 /* An enqueue of a run that waits for a thread after a reexec is deferred, as for any running
  * job: the run once taken up ends, and the job runs once more. */
 START_TEST(an_enqueue_of_a_run_waiting_to_be_taken_up_runs_it_once_more)
@@ -407,7 +434,8 @@ START_TEST(an_enqueue_of_a_run_waiting_to_be_taken_up_runs_it_once_more)
 
         snprintf(conf, sizeof(conf), "/tmp/slowwork-reexec-%d.conf", (int)getpid());
         /* Its first run waits for its gate, the next not. */
-        fd = reexec_into_one_thread(conf, "[ -e done ] || cat b; touch done", &a, &b, &gate_a,
+        fd = reexec_into_one_thread(conf, "[ -e done ] || cat b; touch done", false, &a, &b,
+                                    &gate_a,
                                     &gate_b);
         snprintf(params, sizeof(params), "{\"id\":%lld}", (long long)b);
         r = call_ok(fd, "enqueue", params);
@@ -510,6 +538,7 @@ int main(void)
         tcase_add_test(tc, a_suspended_run_stays_suspended_across_a_reexec);
         tcase_add_test(tc, a_run_that_waits_for_a_thread_after_a_reexec_is_still_running);
         tcase_add_test(tc, an_enqueue_of_a_run_waiting_to_be_taken_up_runs_it_once_more);
+        tcase_add_test(tc, a_run_continued_while_it_waits_to_be_taken_up_goes_on);
         tcase_add_test(tc, a_reexec_that_a_plugin_run_outlasts_is_given_up_and_everything_goes_on);
         tcase_add_test(tc, a_reexec_runs_the_program_at_its_path_now_and_refuses_one_that_is_none);
         suite_add_tcase(s, tc);

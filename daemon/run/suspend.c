@@ -65,9 +65,11 @@ void suspend_attach(struct suspend *s, struct cgroup_run *cgroup, pid_t pid)
         s->cgroup = cgroup ? cgroup_run_ref(cgroup) : NULL;
         s->pid = pid;
         s->starting = false;
-        /* Suspended while it started: stopped before it runs much further. */
-        if (s->on && set_stopped(s, true) < 0)
+        /* Suspended while it started: stopped before it runs much further. Handed over stopped
+         * and continued before it was taken up: let go on now. */
+        if ((s->on || s->handed_on) && set_stopped(s, s->on) < 0 && s->on)
                 s->on = false;
+        s->handed_on = false;
         for (int sig = 1; sig <= 64; sig++)
                 if (s->signals & UINT64_C(1) << (sig - 1))
                         send(s, sig);
@@ -79,6 +81,7 @@ void suspend_attach(struct suspend *s, struct cgroup_run *cgroup, pid_t pid)
 static void let_go(struct suspend *s)
 {
         s->on = false;
+        s->handed_on = false;
         s->starting = false;
         s->signals = 0;
         s->pid = 0;
@@ -111,6 +114,7 @@ void suspend_expect(struct suspend *s, bool on, double since, double total)
         pthread_mutex_lock(lock_of(s));
         s->starting = true;
         s->on = on;
+        s->handed_on = on;
         s->since = since;
         s->total = total;
         s->signals = 0;

@@ -21,6 +21,7 @@ struct suspend {
         pid_t pid;                 /* the run's process group; 0: nothing to suspend */
         bool starting;             /* a run is starting: its processes are not in hand yet */
         bool on;                   /* its processes are stopped (or will be, once in hand) */
+        bool handed_on;            /* handed over stopped: they stand so until in hand again */
         uint64_t signals;          /* signal n at bit n-1: asked while starting, sent once in hand */
         double since, total;       /* monotonic seconds: the last suspend, and all before */
 };
