@@ -212,7 +212,7 @@ START_TEST(cancel_is_seen_by_the_plugin_and_recorded)
         json_object *reply, *rec;
         char *log;
 
-        job_wait_state(fd, id, "running");
+        job_wait_started(fd, id); /* a cancel before its start would not reach the plugin */
         reply = client_call(fd, "cancel", "{\"id\":1}");
         ck_assert_int_eq(reply_code(reply), 0);
         json_object_put(reply);
@@ -263,8 +263,9 @@ START_TEST(cancels_of_plugins_that_ignore_them_park_no_thread)
         json_object_put(client_call(fd, "settings.set", "{\"max-threads\":6,\"runtime\":true}"));
         for (i = 0; i < 5; i++)
                 deaf[i] = job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"busy\",\"arg\":3}");
+        /* Started: a cancel that comes before a run starts keeps it from starting. */
         for (i = 0; i < 5; i++)
-                job_wait_state(fd, deaf[i], "running");
+                job_wait_started(fd, deaf[i]);
         for (i = 0; i < 5; i++) {
                 cancels[i] = client_connect(d.sock);
                 ck_assert_int_ge(cancels[i], 0);

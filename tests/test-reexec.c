@@ -295,7 +295,7 @@ START_TEST(a_reexec_that_a_plugin_run_outlasts_is_given_up_and_everything_goes_o
         daemon_start(&d, "--plugin-dir", PLUGINS_BUILT, "--stop-timeout", "1", NULL);
         fd = client_connect(d.sock);
         plugin = job_submit(fd, "{\"plugin\":\"hello\",\"entry\":\"until_stopped\"}");
-        job_wait_state(fd, plugin, "running");
+        job_wait_started(fd, plugin);
         gate = fifo_make(d.dir, "gate");
         snprintf(msg, sizeof(msg), "{\"command\":\"cat %s; echo through\"}", gate);
         shell = job_submit(fd, msg);
