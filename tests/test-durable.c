@@ -486,6 +486,50 @@ static void unlock_database(sqlite3 *db)
         sqlite3_close(db);
 }
 
+/* A run whose start had not reached the database when the daemon was killed (its write waited
+ * for the lock) is recorded interrupted at the next start, with what it left; the next run has
+ * the next number. */
+START_TEST(a_run_killed_before_its_start_was_written_is_recorded_interrupted)
+{
+        json_object *st, *last;
+        sqlite3 *db;
+        int fd, other;
+
+        SKIP_UNLESS_SQLITE("it holds the SQLite file's write lock");
+        daemon_start(&d, NULL);
+        fd = client_connect(d.sock);
+        other = client_connect(d.sock);
+        json_object_put(call_ok(fd, "pause", NULL));
+        ck_assert_int_eq(job_submit(fd, "{\"command\":\"echo started; exec sleep 30\"}"), 1);
+        db = lock_database();
+        /* Answered once written, which it is not before the kill: the run starts all the same. */
+        client_send(fd, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"resume\"}");
+        wait_logged(other, 1, "started");
+        daemon_kill_hard(&d);
+        unlock_database(db);
+        close(fd);
+        close(other);
+
+        daemon_start_again(&d, NULL);
+        fd = client_connect(d.sock);
+        st = job_status(fd, 1); /* paused still: the resume was not written either */
+        last = json_object_object_get(st, "last");
+        ck_assert_str_eq(str_member(last, "outcome"), "interrupted");
+        ck_assert_int_eq(int_member(last, "run"), 1);
+        ck_assert_int_ge(int_member(last, "leftovers"), 1); /* sleep */
+        ck_assert_str_eq(str_member(st, "state"), "pending");
+        json_object_put(st);
+        json_object_put(call_ok(fd, "resume", NULL));
+        job_wait_process(fd, 1);
+        st = job_status(fd, 1);
+        ck_assert_int_eq(int_member(st, "runs"), 2);
+        json_object_put(st);
+        ck_assert_int_eq(call_code(fd, "cancel", "{\"id\":1}"), 0);
+        close(fd);
+        daemon_stop(&d);
+}
+END_TEST
+
 static int64_t rows(const char *sql)
 {
         char path[PATH_MAX + 16];
@@ -1503,6 +1547,7 @@ int main(void)
         tcase_add_test(tc, runs_and_jobs_name_their_node_through_a_crash);
         tcase_add_test(tc, ids_go_on_after_every_job_and_run_with_a_higher_id_is_gone);
         tcase_add_test(tc, a_crash_keeps_priorities_stashed_jobs_and_edits);
+        tcase_add_test(tc, a_run_killed_before_its_start_was_written_is_recorded_interrupted);
         tcase_add_test(tc, a_resume_while_runs_are_held_back_keeps_the_queue_order);
         suite_add_tcase(s, tc);
         /* A case of its own: CK_RUN_CASE=restart runs it alone. */

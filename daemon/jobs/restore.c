@@ -364,12 +364,14 @@ static void restore_job(void *data, const struct store_job_row *row)
                 job->last = run_record_dup(history_last(&d->history, job->id));
         restore_flow(job, row->flow);
         daemon_add_job(d, job);
-        /* The last daemon died while the job's plugin ran (its row may still say pending). */
-        if (strcmp(row->state, "running") != 0 && plugin_crashed(d, job->id)) {
-                /* Its start never reached the database: count that run too. */
+        /* The last daemon died during a run whose start never reached the database (its row may
+         * still say pending): the job's plugin's, or a run that left processes. That run is
+         * counted too, and recorded. */
+        if (strcmp(row->state, "running") != 0 &&
+            (plugin_crashed(d, job->id) || left_by(rs, job->id, job->runs_started + 1) != 0)) {
                 job->runs_started++;
                 job->runs_ended++;
-                restore_interrupted(d, job, 0, 0, NULL);
+                restore_interrupted(d, job, 0, left_by(rs, job->id, job->runs_started), NULL);
         } else if (strcmp(row->state, "running") == 0 && take_up(d, job))
                 ;
         else if (strcmp(row->state, "running") == 0)
