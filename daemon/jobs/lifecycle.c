@@ -49,7 +49,8 @@ static void keep_log_budget(struct daemon *d, const struct run_record *ended)
                 struct job *job;
 
                 /* Another node's run: its log is that node's (and its budget's). */
-                if (rec->owner != ended->owner || !rec->log || store_other_node(d->store, rec->node))
+                if (rec->owner != ended->owner || !rec->log ||
+                    store_other_node(d->store, rec->node))
                         continue;
                 store_forget_log(d->store, rec->id, rec->run, rec->log);
                 bytes -= rec->log_bytes;
